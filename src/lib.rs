@@ -1,0 +1,28 @@
+//! recite re-executes the citations AI agents attach to numbers, and settles disputes about them.
+//!
+//! The path of one claim, one module per stage (dependencies point down this list):
+//!
+//! - [`transcript`]: input files → [`transcript::Item`]s (where found, claimed result, citation);
+//! - [`citation`]: an Upperhand v1 citation Part, parsed and validated;
+//! - [`claim`]: the claimed numbers, kept as text so their shown precision survives;
+//! - [`catalog`] and [`extractor`]: the declared data layer and the registered functions;
+//! - [`resolve`]: citation + catalog + registry → what to compute, by catalog names only;
+//! - [`engine`]: DataFusion, every measure of every item on one table in one scan;
+//! - [`stats`]: standard errors, intervals, effective base;
+//! - [`compare`]: claimed vs recomputed → a [`compare::Verdict`];
+//! - [`report`]: text, JSON, Markdown, HTML, JUnit.
+//!
+//! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data.
+
+pub mod catalog;
+pub mod citation;
+pub mod claim;
+pub mod compare;
+pub mod engine;
+pub mod extractor;
+pub mod moca;
+pub mod report;
+pub mod resolve;
+pub mod stats;
+pub mod synth;
+pub mod transcript;
