@@ -9,11 +9,13 @@
 //! - [`resolve`]: citation + catalog + registry → what to compute, by catalog names only;
 //! - [`engine`]: DataFusion, every measure of every item on one table in one scan;
 //! - [`stats`]: standard errors, intervals, effective base;
+//! - [`pipeline`]: the whole path for many claims, fused per table;
 //! - [`compare`]: claimed vs recomputed → a [`compare::Verdict`];
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
 //! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data.
 
+pub mod card;
 pub mod catalog;
 pub mod citation;
 pub mod claim;
@@ -21,6 +23,7 @@ pub mod compare;
 pub mod engine;
 pub mod extractor;
 pub mod moca;
+pub mod pipeline;
 pub mod report;
 pub mod resolve;
 pub mod stats;

@@ -1,1 +1,192 @@
-//! TODO
+//! Resolve: a validated citation, looked up in the catalog and the extractor registry, becomes a
+//! [`Resolved`] — everything the engine needs, all of it the catalog's own names and SQL.
+//!
+//! Nothing here runs a query. The table's schema comes through [`Schemas`], so the resolver can
+//! check that a column exists and is numeric without knowing how tables are read.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::Schema;
+use serde::Serialize;
+
+use crate::catalog::{self, Catalog, Column, Design, NotFound, Study, Thresholds};
+use crate::citation::Citation;
+use crate::extractor::{Measure, Registry};
+
+/// Where the resolver gets a table's columns from (the engine, in practice).
+pub trait Schemas {
+    /// The schema of a declared table, or why it cannot be read.
+    fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, String>;
+}
+
+/// Which rows an estimate is over, by catalog names only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rows {
+    /// The table's files (path or glob).
+    pub location: PathBuf,
+    /// The table's declared name (for reports).
+    pub table: String,
+    /// The sampling design, if the catalog declares one.
+    pub design: Option<(String, String)>,
+    /// The period's SQL filter (trusted catalog text), if any.
+    pub period_filter: Option<String>,
+    /// The base's SQL filter with `{column}` filled in, if any.
+    pub base_filter: Option<String>,
+    /// The cited column, as the schema spells it.
+    pub column: String,
+    /// Codes of the column that count as no answer.
+    pub missing: Vec<f64>,
+    /// The weight column, or `None` for w = 1.
+    pub weight: Option<String>,
+}
+
+/// A citation, resolved.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resolved {
+    /// The study's declared name.
+    pub study: String,
+    /// The period's declared name.
+    pub period: String,
+    /// When the catalog says the period was fielded.
+    pub fielded: Option<String>,
+    /// The base's declared name.
+    pub base: String,
+    /// The column's label from the catalog.
+    pub column_label: String,
+    /// The extractor's name.
+    pub function: String,
+    /// The rows to compute over.
+    pub rows: Rows,
+    /// The measures, expanded for the column.
+    pub measures: Vec<Measure>,
+    /// Small-base thresholds of the study.
+    pub thresholds: Thresholds,
+    /// Breakdown cells audited for small bases: (breakdown, cell, SQL filter).
+    pub cells: Vec<(String, String, String)>,
+    /// Things worth knowing that do not change the verdict.
+    pub notes: Vec<String>,
+}
+
+/// Why a citation cannot be re-run: every failed look-up, in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unresolvable(pub Vec<String>);
+
+fn miss(e: NotFound) -> String {
+    e.to_string()
+}
+
+/// Looks up every name in a citation. Collects every failure it can find, not just the first.
+pub fn resolve(
+    c: &Citation,
+    catalog: &Catalog,
+    registry: &Registry,
+    schemas: &dyn Schemas,
+) -> Result<Resolved, Unresolvable> {
+    let mut why = Vec::new();
+    let study = catalog.study(&c.study).map_err(|e| Unresolvable(vec![miss(e)]))?;
+    let period = study.period(&c.period).map_err(miss);
+    let base = study.base(&c.base.name).map_err(miss);
+    let extractor = registry.get(&c.source.function).map_err(miss);
+    let table = study.table(&c.source.table).map_err(miss);
+    let mut notes = Vec::new();
+    let (mut column, mut column_meta, mut weight, mut design) = (None, Column::default(), None, None);
+    if let Ok(table) = &table {
+        match schemas.schema(study, table) {
+            Err(e) => why.push(format!("table {:?} cannot be read: {e}", table.name)),
+            Ok(schema) => {
+                match schema.fields().iter().find(|f| f.name() == &c.source.column) {
+                    Some(f) if f.data_type().is_numeric() => column = Some(f.name().clone()),
+                    Some(f) => why.push(format!(
+                        "column {:?} of table {:?} holds {}, not numbers: no extractor computes on it",
+                        f.name(),
+                        table.name,
+                        f.data_type()
+                    )),
+                    None => why.push(miss(NotFound {
+                        what: "column",
+                        asked: catalog::shorten(&c.source.column),
+                        scope: format!("table {:?}", table.name),
+                        declared: schema.fields().len(),
+                        suggestions: catalog::suggest(&c.source.column, schema.fields().iter().map(|f| f.name().as_str())),
+                    })),
+                }
+                column_meta = table.column_meta(&c.source.column);
+                if let Some(w) = &c.weight {
+                    match table.weight(w) {
+                        Ok(w) if schema.field_with_name(w).is_ok() => weight = Some(w.to_string()),
+                        Ok(w) => why.push(format!("declared weight {w:?} is not a column of table {:?}", table.name)),
+                        Err(e) => why.push(miss(e)),
+                    }
+                }
+                design = table.design.as_ref().map(|Design { strata, psu }| (strata.clone(), psu.clone()));
+            }
+        }
+    }
+    if let Err(e) = &period {
+        why.push(e.clone());
+    }
+    if let Err(e) = &base {
+        why.push(e.clone());
+    }
+    let measures = match &extractor {
+        Err(e) => {
+            why.push(e.clone());
+            None
+        }
+        Ok(x) if column.is_some() => match x.expand(&column_meta) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                why.push(format!("{e:#} (table {:?}, column {:?})", c.source.table, c.source.column));
+                None
+            }
+        },
+        Ok(_) => None,
+    };
+    if let Err(e) = &table {
+        why.push(e.clone());
+    }
+    if !why.is_empty() {
+        return Err(Unresolvable(why));
+    }
+    let (Ok(period), Ok(base), Ok(extractor), Ok(table), Some(column), Some(measures)) =
+        (period, base, extractor, table, column, measures)
+    else {
+        return Err(Unresolvable(vec!["the citation could not be resolved".into()]));
+    };
+    if let (Some(claimed), Some(declared)) = (&c.fielded, &period.fielded)
+        && claimed != declared
+    {
+        notes.push(format!(
+            "the citation says period {:?} was fielded {claimed}, the catalog says {declared}",
+            period.name
+        ));
+    }
+    let cells = study
+        .breakdowns
+        .iter()
+        .flat_map(|b| b.cells.iter().map(move |cell| (b.name.clone(), cell.name.clone(), cell.filter.clone())))
+        .collect();
+    Ok(Resolved {
+        study: study.study.name.clone(),
+        period: period.name.clone(),
+        fielded: period.fielded.clone(),
+        base: base.name.clone(),
+        column_label: column_meta.label.clone(),
+        function: extractor.name.clone(),
+        rows: Rows {
+            location: table.location(study),
+            table: table.name.clone(),
+            design,
+            period_filter: Some(period.filter.clone()),
+            base_filter: Some(catalog::base_filter(base, &column)),
+            column,
+            missing: column_meta.missing.clone(),
+            weight,
+        },
+        measures,
+        thresholds: study.thresholds,
+        cells,
+        notes,
+    })
+}

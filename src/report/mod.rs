@@ -1,1 +1,108 @@
-//! Reports.
+//! Reports: one [`Report`] value, rendered as text, JSON, Markdown, HTML or JUnit.
+//!
+//! The report knows settlements and findings, nothing of how they were computed. JSON is the
+//! reference form: stable field names, a committed JSON Schema (`docs/report.schema.json`,
+//! generated from these types), byte-identical for the same inputs.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::compare::{Settlement, Verdict};
+use crate::engine::ScanStats;
+use crate::transcript::{Finding, Format, Locator, Turn};
+
+pub mod json;
+pub mod text;
+
+/// The version of the JSON report's shape; bumped on any incompatible change.
+pub const REPORT_VERSION: u32 = 1;
+
+/// Everything one run settled.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Report {
+    /// The shape version of this report.
+    pub report_version: u32,
+    /// The recite version that wrote it.
+    pub recite: String,
+    /// Counts by verdict, and of findings.
+    pub summary: Summary,
+    /// What the run read.
+    pub stats: ScanStats,
+    /// Phase timings in milliseconds, only with `--timings` (they would break byte-identity).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timings: Option<BTreeMap<String, f64>>,
+    /// One entry per input, in the order given.
+    pub inputs: Vec<Input>,
+}
+
+/// Counts.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct Summary {
+    /// Claims settled.
+    pub claims: usize,
+    /// Claims per verdict (every verdict present, zeros included).
+    pub verdicts: BTreeMap<Verdict, usize>,
+    /// Findings over all inputs (conformance, stream, MOCA rules).
+    pub findings: usize,
+    /// Inputs that could not be read at all.
+    pub unreadable_inputs: usize,
+}
+
+/// One input file.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Input {
+    /// The file as named (`-` for standard input).
+    pub file: String,
+    /// The detected format; none when the file could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// The claims, in document order.
+    pub claims: Vec<ClaimReport>,
+    /// Findings that are not about one claim's numbers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// The conversation (HTML report only; left out of JSON).
+    #[serde(skip)]
+    pub turns: Vec<Turn>,
+}
+
+/// One claim and its settlement.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ClaimReport {
+    /// Where it was found.
+    pub locator: Locator,
+    /// The settlement.
+    #[serde(flatten)]
+    pub settlement: Settlement,
+}
+
+impl Report {
+    /// A report over inputs, with the summary computed.
+    pub fn new(inputs: Vec<Input>, stats: ScanStats) -> Report {
+        let mut summary = Summary { verdicts: Verdict::ALL.iter().map(|v| (*v, 0)).collect(), ..Summary::default() };
+        for input in &inputs {
+            summary.claims += input.claims.len();
+            summary.findings += input.findings.len();
+            if input.format.is_none() {
+                summary.unreadable_inputs += 1;
+            }
+            for c in &input.claims {
+                *summary.verdicts.entry(c.settlement.verdict).or_default() += 1;
+            }
+        }
+        Report {
+            report_version: REPORT_VERSION,
+            recite: env!("CARGO_PKG_VERSION").to_string(),
+            summary,
+            stats,
+            timings: None,
+            inputs,
+        }
+    }
+
+    /// Every claim, with its input.
+    pub fn claims(&self) -> impl Iterator<Item = (&Input, &ClaimReport)> {
+        self.inputs.iter().flat_map(|i| i.claims.iter().map(move |c| (i, c)))
+    }
+}

@@ -1,7 +1,33 @@
-//! TODO
+//! AG-UI event logs: SSE captures, JSON lines, JSON arrays and `{name, description, stream}`
+//! fixtures, AG-UI 0.x and 1.0.
+//!
+//! Reading happens in four small stages, one submodule each, so that each can be tested and
+//! replaced alone:
+//!
+//! 1. [`wire`] turns the text into JSON values with the line each starts on (malformed parts
+//!    become findings and are skipped);
+//! 2. [`chunks`] expands `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK`
+//!    exactly as the reference TypeScript client does, so event indices match what a client sees;
+//! 3. [`verify`] applies the reference client's `verifyEvents` rules (`ag-ui/stream`);
+//! 4. [`turns`] rebuilds the conversation and pairs Upperhand citations with the tool results
+//!    they accompany ([`upperhand`]).
+//!
+//! MOCA `moca.citations` events are kept in [`Document::events`] and checked by
+//! [`crate::moca`], which needs the whole run.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Document, Finding, Format, Level, Locator};
+
+mod chunks;
+mod turns;
+mod upperhand;
+mod verify;
+mod wire;
 
 /// One AG-UI event, as read from a log.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Event {
     /// 0-based index in the log after CHUNK expansion.
     pub index: usize,
@@ -11,4 +37,195 @@ pub struct Event {
     pub kind: String,
     /// The whole event object.
     pub body: serde_json::Value,
+    /// True when the event was synthesized by CHUNK expansion (a `*_START`, `*_CONTENT`/`ARGS`
+    /// or `*_END` the producer never sent as such); `line` is then the chunk's line.
+    pub synthesized: bool,
+}
+
+impl Event {
+    /// A string field of the event; an explicit `null` reads as absent.
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.body.get(key).and_then(Value::as_str)
+    }
+}
+
+/// The event types AG-UI defines (0.x and 1.0, including the deprecated `THINKING_*` forms).
+/// `SUBAGENT_*` (1.0) is matched by prefix in [`is_agui_type`].
+pub const EVENT_TYPES: &[&str] = &[
+    "RUN_STARTED",
+    "RUN_FINISHED",
+    "RUN_ERROR",
+    "STEP_STARTED",
+    "STEP_FINISHED",
+    "TEXT_MESSAGE_START",
+    "TEXT_MESSAGE_CONTENT",
+    "TEXT_MESSAGE_END",
+    "TEXT_MESSAGE_CHUNK",
+    "TOOL_CALL_START",
+    "TOOL_CALL_ARGS",
+    "TOOL_CALL_END",
+    "TOOL_CALL_CHUNK",
+    "TOOL_CALL_RESULT",
+    "STATE_SNAPSHOT",
+    "STATE_DELTA",
+    "MESSAGES_SNAPSHOT",
+    "ACTIVITY_SNAPSHOT",
+    "ACTIVITY_DELTA",
+    "REASONING_START",
+    "REASONING_END",
+    "REASONING_MESSAGE_START",
+    "REASONING_MESSAGE_CONTENT",
+    "REASONING_MESSAGE_END",
+    "REASONING_MESSAGE_CHUNK",
+    "REASONING_ENCRYPTED_VALUE",
+    "THINKING_START",
+    "THINKING_END",
+    "THINKING_TEXT_MESSAGE_START",
+    "THINKING_TEXT_MESSAGE_CONTENT",
+    "THINKING_TEXT_MESSAGE_END",
+    "RAW",
+    "CUSTOM",
+];
+
+/// True for an event type AG-UI defines.
+pub fn is_agui_type(kind: &str) -> bool {
+    EVENT_TYPES.contains(&kind) || kind.starts_with("SUBAGENT_")
+}
+
+/// How much of a file the sniff looks at: enough for the first events of any log.
+const SNIFF_BYTES: usize = 64 * 1024;
+
+/// A cheap content sniff: true when the text's first 64 KiB hold a `"type"` whose value is an
+/// AG-UI event type, or a `{name, stream: [...]}` fixture. It does not parse the file, so a
+/// truncated or partly malformed log is still recognised.
+pub fn looks_like_agui(text: &str) -> bool {
+    let mut end = text.len().min(SNIFF_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    let mut rest = head;
+    while let Some(at) = rest.find("\"type\"") {
+        rest = &rest[at + 6..];
+        if let Some(value) = string_after_colon(rest)
+            && is_agui_type(value)
+        {
+            return true;
+        }
+    }
+    let trimmed = head.trim_start_matches('\u{feff}').trim_start();
+    (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && head.contains("\"name\"")
+        && head
+            .match_indices("\"stream\"")
+            .any(|(at, _)| head[at + 8..].trim_start().strip_prefix(':').is_some_and(|r| r.trim_start().starts_with('[')))
+}
+
+/// The string literal after `: ` in `rest` (no escapes needed: event types are plain words).
+fn string_after_colon(rest: &str) -> Option<&str> {
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    rest.find('"').map(|end| &rest[..end])
+}
+
+/// Reads an AG-UI log. Never fails: a malformed line or event becomes an `input/malformed`
+/// finding and reading goes on; stream-rule breaches are `ag-ui/stream` findings; tool results
+/// that state numbers without an Upperhand citation are `upperhand/conformance` findings.
+pub fn read(file: &str, text: &str) -> Document {
+    let mut findings = Vec::new();
+    let decoded = wire::decode(text);
+    for bad in &decoded.malformed {
+        findings.push(malformed(file, bad.line, None, &bad.pointer, &bad.message));
+    }
+    let expanded = chunks::expand(&decoded.values);
+    for event in &expanded.events {
+        if let Some(message) = missing_field(event) {
+            findings.push(malformed(file, event.line, Some(event.index), "", &message));
+        }
+    }
+    for (index, message) in &expanded.errors {
+        findings.push(stream_finding(file, &expanded.events[*index], message.clone()));
+    }
+    for (index, message) in verify::verify(&expanded.events, &expanded.streams) {
+        findings.push(stream_finding(file, &expanded.events[index], message));
+    }
+    let built = turns::build(file, &expanded.events);
+    findings.extend(built.findings);
+    findings.sort_by_key(|f| f.locator.event_index.unwrap_or(usize::MAX));
+    Document {
+        file: file.to_string(),
+        format: Format::Agui,
+        items: built.items,
+        findings,
+        turns: built.turns,
+        events: expanded.events,
+    }
+}
+
+/// An `input/malformed` finding.
+fn malformed(
+    file: &str,
+    line: Option<usize>,
+    event_index: Option<usize>,
+    pointer: &str,
+    message: &str,
+) -> Finding {
+    Finding {
+        locator: Locator {
+            file: file.to_string(),
+            line,
+            event_index,
+            pointer: pointer.to_string(),
+            ..Locator::default()
+        },
+        rule: "input/malformed".to_string(),
+        level: Level::Must,
+        message: message.to_string(),
+    }
+}
+
+/// An `ag-ui/stream` finding at an event.
+fn stream_finding(file: &str, event: &Event, message: String) -> Finding {
+    Finding {
+        locator: Locator {
+            file: file.to_string(),
+            line: event.line,
+            event_index: Some(event.index),
+            message_id: event.str_field("messageId").map(str::to_string),
+            ..Locator::default()
+        },
+        rule: "ag-ui/stream".to_string(),
+        level: Level::Must,
+        message,
+    }
+}
+
+/// The first required field a known event lacks (or has with the wrong type), in words. Only
+/// the fields the verifier, the turns and the MOCA checks rely on are required here; unknown
+/// types and synthesized events are never checked.
+fn missing_field(event: &Event) -> Option<String> {
+    if event.synthesized {
+        return None;
+    }
+    let required: &[&str] = match event.kind.as_str() {
+        "TEXT_MESSAGE_START" | "TEXT_MESSAGE_END" => &["messageId"],
+        "TEXT_MESSAGE_CONTENT" => &["messageId", "delta"],
+        "TOOL_CALL_START" => &["toolCallId", "toolCallName"],
+        "TOOL_CALL_ARGS" => &["toolCallId", "delta"],
+        "TOOL_CALL_END" => &["toolCallId"],
+        "TOOL_CALL_RESULT" => &["toolCallId"],
+        "STEP_STARTED" | "STEP_FINISHED" => &["stepName"],
+        "CUSTOM" => &["name"],
+        _ => &[],
+    };
+    let lacking = required.iter().find(|key| event.str_field(key).is_none());
+    if let Some(key) = lacking {
+        return Some(format!("{} event without a string `{key}`", event.kind));
+    }
+    if event.kind == "TOOL_CALL_RESULT" {
+        let content = event.body.get("content");
+        if !matches!(content, Some(Value::String(_) | Value::Array(_))) {
+            return Some("TOOL_CALL_RESULT event without a string or array `content`".into());
+        }
+    }
+    None
 }

@@ -1,1 +1,104 @@
-//! TODO
+//! Plain reader: `{"result": …, "citation": …}` pairs (or `"citations": […]`), arrays of them,
+//! JSON lines of them, and bare citations.
+//!
+//! This is the format a person writes by hand to check one claim, so it is read literally: the
+//! result is whatever is under `result`, and a citation given alone is checked alone, without a
+//! conformance finding (the user left the result out on purpose).
+
+use serde_json::Value;
+
+use super::{
+    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, RULE_UNRECOGNISED,
+    is_quantitative, looks_like_citation, pointer_push,
+};
+
+/// Rule of the NOTE given when several citations share one result.
+pub const RULE_PAIRING: &str = "upperhand/pairing";
+
+/// Reads `text` as plain pairs, whatever it looks like.
+pub fn read(file: &str, text: &str) -> Document {
+    read_framed(file, super::frame(file, text))
+}
+
+/// Reads already framed input as plain pairs.
+pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
+    let mut doc = Document::new(file, Format::Plain);
+    doc.findings = framed.findings;
+    for r in &framed.records {
+        value(&mut doc, &r.value, "", r.line);
+    }
+    doc
+}
+
+fn value(doc: &mut Document, v: &Value, ptr: &str, line: Option<usize>) {
+    let at = Locator::at(&doc.file, ptr).on_line(line);
+    match v {
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                value(doc, x, &pointer_push(ptr, i), line);
+            }
+        }
+        Value::Object(o) if ["result", "citation", "citations"].iter().any(|k| o.contains_key(*k)) => {
+            pair(doc, v, at)
+        }
+        Value::Object(_) if looks_like_citation(v) => {
+            doc.items.push(Item { locator: at, result: None, citation: Some(v.clone()), by_shape: false });
+        }
+        _ => {
+            let message = "neither a {result, citation} pair nor a citation; skipped";
+            doc.findings.push(Finding::new(at, RULE_UNRECOGNISED, Level::Must, message));
+        }
+    }
+}
+
+/// One `{result, citation}` / `{result, citations}` object.
+fn pair(doc: &mut Document, v: &Value, at: Locator) {
+    let result = v.get("result").filter(|r| !r.is_null());
+    let mut cits: Vec<(Value, String)> = Vec::new();
+    for key in ["citation", "citations"] {
+        let kp = pointer_push(&at.pointer, key);
+        match v.get(key) {
+            Some(Value::Array(list)) => {
+                cits.extend(list.iter().enumerate().map(|(i, c)| (c.clone(), pointer_push(&kp, i))))
+            }
+            Some(Value::Null) | None => {}
+            Some(c) => cits.push((c.clone(), kp)),
+        }
+    }
+    let item = |pointer: String, result: Option<&Value>, citation: Option<Value>| Item {
+        locator: Locator { pointer, ..at.clone() },
+        result: result.cloned(),
+        citation,
+        by_shape: false,
+    };
+    match (cits.len(), result) {
+        (0, Some(r)) if is_quantitative(r) => {
+            let pointer = pointer_push(&at.pointer, "result");
+            let message = "a quantitative result with no citation";
+            let locator = Locator { pointer: pointer.clone(), ..at.clone() };
+            doc.findings.push(Finding::new(locator, RULE_CONFORMANCE, Level::Must, message));
+            doc.items.push(item(pointer, Some(r), None));
+        }
+        (0, _) => {}
+        (1, r) => {
+            let (c, p) = cits.remove(0);
+            doc.items.push(item(p, r, Some(c)));
+        }
+        (n, Some(Value::Array(rs))) if rs.len() == n => {
+            let message = format!("{n} citations and a result array of {n}: paired in order");
+            doc.findings.push(Finding::new(at.clone(), RULE_PAIRING, Level::Note, message));
+            for ((c, p), r) in cits.into_iter().zip(rs) {
+                doc.items.push(item(p, Some(r), Some(c)));
+            }
+        }
+        (n, r) => {
+            if r.is_some() {
+                let message = format!("{n} citations share one result: each is checked against all of it");
+                doc.findings.push(Finding::new(at.clone(), RULE_PAIRING, Level::Note, message));
+            }
+            for (c, p) in cits {
+                doc.items.push(item(p, r, Some(c)));
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! `recite catalog check` and `recite catalog show`: prove and list the data layer.
+
+const USAGE: &str = "\
+Examples:
+  recite catalog check                  prove every study under ./datasets
+  recite catalog check --data my/data   … under another folder
+  recite catalog show                   list the studies
+  recite catalog show Versant           tables, columns, labels, periods, bases, weights
+
+The data layer is one study.toml per folder: see docs/catalog.md.";
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use recite::catalog::{self, Study};
+use recite::citation::check_iso8601;
+use recite::engine::Engine;
+
+use super::DataArgs;
+
+/// Prove or list the declared data layer (studies, tables, periods, bases, weights).
+#[derive(Debug, clap::Subcommand)]
+#[command(after_help = USAGE)]
+pub enum Command {
+    /// Load every study and prove it: files exist, declared columns and weights exist with the
+    /// right types, every filter plans against the table. Exit 1 on any error.
+    Check {
+        #[command(flatten)]
+        data: DataArgs,
+    },
+    /// List the studies, or one study in full.
+    Show {
+        /// A study name or alias.
+        study: Option<String>,
+        #[command(flatten)]
+        data: DataArgs,
+    },
+}
+
+/// Runs `recite catalog …`.
+pub fn run(c: Command) -> Result<ExitCode> {
+    match c {
+        Command::Check { data } => check(&data),
+        Command::Show { study, data } => show(&data, study.as_deref()),
+    }
+}
+
+fn check(data: &DataArgs) -> Result<ExitCode> {
+    let root = data.data_dir();
+    if !root.is_dir() {
+        anyhow::bail!("data folder {} does not exist (set --data DIR or RECITE_DATA)", root.display());
+    }
+    let mut files = Vec::new();
+    if root.join("study.toml").is_file() {
+        files.push(root.join("study.toml"));
+    }
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    dirs.sort();
+    files.extend(dirs.into_iter().map(|d| d.join("study.toml")).filter(|f| f.is_file()));
+    if files.is_empty() {
+        println!("no study.toml under {}", root.display());
+        return Ok(ExitCode::from(1));
+    }
+    let engine = Engine::new();
+    let mut errors = 0;
+    for file in &files {
+        match Study::load(file) {
+            Err(e) => {
+                errors += 1;
+                println!("✗ {e:#}");
+            }
+            Ok(study) => {
+                let problems = check_study(&study, &engine);
+                if problems.is_empty() {
+                    println!("✓ {} ({}): {} table(s), {} period(s), {} base(s)", study.study.name, file.display(), study.tables.len(), study.periods.len(), study.bases.len());
+                } else {
+                    for p in &problems {
+                        println!("✗ {}: {p}", file.display());
+                    }
+                    errors += problems.len();
+                }
+            }
+        }
+    }
+    if errors > 0 {
+        println!("{errors} error(s)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every problem of one study, each naming its entry.
+pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
+    let mut p = Vec::new();
+    if study.tables.is_empty() {
+        p.push("declares no [[tables]]".into());
+    }
+    for period in &study.periods {
+        if let Some(f) = &period.fielded
+            && let Err(e) = check_iso8601(f)
+        {
+            p.push(format!("period {:?}: {e}", period.name));
+        }
+    }
+    for t in &study.tables {
+        let at = format!("table {:?}", t.name);
+        let schema = match engine.schema_of(&t.location(study)) {
+            Ok(s) => s,
+            Err(e) => {
+                p.push(format!("{at}: path {:?}: {e}", t.path));
+                continue;
+            }
+        };
+        let numeric = |name: &str| schema.field_with_name(name).map(|f| f.data_type().is_numeric());
+        for (name, col) in &t.columns {
+            match numeric(name) {
+                Err(_) => p.push(format!(
+                    "{at}: declared column {name:?} is not in {}{}",
+                    t.path,
+                    did_you_mean(name, schema.fields().iter().map(|f| f.name().as_str()))
+                )),
+                Ok(false) if !col.values.is_empty() => {
+                    p.push(format!("{at}: column {name:?} has value labels but is not numeric"))
+                }
+                _ => {}
+            }
+            for k in col.values.keys() {
+                if k.trim().parse::<f64>().is_err() {
+                    p.push(format!("{at}: column {name:?}: value label key {k:?} is not a number"));
+                }
+            }
+        }
+        for w in &t.weights {
+            match numeric(w) {
+                Err(_) => p.push(format!("{at}: weight {w:?} is not a column of {}", t.path)),
+                Ok(false) => p.push(format!("{at}: weight {w:?} is not numeric")),
+                Ok(true) => {}
+            }
+        }
+        if let Some(d) = &t.design {
+            for (role, c) in [("strata", &d.strata), ("psu", &d.psu)] {
+                if numeric(c).is_err() {
+                    p.push(format!("{at}: design {role} column {c:?} is not a column of {}", t.path));
+                }
+            }
+        }
+        let location = t.location(study);
+        // {column} in a base filter is checked with a numeric column of this table.
+        let probe = t
+            .columns
+            .keys()
+            .find(|c| numeric(c).unwrap_or(false))
+            .cloned()
+            .or_else(|| schema.fields().iter().find(|f| f.data_type().is_numeric()).map(|f| f.name().clone()))
+            .unwrap_or_default();
+        for period in &study.periods {
+            if let Err(e) = engine.check_filter(&location, &period.filter) {
+                p.push(format!("period {:?}: filter {:?} on {at}: {e}", period.name, period.filter));
+            }
+        }
+        for base in &study.bases {
+            if let Err(e) = engine.check_filter(&location, &catalog::base_filter(base, &probe)) {
+                p.push(format!("base {:?}: filter {:?} on {at}: {e}", base.name, base.filter));
+            }
+        }
+        for b in &study.breakdowns {
+            for cell in &b.cells {
+                if let Err(e) = engine.check_filter(&location, &cell.filter) {
+                    p.push(format!("breakdown {:?} cell {:?}: filter {:?} on {at}: {e}", b.name, cell.name, cell.filter));
+                }
+            }
+        }
+    }
+    p
+}
+
+fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    match catalog::suggest(name, names).first() {
+        Some(s) => format!("; did you mean {s:?}?"),
+        None => String::new(),
+    }
+}
+
+fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
+    let cat = data.catalog()?;
+    let Some(name) = which else {
+        for s in &cat.studies {
+            let aliases = if s.study.aliases.is_empty() { String::new() } else { format!(" (also {})", s.study.aliases.join(", ")) };
+            println!("{}{aliases}\n  {}\n  {}", s.study.name, s.study.description, s.file.display());
+            for t in &s.tables {
+                println!("  table {}: {} declared columns, weights {}", t.name, t.columns.len(), list(&t.weights));
+            }
+            println!();
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let s = match cat.study(name) {
+        Ok(s) => s,
+        Err(e) => anyhow::bail!("{e}"),
+    };
+    println!("{}\n  {}\n  file {}", s.study.name, s.study.description, s.file.display());
+    if !s.study.aliases.is_empty() {
+        println!("  aliases {}", list(&s.study.aliases));
+    }
+    for t in &s.tables {
+        println!("\ntable {} ({})", t.name, t.path);
+        println!("  weights {}", list(&t.weights));
+        if let Some(d) = &t.design {
+            println!("  design: strata {}, PSU {}", d.strata, d.psu);
+        }
+        let mut cols: Vec<_> = t.columns.iter().collect();
+        cols.sort_by_key(|(n, _)| catalog::natural_key(n));
+        for (n, c) in cols {
+            let mut extra = Vec::new();
+            let codes = c.codes();
+            if !codes.is_empty() {
+                extra.push(codes.iter().map(|(k, l)| format!("{}={l}", recite::extractor::num(*k))).collect::<Vec<_>>().join(", "));
+            }
+            if !c.missing.is_empty() {
+                extra.push(format!("missing {:?}", c.missing));
+            }
+            let extra = if extra.is_empty() { String::new() } else { format!("  [{}]", extra.join("; ")) };
+            println!("  {n:<14} {}{extra}", c.label);
+        }
+    }
+    println!("\nperiods");
+    for p in &s.periods {
+        println!("  {:<22} {}  {}", p.name, p.filter, p.fielded.as_deref().unwrap_or(""));
+    }
+    println!("\nbases");
+    for b in &s.bases {
+        println!("  {:<34} {}", b.name, b.filter);
+    }
+    if !s.breakdowns.is_empty() {
+        println!("\nbreakdowns (audited for bases under {}; very low under {})", s.thresholds.low, s.thresholds.very_low);
+        for b in &s.breakdowns {
+            println!("  {}: {}", b.name, b.cells.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "));
+        }
+    }
+    if let Some(w) = &s.weighting {
+        println!("\nweighting\n{}", toml::to_string_pretty(w).unwrap_or_default().lines().map(|l| format!("  {l}\n")).collect::<String>());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() { "(none)".into() } else { v.join(", ") }
+}

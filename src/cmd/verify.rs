@@ -1,0 +1,141 @@
+//! `recite verify`: re-execute one citation and settle it.
+
+const USAGE: &str = "\
+Examples:
+  recite verify examples/citations/versant-w6-considered.json
+  recite verify citation.json --claim Considered=44%
+  recite verify citation.json --claim 0.44 --claim Aware=67%
+  recite verify citation.json --result tool-result.json --format json
+  cat citation.json | recite verify -
+
+CITATION is an Upperhand citation (the data of an application/vnd.upperhand.citations+json
+Part), or an object {\"citation\": …, \"result\": …} pairing it with the tool result it
+accompanies. The claimed numbers are the numeric leaves of the result (a leaf named after a
+measure, e.g. \"Considered\", is compared with that measure; n/base_n with base n), or those
+given with --claim. Each keeps its text: 44% claims a whole percent (±0.5pp), 0.440 three
+decimals (±0.0005). Shares may be claimed as fractions or percents. base n must match exactly.
+
+Verdicts: REPRODUCED, DISCREPANT, BASE_MISMATCH, UNVERIFIABLE (an unknown name, a missing
+file or column), INVALID (the citation breaks the spec).
+Exit status: 0 reproduced, 1 not reproduced, 2 usage or I/O error.";
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use recite::citation::Problem;
+use recite::claim::{self, Claimed};
+use recite::compare::{Settlement, Verdict};
+use recite::engine::Engine;
+use recite::pipeline::{self, Claim, Options};
+use recite::report::{self, ClaimReport, Input, Report};
+use recite::stats::Interval;
+use recite::transcript::{Format, Locator};
+
+use super::{Color, DataArgs};
+
+/// Re-execute one citation and settle it: recomputed numbers, base, sampling error, verdict.
+#[derive(Debug, clap::Args)]
+#[command(after_help = USAGE)]
+pub struct Args {
+    /// The citation file (JSON), or - for standard input.
+    #[arg(value_name = "CITATION")]
+    citation: String,
+    /// A claimed number: VALUE (matched to the measure it reproduces, else the nearest) or
+    /// MEASURE=VALUE. Repeatable. Replaces the numbers of the citation file's result.
+    #[arg(long, value_name = "[MEASURE=]VALUE")]
+    claim: Vec<String>,
+    /// A JSON file holding the tool result the citation accompanies; its numeric leaves are the
+    /// claimed numbers.
+    #[arg(long, value_name = "RESULT.json", conflicts_with = "claim")]
+    result: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = VerifyFormat::Text)]
+    format: VerifyFormat,
+    /// Interval method for shares and conversions.
+    #[arg(long, value_enum, default_value_t = Interval::Logit)]
+    interval: Interval,
+    /// Write the report to FILE (atomically) instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// When to colour the text report.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+/// The report formats of `verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum VerifyFormat {
+    /// For a person at a terminal.
+    Text,
+    /// The JSON report (same shape as `recite check --format json`).
+    Json,
+}
+
+/// Runs `recite verify`.
+pub fn run(a: Args) -> Result<ExitCode> {
+    let bytes = super::read_input(&a.citation)?;
+    let mut claimed: Vec<Claimed> = Vec::new();
+    for c in &a.claim {
+        claimed.push(claim::parse_arg(c).map_err(anyhow::Error::msg)?);
+    }
+    if let Some(path) = &a.result {
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", path.display()))?;
+        claimed = claim::leaves(&v);
+    }
+    let catalog = a.data.catalog()?;
+    let registry = a.data.registry()?;
+    let settlement = match serde_json::from_slice::<Value>(&bytes) {
+        Err(e) => Settlement::invalid(vec![Problem {
+            pointer: String::new(),
+            message: format!("not valid JSON: {e}"),
+        }]),
+        Ok(v) => {
+            let (citation, result) = split_pair(v);
+            if a.claim.is_empty() && a.result.is_none() {
+                claimed = result.as_ref().map(claim::leaves).unwrap_or_default();
+            }
+            let engine = Engine::new();
+            let claims = [Claim { citation, numbers: claimed }];
+            let (mut s, _) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options { interval: a.interval });
+            s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]))
+        }
+    };
+    let verdict = settlement.verdict;
+    let text = match a.format {
+        VerifyFormat::Text => {
+            let style = report::text::Style { color: a.color.enabled() && a.output.is_none() };
+            format!("recite verify {}\n\n{}", a.citation, report::text::settlement(&settlement, style))
+        }
+        VerifyFormat::Json => {
+            let input = Input {
+                file: a.citation.clone(),
+                format: Some(Format::Plain),
+                claims: vec![ClaimReport { locator: Locator { file: a.citation.clone(), ..Locator::default() }, settlement }],
+                findings: Vec::new(),
+                turns: Vec::new(),
+            };
+            report::json::render(&Report::new(vec![input], Default::default()))
+        }
+    };
+    super::write_output(a.output.as_deref(), &text)?;
+    if verdict == Verdict::Reproduced { Ok(ExitCode::SUCCESS) } else { Ok(ExitCode::from(1)) }
+}
+
+/// A `{citation, result}` pair, or a bare citation.
+fn split_pair(v: Value) -> (Value, Option<Value>) {
+    match v {
+        Value::Object(mut o) if o.contains_key("citation") && !o.contains_key("source") => {
+            let c = o.remove("citation").unwrap_or(Value::Null);
+            (c, o.remove("result"))
+        }
+        other => (other, None),
+    }
+}
+

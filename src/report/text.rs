@@ -1,0 +1,230 @@
+//! The terminal report: what was re-run, each measure claimed vs recomputed, the verdict.
+//!
+//! Colour only when asked or when writing to a terminal with `NO_COLOR` unset.
+
+use std::fmt::Write;
+
+use super::{ClaimReport, Report};
+use crate::compare::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
+use crate::extractor::Unit;
+use crate::transcript::Level;
+
+/// Colours on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    /// Whether to write ANSI colour codes.
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
+    }
+
+    /// A verdict as a badge.
+    pub fn badge(&self, v: Verdict) -> String {
+        let code = match v {
+            Verdict::Reproduced => "1;32",
+            Verdict::BaseMismatch => "1;33",
+            Verdict::Discrepant => "1;31",
+            Verdict::Unverifiable => "1;35",
+            Verdict::Invalid => "1;31",
+        };
+        self.paint(code, &format!("{:<13}", v.as_str()))
+    }
+
+    fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+
+    fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+}
+
+/// One settlement in full: the `verify` report.
+pub fn settlement(s: &Settlement, st: Style) -> String {
+    let mut o = String::new();
+    if let Some(r) = &s.rerun {
+        let _ = writeln!(o, "  study    {}", r.study);
+        let fielded = r.fielded.as_deref().map(|f| format!(", fielded {f}")).unwrap_or_default();
+        let _ = writeln!(o, "  period   {}  {}", r.period, st.dim(&format!("[{}{fielded}]", r.period_filter)));
+        let label = if r.column_label.is_empty() { String::new() } else { format!(" \"{}\"", r.column_label) };
+        let _ = writeln!(o, "  source   {}.{}{label} × {}", r.table, r.column, r.function);
+        let _ = writeln!(o, "  weight   {}  {}", r.weight, st.dim(&format!("[{}]", r.design)));
+        let _ = writeln!(o, "  base     {}  {}", r.base, st.dim(&format!("[{}]", r.base_filter)));
+        o.push('\n');
+    }
+    if !s.measures.is_empty() {
+        let _ = writeln!(
+            o,
+            "  {:<26} {:>9} {:>11} {:>10} {:>9}  {:<19} {:>7}",
+            "measure", "claimed", "recomputed", "tolerance", "SE", "95% CI", "deff"
+        );
+        for row in &s.measures {
+            measure_lines(&mut o, row, st);
+        }
+    }
+    if let Some(b) = &s.base {
+        let mark = if b.matched { st.paint("32", "✓") } else { st.paint("31", "✗") };
+        let _ = writeln!(
+            o,
+            "  {:<26} {:>9} {:>11} {:>10}  {mark}  {}",
+            "base n",
+            b.claimed_n,
+            b.facts.n,
+            "exact",
+            st.dim(&format!("Σw {:.1}, effective base {:.1}", b.facts.weighted, b.facts.effective))
+        );
+        o.push('\n');
+    }
+    if !s.warnings.is_empty() || !s.warnings_audit.is_empty() {
+        for w in &s.warnings {
+            let _ = writeln!(o, "  {} {w}", st.paint("1;33", "warning (claimed):"));
+        }
+        for a in &s.warnings_audit {
+            let _ = writeln!(o, "  {} {}", st.paint("1;33", &format!("warning audit ({}):", a.kind)), a.message);
+        }
+        o.push('\n');
+    }
+    for c in &s.not_compared {
+        let at = if c.pointer.is_empty() { String::new() } else { format!(" at {}", c.pointer) };
+        let _ = writeln!(o, "  {}", st.dim(&format!("not compared: {}{at} names no measure", c.text)));
+    }
+    for n in &s.notes {
+        let _ = writeln!(o, "  {}", st.dim(&format!("note: {n}")));
+    }
+    let _ = writeln!(o, "  {}", st.badge(s.verdict).trim_end());
+    for r in &s.reasons {
+        let _ = writeln!(o, "    {r}");
+    }
+    o
+}
+
+fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
+    let pct = row.unit == Unit::Proportion;
+    let (se, ci) = match &row.estimate {
+        Some(e) if pct => (
+            format!("{:.2}pp", e.se * 100.0),
+            format!("[{:.1}%, {:.1}%]", e.ci_low * 100.0, e.ci_high * 100.0),
+        ),
+        Some(e) => (format!("{:.3}", e.se), format!("[{:.3}, {:.3}]", e.ci_low, e.ci_high)),
+        None => ("—".into(), String::new()),
+    };
+    let deff = row.estimate.and_then(|e| e.deff).map(|d| format!("{d:.2}")).unwrap_or_default();
+    let value = match &row.estimate {
+        Some(e) if pct => format!("{:.1}%", e.value * 100.0),
+        Some(e) => format!("{:.3}", e.value),
+        None => "—".into(),
+    };
+    if row.claims.is_empty() {
+        let line = format!("  {:<26} {:>9} {:>11} {:>10} {:>9}  {:<19} {:>7}", clip(&row.name), "", value, "", se, ci, deff);
+        let _ = writeln!(o, "{}", st.dim(&line));
+        return;
+    }
+    for c in &row.claims {
+        let _ = writeln!(
+            o,
+            "  {:<26} {:>9} {:>11} {:>10} {:>9}  {:<19} {:>7}  {}",
+            st.bold(&format!("{:<26}", clip(&row.name))),
+            c.claimed.text,
+            shown(c, pct),
+            format!("±{}", show(c.tolerance, c.claimed.decimals + 1, false)),
+            se,
+            ci,
+            deff,
+            mark(c, st)
+        );
+        if !c.matched {
+            let unit = if pct { "pp" } else { "" };
+            let z = c.z.map(|z| format!(", z = {z:+.2}")).unwrap_or_default();
+            let class = match c.gap {
+                Gap::WithinRounding => "within rounding",
+                Gap::WithinSamplingError => "within sampling error, but not the data's number",
+                Gap::OutsideSamplingError => "outside sampling error",
+            };
+            let _ = writeln!(o, "  {:<26} {}", "", st.dim(&format!("off by {:+.2}{unit}{z}: {class}", c.difference)));
+        }
+    }
+}
+
+fn shown(c: &Comparison, pct: bool) -> String {
+    let percent = pct && (c.claimed.percent || c.claimed.value.abs() > 1.0);
+    show(c.shown, (c.claimed.decimals + 1).max(1), percent)
+}
+
+fn mark(c: &Comparison, st: Style) -> String {
+    if c.matched { st.paint("32", "✓") } else { st.paint("31", "✗") }
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 26 { s.to_string() } else { format!("{}…", s.chars().take(25).collect::<String>()) }
+}
+
+/// A whole run: grouped by input, one line per claim, details for every claim not reproduced.
+pub fn render(report: &Report, st: Style) -> String {
+    let mut o = String::new();
+    for input in &report.inputs {
+        let format = input.format.map(|f| format!("{f:?}")).unwrap_or_else(|| "unreadable".into());
+        let _ = writeln!(o, "{} {}", st.bold(&input.file), st.dim(&format!("({format})")));
+        for c in &input.claims {
+            let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));
+        }
+        for f in &input.findings {
+            let level = match f.level {
+                Level::Must => st.paint("1;31", "MUST  "),
+                Level::Should => st.paint("1;33", "SHOULD"),
+                Level::Note => st.dim("NOTE  "),
+            };
+            let _ = writeln!(o, "  {level} {} {}  {}", f.rule, st.dim(&f.locator.to_string()), f.message);
+        }
+        for c in input.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced) {
+            let _ = writeln!(o, "\n  {} {}", st.bold("▸"), c.locator);
+            for line in settlement(&c.settlement, st).lines() {
+                let _ = writeln!(o, "  {line}");
+            }
+        }
+        o.push('\n');
+    }
+    let s = &report.summary;
+    let counts: Vec<String> = s
+        .verdicts
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(v, n)| format!("{n} {}", v.as_str().to_lowercase().replace('_', " ")))
+        .collect();
+    let _ = writeln!(
+        o,
+        "{} claims in {} input{}: {}; {} finding{}. Scanned {} table{} ({} rows) in {} scan{}.",
+        s.claims,
+        report.inputs.len(),
+        if report.inputs.len() == 1 { "" } else { "s" },
+        if counts.is_empty() { "none".into() } else { counts.join(", ") },
+        s.findings,
+        if s.findings == 1 { "" } else { "s" },
+        report.stats.tables_scanned,
+        if report.stats.tables_scanned == 1 { "" } else { "s" },
+        report.stats.rows_scanned,
+        report.stats.scans,
+        if report.stats.scans == 1 { "" } else { "s" },
+    );
+    o
+}
+
+/// A claim in one line: where, what, and the headline comparison.
+pub fn one_line(c: &ClaimReport) -> String {
+    let s = &c.settlement;
+    let what = match &s.rerun {
+        Some(r) => format!("{} · {} · {}({})", r.period, r.base, r.function, r.column),
+        None => String::new(),
+    };
+    let headline = s
+        .measures
+        .iter()
+        .flat_map(|m| m.claims.iter().map(move |cl| (m, cl)))
+        .find(|(_, cl)| !cl.matched)
+        .or_else(|| s.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).next())
+        .map(|(m, cl)| format!("{} {} → {}", m.name, cl.claimed.text, shown(cl, m.unit == Unit::Proportion)))
+        .unwrap_or_else(|| s.reasons.first().cloned().unwrap_or_default());
+    format!("{}  {what}  {headline}", c.locator)
+}
