@@ -87,7 +87,9 @@ fn output_modes(file: &str, card: &Value, report: &mut CardReport) {
     }
     let skills = field(card, &["skills"]).and_then(|(_, s)| s.as_array());
     for (i, skill) in skills.into_iter().flatten().enumerate() {
-        if let Some((name, _)) = field(skill, &["outputModes", "output_modes"]).filter(|(_, m)| lists_media_type(m)) {
+        if let Some((name, _)) =
+            field(skill, &["outputModes", "output_modes"]).filter(|(_, m)| lists_media_type(m))
+        {
             report.media_type_declared.push(pointer_push(&pointer_push("/skills", i), name));
         }
     }

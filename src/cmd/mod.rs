@@ -13,7 +13,9 @@ use clap::{Args, Parser, Subcommand};
 use recite::catalog::Catalog;
 use recite::extractor::Registry;
 
+pub mod card;
 pub mod catalog;
+pub mod check;
 pub mod extractors;
 pub mod verify;
 
@@ -33,6 +35,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Verify(verify::Args),
+    Check(check::Args),
+    Card(card::Args),
     #[command(subcommand)]
     Catalog(catalog::Command),
     Extractors(extractors::Args),
@@ -137,6 +141,8 @@ pub fn write_output(output: Option<&Path>, text: &str) -> Result<()> {
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Verify(a) => verify::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Card(a) => card::run(a),
         Command::Catalog(c) => catalog::run(c),
         Command::Extractors(a) => extractors::run(a),
     }

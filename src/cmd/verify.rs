@@ -91,6 +91,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let catalog = a.data.catalog()?;
     let registry = a.data.registry()?;
+    let mut stats = Default::default();
     let settlement = match serde_json::from_slice::<Value>(&bytes) {
         Err(e) => Settlement::invalid(vec![Problem {
             pointer: String::new(),
@@ -103,7 +104,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             let engine = Engine::new();
             let claims = [Claim { citation, numbers: claimed }];
-            let (mut s, _) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options { interval: a.interval });
+            let (mut s, st) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options { interval: a.interval });
+            stats = st;
             s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]))
         }
     };
@@ -119,9 +121,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 format: Some(Format::Plain),
                 claims: vec![ClaimReport { locator: Locator { file: a.citation.clone(), ..Locator::default() }, settlement }],
                 findings: Vec::new(),
+                moca: Vec::new(),
                 turns: Vec::new(),
             };
-            report::json::render(&Report::new(vec![input], Default::default()))
+            report::json::render(&Report::new(vec![input], stats))
         }
     };
     super::write_output(a.output.as_deref(), &text)?;

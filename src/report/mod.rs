@@ -10,9 +10,13 @@ use serde::Serialize;
 
 use crate::compare::{Settlement, Verdict};
 use crate::engine::ScanStats;
+use crate::moca::MocaEvent;
 use crate::transcript::{Finding, Format, Locator, Turn};
 
+pub mod html;
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod text;
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
@@ -62,6 +66,9 @@ pub struct Input {
     /// Findings that are not about one claim's numbers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
+    /// The MOCA `moca.citations` events of an AG-UI log, as checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moca: Vec<MocaEvent>,
     /// The conversation (HTML report only; left out of JSON).
     #[serde(skip)]
     pub turns: Vec<Turn>,

@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, Turn,
-    is_citation_media_type, is_quantitative, looks_like_citation, pointer_push,
+    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, Turn, is_citation_media_type,
+    is_quantitative, looks_like_citation, pointer_push,
 };
 
 /// Rule of a [`Finding`] for an A2A object of the wrong structure (e.g. `parts` not an array).
@@ -549,14 +549,19 @@ fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) -> Kind {
     }
     let Some(data) = part.get("data") else {
         return match kind {
-            Some("file") | None if ["file", "raw", "url"].iter().any(|k| part.get(*k).is_some()) => Kind::Ignored,
+            Some("file") | None if ["file", "raw", "url"].iter().any(|k| part.get(*k).is_some()) => {
+                Kind::Ignored
+            }
             Some(k) => malformed(p.pointer.clone(), format!("a {k} Part without its content")),
             None => malformed(p.pointer.clone(), "a Part needs one of text, raw, url or data".into()),
         };
     };
     let data_ptr = pointer_push(&p.pointer, "data");
     if kind == Some("data") && !(data.is_object() || data.is_array()) {
-        return malformed(data_ptr, format!("a v0.3 data Part's data must be an object, found {}", type_name(data)));
+        return malformed(
+            data_ptr,
+            format!("a v0.3 data Part's data must be an object, found {}", type_name(data)),
+        );
     }
     if cites {
         return citations_in_data(data, &data_ptr, at, p.line, findings);
@@ -571,7 +576,8 @@ fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) -> Kind {
             return Kind::Citations(vec![(data.clone(), data_ptr)], true);
         }
         if let Some(list) = data.as_array().filter(|a| !a.is_empty() && a.iter().all(looks_like_citation)) {
-            let cits = list.iter().enumerate().map(|(i, c)| (c.clone(), pointer_push(&data_ptr, i))).collect();
+            let cits =
+                list.iter().enumerate().map(|(i, c)| (c.clone(), pointer_push(&data_ptr, i))).collect();
             return Kind::Citations(cits, true);
         }
     }
@@ -629,7 +635,9 @@ fn citations_in_text(
             findings.push(Finding::new(at.clone(), RULE_CONFORMANCE, Level::Note, message));
             // Pointers inside a string cannot be expressed: point at the string.
             match citations_in_data(&v, ptr, &at, line, findings) {
-                Kind::Citations(c, s) => Kind::Citations(c.into_iter().map(|(v, _)| (v, ptr.to_string())).collect(), s),
+                Kind::Citations(c, s) => {
+                    Kind::Citations(c.into_iter().map(|(v, _)| (v, ptr.to_string())).collect(), s)
+                }
                 k => k,
             }
         }
@@ -641,11 +649,16 @@ fn citations_in_text(
     }
 }
 
+/// A value with its JSON pointer.
+type Located = (Value, String);
+/// A citation with its JSON pointer and whether it was recognised by shape.
+type Cited = (Value, String, bool);
+
 /// Splits an ADK tool response into the citations inside it and the result they accompany:
 /// `response.citation`, `response.citations[]`, and any citation-shaped value (or array of
 /// them) under another key are citations; the rest of the response is the result (the
 /// citation's own numbers, such as base.n, are not claims).
-fn split_tool_response(data: &Value, ptr: &str) -> (Vec<(Value, String, bool)>, Option<(Value, String)>) {
+fn split_tool_response(data: &Value, ptr: &str) -> (Vec<Cited>, Option<Located>) {
     let (resp, rptr) = match data.get("response") {
         Some(r) => (r, pointer_push(ptr, "response")),
         None => (data, ptr.to_string()),
@@ -690,7 +703,13 @@ fn read_container(doc: &mut Document, c: &Container) {
     let what = if c.is_artifact { "artifact" } else { "message" };
     let (mut texts, mut cits, mut results, mut items) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, p) in c.parts.iter().enumerate() {
-        let found = |value: Value, pointer: String, by_shape: bool| Found { value, pointer, part: i, line: p.line, by_shape };
+        let found = |value: Value, pointer: String, by_shape: bool| Found {
+            value,
+            pointer,
+            part: i,
+            line: p.line,
+            by_shape,
+        };
         match classify(p, &base, &mut doc.findings) {
             Kind::Text(t) => texts.push(t),
             Kind::Citations(list, by_shape) if claims => {
@@ -771,7 +790,13 @@ fn locate(base: &Locator, f: &Found) -> Locator {
 
 /// Pushes one Item (and the conformance finding when one side is missing). `result` carries
 /// the result's own locator when there is no citation to locate the Item by.
-fn push(doc: &mut Document, base: &Locator, cit: Option<Found>, result: Option<(Value, Option<Locator>)>, what: &str) {
+fn push(
+    doc: &mut Document,
+    base: &Locator,
+    cit: Option<Found>,
+    result: Option<(Value, Option<Locator>)>,
+    what: &str,
+) {
     let (locator, citation, by_shape) = match (&cit, &result) {
         (Some(c), _) => (locate(base, c), Some(c.value.clone()), c.by_shape),
         (None, Some((_, Some(at)))) => (at.clone(), None, false),

@@ -116,9 +116,9 @@ pub fn looks_like_agui(text: &str) -> bool {
     let trimmed = head.trim_start_matches('\u{feff}').trim_start();
     (trimmed.starts_with('{') || trimmed.starts_with('['))
         && head.contains("\"name\"")
-        && head
-            .match_indices("\"stream\"")
-            .any(|(at, _)| head[at + 8..].trim_start().strip_prefix(':').is_some_and(|r| r.trim_start().starts_with('[')))
+        && head.match_indices("\"stream\"").any(|(at, _)| {
+            head[at + 8..].trim_start().strip_prefix(':').is_some_and(|r| r.trim_start().starts_with('['))
+        })
 }
 
 /// The string literal after `: ` in `rest` (no escapes needed: event types are plain words).
@@ -150,7 +150,10 @@ pub fn read(file: &str, text: &str) -> Document {
     }
     let built = turns::build(file, &expanded.events);
     findings.extend(built.findings);
-    findings.sort_by_key(|f| f.locator.event_index.unwrap_or(usize::MAX));
+    findings.sort_by_key(|f| {
+        let at = |n: Option<usize>| n.unwrap_or(usize::MAX);
+        (at(f.locator.line), at(f.locator.event_index))
+    });
     Document {
         file: file.to_string(),
         format: Format::Agui,

@@ -476,16 +476,14 @@ fn looks_like_agui(v: &Value) -> bool {
         Value::Array(a) => a.first().is_some_and(is_agui_event),
         Value::Object(o) => {
             is_agui_event(v)
-                || ["stream", "events"]
-                    .iter()
-                    .any(|k| o.get(*k).and_then(Value::as_array).and_then(|a| a.first()).is_some_and(is_agui_event))
+                || ["stream", "events"].iter().any(|k| {
+                    o.get(*k).and_then(Value::as_array).and_then(|a| a.first()).is_some_and(is_agui_event)
+                })
         }
         _ => false,
     }
 }
 
 fn is_agui_event(v: &Value) -> bool {
-    v.get("type")
-        .and_then(Value::as_str)
-        .is_some_and(agui::is_agui_type)
+    v.get("type").and_then(Value::as_str).is_some_and(agui::is_agui_type)
 }

@@ -76,18 +76,11 @@ impl Kind {
     /// The id field, and the types of the start, content and end events.
     fn names(self) -> (&'static str, [&'static str; 3]) {
         match self {
-            Kind::Text => (
-                "messageId",
-                ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"],
-            ),
+            Kind::Text => ("messageId", ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]),
             Kind::Tool => ("toolCallId", ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]),
             Kind::Reasoning => (
                 "messageId",
-                [
-                    "REASONING_MESSAGE_START",
-                    "REASONING_MESSAGE_CONTENT",
-                    "REASONING_MESSAGE_END",
-                ],
+                ["REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END"],
             ),
         }
     }
@@ -127,13 +120,7 @@ struct State {
 impl State {
     fn push(&mut self, body: Value, line: Option<usize>, synthesized: bool) {
         let kind = body.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
-        self.out.events.push(Event {
-            index: self.out.events.len(),
-            line,
-            kind,
-            body,
-            synthesized,
-        });
+        self.out.events.push(Event { index: self.out.events.len(), line, kind, body, synthesized });
         self.out.streams.push(self.stream.unwrap_or_default());
     }
 
@@ -151,7 +138,8 @@ impl State {
         let body = &raw.value;
         let field = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_string);
         let id = field(id_field);
-        let same = matches!(&self.open, Some((k, open)) if *k == kind && id.as_ref().is_none_or(|i| i == open));
+        let same =
+            matches!(&self.open, Some((k, open)) if *k == kind && id.as_ref().is_none_or(|i| i == open));
         if !same {
             self.close(raw.line);
             let Some(id) = id else {
@@ -190,7 +178,8 @@ impl State {
         let open_id = self.open.as_ref().map(|(_, id)| id.clone()).unwrap_or_default();
         let before = self.out.events.len();
         if let Some(delta) = field("delta") {
-            let fields = [("type", content.into()), (id_field, open_id.clone().into()), ("delta", delta.into())];
+            let fields =
+                [("type", content.into()), (id_field, open_id.clone().into()), ("delta", delta.into())];
             self.push(with_metadata(object(&fields), body), raw.line, true);
         }
         if same && self.out.events.len() == before && body.get("metadata").is_some() {

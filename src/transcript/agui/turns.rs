@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::upperhand::{self, Split};
 use super::Event;
+use super::upperhand::{self, Split};
 use crate::transcript::{Finding, Item, Level, Locator, Turn};
 
 /// The CUSTOM event name that carries Upperhand citations.
@@ -30,7 +30,13 @@ pub struct Built {
 
 /// Walks the events once.
 pub fn build(file: &str, events: &[Event]) -> Built {
-    let mut b = Builder { file, out: Built::default(), by_message: HashMap::new(), parents: HashMap::new(), seen: HashSet::new() };
+    let mut b = Builder {
+        file,
+        out: Built::default(),
+        by_message: HashMap::new(),
+        parents: HashMap::new(),
+        seen: HashSet::new(),
+    };
     for event in events {
         match event.kind.as_str() {
             "TEXT_MESSAGE_START" => {
@@ -47,7 +53,9 @@ pub fn build(file: &str, events: &[Event]) -> Built {
                 }
             }
             "TOOL_CALL_START" => {
-                if let (Some(call), Some(parent)) = (event.str_field("toolCallId"), event.str_field("parentMessageId")) {
+                if let (Some(call), Some(parent)) =
+                    (event.str_field("toolCallId"), event.str_field("parentMessageId"))
+                {
                     b.parents.insert(call.to_string(), parent.to_string());
                 }
             }
@@ -131,7 +139,11 @@ impl Builder<'_> {
         let mut split = split;
         if let Some(Value::Object(rest)) = &split.rest {
             let keys = ["messageId", "toolCallId", "version"];
-            let kept: serde_json::Map<_, _> = rest.iter().filter(|(k, _)| !keys.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let kept: serde_json::Map<_, _> = rest
+                .iter()
+                .filter(|(k, _)| !keys.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             split.rest = match kept.get("result") {
                 Some(result) if kept.len() == 1 => Some(result.clone()),
                 _ if kept.is_empty() => None,
@@ -217,11 +229,9 @@ fn is_empty(value: &Value) -> bool {
 fn content_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Value::Array(parts) => {
+            parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+        }
         _ => String::new(),
     }
 }

@@ -52,7 +52,11 @@ pub fn split_content(content: &Value, pointer: &str) -> Option<Split> {
                 let piece = match (text_json, source_citation(part)) {
                     (Some(parsed), _) => split(&parsed, &format!("{here}/text")),
                     (None, Some(citation)) => Split {
-                        citations: vec![Found { pointer: format!("{here}/source/value"), citation, by_shape: false }],
+                        citations: vec![Found {
+                            pointer: format!("{here}/source/value"),
+                            citation,
+                            by_shape: false,
+                        }],
                         rest: None,
                     },
                     (None, None) => split(part, &here),
@@ -168,13 +172,12 @@ fn by_key(member: &Value, pointer: &str) -> Split {
 
 /// The citations in a media-typed wrapper's `data` (an object, or an array of them).
 fn unwrap_data(map: &Map<String, Value>, pointer: &str) -> Vec<Found> {
-    let found = |citation: &Value, pointer: String| Found { pointer, citation: citation.clone(), by_shape: false };
+    let found =
+        |citation: &Value, pointer: String| Found { pointer, citation: citation.clone(), by_shape: false };
     match map.get("data") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, c)| found(c, format!("{pointer}/data/{i}")))
-            .collect(),
+        Some(Value::Array(items)) => {
+            items.iter().enumerate().map(|(i, c)| found(c, format!("{pointer}/data/{i}"))).collect()
+        }
         Some(data) => vec![found(data, format!("{pointer}/data"))],
         None => Vec::new(),
     }
@@ -194,16 +197,12 @@ fn media_type(map: &Map<String, Value>) -> Option<&str> {
 pub fn is_citation_shape(value: &Value) -> bool {
     let source = value.get("source");
     value.get("study").is_some()
-        && ["table", "column", "function"]
-            .iter()
-            .all(|k| source.and_then(|s| s.get(*k)).is_some())
+        && ["table", "column", "function"].iter().all(|k| source.and_then(|s| s.get(*k)).is_some())
 }
 
 /// A MOCA citation record: `package`, `node` and `trust` objects.
 pub fn is_moca_record(value: &Value) -> bool {
-    ["package", "node", "trust"]
-        .iter()
-        .all(|k| value.get(*k).is_some_and(Value::is_object))
+    ["package", "node", "trust"].iter().all(|k| value.get(*k).is_some_and(Value::is_object))
 }
 
 /// True when the value has a numeric leaf outside MOCA citation records: a result that states a

@@ -27,11 +27,7 @@ struct State {
 
 impl State {
     fn new_run(&mut self) {
-        *self = State {
-            first_seen: true,
-            run_started: true,
-            ..State::default()
-        };
+        *self = State { first_seen: true, run_started: true, ..State::default() };
     }
 }
 
@@ -93,27 +89,37 @@ fn apply(s: &mut State, event: &Event) -> Result<(), String> {
         "TEXT_MESSAGE_START" => {
             let id = id(event, "messageId");
             if !s.messages.insert(id.to_string()) {
-                return Err(format!("Cannot send 'TEXT_MESSAGE_START' event: A text message with ID '{id}' is already in progress. Complete it with 'TEXT_MESSAGE_END' first."));
+                return Err(format!(
+                    "Cannot send 'TEXT_MESSAGE_START' event: A text message with ID '{id}' is already in progress. Complete it with 'TEXT_MESSAGE_END' first."
+                ));
             }
         }
         "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" => {
             let id = id(event, "messageId");
-            let open = if kind == "TEXT_MESSAGE_END" { s.messages.remove(id) } else { s.messages.contains(id) };
+            let open =
+                if kind == "TEXT_MESSAGE_END" { s.messages.remove(id) } else { s.messages.contains(id) };
             if !open {
-                return Err(format!("Cannot send '{kind}' event: No active text message found with ID '{id}'. Start a text message with 'TEXT_MESSAGE_START' first."));
+                return Err(format!(
+                    "Cannot send '{kind}' event: No active text message found with ID '{id}'. Start a text message with 'TEXT_MESSAGE_START' first."
+                ));
             }
         }
         "TOOL_CALL_START" => {
             let id = id(event, "toolCallId");
             if !s.tool_calls.insert(id.to_string()) {
-                return Err(format!("Cannot send 'TOOL_CALL_START' event: A tool call with ID '{id}' is already in progress. Complete it with 'TOOL_CALL_END' first."));
+                return Err(format!(
+                    "Cannot send 'TOOL_CALL_START' event: A tool call with ID '{id}' is already in progress. Complete it with 'TOOL_CALL_END' first."
+                ));
             }
         }
         "TOOL_CALL_ARGS" | "TOOL_CALL_END" => {
             let id = id(event, "toolCallId");
-            let open = if kind == "TOOL_CALL_END" { s.tool_calls.remove(id) } else { s.tool_calls.contains(id) };
+            let open =
+                if kind == "TOOL_CALL_END" { s.tool_calls.remove(id) } else { s.tool_calls.contains(id) };
             if !open {
-                return Err(format!("Cannot send '{kind}' event: No active tool call found with ID '{id}'. Start a tool call with 'TOOL_CALL_START' first."));
+                return Err(format!(
+                    "Cannot send '{kind}' event: No active tool call found with ID '{id}'. Start a tool call with 'TOOL_CALL_START' first."
+                ));
             }
         }
         "STEP_STARTED" => {
@@ -134,7 +140,11 @@ fn apply(s: &mut State, event: &Event) -> Result<(), String> {
         "THINKING_START" | "THINKING_END" => {
             let starting = kind == "THINKING_START";
             if s.thinking == starting {
-                let why = if starting { "A thinking step is already in progress" } else { "No active thinking step found" };
+                let why = if starting {
+                    "A thinking step is already in progress"
+                } else {
+                    "No active thinking step found"
+                };
                 return Err(format!("Cannot send '{kind}' event: {why}."));
             }
             s.thinking = starting;
@@ -150,7 +160,9 @@ fn apply(s: &mut State, event: &Event) -> Result<(), String> {
         }
         "THINKING_TEXT_MESSAGE_CONTENT" | "THINKING_TEXT_MESSAGE_END" => {
             if !s.thinking_message {
-                return Err(format!("Cannot send '{kind}' event: No active thinking message found. Start a message with 'THINKING_TEXT_MESSAGE_START' first."));
+                return Err(format!(
+                    "Cannot send '{kind}' event: No active thinking message found. Start a message with 'THINKING_TEXT_MESSAGE_START' first."
+                ));
             }
             if kind == "THINKING_TEXT_MESSAGE_END" {
                 s.thinking_message = false;
@@ -163,15 +175,11 @@ fn apply(s: &mut State, event: &Event) -> Result<(), String> {
 
 /// `RUN_FINISHED`: nothing may be open. The run ends either way.
 fn finish(s: &mut State) -> Result<(), String> {
-    let open = [
-        ("steps", &s.steps),
-        ("text messages", &s.messages),
-        ("tool calls", &s.tool_calls),
-    ]
-    .into_iter()
-    .filter(|(_, set)| !set.is_empty())
-    .map(|(what, set)| format!("{what} {}", set.iter().cloned().collect::<Vec<_>>().join(", ")))
-    .collect::<Vec<_>>();
+    let open = [("steps", &s.steps), ("text messages", &s.messages), ("tool calls", &s.tool_calls)]
+        .into_iter()
+        .filter(|(_, set)| !set.is_empty())
+        .map(|(what, set)| format!("{what} {}", set.iter().cloned().collect::<Vec<_>>().join(", ")))
+        .collect::<Vec<_>>();
     s.run_finished = true;
     s.steps.clear();
     s.messages.clear();

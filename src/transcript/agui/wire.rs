@@ -230,11 +230,7 @@ fn unpack(
             }
         }
         Value::Object(map) if map.get("type").is_some_and(Value::is_string) => {
-            out.values.push(Raw {
-                line: Some(lines.get(*cursor)),
-                value: value.clone(),
-                stream,
-            });
+            out.values.push(Raw { line: Some(lines.get(*cursor)), value: value.clone(), stream });
             *cursor += count_objects(value);
         }
         other => {

@@ -1,0 +1,60 @@
+//! `recite card`: check an A2A Agent Card's Upperhand Citations declarations.
+
+const USAGE: &str = "\
+Examples:
+  recite card agent-card.json
+  curl -s https://agent.example/.well-known/agent-card.json | recite card -
+
+Upperhand Citations v1 asks an agent to list application/vnd.upperhand.citations+json in
+defaultOutputModes (SHOULD) and lets it declare the extension
+https://standards.upperhandai.com/ext/citations/v1 in capabilities.extensions[] with
+required: false (MAY). Both A2A v0.3 and v1.0 cards are read.
+Exit status: 0 when no MUST or SHOULD finding, 1 otherwise, 2 on I/O errors.";
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use recite::card;
+use recite::transcript::Level;
+
+/// Check an A2A Agent Card's Upperhand Citations declarations.
+#[derive(Debug, clap::Args)]
+#[command(after_help = USAGE)]
+pub struct Args {
+    /// The Agent Card (JSON), or - for standard input.
+    #[arg(value_name = "AGENT_CARD.json")]
+    card: String,
+    /// Write the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `recite card`.
+pub fn run(a: Args) -> Result<ExitCode> {
+    let bytes = super::read_input(&a.card)?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", a.card))?;
+    let r = card::card_report(&a.card, &v);
+    if a.json {
+        let mut out = serde_json::to_string_pretty(&r)?;
+        out.push('\n');
+        print!("{out}");
+    } else {
+        println!("{} (A2A {})", a.card, r.version);
+        if r.media_type_declared.is_empty() {
+            println!("  citations media type: not declared");
+        } else {
+            println!("  citations media type: declared at {}", r.media_type_declared.join(", "));
+        }
+        match &r.extension_declared {
+            Some(p) => println!("  citations extension: declared at {p}"),
+            None => println!("  citations extension: not declared (optional)"),
+        }
+        for f in &r.findings {
+            println!("  {:?} {}: {}", f.level, f.rule, f.message);
+        }
+    }
+    let failed = r.findings.iter().any(|f| matches!(f.level, Level::Must | Level::Should));
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,310 @@
+//! `recite check`: verify every cited number in transcripts, in one pass over the data.
+
+const USAGE: &str = "\
+Examples:
+  recite check examples/transcripts/
+  recite check run.sse agent.json --format html --output report.html
+  recite check 'logs/**/*.jsonl' --format junit --output recite.xml
+  recite check transcript.json --format json --timings
+  cat run.sse | recite check -
+
+Inputs are files, folders (read recursively: .json .jsonl .ndjson .sse .txt .log), globs, or -
+for standard input. The format of each is detected from its content: A2A v0.3 and v1.0 (Task,
+Message, JSON-RPC responses, SSE streams), AG-UI event logs (SSE, JSON lines, JSON arrays,
+{name, stream} fixtures), or plain JSON / JSON lines of {result, citation}.
+
+Every claim on one table is computed in one scan of that table, tables in parallel. AG-UI logs
+are also checked against the AG-UI stream rules and the MOCA citations rules (moca.citations
+events). An unreadable file or a malformed item is a finding; the rest of the batch still runs.
+
+Exit status: 0 when nothing counts as a failure, 1 when something does (see --fail-on),
+2 on usage or I/O errors (such as no input at all).";
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+
+use recite::claim;
+use recite::compare::{Settlement, Verdict};
+use recite::engine::Engine;
+use recite::pipeline::{self, Claim, Options};
+use recite::report::{self, ClaimReport, Input, Report};
+use recite::stats::Interval;
+use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};
+
+use super::{Color, DataArgs};
+
+/// Verify every cited number in transcripts: A2A, AG-UI, JSON lines; text, JSON, Markdown,
+/// HTML or JUnit report.
+#[derive(Debug, clap::Args)]
+#[command(after_help = USAGE)]
+pub struct Args {
+    /// Files, folders, globs, or - for standard input.
+    #[arg(value_name = "FILE", required = true)]
+    inputs: Vec<String>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the report to FILE (atomically) instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// What makes the exit status 1: verdicts (invalid, unverifiable, discrepant,
+    /// base-mismatch, reproduced) and finding levels (must, should), comma-separated.
+    #[arg(long, value_name = "LIST", value_delimiter = ',',
+          default_value = "invalid,unverifiable,discrepant,base-mismatch,must")]
+    fail_on: Vec<String>,
+    /// Add how long each phase took to the report (JSON: `timings`; breaks byte-identity).
+    #[arg(long)]
+    timings: bool,
+    /// Interval method for shares and conversions.
+    #[arg(long, value_enum, default_value_t = Interval::Logit)]
+    interval: Interval,
+    /// A JSON Schema (e.g. citation-record.schema.json) every MOCA citation record must pass.
+    #[arg(long, value_name = "FILE")]
+    record_schema: Option<PathBuf>,
+    /// When to colour the text report.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    #[command(flatten)]
+    data: DataArgs,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Grouped by input, one line per claim, details for claims not reproduced.
+    Text,
+    /// The reference report (schema: docs/report.schema.json).
+    Json,
+    /// For pasting into a ticket.
+    Markdown,
+    /// One self-contained page: the conversation with a verdict beside every cited number.
+    Html,
+    /// One testcase per claim, for CI systems.
+    Junit,
+}
+
+/// What counts as a failure.
+struct FailOn {
+    verdicts: Vec<Verdict>,
+    levels: Vec<Level>,
+}
+
+fn fail_on(list: &[String]) -> Result<FailOn> {
+    let mut f = FailOn { verdicts: Vec::new(), levels: Vec::new() };
+    for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        match item.to_lowercase().as_str() {
+            "must" => f.levels.push(Level::Must),
+            "should" => f.levels.push(Level::Should),
+            "note" => f.levels.push(Level::Note),
+            _ => f.verdicts.push(item.parse().map_err(anyhow::Error::msg).context("--fail-on")?),
+        }
+    }
+    Ok(f)
+}
+
+/// Expands files, folders and globs into the files to read, in a stable order.
+pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for i in inputs {
+        let p = Path::new(i);
+        if i == "-" || p.is_file() {
+            out.push(i.clone());
+        } else if p.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found)?;
+            found.sort();
+            if found.is_empty() {
+                bail!("{i}: no .json, .jsonl, .ndjson, .sse, .txt or .log file in this folder");
+            }
+            out.extend(found.into_iter().map(|f| f.display().to_string()));
+        } else if i.contains(['*', '?', '[']) {
+            let mut found: Vec<PathBuf> = glob::glob(i)
+                .with_context(|| format!("{i}: not a valid glob"))?
+                .filter_map(|e| e.ok())
+                .filter(|p| p.is_file())
+                .collect();
+            found.sort();
+            if found.is_empty() {
+                bail!("{i}: no file matches");
+            }
+            out.extend(found.into_iter().map(|f| f.display().to_string()));
+        } else {
+            bail!("{i}: no such file or folder");
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    for e in std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))? {
+        let p = e?.path();
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["json", "jsonl", "ndjson", "sse", "txt", "log"].contains(&e.to_lowercase().as_str()))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// A progress line on stderr, shown only on a terminal and only once a run passes a second.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    started: Instant,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress { bar: None, started: Instant::now() }
+    }
+
+    fn phase(&mut self, msg: &str) {
+        use std::io::IsTerminal;
+        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) && std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(120));
+            self.bar = Some(bar);
+        }
+        if let Some(b) = &self.bar {
+            b.set_message(msg.to_string());
+        }
+    }
+
+    fn finish(self) {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Runs `recite check`.
+pub fn run(a: Args) -> Result<ExitCode> {
+    let fail = fail_on(&a.fail_on)?;
+    let files = expand_inputs(&a.inputs)?;
+    let catalog = a.data.catalog()?;
+    let registry = a.data.registry()?;
+    let record_schema = match &a.record_schema {
+        None => None,
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let v: serde_json::Value =
+                serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", p.display()))?;
+            Some(jsonschema::validator_for(&v).map_err(|e| anyhow::anyhow!("{}: not a usable JSON Schema: {e}", p.display()))?)
+        }
+    };
+    let mut progress = Progress::new();
+    let mut timings = BTreeMap::new();
+    let t0 = Instant::now();
+    progress.phase(&format!("reading {} input(s)", files.len()));
+    let stdin = if files.iter().any(|f| f == "-") { Some(super::read_input("-")?) } else { None };
+    let docs: Vec<(String, Result<Document, String>)> = files
+        .par_iter()
+        .map(|f| {
+            let bytes = if f == "-" { Ok(stdin.clone().unwrap_or_default()) } else { std::fs::read(f).map_err(|e| e.to_string()) };
+            (f.clone(), bytes.map(|b| transcript::read_bytes(f, &b)))
+        })
+        .collect();
+    timings.insert("read_ms".to_string(), ms(t0));
+    let t1 = Instant::now();
+    progress.phase("checking AG-UI streams and MOCA citations");
+    let mocas: Vec<Option<recite::moca::MocaReport>> = docs
+        .par_iter()
+        .map(|(_, d)| match d {
+            Ok(d) if d.format == transcript::Format::Agui => Some(recite::moca::check(d, record_schema.as_ref())),
+            _ => None,
+        })
+        .collect();
+    timings.insert("moca_ms".to_string(), ms(t1));
+    // Every item of every document becomes one claim to settle, in document order.
+    let mut claims = Vec::new();
+    let mut owners = Vec::new();
+    for (di, (_, d)) in docs.iter().enumerate() {
+        let Ok(d) = d else { continue };
+        for (ii, item) in d.items.iter().enumerate() {
+            if let Some(c) = &item.citation {
+                claims.push(Claim { citation: c.clone(), numbers: item.result.as_ref().map(claim::leaves).unwrap_or_default() });
+                owners.push((di, ii));
+            }
+        }
+    }
+    let t2 = Instant::now();
+    progress.phase(&format!("settling {} claim(s)", claims.len()));
+    let engine = Engine::new();
+    let (settlements, stats) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options { interval: a.interval });
+    timings.insert("settle_ms".to_string(), ms(t2));
+    let t3 = Instant::now();
+    let mut by_item: BTreeMap<(usize, usize), Settlement> = owners.into_iter().zip(settlements).collect();
+    let inputs: Vec<Input> = docs
+        .into_iter()
+        .zip(mocas)
+        .enumerate()
+        .map(|(di, ((file, d), moca))| match d {
+            Err(e) => Input {
+                file: file.clone(),
+                format: None,
+                claims: Vec::new(),
+                findings: vec![Finding::new(Locator::at(&file, ""), "input/unreadable", Level::Must, e)],
+                moca: Vec::new(),
+                turns: Vec::new(),
+            },
+            Ok(d) => {
+                let claims = d
+                    .items
+                    .iter()
+                    .enumerate()
+                    .map(|(ii, item)| ClaimReport {
+                        locator: item.locator.clone(),
+                        settlement: by_item.remove(&(di, ii)).unwrap_or_else(|| uncited()),
+                    })
+                    .collect();
+                let mut findings = d.findings;
+                let mut moca_events = Vec::new();
+                if let Some(m) = moca {
+                    findings.extend(m.findings);
+                    moca_events = m.events;
+                }
+                Input { file, format: Some(d.format), claims, findings, moca: moca_events, turns: d.turns }
+            }
+        })
+        .collect();
+    let mut report = Report::new(inputs, stats);
+    if a.timings {
+        timings.insert("report_ms".to_string(), ms(t3));
+        timings.insert("total_ms".to_string(), ms(t0));
+        report.timings = Some(timings);
+    }
+    progress.phase("writing the report");
+    let text = match a.format {
+        Format::Text => report::text::render(&report, report::text::Style { color: a.color.enabled() && a.output.is_none() }),
+        Format::Json => report::json::render(&report),
+        Format::Markdown => report::markdown::render(&report),
+        Format::Html => report::html::render(&report),
+        Format::Junit => report::junit::render(&report),
+    };
+    super::write_output(a.output.as_deref(), &text)?;
+    progress.finish();
+    let failed = report.claims().any(|(_, c)| fail.verdicts.contains(&c.settlement.verdict))
+        || report.inputs.iter().flat_map(|i| &i.findings).any(|f| fail.levels.contains(&f.level));
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The settlement of a quantitative result that came without a citation.
+fn uncited() -> Settlement {
+    Settlement::invalid(vec![recite::citation::Problem {
+        pointer: String::new(),
+        message: format!("a quantitative result without a citation Part ({RULE_CONFORMANCE}): nothing to re-run"),
+    }])
+}
+
+fn ms(t: Instant) -> f64 {
+    (t.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0
+}

@@ -1,0 +1,86 @@
+//! The JUnit XML report: one testcase per claim (and one per finding), so CI systems show
+//! failures natively. Every piece of text is XML-escaped.
+
+use std::fmt::Write;
+
+use super::Report;
+use crate::compare::Verdict;
+use crate::transcript::Level;
+
+/// Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry.
+pub fn xml(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\t' | '\n' | '\r' => o.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// The report as JUnit XML.
+pub fn render(report: &Report) -> String {
+    let mut o = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let total: usize = report.inputs.iter().map(|i| i.claims.len() + i.findings.len()).sum();
+    let failures: usize = report
+        .inputs
+        .iter()
+        .map(|i| {
+            i.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced).count()
+                + i.findings.iter().filter(|f| f.level != Level::Note).count()
+        })
+        .sum();
+    let _ = writeln!(o, "<testsuites name=\"recite\" tests=\"{total}\" failures=\"{failures}\">");
+    for input in &report.inputs {
+        let fails = input.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced).count()
+            + input.findings.iter().filter(|f| f.level != Level::Note).count();
+        let _ = writeln!(
+            o,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\">",
+            xml(&input.file),
+            input.claims.len() + input.findings.len()
+        );
+        for c in &input.claims {
+            let s = &c.settlement;
+            let name = match &s.rerun {
+                Some(r) => format!("{} {} {}({}) @ {}", r.period, r.base, r.function, r.column, c.locator),
+                None => c.locator.to_string(),
+            };
+            let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(&input.file), xml(&name));
+            if s.verdict == Verdict::Reproduced {
+                let _ = writeln!(o, "/>");
+            } else {
+                let _ = writeln!(
+                    o,
+                    ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
+                    s.verdict.as_str(),
+                    xml(&format!("{}: {}", s.verdict.as_str(), s.reasons.first().cloned().unwrap_or_default())),
+                    xml(&s.reasons.join("\n"))
+                );
+            }
+        }
+        for f in &input.findings {
+            let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(&input.file), xml(&format!("{} @ {}", f.rule, f.locator)));
+            if f.level == Level::Note {
+                let _ = writeln!(o, "/>");
+            } else {
+                let _ = writeln!(
+                    o,
+                    ">\n      <failure type=\"{:?}\" message=\"{}\"/>\n    </testcase>",
+                    f.level,
+                    xml(&f.message)
+                );
+            }
+        }
+        let _ = writeln!(o, "  </testsuite>");
+    }
+    o.push_str("</testsuites>\n");
+    o
+}

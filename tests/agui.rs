@@ -1,0 +1,412 @@
+//! The AG-UI reader: wire forms, CHUNK expansion, the reference verifier's stream rules, and
+//! Upperhand citations carried in tool results (`tests/fixtures/agui/`).
+
+use recite::transcript::{Document, Format, Level, agui};
+use serde_json::json;
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/agui/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn load(name: &str) -> Document {
+    agui::read(name, &fixture(name))
+}
+
+fn kinds(doc: &Document) -> Vec<&str> {
+    doc.events.iter().map(|e| e.kind.as_str()).collect()
+}
+
+/// The (rule, event index) of every finding.
+fn findings(doc: &Document) -> Vec<(&str, Option<usize>)> {
+    doc.findings.iter().map(|f| (f.rule.as_str(), f.locator.event_index)).collect()
+}
+
+/// A JSON lines log from event values.
+fn log(events: &[serde_json::Value]) -> String {
+    events.iter().map(|e| e.to_string() + "\n").collect()
+}
+
+fn run_started() -> serde_json::Value {
+    json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+}
+
+fn run_finished() -> serde_json::Value {
+    json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+}
+
+fn text(kind: &str, id: &str) -> serde_json::Value {
+    match kind {
+        "CONTENT" => json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": "x"}),
+        _ => json!({"type": format!("TEXT_MESSAGE_{kind}"), "messageId": id}),
+    }
+}
+
+fn tool(kind: &str, id: &str) -> serde_json::Value {
+    match kind {
+        "START" => json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": "f"}),
+        "ARGS" => json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": "{}"}),
+        _ => json!({"type": "TOOL_CALL_END", "toolCallId": id}),
+    }
+}
+
+fn step(kind: &str, name: &str) -> serde_json::Value {
+    json!({"type": format!("STEP_{kind}"), "stepName": name})
+}
+
+/// Asserts that exactly the given events break the stream rules.
+fn stream_breaches(events: &[serde_json::Value], at: &[usize]) {
+    let doc = agui::read("inline.jsonl", &log(events));
+    let want: Vec<_> = at.iter().map(|&i| ("ag-ui/stream", Some(i))).collect();
+    assert_eq!(findings(&doc), want, "{:#?}", doc.findings);
+    assert!(doc.findings.iter().all(|f| f.level == Level::Must));
+}
+
+#[test]
+fn sse_with_multiline_payloads_comments_and_crlf() {
+    let doc = load("sse-multiline.sse");
+    assert_eq!(doc.format, Format::Agui);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(
+        kinds(&doc),
+        ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]
+    );
+    let lines: Vec<_> = doc.events.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [Some(2), Some(6), Some(12), Some(15), Some(18)]);
+    assert_eq!(doc.turns.len(), 1);
+    assert_eq!(doc.turns[0].text, "Hello\nworld");
+    assert_eq!(doc.turns[0].role, "assistant");
+    assert_eq!(doc.turns[0].message_id.as_deref(), Some("m1"));
+}
+
+#[test]
+fn chunks_expand_as_the_reference_client_does() {
+    let doc = load("chunks.jsonl");
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(
+        kinds(&doc),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_RESULT",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED",
+        ]
+    );
+    let indices: Vec<_> = doc.events.iter().map(|e| e.index).collect();
+    assert_eq!(indices, (0..17).collect::<Vec<_>>());
+    assert!(doc.events[1].synthesized && !doc.events[9].synthesized);
+    assert_eq!(doc.events[1].body["role"], "assistant");
+    assert_eq!(doc.events[5].body["toolCallName"], "get_funnel");
+    assert_eq!(doc.events[5].body["parentMessageId"], "m1");
+    assert_eq!(doc.events[12].body["messageId"], "m2");
+    // Synthesized events carry the line of the chunk they come from.
+    assert_eq!(doc.events[3].line, Some(3));
+    let texts: Vec<_> = doc.turns.iter().map(|t| (t.role.as_str(), t.text.as_str())).collect();
+    assert_eq!(
+        texts,
+        [("assistant", "Let me check."), ("tool", "{\"ok\":true}"), ("assistant", "Done"), ("assistant", "Another")]
+    );
+}
+
+#[test]
+fn first_chunk_without_its_id_is_a_stream_breach() {
+    let events = [
+        run_started(),
+        json!({"type": "TEXT_MESSAGE_CHUNK", "delta": "orphan"}),
+        json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "c1", "delta": "{}"}),
+        run_finished(),
+    ];
+    stream_breaches(&events, &[1, 2]);
+}
+
+#[test]
+fn json_array_with_lines() {
+    let doc = load("array.json");
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(doc.events.len(), 5);
+    let lines: Vec<_> = doc.events.iter().map(|e| e.line.unwrap()).collect();
+    assert_eq!(lines, [2, 7, 13, 18, 22]);
+    assert_eq!(doc.turns[0].text, "Hi {there} \"quoted\"");
+}
+
+#[test]
+fn fixtures_are_separate_streams() {
+    for name in ["fixtures.json", "fixture-single.json"] {
+        let doc = load(name);
+        assert!(doc.findings.is_empty(), "{name}: {:#?}", doc.findings);
+        assert!(agui::looks_like_agui(&fixture(name)));
+    }
+    let doc = load("fixtures.json");
+    assert_eq!(doc.events.len(), 9);
+    assert_eq!(doc.events[5].kind, "RUN_STARTED");
+    assert_eq!(doc.events[5].line, Some(35));
+    assert_eq!(doc.turns[0].role, "assistant");
+}
+
+#[test]
+fn a_fixture_that_breaks_the_rules_is_checked_alone() {
+    let text = json!([
+        {"name": "a", "stream": [run_started(), text("START", "m1")]},
+        {"name": "b", "stream": [text("START", "m1"), run_finished()]}
+    ])
+    .to_string();
+    let doc = agui::read("fx.json", &text);
+    // Fixture a ends with m1 open (no rule at the end of a stream, and it does not leak into b);
+    // fixture b starts without RUN_STARTED, then finishes with its own m1 open.
+    let want = [("ag-ui/stream", Some(2)), ("ag-ui/stream", Some(3))];
+    assert_eq!(findings(&doc), want, "{:#?}", doc.findings);
+    assert!(doc.findings[0].message.contains("First event must be 'RUN_STARTED'"));
+}
+
+#[test]
+fn malformed_lines_are_findings_and_the_rest_is_read() {
+    let doc = load("malformed.jsonl");
+    let malformed: Vec<_> = doc
+        .findings
+        .iter()
+        .filter(|f| f.rule == "input/malformed")
+        .map(|f| (f.locator.line, f.level))
+        .collect();
+    assert_eq!(malformed, [(Some(3), Level::Must), (Some(5), Level::Must), (Some(7), Level::Must)]);
+    assert_eq!(
+        kinds(&doc),
+        ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
+    );
+    assert_eq!(doc.turns[0].text, "kept");
+    assert!(doc.findings.iter().all(|f| f.rule == "input/malformed"), "{:#?}", doc.findings);
+}
+
+#[test]
+fn truncated_array_keeps_its_complete_elements() {
+    let doc = load("truncated-array.json");
+    assert_eq!(kinds(&doc), ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT"]);
+    assert_eq!(findings(&doc), [("input/malformed", None)]);
+    assert_eq!(doc.findings[0].locator.line, Some(16));
+    assert_eq!(doc.turns[0].text, "partial");
+}
+
+#[test]
+fn unknown_types_are_kept_and_ignored() {
+    let doc = load("unknown-types.jsonl");
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(doc.events[1].kind, "FANCY_NEW_THING");
+    assert_eq!(doc.events[1].body["payload"]["x"], 1);
+    // The reasoning chunk expands, and REASONING_END closes it.
+    assert_eq!(
+        kinds(&doc)[3..8],
+        ["REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "REASONING_END"]
+    );
+    assert_eq!(doc.turns.len(), 1);
+    assert_eq!(doc.turns[0].role, "assistant");
+}
+
+#[test]
+fn events_must_be_objects_with_a_type_and_their_ids() {
+    let text = log(&[
+        run_started(),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "delta": "no id"}),
+        json!(["not", "an", "event"]),
+        run_finished(),
+    ]);
+    let doc = agui::read("x.jsonl", &text);
+    let got: Vec<_> = doc.findings.iter().map(|f| (f.rule.as_str(), f.locator.line)).collect();
+    assert_eq!(
+        got,
+        [
+            ("input/malformed", Some(2)),
+            ("ag-ui/stream", Some(2)),
+            ("input/malformed", Some(3)),
+            ("input/malformed", Some(3)),
+            ("input/malformed", Some(3)),
+        ],
+        "{:#?}",
+        doc.findings
+    );
+}
+
+#[test]
+fn rule_1_first_event_is_run_started_or_run_error() {
+    stream_breaches(&[text("START", "m1"), text("END", "m1"), run_started(), run_finished()], &[0]);
+    stream_breaches(&[json!({"type": "RUN_ERROR", "message": "boom"})], &[]);
+}
+
+#[test]
+fn rule_2_after_run_error_only_run_started() {
+    let error = json!({"type": "RUN_ERROR", "message": "boom", "code": null});
+    stream_breaches(&[run_started(), error.clone(), text("START", "m1")], &[2]);
+    stream_breaches(&[run_started(), error, run_started(), run_finished()], &[]);
+}
+
+#[test]
+fn rule_3_after_run_finished_only_a_new_run_or_run_error() {
+    let custom = json!({"type": "CUSTOM", "name": "x", "value": 1});
+    stream_breaches(&[run_started(), run_finished(), custom], &[2]);
+    let error = json!({"type": "RUN_ERROR", "message": "late"});
+    stream_breaches(&[run_started(), run_finished(), error], &[]);
+}
+
+#[test]
+fn rule_4_run_started_while_active() {
+    stream_breaches(&[run_started(), text("START", "m1"), run_started(), run_finished()], &[2]);
+}
+
+#[test]
+fn several_runs_are_separate() {
+    let events = [
+        run_started(),
+        text("START", "m1"),
+        text("END", "m1"),
+        run_finished(),
+        run_started(),
+        text("START", "m1"),
+        text("CONTENT", "m1"),
+        text("END", "m1"),
+        run_finished(),
+    ];
+    stream_breaches(&events, &[]);
+}
+
+#[test]
+fn rule_5_text_messages_per_id() {
+    stream_breaches(&[run_started(), text("START", "m1"), text("START", "m1")], &[2]);
+    stream_breaches(&[run_started(), text("CONTENT", "m1")], &[1]);
+    stream_breaches(&[run_started(), text("END", "m1")], &[1]);
+    // Interleaved messages are fine.
+    let events = [
+        run_started(),
+        text("START", "a"),
+        text("START", "b"),
+        text("CONTENT", "a"),
+        text("END", "b"),
+        text("END", "a"),
+        run_finished(),
+    ];
+    stream_breaches(&events, &[]);
+}
+
+#[test]
+fn rule_6_tool_calls_per_id() {
+    stream_breaches(&[run_started(), tool("START", "c"), tool("START", "c")], &[2]);
+    stream_breaches(&[run_started(), tool("ARGS", "c")], &[1]);
+    stream_breaches(&[run_started(), tool("END", "c")], &[1]);
+}
+
+#[test]
+fn rule_7_steps() {
+    stream_breaches(&[run_started(), step("STARTED", "s"), step("STARTED", "s")], &[2]);
+    stream_breaches(&[run_started(), step("FINISHED", "s")], &[1]);
+}
+
+#[test]
+fn rule_8_run_finished_with_open_parts() {
+    stream_breaches(&[run_started(), text("START", "m1"), run_finished()], &[2]);
+    stream_breaches(&[run_started(), tool("START", "c"), run_finished()], &[2]);
+    stream_breaches(&[run_started(), step("STARTED", "s"), run_finished()], &[2]);
+}
+
+#[test]
+fn rule_9_everything_else_passes_unchecked() {
+    let events = [
+        run_started(),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "never-started", "content": "ok"}),
+        json!({"type": "STATE_DELTA", "delta": []}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": []}),
+        json!({"type": "CUSTOM", "name": "x", "value": null}),
+        run_finished(),
+    ];
+    stream_breaches(&events, &[]);
+}
+
+#[test]
+fn upperhand_citations_in_tool_results() {
+    let doc = load("upperhand.jsonl");
+    let rules: Vec<_> = findings(&doc);
+    assert_eq!(rules, [("upperhand/conformance", Some(24))], "{:#?}", doc.findings);
+    let got: Vec<_> = doc
+        .items
+        .iter()
+        .map(|i| (i.locator.event_index.unwrap(), i.locator.pointer.as_str(), i.citation.is_some()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (7, "/content/1/data", true),
+            (11, "/content/citation", true),
+            (15, "/content/1", true),
+            (19, "/content/1/text/data", true),
+            (20, "/value/citation", true),
+            (24, "/content", false),
+        ]
+    );
+    let results: Vec<_> = doc.items.iter().map(|i| i.result.clone().unwrap()).collect();
+    assert_eq!(
+        results[0],
+        json!({"kind": "data", "data": {"funnel": {"familiar": 0.71, "considered": 0.44, "purchased": 0.23}}})
+    );
+    assert_eq!(results[1], json!({"result": {"familiar": 0.71}}));
+    assert_eq!(results[2], json!({"considered": 0.44}));
+    assert_eq!(results[3], json!({"purchased": 0.23}));
+    assert_eq!(results[4], json!({"loyal": 0.12}));
+    assert_eq!(results[5], json!({"familiar": 0.71, "n": 4210}));
+    let citation = doc.items[0].citation.as_ref().unwrap();
+    assert_eq!(citation["source"]["function"], "extractFunnel");
+    assert_eq!(citation["base"]["n"], 4210);
+    assert!(!doc.items[0].by_shape && doc.items[2].by_shape);
+    // The item's message is the one that made the tool call; the line is the result's.
+    assert_eq!(doc.items[0].locator.message_id.as_deref(), Some("m0"));
+    assert_eq!(doc.items[0].locator.line, Some(8));
+    // Items belong to the tool turn of their result.
+    let tool_turn = doc.turns.iter().find(|t| t.message_id.as_deref() == Some("tool-1")).unwrap();
+    assert_eq!(tool_turn.role, "tool");
+    assert_eq!(tool_turn.items, [0]);
+}
+
+#[test]
+fn sniff() {
+    for name in [
+        "sse-multiline.sse",
+        "chunks.jsonl",
+        "array.json",
+        "fixtures.json",
+        "malformed.jsonl",
+        "truncated-array.json",
+        "upperhand.jsonl",
+    ] {
+        assert!(agui::looks_like_agui(&fixture(name)), "{name}");
+    }
+    assert!(agui::looks_like_agui(r#"{"name": "empty", "stream": []}"#));
+    let a2a = r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t","status":{"state":"completed"}}}"#;
+    assert!(!agui::looks_like_agui(a2a));
+    assert!(!agui::looks_like_agui(r#"{"result": {"share": 0.44}, "citation": {"study": "x"}}"#));
+    assert!(!agui::looks_like_agui("data: {\"type\": \"message\"}\n\n"));
+}
+
+#[test]
+fn example_run_reads_cleanly_with_cited_items() {
+    let path = format!("{}/examples/transcripts/agui-run.sse", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(agui::looks_like_agui(&text));
+    let doc = agui::read("agui-run.sse", &text);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert!(!doc.items.is_empty());
+    for item in &doc.items {
+        let c = item.citation.as_ref().expect("every claim is cited");
+        assert_eq!(c["study"], "Versant Mega Tracker");
+        assert_eq!(c["source"]["table"], "versant_flat");
+        assert!(item.result.is_some());
+    }
+    assert!(doc.turns.iter().any(|t| t.role == "assistant" && t.text.contains("%")));
+}

@@ -1,0 +1,491 @@
+//! Transcript readers (A2A v0.3 / v1.0, plain) and the Agent Card check, against the fixtures in
+//! `tests/fixtures/{a2a,plain,cards}`: which items are found, how they pair, where they point.
+
+use recite::card::{card_report, check_card};
+use recite::transcript::{
+    Document, Format, Item, Level, is_quantitative, looks_like_citation, pointer_push, read, read_bytes,
+};
+use serde_json::Value;
+
+fn fixture_bytes(path: &str) -> Vec<u8> {
+    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
+fn load(path: &str) -> Document {
+    let bytes = fixture_bytes(path);
+    read(path, std::str::from_utf8(&bytes).expect("fixture is UTF-8"))
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).expect("test JSON")
+}
+
+const VF: &str =
+    r#"{"brand":"Versant","wave":"W6","funnel":{"Aware":1.0,"Familiar":0.71,"Considered":0.44}}"#;
+const CF: &str =
+    r#"{"brand":"Corvana","wave":"W6","funnel":{"Aware":1.0,"Familiar":0.66,"Considered":0.38}}"#;
+
+/// The cited column, which tells the Versant (`s14r5`) and Corvana (`s14r4`) citations apart.
+fn column(item: &Item) -> &str {
+    item.citation.as_ref().and_then(|c| c["source"]["column"].as_str()).unwrap_or("-")
+}
+
+fn pointers(doc: &Document) -> Vec<&str> {
+    doc.items.iter().map(|i| i.locator.pointer.as_str()).collect()
+}
+
+fn rules(doc: &Document) -> Vec<(&str, Level)> {
+    doc.findings.iter().map(|f| (f.rule.as_str(), f.level)).collect()
+}
+
+fn turn_items(doc: &Document) -> Vec<(&str, Vec<usize>)> {
+    doc.turns.iter().map(|t| (t.role.as_str(), t.items.clone())).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A2A v0.3
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn v03_task_pairs_history_and_artifacts() {
+    let doc = load("a2a/v03-task.json");
+    assert_eq!(doc.format, Format::A2aV03);
+    assert_eq!(
+        pointers(&doc),
+        [
+            "/history/1/parts/2/data",
+            "/artifacts/0/parts/3/data",
+            "/artifacts/0/parts/4/data",
+            "/artifacts/1/parts/2/data"
+        ]
+    );
+    let [a1, versant, corvana, conversion] = &doc.items[..] else { panic!("{:#?}", doc.items) };
+
+    assert_eq!(a1.result, Some(json(VF)));
+    assert_eq!(column(a1), "s14r5");
+    assert_eq!(a1.locator.message_id.as_deref(), Some("msg-a1"));
+    assert_eq!(a1.locator.task_id.as_deref(), Some("task-7f3a"));
+    assert_eq!(a1.locator.part_index, Some(2));
+    assert!(!a1.by_shape);
+
+    // Two citations, two results in one artifact: paired in order.
+    assert_eq!((versant.result.clone(), column(versant)), (Some(json(VF)), "s14r5"));
+    assert_eq!((corvana.result.clone(), column(corvana)), (Some(json(CF)), "s14r4"));
+    assert_eq!(versant.locator.artifact_id.as_deref(), Some("art-funnels"));
+    assert_eq!(corvana.locator.part_index, Some(4));
+
+    // One citation, two results: one item whose result is both.
+    let both = json(
+        r#"[{"step":"Aware → Familiar","conversion":0.71},{"step":"Familiar → Considered","conversion":0.62}]"#,
+    );
+    assert_eq!(conversion.result, Some(both));
+    assert_eq!(conversion.citation.as_ref().unwrap()["warnings"][0], "Base under 100 in the 65-74 cell");
+
+    assert_eq!(rules(&doc), [("upperhand/pairing", Level::Note)]);
+    assert_eq!(doc.findings[0].locator.pointer, "/artifacts/0/parts/3/data");
+
+    // History, then the status message (also in history: once), then artifacts.
+    assert_eq!(
+        turn_items(&doc),
+        [
+            ("user", vec![]),
+            ("agent", vec![0]),
+            ("user", vec![]),
+            ("agent", vec![]),
+            ("agent", vec![1, 2]),
+            ("agent", vec![3])
+        ]
+    );
+    assert!(doc.turns[1].text.starts_with("Among adults 18-74 aware of Versant"));
+    assert_eq!(doc.turns[3].message_id.as_deref(), Some("msg-a2"));
+    assert_eq!(doc.turns[4].text, "Versant vs Corvana, W6 (April 2026)");
+}
+
+#[test]
+fn v03_message_send_citation_by_shape() {
+    let doc = load("a2a/v03-message-send.json");
+    assert_eq!(doc.format, Format::A2aV03);
+    assert_eq!(pointers(&doc), ["/result/parts/2/data"]);
+    let item = &doc.items[0];
+    assert!(item.by_shape);
+    assert_eq!(item.result, Some(json(r#"{"brand":"Versant","wave":"W6","considered":0.44}"#)));
+    assert_eq!(item.locator.message_id.as_deref(), Some("msg-9c1"));
+    assert_eq!(rules(&doc), [("upperhand/media-type", Level::Note)]);
+    assert_eq!(turn_items(&doc), [("agent", vec![0])]);
+}
+
+#[test]
+fn v03_stream_appends_artifact_chunks() {
+    let doc = load("a2a/v03-stream.sse");
+    assert_eq!(doc.format, Format::A2aV03);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(pointers(&doc), ["/result/artifact/parts/0/data"]);
+    let item = &doc.items[0];
+    // The citation came in the second chunk (line 9) and pairs with the first chunk's data.
+    assert_eq!(item.locator.line, Some(9));
+    assert_eq!(item.locator.part_index, Some(1));
+    assert_eq!(item.locator.artifact_id.as_deref(), Some("art-vf"));
+    assert_eq!(item.locator.task_id.as_deref(), Some("task-5d21"));
+    assert_eq!(item.result, Some(json(VF)));
+    assert_eq!(turn_items(&doc), [("user", vec![]), ("agent", vec![]), ("agent", vec![0])]);
+    assert_eq!(doc.turns[1].text, "Running extractFunnel on versant_flat.s14r5 …");
+}
+
+#[test]
+fn adk_function_responses() {
+    let doc = load("a2a/adk-function-response.json");
+    assert_eq!(doc.format, Format::A2aV03);
+    assert_eq!(
+        pointers(&doc),
+        [
+            "/result/history/2/parts/0/data/response/citation",
+            "/result/history/3/parts/1/data/response/citations/0",
+            "/result/history/4/parts/0/data/response/provenance",
+            "/result/history/5/parts/1/data",
+            "/result/history/6/parts/0/data/response",
+        ]
+    );
+    let [a2, a3, a4, a5, a6] = &doc.items[..] else { panic!() };
+    // The citation inside the response is not part of the claimed result.
+    assert_eq!(a2.result, Some(json(VF)));
+    assert_eq!(a3.result, Some(json(CF)));
+    assert_eq!(column(a3), "s14r4");
+    assert_eq!(a3.locator.part_index, Some(1), "after the function_call Part (old `type` key)");
+    assert!(a4.by_shape && !a2.by_shape && !a3.by_shape);
+    assert_eq!(a4.result.as_ref().unwrap()["steps"][1]["conversion"], json("0.62"));
+    // A tool response without a citation of its own pairs with a citation Part of its message.
+    assert_eq!(a5.result, Some(json(r#"{"brand":"Versant","considered":0.44}"#)));
+    assert!(a5.citation.is_some());
+    // A tool response with no citation anywhere: the item is kept, and found wanting.
+    assert_eq!(
+        (a6.citation.clone(), a6.result.clone()),
+        (None, Some(json(r#"{"brand":"Versant","nps":31}"#)))
+    );
+    assert_eq!(rules(&doc), [("upperhand/media-type", Level::Note), ("upperhand/conformance", Level::Must)]);
+    assert_eq!(doc.findings[1].locator.message_id.as_deref(), Some("adk-a6"));
+    // The function_call-only message makes no turn.
+    let ids: Vec<_> = doc.turns.iter().map(|t| t.message_id.as_deref().unwrap()).collect();
+    assert_eq!(ids, ["adk-u1", "adk-a2", "adk-a3", "adk-a4", "adk-a5", "adk-a6", "adk-a7"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A2A v1.0
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn v10_send_message_task() {
+    let doc = load("a2a/v10-send-message.json");
+    assert_eq!(doc.format, Format::A2aV10);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(pointers(&doc), ["/result/task/artifacts/0/parts/2/data"]);
+    let at = &doc.items[0].locator;
+    assert_eq!(
+        (at.task_id.as_deref(), at.artifact_id.as_deref(), at.part_index),
+        (Some("task-v10-01"), Some("art-funnel"), Some(2))
+    );
+    assert_eq!(doc.items[0].result, Some(json(VF)));
+    assert_eq!(turn_items(&doc), [("user", vec![]), ("agent", vec![0])]);
+}
+
+#[test]
+fn v10_get_task_conformance() {
+    let doc = load("a2a/v10-get-task.json");
+    assert_eq!(doc.format, Format::A2aV10);
+    assert_eq!(
+        pointers(&doc),
+        [
+            "/result/artifacts/0/parts/1/data",
+            "/result/artifacts/1/parts/1/data",
+            "/result/artifacts/2/parts/2/data/0",
+            "/result/artifacts/2/parts/2/data/1",
+        ]
+    );
+    let [nps, note, versant, corvana] = &doc.items[..] else { panic!() };
+    assert_eq!(
+        (nps.citation.is_none(), nps.result.clone()),
+        (true, Some(json(r#"{"brand":"Versant","nps":31}"#)))
+    );
+    assert_eq!((note.citation.is_some(), note.result.is_none()), (true, true));
+    assert_eq!((versant.result.clone(), column(versant)), (Some(json(VF)), "s14r5"));
+    assert_eq!((corvana.result.clone(), column(corvana)), (Some(json(CF)), "s14r4"));
+    assert_eq!(
+        rules(&doc),
+        [
+            ("upperhand/conformance", Level::Must),
+            ("upperhand/conformance", Level::Must),
+            ("upperhand/pairing", Level::Note)
+        ]
+    );
+    assert_eq!(doc.findings[0].locator.artifact_id.as_deref(), Some("art-nps"));
+    assert_eq!(doc.findings[1].locator.artifact_id.as_deref(), Some("art-note"));
+}
+
+#[test]
+fn v10_stream_with_multiline_event() {
+    let doc = load("a2a/v10-stream.sse");
+    assert_eq!(doc.format, Format::A2aV10);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(pointers(&doc), ["/result/artifactUpdate/artifact/parts/0/data"]);
+    let item = &doc.items[0];
+    assert_eq!((item.locator.line, item.locator.part_index), (Some(8), Some(2)));
+    assert_eq!(item.locator.artifact_id.as_deref(), Some("art-s1"));
+    assert_eq!(item.result, Some(json(VF)));
+    assert_eq!(
+        turn_items(&doc),
+        [("user", vec![]), ("agent", vec![]), ("agent", vec![0]), ("agent", vec![])]
+    );
+    assert_eq!(doc.turns[1].text, "Computing the funnel…");
+    assert_eq!(doc.turns[3].message_id.as_deref(), Some("m-sa2"));
+}
+
+#[test]
+fn v10_snake_case_json_lines() {
+    let doc = load("a2a/v10-snake-case.jsonl");
+    assert_eq!(doc.format, Format::A2aV10);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(
+        pointers(&doc),
+        ["/result/message/parts/2/data", "/result/artifact_update/artifact/parts/1/data"]
+    );
+    let [m, a] = &doc.items[..] else { panic!() };
+    assert_eq!(
+        (m.locator.line, m.locator.message_id.as_deref(), m.locator.task_id.as_deref()),
+        (Some(1), Some("m-snake"), Some("t-snake"))
+    );
+    assert_eq!(
+        (a.locator.line, a.locator.artifact_id.as_deref(), a.locator.task_id.as_deref()),
+        (Some(2), Some("a-snake"), Some("t-snake"))
+    );
+    assert_eq!((m.result.clone(), a.result.clone()), (Some(json(VF)), Some(json(CF))));
+    assert_eq!(doc.turns[0].role, "agent", "role 2 is ROLE_AGENT");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed input
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn truncated_sse_keeps_earlier_events() {
+    let doc = load("a2a/truncated.sse");
+    assert_eq!(doc.format, Format::A2aV10);
+    assert_eq!(rules(&doc), [("input/malformed", Level::Must), ("upperhand/conformance", Level::Must)]);
+    let cut = &doc.findings[0].locator;
+    assert_eq!(cut.line, Some(5));
+    let last_line_len =
+        String::from_utf8(fixture_bytes("a2a/truncated.sse")).unwrap().lines().nth(4).unwrap().len();
+    assert_eq!(cut.column, Some(last_line_len));
+    assert!(doc.findings[0].message.contains("cut short"), "{}", doc.findings[0].message);
+    // The data chunk before the cut is read; its citation never arrived.
+    assert_eq!(pointers(&doc), ["/result/artifactUpdate/artifact/parts/0/data"]);
+    assert_eq!((doc.items[0].locator.line, doc.items[0].citation.is_none()), (Some(3), true));
+    assert_eq!(doc.turns[0].role, "user");
+}
+
+#[test]
+fn wrong_part_types_are_findings() {
+    let doc = load("a2a/wrong-types.json");
+    assert_eq!(doc.format, Format::A2aV03);
+    assert_eq!(rules(&doc), [("a2a/malformed", Level::Must), ("a2a/malformed", Level::Must)]);
+    assert_eq!(doc.findings[0].locator.pointer, "/history/1/parts");
+    assert_eq!(doc.findings[1].locator.pointer, "/artifacts/0/parts/1/data");
+    assert_eq!(doc.findings[1].locator.part_index, None);
+    assert_eq!(doc.findings[1].locator.artifact_id.as_deref(), Some("art-str"));
+    // The rest of the task is still read.
+    assert_eq!(pointers(&doc), ["/artifacts/1/parts/1/data"]);
+    assert_eq!(doc.items[0].result, Some(json(VF)));
+}
+
+#[test]
+fn jsonrpc_error_is_a_finding() {
+    let doc = load("a2a/jsonrpc-error.json");
+    assert!(matches!(doc.format, Format::A2aV03 | Format::A2aV10));
+    assert!(doc.items.is_empty());
+    assert_eq!(rules(&doc), [("a2a/jsonrpc-error", Level::Must)]);
+    let f = &doc.findings[0];
+    assert_eq!(f.locator.pointer, "/error");
+    assert!(f.message.contains("-32001") && f.message.contains("Task not found"), "{}", f.message);
+}
+
+#[test]
+fn invalid_utf8_is_reported_and_the_rest_read() {
+    let bytes = fixture_bytes("plain/invalid-utf8.jsonl");
+    let doc = read_bytes("plain/invalid-utf8.jsonl", &bytes);
+    assert_eq!(doc.format, Format::Plain);
+    assert_eq!(rules(&doc), [("input/malformed", Level::Must)]);
+    let bad = bytes.iter().position(|b| *b == 0xe9).unwrap();
+    let line_start = bytes[..bad].iter().rposition(|b| *b == b'\n').unwrap() + 1;
+    assert_eq!(doc.findings[0].locator.line, Some(2));
+    assert_eq!(doc.findings[0].locator.column, Some(bad - line_start + 1));
+    assert!(doc.findings[0].message.contains("0xe9"));
+    assert_eq!(doc.items.len(), 2);
+    assert_eq!(doc.items[1].result.as_ref().unwrap()["brand"], "Versant\u{fffd}");
+}
+
+#[test]
+fn empty_input_is_malformed() {
+    for text in ["", "  \n\n\t\n"] {
+        let doc = read("empty.json", text);
+        assert_eq!(rules(&doc), [("input/malformed", Level::Must)]);
+        assert_eq!((doc.findings[0].locator.line, doc.findings[0].locator.column), (Some(1), Some(1)));
+        assert!(doc.items.is_empty());
+    }
+    let doc = load("plain/empty.json");
+    assert_eq!(rules(&doc), [("input/malformed", Level::Must)]);
+}
+
+#[test]
+fn malformed_json_document_has_line_and_column() {
+    let doc = read("cut.json", "{\n  \"result\": {\"considered\": 0.44},\n  \"citation\": {\"study\": \n");
+    assert_eq!(rules(&doc), [("input/malformed", Level::Must)]);
+    assert_eq!(doc.findings[0].locator.line, Some(4));
+    let doc = read("bad.json", "{\"result\": [1, 2,, 3]}");
+    assert_eq!((doc.findings[0].locator.line, doc.findings[0].locator.column), (Some(1), Some(18)));
+    assert_eq!(doc.findings[0].locator.to_string(), "bad.json:1:18");
+}
+
+#[test]
+fn bad_sse_event_in_the_middle() {
+    let text = format!(
+        "data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"kind\":\"message\",\"messageId\":\"m1\",\"role\":\"agent\",\"parts\":[{{\"kind\":\"data\",\"data\":{VF}}}]}}}}\n\n\
+         data: {{not json}}\n\n\
+         data: [DONE]\n\n"
+    );
+    let doc = read("s.sse", &text);
+    assert_eq!(doc.format, Format::A2aV03);
+    assert_eq!(rules(&doc), [("input/malformed", Level::Must), ("upperhand/conformance", Level::Must)]);
+    assert_eq!((doc.findings[0].locator.line, doc.findings[0].locator.column), (Some(3), Some(8)));
+    assert_eq!(doc.items[0].result, Some(json(VF)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn plain_json_lines() {
+    let doc = load("plain/pairs.jsonl");
+    assert_eq!(doc.format, Format::Plain);
+    assert_eq!(pointers(&doc), ["/citation", "/citations/0", "/citations/1", "", "/result"]);
+    let lines: Vec<_> = doc.items.iter().map(|i| i.locator.line.unwrap()).collect();
+    assert_eq!(lines, [1, 2, 2, 3, 4]);
+    let [pair, v, c, bare, alone] = &doc.items[..] else { panic!() };
+    assert_eq!((pair.result.clone(), column(pair)), (Some(json(VF)), "s14r5"));
+    assert_eq!(v.result, c.result, "two citations share one result");
+    assert_eq!((column(v), column(c)), ("s14r5", "s14r4"));
+    assert_eq!((bare.result.is_none(), bare.citation.is_some()), (true, true));
+    assert_eq!((alone.result.is_some(), alone.citation.is_none()), (true, true));
+    // A bare citation is on purpose: no conformance finding for it.
+    assert_eq!(rules(&doc), [("upperhand/pairing", Level::Note), ("upperhand/conformance", Level::Must)]);
+    assert_eq!(doc.findings[1].locator.line, Some(4));
+}
+
+#[test]
+fn plain_json_array() {
+    let doc = load("plain/pairs.json");
+    assert_eq!(doc.format, Format::Plain);
+    assert_eq!(pointers(&doc), ["/0/citation", "/1/citation", "/2/citations/0", "/2/citations/1"]);
+    assert_eq!(doc.items[1].result, None);
+    assert_eq!(doc.items[2].result, Some(json(r#"{"Considered":0.44}"#)));
+    assert_eq!(doc.items[3].result, Some(json(r#"{"Considered":0.38}"#)));
+    assert_eq!(rules(&doc), [("upperhand/pairing", Level::Note)]);
+    assert!(doc.items.iter().all(|i| i.locator.line.is_none() && !i.by_shape));
+}
+
+#[test]
+fn plain_bad_line_does_not_lose_the_others() {
+    let doc = load("plain/bad-line.jsonl");
+    assert_eq!(rules(&doc), [("input/malformed", Level::Must)]);
+    assert_eq!(doc.findings[0].locator.line, Some(2));
+    let lines: Vec<_> = doc.items.iter().map(|i| i.locator.line.unwrap()).collect();
+    assert_eq!(lines, [1, 3]);
+}
+
+#[test]
+fn plain_unrecognised_object() {
+    let doc = read("x.json", r#"[{"claim": "44%"}, {"result": "no numbers here"}]"#);
+    assert_eq!(rules(&doc), [("input/unrecognised", Level::Must)]);
+    assert_eq!(doc.findings[0].locator.pointer, "/0");
+    assert!(doc.items.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Detection and helpers
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn format_comes_from_content_not_name() {
+    let text = String::from_utf8(fixture_bytes("a2a/v03-task.json")).unwrap();
+    assert_eq!(read("looks-plain.jsonl", &text).format, Format::A2aV03);
+    let text = String::from_utf8(fixture_bytes("plain/pairs.jsonl")).unwrap();
+    assert_eq!(read("a2a-stream.sse", &text).format, Format::Plain);
+    assert_eq!(
+        recite::transcript::detect(&String::from_utf8(fixture_bytes("a2a/v10-stream.sse")).unwrap()),
+        Format::A2aV10
+    );
+}
+
+#[test]
+fn pointers_escape_tilde_and_slash() {
+    assert_eq!(pointer_push("", "a/b~c"), "/a~1b~0c");
+    let cit = r#"{"study":"Versant Mega Tracker","base":{"name":"Adults 18-74, aware of brand","n":4210},"source":{"table":"versant_flat","column":"s14r5","function":"extractFunnel"}}"#;
+    let text = format!(
+        r#"{{"kind":"message","messageId":"m","role":"agent","parts":[{{"kind":"data","metadata":{{"adk_type":"function_response"}},"data":{{"id":"c1","name":"f","response":{{"considered":0.44,"cite~v1/main":{cit}}}}}}}]}}"#
+    );
+    let doc = read("m.json", &text);
+    assert_eq!(pointers(&doc), ["/parts/0/data/response/cite~0v1~1main"]);
+    assert!(doc.items[0].by_shape);
+}
+
+#[test]
+fn quantitative_and_citation_shapes() {
+    assert!(is_quantitative(&json(r#"{"a":[{"b":"x"},{"c":0}]}"#)));
+    assert!(is_quantitative(&json("0.44")));
+    assert!(!is_quantitative(&json(r#"{"a":["44%", true, null]}"#)));
+    assert!(looks_like_citation(&json(r#"{"study":"S","source":{"function":"extractFunnel"}}"#)));
+    assert!(looks_like_citation(&json(r#"{"base":{"n":1},"source":{"table":"t"}}"#)));
+    assert!(!looks_like_citation(&json(r#"{"study":"S","source":"versant_flat"}"#)));
+    assert!(!looks_like_citation(&json(r#"{"source":{"table":"t","column":"c","function":"f"}}"#)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent Cards
+// ---------------------------------------------------------------------------------------------
+
+fn card(path: &str) -> Value {
+    serde_json::from_slice(&fixture_bytes(path)).unwrap()
+}
+
+#[test]
+fn card_v03_declares_everything() {
+    let report = card_report("cards/v03-card.json", &card("cards/v03-card.json"));
+    assert_eq!(report.version, "0.3");
+    assert_eq!(report.media_type_declared, ["/defaultOutputModes"]);
+    assert_eq!(report.extension_declared.as_deref(), Some("/capabilities/extensions/0"));
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+}
+
+#[test]
+fn card_v10_skill_output_modes_and_required_extension() {
+    let report = card_report("cards/v10-card.json", &card("cards/v10-card.json"));
+    assert_eq!(report.version, "1.0");
+    assert_eq!(report.media_type_declared, ["/skills/0/outputModes"]);
+    let found: Vec<_> =
+        report.findings.iter().map(|f| (f.rule.as_str(), f.level, f.locator.pointer.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            ("upperhand/card-output-modes", Level::Note, "/defaultOutputModes"),
+            ("upperhand/card-extension", Level::Must, "/capabilities/extensions/0/required"),
+        ]
+    );
+}
+
+#[test]
+fn card_without_citations() {
+    let findings = check_card("cards/v03-no-citations.json", &card("cards/v03-no-citations.json"));
+    let found: Vec<_> = findings.iter().map(|f| (f.rule.as_str(), f.level)).collect();
+    assert_eq!(found, [("upperhand/card-output-modes", Level::Should)]);
+    let report = card_report("x", &card("cards/v03-no-citations.json"));
+    assert_eq!(report.extension_declared, None);
+}
