@@ -156,7 +156,13 @@ impl Checker<'_> {
         let run = &runs[run_index];
         let mut shown = MocaEvent { event_index: event.index, line: event.line, ..MocaEvent::default() };
         let Some(value) = event.body.get("value").filter(|v| v.is_object()) else {
-            self.finding(event, "moca/§2-event-shape", Level::Must, "/value", "the event's `value` is not an object".into());
+            self.finding(
+                event,
+                "moca/§2-event-shape",
+                Level::Must,
+                "/value",
+                "the event's `value` is not an object".into(),
+            );
             self.report.events.push(shown);
             return;
         };
@@ -175,7 +181,13 @@ impl Checker<'_> {
             self.placement(event, message, run.finished);
         }
         if !value.get("citations").is_some_and(Value::is_array) {
-            self.finding(event, "moca/§2-event-shape", Level::Must, "/value/citations", "`citations` is not an array".into());
+            self.finding(
+                event,
+                "moca/§2-event-shape",
+                Level::Must,
+                "/value/citations",
+                "`citations` is not an array".into(),
+            );
         }
         let answer = message.as_ref().map(|m| m.text.as_str());
         shown.citations = self.citations(event, &entries, run_index, answer);
@@ -186,12 +198,24 @@ impl Checker<'_> {
     fn version(&mut self, event: &Event, value: &Value) -> bool {
         match value.get("version") {
             None => {
-                self.finding(event, "moca/§2-version", Level::Must, "/value/version", "the event has no `version` (1)".into());
+                self.finding(
+                    event,
+                    "moca/§2-version",
+                    Level::Must,
+                    "/value/version",
+                    "the event has no `version` (1)".into(),
+                );
                 true
             }
             Some(v) if v.as_u64() == Some(VERSION) || v.as_f64() == Some(VERSION as f64) => true,
             Some(v) => {
-                self.finding(event, "moca/§2-version", Level::Note, "/value/version", format!("ignored (unknown version {v})"));
+                self.finding(
+                    event,
+                    "moca/§2-version",
+                    Level::Note,
+                    "/value/version",
+                    format!("ignored (unknown version {v})"),
+                );
                 false
             }
         }
@@ -200,7 +224,13 @@ impl Checker<'_> {
     /// §2 messageId: the assistant message of this run the event is for.
     fn message(&mut self, event: &Event, value: &Value, run: &runs::Run) -> Option<runs::Message> {
         let Some(id) = value.get("messageId").and_then(Value::as_str) else {
-            self.finding(event, "moca/§2-message-id", Level::Must, "/value/messageId", "the event has no string `messageId`".into());
+            self.finding(
+                event,
+                "moca/§2-message-id",
+                Level::Must,
+                "/value/messageId",
+                "the event has no string `messageId`".into(),
+            );
             return None;
         };
         match run.messages.get(id) {
@@ -211,7 +241,9 @@ impl Checker<'_> {
                 None
             }
             None => {
-                let why = format!("messageId {id} names no message of this run (no TEXT_MESSAGE_START with that id)");
+                let why = format!(
+                    "messageId {id} names no message of this run (no TEXT_MESSAGE_START with that id)"
+                );
                 self.finding(event, "moca/§2-message-id", Level::Must, "/value/messageId", why);
                 None
             }
@@ -231,9 +263,15 @@ impl Checker<'_> {
     /// §3 placement: after the message's end, before the run's end.
     fn placement(&mut self, event: &Event, message: &runs::Message, finished: Option<usize>) {
         let why = match (message.end, finished) {
-            (None, _) => Some("sent for a message that never ended (no TEXT_MESSAGE_END in this run)".to_string()),
-            (Some(end), _) if event.index < end => Some(format!("sent before the message's TEXT_MESSAGE_END (event {end})")),
-            (_, Some(fin)) if event.index > fin => Some(format!("sent after the run's RUN_FINISHED (event {fin})")),
+            (None, _) => {
+                Some("sent for a message that never ended (no TEXT_MESSAGE_END in this run)".to_string())
+            }
+            (Some(end), _) if event.index < end => {
+                Some(format!("sent before the message's TEXT_MESSAGE_END (event {end})"))
+            }
+            (_, Some(fin)) if event.index > fin => {
+                Some(format!("sent after the run's RUN_FINISHED (event {fin})"))
+            }
             _ => None,
         };
         if let Some(why) = why {
@@ -242,7 +280,13 @@ impl Checker<'_> {
     }
 
     /// The per-citation rules; returns the entries as the report shows them.
-    fn citations(&mut self, event: &Event, entries: &[Value], run_index: usize, answer: Option<&str>) -> Vec<MocaCitation> {
+    fn citations(
+        &mut self,
+        event: &Event,
+        entries: &[Value],
+        run_index: usize,
+        answer: Option<&str>,
+    ) -> Vec<MocaCitation> {
         let mut shown = Vec::new();
         let mut seen: HashSet<(String, String)> = HashSet::new();
         let mut latest: Option<(usize, String)> = None;
@@ -251,19 +295,37 @@ impl Checker<'_> {
             let before = self.report.findings.len();
             let marker = entry.get("marker");
             if marker.is_some_and(|m| !m.is_string() && !m.is_null()) {
-                self.finding(event, "moca/§2-event-shape", Level::Must, &format!("{base}/marker"), "`marker` is not a string".into());
+                self.finding(
+                    event,
+                    "moca/§2-event-shape",
+                    Level::Must,
+                    &format!("{base}/marker"),
+                    "`marker` is not a string".into(),
+                );
             }
             let marker = marker.and_then(Value::as_str);
             let label = marker.map_or_else(|| format!("citation {i}"), |m| format!("citation {m}"));
             let Some(rec) = entry.get("record") else {
-                self.finding(event, "moca/§2-record-shape", Level::Must, &base, format!("{label} has no `record`"));
+                self.finding(
+                    event,
+                    "moca/§2-record-shape",
+                    Level::Must,
+                    &base,
+                    format!("{label} has no `record`"),
+                );
                 shown.push(shown_citation(entry, false));
                 continue;
             };
             let record_ptr = format!("{base}/record");
             let shape = shape_errors(rec);
             if !shape.is_empty() {
-                self.finding(event, "moca/§2-record-shape", Level::Must, &record_ptr, format!("{label}: {}", shape.join("; ")));
+                self.finding(
+                    event,
+                    "moca/§2-record-shape",
+                    Level::Must,
+                    &record_ptr,
+                    format!("{label}: {}", shape.join("; ")),
+                );
             }
             self.schema(event, rec, &record_ptr, &label);
             if shape.is_empty() {
@@ -274,14 +336,18 @@ impl Checker<'_> {
                 match first_mention(answer, marker, rec) {
                     None => {
                         let refs = references(rec);
-                        let why = format!("{label} is never referred to in the answer (neither its marker nor {})", refs.join(" nor "));
+                        let why = format!(
+                            "{label} is never referred to in the answer (neither its marker nor {})",
+                            refs.join(" nor ")
+                        );
                         self.finding(event, "moca/§3-cited-in-answer", Level::Must, &base, why);
                     }
                     Some(at) => {
                         if let Some((prev, prev_label)) = &latest
                             && at < *prev
                         {
-                            let why = format!("{label} is first mentioned before {prev_label} but listed after it");
+                            let why =
+                                format!("{label} is first mentioned before {prev_label} but listed after it");
                             self.finding(event, "moca/§3-order", Level::Must, &base, why);
                         }
                         if latest.as_ref().is_none_or(|(p, _)| at >= *p) {
@@ -328,23 +394,21 @@ impl Checker<'_> {
             .collect();
         let k = key(rec).unwrap_or_default();
         if candidates.is_empty() {
-            let elsewhere = self
-                .runs
-                .iter()
-                .enumerate()
-                .find(|(i, run)| *i != run_index && run.records.iter().any(|(_, r)| record::same_node(rec, r)));
+            let elsewhere = self.runs.iter().enumerate().find(|(i, run)| {
+                *i != run_index && run.records.iter().any(|(_, r)| record::same_node(rec, r))
+            });
             let why = match elsewhere {
-                Some((_, run)) => format!("{label} cites {k}, which the Reader returned in another run (the run starting at event {}), not in this one", run.first),
+                Some((_, run)) => format!(
+                    "{label} cites {k}, which the Reader returned in another run (the run starting at event {}), not in this one",
+                    run.first
+                ),
                 None => format!("{label} cites {k}, which the Reader did not return in this run"),
             };
             self.finding(event, "moca/§3-returned-in-run", Level::Must, pointer, why);
             return;
         }
-        let best = candidates
-            .iter()
-            .map(|r| record::changes(rec, r))
-            .min_by_key(Vec::len)
-            .unwrap_or_default();
+        let best =
+            candidates.iter().map(|r| record::changes(rec, r)).min_by_key(Vec::len).unwrap_or_default();
         if !best.is_empty() {
             let at: Vec<String> = best.iter().map(|p| format!("{pointer}{p}")).collect();
             let why = format!("{label} differs from the record the Reader returned at {}", at.join(", "));

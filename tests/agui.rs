@@ -117,7 +117,12 @@ fn chunks_expand_as_the_reference_client_does() {
     let texts: Vec<_> = doc.turns.iter().map(|t| (t.role.as_str(), t.text.as_str())).collect();
     assert_eq!(
         texts,
-        [("assistant", "Let me check."), ("tool", "{\"ok\":true}"), ("assistant", "Done"), ("assistant", "Another")]
+        [
+            ("assistant", "Let me check."),
+            ("tool", "{\"ok\":true}"),
+            ("assistant", "Done"),
+            ("assistant", "Another")
+        ]
     );
 }
 
@@ -207,7 +212,13 @@ fn unknown_types_are_kept_and_ignored() {
     // The reasoning chunk expands, and REASONING_END closes it.
     assert_eq!(
         kinds(&doc)[3..8],
-        ["REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "REASONING_END"]
+        [
+            "REASONING_START",
+            "REASONING_MESSAGE_START",
+            "REASONING_MESSAGE_CONTENT",
+            "REASONING_MESSAGE_END",
+            "REASONING_END"
+        ]
     );
     assert_eq!(doc.turns.len(), 1);
     assert_eq!(doc.turns[0].role, "assistant");

@@ -12,9 +12,7 @@ use serde_json::Value;
 
 /// An object with `package`, `node` and `trust` objects.
 pub fn is_record(value: &Value) -> bool {
-    ["package", "node", "trust"]
-        .iter()
-        .all(|k| value.get(*k).is_some_and(Value::is_object))
+    ["package", "node", "trust"].iter().all(|k| value.get(*k).is_some_and(Value::is_object))
 }
 
 /// A string at a JSON pointer.
@@ -37,7 +35,9 @@ pub fn same_node(a: &Value, b: &Value) -> bool {
     match (text(a, "/node/ref"), text(b, "/node/ref")) {
         (Some(x), Some(y)) => x == y,
         _ => {
-            let id = |r: &Value| (text(r, "/node/id").map(str::to_string), text(r, "/package/digest").map(str::to_string));
+            let id = |r: &Value| {
+                (text(r, "/node/id").map(str::to_string), text(r, "/package/digest").map(str::to_string))
+            };
             let (ia, ib) = (id(a), id(b));
             ia.0.is_some() && ia.1.is_some() && ia == ib
         }
@@ -77,11 +77,9 @@ pub fn shape_errors(record: &Value) -> Vec<String> {
 /// `<package.id>@<package.version>#<node.path>` built from its parts.
 pub fn references(record: &Value) -> Vec<String> {
     let mut out: Vec<String> = text(record, "/node/ref").map(str::to_string).into_iter().collect();
-    if let (Some(id), Some(v), Some(p)) = (
-        text(record, "/package/id"),
-        text(record, "/package/version"),
-        text(record, "/node/path"),
-    ) {
+    if let (Some(id), Some(v), Some(p)) =
+        (text(record, "/package/id"), text(record, "/package/version"), text(record, "/node/path"))
+    {
         let built = format!("{id}@{v}#{p}");
         if !out.contains(&built) {
             out.push(built);

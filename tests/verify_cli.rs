@@ -1,0 +1,241 @@
+//! `recite verify` and `recite catalog` end to end, through the binary: every verdict kind,
+//! hostile citations, exit codes, and the catalog proof.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn recite(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_recite"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("RECITE_DATA")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        // A hostile input may be refused before it is all read: a broken pipe is fine.
+        let _ = input.write_all(bytes);
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn verify_json(citation: &Value, extra: &[&str]) -> (i32, Value) {
+    let bytes = serde_json::to_vec(citation).unwrap();
+    let mut args = vec!["verify", "-", "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = recite(&args, Some(&bytes));
+    let code = out.status.code().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    (code, v["inputs"][0]["claims"][0].clone())
+}
+
+fn zinc(n: u64) -> Value {
+    json!({
+        "study": "NHANES II", "period": "1976-1980",
+        "base": {"name": "All examined persons", "n": n}, "weight": "finalwgt",
+        "source": {"table": "nhanes2", "column": "zinc", "function": "extractMean"}
+    })
+}
+
+#[test]
+fn reproduced_when_the_number_and_base_match() {
+    let (code, c) = verify_json(&json!({"citation": zinc(9189), "result": {"mean": 87.18}}), &[]);
+    assert_eq!(c["verdict"], "REPRODUCED");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn discrepant_shows_the_recomputed_value() {
+    let (code, c) = verify_json(&zinc(9189), &["--claim", "mean=88.0"]);
+    assert_eq!(c["verdict"], "DISCREPANT");
+    assert_eq!(code, 1);
+    let cmp = &c["measures"][0]["claims"][0];
+    assert_eq!(cmp["matched"], false);
+    assert!((cmp["shown"].as_f64().unwrap() - 87.182067).abs() < 1e-5);
+    // 88.0 lies inside the 95% CI [86.17, 88.19]; 89.0 does not.
+    assert_eq!(cmp["gap"], "within_sampling_error");
+    let (_, c) = verify_json(&zinc(9189), &["--claim", "mean=89.0"]);
+    assert_eq!(c["measures"][0]["claims"][0]["gap"], "outside_sampling_error");
+}
+
+#[test]
+fn base_mismatch_when_only_n_differs() {
+    let (code, c) = verify_json(&zinc(9000), &["--claim", "87.18"]);
+    assert_eq!(c["verdict"], "BASE_MISMATCH");
+    assert_eq!(c["base"]["n"], 9189);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn unverifiable_names_get_suggestions() {
+    let mut c = zinc(9189);
+    c["source"]["column"] = json!("zink");
+    c["period"] = json!("1976-1981");
+    let (code, v) = verify_json(&c, &[]);
+    assert_eq!(v["verdict"], "UNVERIFIABLE");
+    assert_eq!(code, 1);
+    let reasons = v["reasons"].to_string();
+    assert!(reasons.contains("did you mean \\\"zinc\\\""), "{reasons}");
+    assert!(reasons.contains("unknown period"), "{reasons}");
+}
+
+#[test]
+fn unknown_function_lists_the_registered_ones() {
+    let mut c = zinc(9189);
+    c["source"]["function"] = json!("extractMedian");
+    let (_, v) = verify_json(&c, &[]);
+    assert_eq!(v["verdict"], "UNVERIFIABLE");
+    let reasons = v["reasons"].to_string();
+    assert!(reasons.contains("extractMean"), "{reasons}");
+}
+
+#[test]
+fn invalid_citations_list_every_problem() {
+    let mut c = zinc(9189);
+    c["base"]["n"] = json!("9189");
+    c.as_object_mut().unwrap().remove("study");
+    c["fielded"] = json!("spring 1978");
+    let (code, v) = verify_json(&c, &[]);
+    assert_eq!(v["verdict"], "INVALID");
+    assert_eq!(code, 1);
+    let pointers: Vec<&str> = v["problems"].as_array().unwrap().iter().map(|p| p["pointer"].as_str().unwrap()).collect();
+    assert_eq!(pointers, ["/study", "/fielded", "/base/n"]);
+}
+
+#[test]
+fn hostile_names_are_refused_without_running_anything() {
+    let cases = [
+        ("/source/column", json!("zinc; DROP TABLE x"), "unknown column"),
+        ("/source/table", json!("../../etc/passwd"), "unknown table"),
+        ("/weight", json!("zinc"), "unknown weight"),
+        ("/source/column", json!("zinc\" FROM t0; --"), "unknown column"),
+    ];
+    for (ptr, value, expect) in cases {
+        let mut c = zinc(9189);
+        *c.pointer_mut(ptr).unwrap() = value.clone();
+        let (code, v) = verify_json(&c, &[]);
+        assert_eq!(v["verdict"], "UNVERIFIABLE", "{value}");
+        assert_eq!(code, 1);
+        assert!(v["reasons"].to_string().contains(expect), "{value}: {}", v["reasons"]);
+        assert!(v.get("measures").is_none(), "{value}: nothing may be computed");
+    }
+}
+
+#[test]
+fn a_ten_megabyte_name_is_invalid_not_a_crash() {
+    let mut c = zinc(9189);
+    c["source"]["column"] = json!("x".repeat(10 * 1024 * 1024));
+    let (code, v) = verify_json(&c, &[]);
+    assert_eq!(v["verdict"], "INVALID");
+    assert_eq!(code, 1);
+    assert_eq!(v["problems"][0]["pointer"], "/source/column");
+    // The report does not echo the 10 MB back.
+    assert!(v.to_string().len() < 10_000);
+}
+
+#[test]
+fn deeply_nested_json_is_invalid_not_a_crash() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let out = recite(&["verify", "-", "--format", "json"], Some(deep.as_bytes()));
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["inputs"][0]["claims"][0];
+    assert_eq!(c["verdict"], "INVALID");
+    assert!(c["reasons"][0].as_str().unwrap().contains("recursion limit"), "{}", c["reasons"]);
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let out = recite(&["verify", "-"], Some(b"{\n  \"study\": \"NHANES II\",\n  \"period\": }\n"));
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("INVALID") && text.contains("line 3 column"), "{text}");
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let out = recite(&["verify", "no/such/file.json"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.json"));
+    let out = recite(&["verify"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let out = recite(&["verify", "-", "--claim", "forty"], Some(b"{}"));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn text_report_shows_what_was_rerun() {
+    let out = recite(&["verify", "examples/citations/nhanes2-zinc.json"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in ["NHANES II", "1976-1980", "nhanes2.zinc", "Serum zinc", "extractMean", "finalwgt", "All examined persons", "REPRODUCED", "9189"] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
+
+#[test]
+fn the_json_report_is_byte_identical_across_runs() {
+    let a = recite(&["verify", "examples/citations/nhanes2-zinc.json", "--format", "json"], None);
+    let b = recite(&["verify", "examples/citations/nhanes2-zinc.json", "--format", "json"], None);
+    assert_eq!(a.stdout, b.stdout);
+}
+
+fn copy_study(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+    }
+}
+
+#[test]
+fn catalog_check_passes_on_the_bundled_data() {
+    let out = recite(&["catalog", "check"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("✓ NHANES II"), "{text}");
+}
+
+#[test]
+fn catalog_check_points_at_a_broken_study() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("nhanes2");
+    copy_study(&root().join("datasets/nhanes2"), &study);
+    let toml = std::fs::read_to_string(study.join("study.toml")).unwrap();
+    let broken = toml
+        .replace("filter = \"race = 1\"", "filter = \"rase = 1\"")
+        .replace("weights = [\"finalwgt\"]", "weights = [\"finalwgt\", \"weight2\"]")
+        .replace("[tables.columns.zinc]", "[tables.columns.zinc_level]");
+    std::fs::write(study.join("study.toml"), broken).unwrap();
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("study.toml"), "{text}");
+    assert!(text.contains("base \"White\"") && text.contains("rase"), "{text}");
+    assert!(text.contains("weight \"weight2\""), "{text}");
+    assert!(text.contains("declared column \"zinc_level\"") && text.contains("did you mean \"zinc\""), "{text}");
+}
+
+#[test]
+fn catalog_check_reports_a_study_file_that_does_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("bad");
+    std::fs::create_dir_all(&study).unwrap();
+    std::fs::write(study.join("study.toml"), "[study]\nname = \"Bad\"\n[[tables]]\nname = 3\n").unwrap();
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text.contains("bad/study.toml") && text.contains("line 4"), "{text}");
+}
