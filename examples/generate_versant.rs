@@ -62,7 +62,8 @@ fn main() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let ctx = SessionContext::new();
-        ctx.register_parquet(TABLE_NAME, path.to_string_lossy().as_ref(), ParquetReadOptions::default()).await?;
+        ctx.register_parquet(TABLE_NAME, path.to_string_lossy().as_ref(), ParquetReadOptions::default())
+            .await?;
         // Versant (s14r5): aware base, the 65-74 aware cell, and consideration among the aware.
         let sql = "SELECT wave, COUNT(*) AS n, \
              SUM(CASE WHEN s14r5 >= 1 THEN 1 ELSE 0 END) AS aware_n, \

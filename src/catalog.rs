@@ -254,12 +254,20 @@ impl std::fmt::Display for NotFound {
 /// Shortens a name for messages, so a 10 MB string never floods a report.
 pub fn shorten(s: &str) -> String {
     const MAX: usize = 80;
-    if s.len() <= MAX { s.to_string() } else { format!("{}… ({} bytes)", &s[..s.floor_char_boundary(MAX)], s.len()) }
+    if s.len() <= MAX {
+        s.to_string()
+    } else {
+        format!("{}… ({} bytes)", &s[..s.floor_char_boundary(MAX)], s.len())
+    }
 }
 
 /// Names folded for human matching: lower case, runs of spaces and punctuation as one space.
 pub fn fold_human(s: &str) -> String {
-    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ").to_lowercase()
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 /// The declared names nearest to `asked`, best first (at most 3).
@@ -273,7 +281,8 @@ pub fn suggest<'a>(asked: &str, names: impl IntoIterator<Item = &'a str>) -> Vec
         .into_iter()
         .map(|n| {
             let score = strsim::jaro_winkler(&a, &n.to_lowercase());
-            let bonus = if n.to_lowercase().contains(&a) || a.contains(&n.to_lowercase()) { 0.1 } else { 0.0 };
+            let bonus =
+                if n.to_lowercase().contains(&a) || a.contains(&n.to_lowercase()) { 0.1 } else { 0.0 };
             (score + bonus, n.to_string())
         })
         .filter(|(s, _)| *s >= 0.75)
@@ -344,7 +353,10 @@ impl Catalog {
                     "study",
                     name,
                     format!("data folder {}", self.root.display()),
-                    self.studies.iter().flat_map(|s| std::iter::once(&s.study.name).chain(&s.study.aliases)).map(String::as_str),
+                    self.studies
+                        .iter()
+                        .flat_map(|s| std::iter::once(&s.study.name).chain(&s.study.aliases))
+                        .map(String::as_str),
                 )
             })
     }
@@ -354,7 +366,8 @@ impl Study {
     /// Reads and parses one `study.toml`; errors name the file and the entry.
     pub fn load(file: &Path) -> Result<Study> {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let mut study: Study = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let mut study: Study =
+            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
         study.file = file.to_path_buf();
         Ok(study)
     }
@@ -381,7 +394,9 @@ impl Study {
         self.periods
             .iter()
             .find(|p| fold_human(&p.name) == f || p.aliases.iter().any(|a| fold_human(a) == f))
-            .ok_or_else(|| not_found("period", name, self.scope(), self.periods.iter().map(|p| p.name.as_str())))
+            .ok_or_else(|| {
+                not_found("period", name, self.scope(), self.periods.iter().map(|p| p.name.as_str()))
+            })
     }
 
     /// The base a citation names, by name or alias.
@@ -407,7 +422,12 @@ impl Table {
     /// The weight a citation names: only declared weights are accepted.
     pub fn weight(&self, name: &str) -> Result<&str, NotFound> {
         self.weights.iter().find(|w| *w == name).map(String::as_str).ok_or_else(|| {
-            not_found("weight", name, format!("table {:?}", self.name), self.weights.iter().map(String::as_str))
+            not_found(
+                "weight",
+                name,
+                format!("table {:?}", self.name),
+                self.weights.iter().map(String::as_str),
+            )
         })
     }
 

@@ -107,11 +107,13 @@ pub fn parse(v: &Value) -> Result<Citation, Vec<Problem>> {
             name.zip(n).map(|(name, n)| Base { name, n })
         }
         Some(other) => {
-            problems.push(problem("/base", format!("`base` must be an object {{name, n}}, not {}", kind(other))));
+            problems
+                .push(problem("/base", format!("`base` must be an object {{name, n}}, not {}", kind(other))));
             None
         }
     };
-    let weight = optional_string(obj, "weight", &mut problems).filter(|w| !w.eq_ignore_ascii_case("unweighted"));
+    let weight =
+        optional_string(obj, "weight", &mut problems).filter(|w| !w.eq_ignore_ascii_case("unweighted"));
     let source = match obj.get("source") {
         None => {
             problems.push(problem(
@@ -152,13 +154,17 @@ pub fn parse(v: &Value) -> Result<Citation, Vec<Problem>> {
                 }
             }
         }
-        Some(other) => {
-            problems.push(problem("/warnings", format!("`warnings` must be an array of strings, not {}", kind(other))))
-        }
+        Some(other) => problems.push(problem(
+            "/warnings",
+            format!("`warnings` must be an array of strings, not {}", kind(other)),
+        )),
     }
     let known = ["study", "period", "fielded", "base", "weight", "source", "warnings"];
-    let extra: Map<String, Value> =
-        obj.iter().filter(|(k, _)| !known.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let extra: Map<String, Value> = obj
+        .iter()
+        .filter(|(k, _)| !known.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -195,11 +201,17 @@ fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn required_string(obj: &Map<String, Value>, key: &str, at: &str, problems: &mut Vec<Problem>) -> Option<String> {
+fn required_string(
+    obj: &Map<String, Value>,
+    key: &str,
+    at: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
     let pointer = format!("{at}/{}", escape_pointer(key));
     match obj.get(key) {
         None => {
-            let field = if at.is_empty() { key.to_string() } else { format!("{}.{key}", &at[1..].replace('/', ".")) };
+            let field =
+                if at.is_empty() { key.to_string() } else { format!("{}.{key}", &at[1..].replace('/', ".")) };
             problems.push(problem(&pointer, format!("required field `{field}` is missing")));
             None
         }
@@ -246,7 +258,7 @@ fn positive_integer(v: &Value) -> Result<u64, String> {
     // Integral values written with a fraction or exponent (4210.0, 4.21e3) are integers, as in
     // JSON Schema; anything with a fractional part or a sign is not.
     match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f >= 1.0 && f <= 9.0e15 => Ok(f as u64),
+        Some(f) if f.fract() == 0.0 && (1.0..=9.0e15).contains(&f) => Ok(f as u64),
         _ => Err(format!("`base.n` must be a positive integer, not {n}")),
     }
 }
@@ -259,7 +271,8 @@ fn short(v: &Value) -> String {
 /// Checks an ISO-8601 date, date-time or interval (`start/end`, `start/duration`,
 /// `duration/end`) as the spec's `fielded` allows. Intervals must not run backwards.
 pub fn check_iso8601(s: &str) -> Result<(), String> {
-    let bad = || format!("`fielded` must be an ISO-8601 date or interval (e.g. 2026-04-02/2026-04-19), not {s:?}");
+    let bad =
+        || format!("`fielded` must be an ISO-8601 date or interval (e.g. 2026-04-02/2026-04-19), not {s:?}");
     match s.split_once('/') {
         None => parse_instant(s).map(|_| ()).ok_or_else(bad),
         Some((a, b)) => {
@@ -376,10 +389,19 @@ mod tests {
 
     #[test]
     fn fielded_dates_and_intervals() {
-        for ok in ["2026-04-02", "2026-04", "2026", "2026-04-02/2026-04-19", "2026-04-02/P17D", "P2W/2026-04-19"] {
+        for ok in
+            ["2026-04-02", "2026-04", "2026", "2026-04-02/2026-04-19", "2026-04-02/P17D", "P2W/2026-04-19"]
+        {
             assert!(check_iso8601(ok).is_ok(), "{ok}");
         }
-        for bad in ["April 2026", "2026-13-01", "2026-04-19/2026-04-02", "2026-04-02/", "P/2026-04-02", "2026-04-02/PT"] {
+        for bad in [
+            "April 2026",
+            "2026-13-01",
+            "2026-04-19/2026-04-02",
+            "2026-04-02/",
+            "P/2026-04-02",
+            "2026-04-02/PT",
+        ] {
             assert!(check_iso8601(bad).is_err(), "{bad}");
         }
     }

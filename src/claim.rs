@@ -134,8 +134,9 @@ mod tests {
 
     #[test]
     fn leaves_keep_text_keys_and_pointers() {
-        let v: Value = serde_json::from_str(r#"{"brand":"Versant","funnel":{"Aware":1.000,"a/b":"44%"},"n":[4210]}"#)
-            .unwrap();
+        let v: Value =
+            serde_json::from_str(r#"{"brand":"Versant","funnel":{"Aware":1.000,"a/b":"44%"},"n":[4210]}"#)
+                .unwrap();
         let got: Vec<(String, Option<String>, String)> =
             leaves(&v).into_iter().map(|c| (c.text, c.key, c.pointer)).collect();
         assert_eq!(

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::citation::{Citation, Problem};
 use crate::claim::{Claimed, fold};
 use crate::engine::Outcome;
+use crate::explain::Explanation;
 use crate::extractor::{Measure, Unit};
 use crate::resolve::Resolved;
 use crate::stats::{self, BaseFacts, Estimate, Interval};
@@ -42,8 +43,13 @@ impl Verdict {
     }
 
     /// Every verdict, in order.
-    pub const ALL: [Verdict; 5] =
-        [Verdict::Invalid, Verdict::Unverifiable, Verdict::Discrepant, Verdict::BaseMismatch, Verdict::Reproduced];
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Invalid,
+        Verdict::Unverifiable,
+        Verdict::Discrepant,
+        Verdict::BaseMismatch,
+        Verdict::Reproduced,
+    ];
 }
 
 impl std::fmt::Display for Verdict {
@@ -192,6 +198,9 @@ pub struct Settlement {
     /// The small-base audit of those warnings.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings_audit: Vec<WarningAudit>,
+    /// For a claim not reproduced: the nearby computations that reproduce it, best first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub explanations: Vec<Explanation>,
     /// Worth knowing; does not change the verdict.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -220,18 +229,27 @@ impl Settlement {
             not_compared: Vec::new(),
             warnings: Vec::new(),
             warnings_audit: Vec::new(),
+            explanations: Vec::new(),
             notes: Vec::new(),
         }
     }
 }
 
 /// Result keys that state the base's unweighted count rather than a measure.
-const BASE_N_KEYS: &[&str] = &["n", "basen", "base", "unweightedn", "respondents", "samplesize", "count", "nbase"];
+const BASE_N_KEYS: &[&str] =
+    &["n", "basen", "base", "unweightedn", "respondents", "samplesize", "count", "nbase"];
 /// Result keys that say nothing about which measure a number is.
-const GENERIC_KEYS: &[&str] = &["value", "share", "pct", "percent", "percentage", "result", "estimate", "number"];
+const GENERIC_KEYS: &[&str] =
+    &["value", "share", "pct", "percent", "percentage", "result", "estimate", "number"];
 
 /// Settles one resolved claim against the engine's outcome.
-pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], interval: Interval) -> Settlement {
+pub fn settle(
+    c: &Citation,
+    r: &Resolved,
+    out: &Outcome,
+    claims: &[Claimed],
+    interval: Interval,
+) -> Settlement {
     let estimates = stats::estimate(&r.measures, &out.vars, &out.sums, interval);
     let facts = stats::base_facts(&out.sums);
     let mut rows: Vec<MeasureRow> = r
@@ -246,7 +264,8 @@ pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], int
     let single = r.measures.len() == 1;
     for claim in claims {
         let key = claim.key.as_deref().map(fold).unwrap_or_default();
-        if let Some(i) = r.measures.iter().position(|m| claim.key.as_deref().is_some_and(|k| m.answers_to(k))) {
+        if let Some(i) = r.measures.iter().position(|m| claim.key.as_deref().is_some_and(|k| m.answers_to(k)))
+        {
             attach(&mut rows[i], &r.measures[i], claim);
         } else if BASE_N_KEYS.contains(&key.as_str()) && claim.decimals <= 0 && claim.value >= 0.0 {
             if claim.value.round() as u64 != c.base.n {
@@ -270,7 +289,11 @@ pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], int
                 "{}: claimed {}, recomputed {} (tolerance ±{})",
                 row.name,
                 cmp.claimed.text,
-                show(cmp.shown, cmp.claimed.decimals + 1, cmp.claimed.percent || is_percent(row.unit, &cmp.claimed)),
+                show(
+                    cmp.shown,
+                    cmp.claimed.decimals + 1,
+                    cmp.claimed.percent || is_percent(row.unit, &cmp.claimed)
+                ),
                 show(cmp.tolerance, cmp.claimed.decimals + 1, false)
             ));
         }
@@ -283,7 +306,9 @@ pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], int
             reasons.push(format!("base n: claimed {n}, recomputed {} ({})", facts.n, r.base));
         }
     }
-    let discrepant = rows.iter().any(|row| row.claims.iter().any(|c| !c.matched) || row.estimate.is_none() && !row.claims.is_empty());
+    let discrepant = rows
+        .iter()
+        .any(|row| row.claims.iter().any(|c| !c.matched) || row.estimate.is_none() && !row.claims.is_empty());
     let verdict = if discrepant {
         Verdict::Discrepant
     } else if !base_ok {
@@ -313,6 +338,7 @@ pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], int
         not_compared,
         warnings: c.warnings.clone(),
         warnings_audit: audit_warnings(c, r, out, facts.n),
+        explanations: Vec::new(),
         notes,
     }
 }
@@ -419,16 +445,24 @@ fn audit_warnings(c: &Citation, r: &Resolved, out: &Outcome, base_n: u64) -> Vec
     if base_n < t.low && !c.warnings.iter().any(|w| fold(w).contains("base")) {
         audit.push(WarningAudit {
             kind: "undisclosed".into(),
-            message: format!("the whole base has {base_n} respondents, under {}, and no warning says so", t.low),
+            message: format!(
+                "the whole base has {base_n} respondents, under {}, and no warning says so",
+                t.low
+            ),
         });
     }
     for w in &c.warnings {
         let fw = fold(w);
         for (b, cell, n) in &out.cells {
-            if fw.contains(&fold(cell)) && *n >= t.low && (fw.contains("base") || fw.contains("small") || fw.contains("low")) {
+            if fw.contains(&fold(cell))
+                && *n >= t.low
+                && (fw.contains("base") || fw.contains("small") || fw.contains("low"))
+            {
                 audit.push(WarningAudit {
                     kind: "unsupported".into(),
-                    message: format!("the warning {w:?} is not supported: the {cell} cell ({b}) has {n} respondents"),
+                    message: format!(
+                        "the warning {w:?} is not supported: the {cell} cell ({b}) has {n} respondents"
+                    ),
                 });
             }
         }

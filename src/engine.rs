@@ -17,7 +17,9 @@ use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, Schema};
 use datafusion::common::DFSchema;
 use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::{Expr, ExprSchemable};
-use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionConfig, SessionContext, cast, ident, lit, when};
+use datafusion::prelude::{
+    CsvReadOptions, ParquetReadOptions, SessionConfig, SessionContext, cast, ident, lit, when,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -59,7 +61,14 @@ pub struct ScanStats {
     pub rows_scanned: u64,
     /// Aggregates computed (after sharing identical ones).
     pub aggregates: usize,
+    /// Extra fused scans made to explain claims not reproduced (one per table that has any).
+    pub explanation_scans: usize,
 }
+
+/// The jobs of one scan: a table's files and design, and which jobs read it.
+type ScanGroup = ((PathBuf, Option<(String, String)>), Vec<usize>);
+/// What one scan returns: each job's outcome by job index, and what was read.
+type ScanResult = (Vec<(usize, Result<Outcome, String>)>, ScanStats);
 
 struct Registered {
     name: String,
@@ -146,12 +155,15 @@ impl Engine {
     /// Runs every job, one scan per table, tables in parallel. One job's error (a filter that
     /// does not plan) never fails the others; a table that cannot be read fails only its jobs.
     pub fn run(&self, jobs: &[Job]) -> (Vec<Result<Outcome, String>>, ScanStats) {
-        let mut groups: BTreeMap<(PathBuf, Option<(String, String)>), Vec<usize>> = BTreeMap::new();
+        let mut by_table = BTreeMap::new();
         for (i, job) in jobs.iter().enumerate() {
-            groups.entry((job.rows.location.clone(), job.rows.design.clone())).or_default().push(i);
+            by_table
+                .entry((job.rows.location.clone(), job.rows.design.clone()))
+                .or_insert_with(Vec::new)
+                .push(i);
         }
-        let groups: Vec<_> = groups.into_iter().collect();
-        let per_group: Vec<(Vec<(usize, Result<Outcome, String>)>, ScanStats)> = groups
+        let groups: Vec<ScanGroup> = by_table.into_iter().collect();
+        let per_group: Vec<ScanResult> = groups
             .par_iter()
             .map(|((location, design), members)| {
                 let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
@@ -207,7 +219,8 @@ impl Engine {
             None => vec![],
         };
         let n_aggs = aggs.exprs.len();
-        let exprs: Vec<Expr> = aggs.exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
+        let exprs: Vec<Expr> =
+            aggs.exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
         let started = Instant::now();
         let batches: Vec<RecordBatch> = self
             .rt
@@ -223,13 +236,21 @@ impl Engine {
         for b in &batches {
             let strata_col = (offset > 0).then(|| b.column(0).as_string::<i32>().clone());
             for r in 0..b.num_rows() {
-                let stratum = strata_col.as_ref().map(|s| if s.is_null(r) { String::new() } else { s.value(r).to_string() });
+                let stratum = strata_col
+                    .as_ref()
+                    .map(|s| if s.is_null(r) { String::new() } else { s.value(r).to_string() });
                 let vals = (0..n_aggs).map(|i| value_at(b.column(offset + i), r)).collect();
                 rows.push((stratum.unwrap_or_default(), vals));
             }
         }
         let total = |slot: usize| rows.iter().map(|(_, v)| v[slot]).sum::<f64>();
-        let stats = ScanStats { tables_scanned: 1, scans: 1, rows_scanned: total(rows_slot) as u64, aggregates: n_aggs };
+        let stats = ScanStats {
+            tables_scanned: 1,
+            scans: 1,
+            rows_scanned: total(rows_slot) as u64,
+            aggregates: n_aggs,
+            explanation_scans: 0,
+        };
         let outcomes = plans
             .into_iter()
             .map(|plan| {
@@ -237,11 +258,17 @@ impl Engine {
                 let totals: Vec<f64> = plan.totals.iter().map(|&s| total(s)).collect();
                 let moments = plan.moments.iter().map(|(&jk, &s)| (jk, total(s))).collect();
                 let psus = if design.is_some() {
-                    rows.iter().map(|(h, v)| (h.clone(), plan.totals.iter().map(|&s| v[s]).collect())).collect()
+                    rows.iter()
+                        .map(|(h, v)| (h.clone(), plan.totals.iter().map(|&s| v[s]).collect()))
+                        .collect()
                 } else {
                     Vec::new()
                 };
-                let cells = plan.cells.iter().map(|(b, c, s)| (b.clone(), c.clone(), total(*s).round() as u64)).collect();
+                let cells = plan
+                    .cells
+                    .iter()
+                    .map(|(b, c, s)| (b.clone(), c.clone(), total(*s).round() as u64))
+                    .collect();
                 Ok(Outcome { vars: plan.vars, sums: Sums { n: total(plan.n), totals, moments, psus }, cells })
             })
             .collect();

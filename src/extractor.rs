@@ -311,7 +311,10 @@ impl Extractor {
                 bail!("{} needs value labels on the column (at least two labelled codes)", self.name)
             }
             Needs::Share if column.share.is_empty() => {
-                bail!("{} needs the column to declare its code set (`share = [...]` in study.toml)", self.name)
+                bail!(
+                    "{} needs the column to declare its code set (`share = [...]` in study.toml)",
+                    self.name
+                )
             }
             Needs::Scale if column.scale().is_none() => {
                 bail!("{} needs an answer scale (`scale = [min, max]` or value labels)", self.name)
@@ -323,7 +326,9 @@ impl Extractor {
         for def in &self.measures {
             let vars: Vec<Vec<(&str, String)>> = match def.each {
                 None => vec![vec![]],
-                Some(Each::Code) => codes.iter().map(|(c, l)| vec![("code", num(*c)), ("label", l.clone())]).collect(),
+                Some(Each::Code) => {
+                    codes.iter().map(|(c, l)| vec![("code", num(*c)), ("label", l.clone())]).collect()
+                }
                 Some(Each::Stage) => {
                     codes.iter().skip(1).map(|(c, l)| vec![("code", num(*c)), ("label", l.clone())]).collect()
                 }
@@ -332,7 +337,12 @@ impl Extractor {
                     .skip(1)
                     .zip(codes.iter().skip(2))
                     .map(|((c, l), (n, nl))| {
-                        vec![("code", num(*c)), ("label", l.clone()), ("next", num(*n)), ("next_label", nl.clone())]
+                        vec![
+                            ("code", num(*c)),
+                            ("label", l.clone()),
+                            ("next", num(*n)),
+                            ("next_label", nl.clone()),
+                        ]
                     })
                     .collect(),
             };
@@ -353,9 +363,9 @@ impl Extractor {
                     (None, None, None, Some([a, b]), None, None) => {
                         let find = |n: &str| -> Result<usize> {
                             let n = fill(n)?;
-                            out.iter()
-                                .position(|m| m.name == n)
-                                .with_context(|| format!("difference names {n:?}, which is not declared before it"))
+                            out.iter().position(|m| m.name == n).with_context(|| {
+                                format!("difference names {n:?}, which is not declared before it")
+                            })
                         };
                         Kind::Difference { a: find(a)?, b: find(b)?, scale: def.scale.unwrap_or(1.0) }
                     }
@@ -399,7 +409,9 @@ pub fn parse_pred(text: &str) -> Result<Pred> {
     let mut clauses = Vec::new();
     for part in text.split(" and ") {
         let part = part.trim();
-        let rest = part.strip_prefix('x').with_context(|| format!("predicate {text:?}: each clause starts with x"))?;
+        let rest = part
+            .strip_prefix('x')
+            .with_context(|| format!("predicate {text:?}: each clause starts with x"))?;
         let rest = rest.trim_start();
         if let Some(list) = rest.strip_prefix("in") {
             let list = list.trim();
@@ -410,7 +422,11 @@ pub fn parse_pred(text: &str) -> Result<Pred> {
             let values = inner
                 .split(',')
                 .filter(|s| !s.trim().is_empty())
-                .map(|s| s.trim().parse::<f64>().with_context(|| format!("predicate {text:?}: {s:?} is not a number")))
+                .map(|s| {
+                    s.trim()
+                        .parse::<f64>()
+                        .with_context(|| format!("predicate {text:?}: {s:?} is not a number"))
+                })
                 .collect::<Result<Vec<_>>>()?;
             if values.is_empty() {
                 bail!("predicate {text:?}: empty list");
@@ -418,11 +434,15 @@ pub fn parse_pred(text: &str) -> Result<Pred> {
             clauses.push(Clause::In(values));
             continue;
         }
-        let (op, value) = [("!=", Op::Ne), (">=", Op::Ge), ("<=", Op::Le), ("=", Op::Eq), (">", Op::Gt), ("<", Op::Lt)]
-            .iter()
-            .find_map(|(s, op)| rest.strip_prefix(s).map(|v| (*op, v.trim())))
-            .with_context(|| format!("predicate {text:?}: expected a comparison (=, !=, <, <=, >, >=) or in"))?;
-        let value: f64 = value.parse().with_context(|| format!("predicate {text:?}: {value:?} is not a number"))?;
+        let (op, value) =
+            [("!=", Op::Ne), (">=", Op::Ge), ("<=", Op::Le), ("=", Op::Eq), (">", Op::Gt), ("<", Op::Lt)]
+                .iter()
+                .find_map(|(s, op)| rest.strip_prefix(s).map(|v| (*op, v.trim())))
+                .with_context(|| {
+                    format!("predicate {text:?}: expected a comparison (=, !=, <, <=, >, >=) or in")
+                })?;
+        let value: f64 =
+            value.parse().with_context(|| format!("predicate {text:?}: {value:?} is not a number"))?;
         clauses.push(Clause::Cmp(op, value));
     }
     Ok(Pred(clauses))

@@ -10,7 +10,8 @@
 //! - [`engine`]: DataFusion, every measure of every item on one table in one scan;
 //! - [`stats`]: standard errors, intervals, effective base;
 //! - [`pipeline`]: the whole path for many claims, fused per table;
-//! - [`compare`]: claimed vs recomputed → a [`compare::Verdict`];
+//! - [`compare`]: claimed vs recomputed → a [`compare::Verdict`]; [`explain`]: what the agent
+//!   most likely computed instead;
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
 //! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data.
@@ -21,6 +22,7 @@ pub mod citation;
 pub mod claim;
 pub mod compare;
 pub mod engine;
+pub mod explain;
 pub mod extractor;
 pub mod moca;
 pub mod pipeline;

@@ -88,7 +88,8 @@ pub struct MocaCitation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// True when no finding is about this entry (event-level findings such as placement are
-    /// not counted: they are about the event, not the record).
+    /// not counted: they are about the event, not the record); false for the entries of an
+    /// event ignored for its version, which were not checked.
     pub passed: bool,
 }
 

@@ -9,11 +9,15 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::citation::{self, Citation};
 use crate::claim::Claimed;
-use crate::compare::{self, Settlement};
+use crate::compare::{self, Settlement, Verdict};
 use crate::engine::{Engine, Job, ScanStats};
+use crate::explain;
 use crate::extractor::Registry;
 use crate::resolve::{self, Resolved};
 use crate::stats::Interval;
+
+/// A settlement, with the citation and resolution it came from when it got that far.
+type Settled = (Settlement, Option<(Box<Citation>, Box<Resolved>)>);
 
 /// One claim to settle: the citation as found, and the numbers claimed.
 #[derive(Debug, Clone)]
@@ -25,10 +29,18 @@ pub struct Claim {
 }
 
 /// Options that change how claims are settled.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// The interval method for proportions.
     pub interval: Interval,
+    /// Look for what a claim not reproduced most likely computed instead.
+    pub explain: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { interval: Interval::Logit, explain: true }
+    }
 }
 
 /// Settles every claim; the settlements come back in input order.
@@ -61,19 +73,57 @@ pub fn settle_all(
             jobs.push(Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: r.cells.clone() });
         }
     }
-    let (outcomes, stats) = engine.run(&jobs);
-    let settlements = staged
+    let (outcomes, mut stats) = engine.run(&jobs);
+    let mut settled: Vec<Settled> = staged
         .into_iter()
         .zip(claims)
         .zip(job_of)
         .map(|((s, claim), j)| match (s, j) {
-            (Stage::Done(s), _) => *s,
+            (Stage::Done(s), _) => (*s, None),
             (Stage::Ready(cit, r), Some(j)) => match &outcomes[j] {
-                Ok(out) => compare::settle(&cit, &r, out, &claim.numbers, opts.interval),
-                Err(e) => Settlement::unverifiable(vec![e.clone()]),
+                Ok(out) => (compare::settle(&cit, &r, out, &claim.numbers, opts.interval), Some((cit, r))),
+                Err(e) => (Settlement::unverifiable(vec![e.clone()]), None),
             },
-            (Stage::Ready(..), None) => Settlement::unverifiable(vec!["internal: no job".into()]),
+            (Stage::Ready(..), None) => (Settlement::unverifiable(vec!["internal: no job".into()]), None),
         })
         .collect();
-    (settlements, stats)
+    if opts.explain {
+        stats.explanation_scans = explain_all(&mut settled, catalog, registry, engine, opts.interval);
+    }
+    (settled.into_iter().map(|(s, _)| s).collect(), stats)
+}
+
+/// Computes every variant of every claim not reproduced in one more fused run, and attaches
+/// the explanations. Returns the scans it took.
+fn explain_all(
+    settled: &mut [Settled],
+    catalog: &Catalog,
+    registry: &Registry,
+    engine: &Engine,
+    interval: Interval,
+) -> usize {
+    let mut variants = Vec::new();
+    for (i, (s, ctx)) in settled.iter().enumerate() {
+        if matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch)
+            && let Some((_, r)) = ctx
+        {
+            variants.extend(explain::variants(i, r, catalog, registry));
+        }
+    }
+    let jobs: Vec<Job> = variants.iter().map(|v| v.job.clone()).collect();
+    let (outcomes, stats) =
+        if jobs.is_empty() { (Vec::new(), ScanStats::default()) } else { engine.run(&jobs) };
+    for (i, (s, ctx)) in settled.iter_mut().enumerate() {
+        let Some((cit, _)) = ctx else { continue };
+        let tried: Vec<_> = variants
+            .iter()
+            .zip(&outcomes)
+            .filter(|(v, _)| v.claim == i)
+            .filter_map(|(v, o)| o.as_ref().ok().map(|o| (v, o)))
+            .collect();
+        if matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
+            s.explanations = explain::judge(s, cit.base.n, &tried, interval);
+        }
+    }
+    stats.scans
 }

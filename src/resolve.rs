@@ -108,14 +108,18 @@ pub fn resolve(
                         asked: catalog::shorten(&c.source.column),
                         scope: format!("table {:?}", table.name),
                         declared: schema.fields().len(),
-                        suggestions: catalog::suggest(&c.source.column, schema.fields().iter().map(|f| f.name().as_str())),
+                        suggestions: catalog::suggest(
+                            &c.source.column,
+                            schema.fields().iter().map(|f| f.name().as_str()),
+                        ),
                     })),
                 }
                 column_meta = table.column_meta(&c.source.column);
                 if let Some(w) = &c.weight {
                     match table.weight(w) {
                         Ok(w) if schema.field_with_name(w).is_ok() => weight = Some(w.to_string()),
-                        Ok(w) => why.push(format!("declared weight {w:?} is not a column of table {:?}", table.name)),
+                        Ok(w) => why
+                            .push(format!("declared weight {w:?} is not a column of table {:?}", table.name)),
                         Err(e) => why.push(miss(e)),
                     }
                 }
@@ -165,7 +169,9 @@ pub fn resolve(
     let cells = study
         .breakdowns
         .iter()
-        .flat_map(|b| b.cells.iter().map(move |cell| (b.name.clone(), cell.name.clone(), cell.filter.clone())))
+        .flat_map(|b| {
+            b.cells.iter().map(move |cell| (b.name.clone(), cell.name.clone(), cell.filter.clone()))
+        })
         .collect();
     Ok(Resolved {
         study: study.study.name.clone(),

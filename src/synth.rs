@@ -53,11 +53,22 @@ pub const STUDY_NAME: &str = "Versant Mega Tracker";
 /// Rows generated per batch (one parallel work item).
 const BATCH_ROWS: usize = 8192;
 const MONTHS: [&str; 12] = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
     "December",
 ];
 /// Fieldwork (first day, last day) of W1-W8; later waves use the 3rd to the 18th.
-const FIELDED_DAYS: [(u32, u32); 8] = [(3, 20), (1, 16), (5, 22), (2, 18), (2, 19), (2, 19), (4, 21), (1, 18)];
+const FIELDED_DAYS: [(u32, u32); 8] =
+    [(3, 20), (1, 16), (5, 22), (2, 18), (2, 19), (2, 19), (4, 21), (1, 18)];
 
 /// What to generate. [`VersantSpec::default`] is the committed dataset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,7 +214,8 @@ pub fn wave_weights(spec: &VersantSpec) -> Result<Vec<WaveWeights>> {
             .reduce(|| [0u64; CELLS], |a, b| std::array::from_fn(|c| a[c] + b[c]));
         let counts: Vec<f64> = counts.iter().map(|&c| c as f64).collect();
         let wave = w + 1;
-        let main = rake(&counts, &[band, gender, region]).with_context(|| format!("main_weight, wave {wave}"))?;
+        let main =
+            rake(&counts, &[band, gender, region]).with_context(|| format!("main_weight, wave {wave}"))?;
         let alt = rake(&counts, &[band, gender]).with_context(|| format!("alt_weight, wave {wave}"))?;
         out.push(WaveWeights { wave, n, counts, main, alt });
         start += n;
@@ -242,11 +254,13 @@ impl Generator {
         let (seed, brands, n) = (self.spec.seed, self.spec.brands, end - start);
         let mut wave = Vec::with_capacity(n);
         let mut id = Vec::with_capacity(n);
-        let (mut age, mut gender, mut region) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut age, mut gender, mut region) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let mut funnel: Vec<Vec<i8>> = (0..brands).map(|_| Vec::with_capacity(n)).collect();
         let mut recommend: Vec<Int8Builder> = (0..brands).map(|_| Int8Builder::with_capacity(n)).collect();
         let mut satisfaction: Vec<Int8Builder> = (0..brands).map(|_| Int8Builder::with_capacity(n)).collect();
-        let mut attitudes: Vec<Vec<i8>> = (0..self.spec.extra_questions).map(|_| Vec::with_capacity(n)).collect();
+        let mut attitudes: Vec<Vec<i8>> =
+            (0..self.spec.extra_questions).map(|_| Vec::with_capacity(n)).collect();
         let (mut main, mut alt) = (Vec::with_capacity(n), Vec::with_capacity(n));
 
         let mut w = self.starts.partition_point(|&s| s <= start); // 1-based wave of `start`
@@ -363,7 +377,8 @@ pub fn write_versant(spec: &VersantSpec, out_dir: &Path) -> Result<()> {
         }
     }
     writer.into_inner()?.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    std::fs::rename(&tmp, &path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
 
     let study = out_dir.join(STUDY_FILE);
     let tmp = out_dir.join(format!("{STUDY_FILE}.tmp"));
@@ -390,7 +405,8 @@ fn q(s: &str) -> String {
 
 /// An inline table of value labels, `{ "code" = "label", … }`.
 fn labels<'a>(pairs: impl IntoIterator<Item = (i64, &'a str)>) -> String {
-    let items: Vec<String> = pairs.into_iter().map(|(code, label)| format!("\"{code}\" = {}", q(label))).collect();
+    let items: Vec<String> =
+        pairs.into_iter().map(|(code, label)| format!("\"{code}\" = {}", q(label))).collect();
     format!("{{ {} }}", items.join(", "))
 }
 
@@ -444,19 +460,31 @@ pub fn study_toml(spec: &VersantSpec) -> String {
     };
     column(
         "wave",
-        format!("label = \"Wave\"\nvalues = {}\n", labels(waves.iter().enumerate().map(|(i, w)| (i as i64 + 1, w.as_str())))),
+        format!(
+            "label = \"Wave\"\nvalues = {}\n",
+            labels(waves.iter().enumerate().map(|(i, w)| (i as i64 + 1, w.as_str())))
+        ),
     );
     column("respondent_id", "label = \"Respondent ID\"\n".into());
     column("age", "label = \"Age (years)\"\n".into());
-    column("gender", format!("label = \"Gender\"\nvalues = {}\n", labels([(1, GENDERS[0]), (2, GENDERS[1])])));
+    column(
+        "gender",
+        format!("label = \"Gender\"\nvalues = {}\n", labels([(1, GENDERS[0]), (2, GENDERS[1])])),
+    );
     column(
         "region",
-        format!("label = \"Region\"\nvalues = {}\n", labels(REGIONS.iter().enumerate().map(|(i, r)| (i as i64 + 1, *r)))),
+        format!(
+            "label = \"Region\"\nvalues = {}\n",
+            labels(REGIONS.iter().enumerate().map(|(i, r)| (i as i64 + 1, *r)))
+        ),
     );
     for (b, brand) in brands.iter().enumerate().map(|(i, n)| (i + 1, n)) {
         column(
             &format!("s14r{b}"),
-            format!("label = {}\nquestion = \"s14\"\nvalues = {funnel_labels}\n", q(&format!("Brand funnel: {brand}"))),
+            format!(
+                "label = {}\nquestion = \"s14\"\nvalues = {funnel_labels}\n",
+                q(&format!("Brand funnel: {brand}"))
+            ),
         );
     }
     for (b, brand) in brands.iter().enumerate().map(|(i, n)| (i + 1, n)) {
@@ -488,8 +516,14 @@ pub fn study_toml(spec: &VersantSpec) -> String {
             ),
         );
     }
-    column("main_weight", "label = \"Main weight (raked: age band x gender x region margins; mean 1 in each wave)\"\n".into());
-    column("alt_weight", "label = \"Alternative weight (raked: age band x gender margins; mean 1 in each wave)\"\n".into());
+    column(
+        "main_weight",
+        "label = \"Main weight (raked: age band x gender x region margins; mean 1 in each wave)\"\n".into(),
+    );
+    column(
+        "alt_weight",
+        "label = \"Alternative weight (raked: age band x gender margins; mean 1 in each wave)\"\n".into(),
+    );
 
     for w in 1..=spec.waves {
         let (year, month) = wave_month(w);
@@ -521,9 +555,12 @@ pub fn study_toml(spec: &VersantSpec) -> String {
             items.iter().map(|(n, f)| format!("  {{ name = {}, filter = {} }},", q(n), q(f))).collect();
         format!("cells = [\n{}\n]", rows.join("\n"))
     };
-    let age_cells = AGE_BANDS.iter().map(|(n, lo, hi)| (n.to_string(), format!("age BETWEEN {lo} AND {hi}"))).collect();
-    let gender_cells = GENDERS.iter().enumerate().map(|(i, g)| (g.to_string(), format!("gender = {}", i + 1))).collect();
-    let region_cells = REGIONS.iter().enumerate().map(|(i, r)| (r.to_string(), format!("region = {}", i + 1))).collect();
+    let age_cells =
+        AGE_BANDS.iter().map(|(n, lo, hi)| (n.to_string(), format!("age BETWEEN {lo} AND {hi}"))).collect();
+    let gender_cells =
+        GENDERS.iter().enumerate().map(|(i, g)| (g.to_string(), format!("gender = {}", i + 1))).collect();
+    let region_cells =
+        REGIONS.iter().enumerate().map(|(i, r)| (r.to_string(), format!("region = {}", i + 1))).collect();
     for (name, c) in [("age band", age_cells), ("gender", gender_cells), ("region", region_cells)] {
         let _ = writeln!(t, "[[breakdowns]]\nname = {}\n{}\n", q(name), cells(c));
     }

@@ -162,6 +162,20 @@ fn fixtures_are_separate_streams() {
 }
 
 #[test]
+fn fixture_with_events_key_and_missing_required_fields() {
+    let text = json!({"name": "saved", "events": [
+        run_started(),
+        json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c1", "content": "{}"}),
+        run_finished()
+    ]})
+    .to_string();
+    let doc = agui::read("saved.json", &text);
+    assert_eq!(doc.events.len(), 3);
+    assert_eq!(findings(&doc), [("input/malformed", Some(1))], "{:#?}", doc.findings);
+    assert!(doc.findings[0].message.contains("messageId"));
+}
+
+#[test]
 fn a_fixture_that_breaks_the_rules_is_checked_alone() {
     let text = json!([
         {"name": "a", "stream": [run_started(), text("START", "m1")]},

@@ -20,7 +20,7 @@ fn settle_in(data: &Path, citation: Value, interval: Interval) -> Settlement {
         &catalog,
         &registry,
         &engine,
-        Options { interval },
+        Options { interval, explain: false },
     );
     s.remove(0)
 }
@@ -125,10 +125,11 @@ fn funnel_conversion_se_is_the_linearised_ratio_se() {
     let aware = s.measures.iter().find(|m| m.name == "Aware").unwrap().estimate.unwrap();
     assert!((aware.value - 10.0 / 12.0).abs() < 1e-12);
     // u for x=0 (w=1): −(5/6)/12 twice; x≥1: w(1/6)/12 for w = 2,1,1,2,1,3.
-    let u: Vec<f64> = [-5.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0, 1.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0, 3.0 / 6.0, -5.0 / 6.0]
-        .iter()
-        .map(|v| v / 12.0)
-        .collect();
+    let u: Vec<f64> =
+        [-5.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0, 1.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0, 3.0 / 6.0, -5.0 / 6.0]
+            .iter()
+            .map(|v| v / 12.0)
+            .collect();
     let v = 8.0 / 7.0 * u.iter().map(|x| x * x).sum::<f64>();
     assert!((aware.se - v.sqrt()).abs() < 1e-12);
 }

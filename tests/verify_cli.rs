@@ -111,7 +111,8 @@ fn invalid_citations_list_every_problem() {
     let (code, v) = verify_json(&c, &[]);
     assert_eq!(v["verdict"], "INVALID");
     assert_eq!(code, 1);
-    let pointers: Vec<&str> = v["problems"].as_array().unwrap().iter().map(|p| p["pointer"].as_str().unwrap()).collect();
+    let pointers: Vec<&str> =
+        v["problems"].as_array().unwrap().iter().map(|p| p["pointer"].as_str().unwrap()).collect();
     assert_eq!(pointers, ["/study", "/fielded", "/base/n"]);
 }
 
@@ -180,7 +181,17 @@ fn usage_and_io_errors_exit_2() {
 fn text_report_shows_what_was_rerun() {
     let out = recite(&["verify", "examples/citations/nhanes2-zinc.json"], None);
     let text = String::from_utf8_lossy(&out.stdout);
-    for needle in ["NHANES II", "1976-1980", "nhanes2.zinc", "Serum zinc", "extractMean", "finalwgt", "All examined persons", "REPRODUCED", "9189"] {
+    for needle in [
+        "NHANES II",
+        "1976-1980",
+        "nhanes2.zinc",
+        "Serum zinc",
+        "extractMean",
+        "finalwgt",
+        "All examined persons",
+        "REPRODUCED",
+        "9189",
+    ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
 }
@@ -225,7 +236,10 @@ fn catalog_check_points_at_a_broken_study() {
     assert!(text.contains("study.toml"), "{text}");
     assert!(text.contains("base \"White\"") && text.contains("rase"), "{text}");
     assert!(text.contains("weight \"weight2\""), "{text}");
-    assert!(text.contains("declared column \"zinc_level\"") && text.contains("did you mean \"zinc\""), "{text}");
+    assert!(
+        text.contains("declared column \"zinc_level\"") && text.contains("did you mean \"zinc\""),
+        "{text}"
+    );
 }
 
 #[test]

@@ -73,7 +73,14 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
             Ok(study) => {
                 let problems = check_study(&study, &engine);
                 if problems.is_empty() {
-                    println!("✓ {} ({}): {} table(s), {} period(s), {} base(s)", study.study.name, file.display(), study.tables.len(), study.periods.len(), study.bases.len());
+                    println!(
+                        "✓ {} ({}): {} table(s), {} period(s), {} base(s)",
+                        study.study.name,
+                        file.display(),
+                        study.tables.len(),
+                        study.periods.len(),
+                        study.bases.len()
+                    );
                 } else {
                     for p in &problems {
                         println!("✗ {}: {p}", file.display());
@@ -167,7 +174,10 @@ pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
         for b in &study.breakdowns {
             for cell in &b.cells {
                 if let Err(e) = engine.check_filter(&location, &cell.filter) {
-                    p.push(format!("breakdown {:?} cell {:?}: filter {:?} on {at}: {e}", b.name, cell.name, cell.filter));
+                    p.push(format!(
+                        "breakdown {:?} cell {:?}: filter {:?} on {at}: {e}",
+                        b.name, cell.name, cell.filter
+                    ));
                 }
             }
         }
@@ -186,10 +196,19 @@ fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
     let cat = data.catalog()?;
     let Some(name) = which else {
         for s in &cat.studies {
-            let aliases = if s.study.aliases.is_empty() { String::new() } else { format!(" (also {})", s.study.aliases.join(", ")) };
+            let aliases = if s.study.aliases.is_empty() {
+                String::new()
+            } else {
+                format!(" (also {})", s.study.aliases.join(", "))
+            };
             println!("{}{aliases}\n  {}\n  {}", s.study.name, s.study.description, s.file.display());
             for t in &s.tables {
-                println!("  table {}: {} declared columns, weights {}", t.name, t.columns.len(), list(&t.weights));
+                println!(
+                    "  table {}: {} declared columns, weights {}",
+                    t.name,
+                    t.columns.len(),
+                    list(&t.weights)
+                );
             }
             println!();
         }
@@ -215,7 +234,13 @@ fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
             let mut extra = Vec::new();
             let codes = c.codes();
             if !codes.is_empty() {
-                extra.push(codes.iter().map(|(k, l)| format!("{}={l}", recite::extractor::num(*k))).collect::<Vec<_>>().join(", "));
+                extra.push(
+                    codes
+                        .iter()
+                        .map(|(k, l)| format!("{}={l}", recite::extractor::num(*k)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                );
             }
             if !c.missing.is_empty() {
                 extra.push(format!("missing {:?}", c.missing));
@@ -233,13 +258,27 @@ fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
         println!("  {:<34} {}", b.name, b.filter);
     }
     if !s.breakdowns.is_empty() {
-        println!("\nbreakdowns (audited for bases under {}; very low under {})", s.thresholds.low, s.thresholds.very_low);
+        println!(
+            "\nbreakdowns (audited for bases under {}; very low under {})",
+            s.thresholds.low, s.thresholds.very_low
+        );
         for b in &s.breakdowns {
-            println!("  {}: {}", b.name, b.cells.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "));
+            println!(
+                "  {}: {}",
+                b.name,
+                b.cells.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            );
         }
     }
     if let Some(w) = &s.weighting {
-        println!("\nweighting\n{}", toml::to_string_pretty(w).unwrap_or_default().lines().map(|l| format!("  {l}\n")).collect::<String>());
+        println!(
+            "\nweighting\n{}",
+            toml::to_string_pretty(w)
+                .unwrap_or_default()
+                .lines()
+                .map(|l| format!("  {l}\n"))
+                .collect::<String>()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

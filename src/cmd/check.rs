@@ -54,8 +54,12 @@ pub struct Args {
     output: Option<PathBuf>,
     /// What makes the exit status 1: verdicts (invalid, unverifiable, discrepant,
     /// base-mismatch, reproduced) and finding levels (must, should), comma-separated.
-    #[arg(long, value_name = "LIST", value_delimiter = ',',
-          default_value = "invalid,unverifiable,discrepant,base-mismatch,must")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "invalid,unverifiable,discrepant,base-mismatch,must"
+    )]
     fail_on: Vec<String>,
     /// Add how long each phase took to the report (JSON: `timings`; breaks byte-identity).
     #[arg(long)]
@@ -63,6 +67,10 @@ pub struct Args {
     /// Interval method for shares and conversions.
     #[arg(long, value_enum, default_value_t = Interval::Logit)]
     interval: Interval,
+    /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
+    /// adjacent period, sibling column, other base…); saves one scan per such table.
+    #[arg(long)]
+    no_explain: bool,
     /// A JSON Schema (e.g. citation-record.schema.json) every MOCA citation record must pass.
     #[arg(long, value_name = "FILE")]
     record_schema: Option<PathBuf>,
@@ -145,11 +153,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let p = e?.path();
         if p.is_dir() {
             walk(&p, out)?;
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| ["json", "jsonl", "ndjson", "sse", "txt", "log"].contains(&e.to_lowercase().as_str()))
-        {
+        } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+            ["json", "jsonl", "ndjson", "sse", "txt", "log"].contains(&e.to_lowercase().as_str())
+        }) {
             out.push(p);
         }
     }
@@ -169,7 +175,10 @@ impl Progress {
 
     fn phase(&mut self, msg: &str) {
         use std::io::IsTerminal;
-        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) && std::io::stderr().is_terminal() {
+        if self.bar.is_none()
+            && self.started.elapsed() > Duration::from_secs(1)
+            && std::io::stderr().is_terminal()
+        {
             let bar = indicatif::ProgressBar::new_spinner();
             bar.enable_steady_tick(Duration::from_millis(120));
             self.bar = Some(bar);
@@ -198,7 +207,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             let v: serde_json::Value =
                 serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", p.display()))?;
-            Some(jsonschema::validator_for(&v).map_err(|e| anyhow::anyhow!("{}: not a usable JSON Schema: {e}", p.display()))?)
+            Some(
+                jsonschema::validator_for(&v)
+                    .map_err(|e| anyhow::anyhow!("{}: not a usable JSON Schema: {e}", p.display()))?,
+            )
         }
     };
     let mut progress = Progress::new();
@@ -209,7 +221,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let docs: Vec<(String, Result<Document, String>)> = files
         .par_iter()
         .map(|f| {
-            let bytes = if f == "-" { Ok(stdin.clone().unwrap_or_default()) } else { std::fs::read(f).map_err(|e| e.to_string()) };
+            let bytes = if f == "-" {
+                Ok(stdin.clone().unwrap_or_default())
+            } else {
+                std::fs::read(f).map_err(|e| e.to_string())
+            };
             (f.clone(), bytes.map(|b| transcript::read_bytes(f, &b)))
         })
         .collect();
@@ -219,7 +235,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mocas: Vec<Option<recite::moca::MocaReport>> = docs
         .par_iter()
         .map(|(_, d)| match d {
-            Ok(d) if d.format == transcript::Format::Agui => Some(recite::moca::check(d, record_schema.as_ref())),
+            Ok(d) if d.format == transcript::Format::Agui => {
+                Some(recite::moca::check(d, record_schema.as_ref()))
+            }
             _ => None,
         })
         .collect();
@@ -231,7 +249,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let Ok(d) = d else { continue };
         for (ii, item) in d.items.iter().enumerate() {
             if let Some(c) = &item.citation {
-                claims.push(Claim { citation: c.clone(), numbers: item.result.as_ref().map(claim::leaves).unwrap_or_default() });
+                claims.push(Claim {
+                    citation: c.clone(),
+                    numbers: item.result.as_ref().map(claim::leaves).unwrap_or_default(),
+                });
                 owners.push((di, ii));
             }
         }
@@ -239,7 +260,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let t2 = Instant::now();
     progress.phase(&format!("settling {} claim(s)", claims.len()));
     let engine = Engine::new();
-    let (settlements, stats) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options { interval: a.interval });
+    let (settlements, stats) = pipeline::settle_all(
+        &claims,
+        &catalog,
+        &registry,
+        &engine,
+        Options { interval: a.interval, explain: !a.no_explain },
+    );
     timings.insert("settle_ms".to_string(), ms(t2));
     let t3 = Instant::now();
     let mut by_item: BTreeMap<(usize, usize), Settlement> = owners.into_iter().zip(settlements).collect();
@@ -263,7 +290,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     .enumerate()
                     .map(|(ii, item)| ClaimReport {
                         locator: item.locator.clone(),
-                        settlement: by_item.remove(&(di, ii)).unwrap_or_else(|| uncited()),
+                        settlement: by_item.remove(&(di, ii)).unwrap_or_else(uncited),
                     })
                     .collect();
                 let mut findings = d.findings;
@@ -284,7 +311,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     progress.phase("writing the report");
     let text = match a.format {
-        Format::Text => report::text::render(&report, report::text::Style { color: a.color.enabled() && a.output.is_none() }),
+        Format::Text => report::text::render(
+            &report,
+            report::text::Style { color: a.color.enabled() && a.output.is_none() },
+        ),
         Format::Json => report::json::render(&report),
         Format::Markdown => report::markdown::render(&report),
         Format::Html => report::html::render(&report),
@@ -301,7 +331,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
 fn uncited() -> Settlement {
     Settlement::invalid(vec![recite::citation::Problem {
         pointer: String::new(),
-        message: format!("a quantitative result without a citation Part ({RULE_CONFORMANCE}): nothing to re-run"),
+        message: format!(
+            "a quantitative result without a citation Part ({RULE_CONFORMANCE}): nothing to re-run"
+        ),
     }])
 }
 

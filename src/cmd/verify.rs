@@ -57,6 +57,10 @@ pub struct Args {
     /// Interval method for shares and conversions.
     #[arg(long, value_enum, default_value_t = Interval::Logit)]
     interval: Interval,
+    /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
+    /// adjacent period, sibling column, other base…); saves one scan per such table.
+    #[arg(long)]
+    no_explain: bool,
     /// Write the report to FILE (atomically) instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -84,7 +88,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         claimed.push(claim::parse_arg(c).map_err(anyhow::Error::msg)?);
     }
     if let Some(path) = &a.result {
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
         let v: Value = serde_json::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", path.display()))?;
         claimed = claim::leaves(&v);
@@ -104,7 +109,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             let engine = Engine::new();
             let claims = [Claim { citation, numbers: claimed }];
-            let (mut s, st) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options { interval: a.interval });
+            let (mut s, st) = pipeline::settle_all(
+                &claims,
+                &catalog,
+                &registry,
+                &engine,
+                Options { interval: a.interval, explain: !a.no_explain },
+            );
             stats = st;
             s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]))
         }
@@ -119,7 +130,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let input = Input {
                 file: a.citation.clone(),
                 format: Some(Format::Plain),
-                claims: vec![ClaimReport { locator: Locator { file: a.citation.clone(), ..Locator::default() }, settlement }],
+                claims: vec![ClaimReport {
+                    locator: Locator { file: a.citation.clone(), ..Locator::default() },
+                    settlement,
+                }],
                 findings: Vec::new(),
                 moca: Vec::new(),
                 turns: Vec::new(),
@@ -141,4 +155,3 @@ fn split_pair(v: Value) -> (Value, Option<Value>) {
         other => (other, None),
     }
 }
-

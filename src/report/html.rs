@@ -18,7 +18,8 @@ use crate::extractor::Unit;
 use crate::moca::MocaEvent;
 use crate::transcript::Level;
 
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
 const STYLE: &str = r#"
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
@@ -77,7 +78,11 @@ pub fn render(report: &Report) -> String {
 
 fn render_input(o: &mut String, input: &Input) {
     let format = input.format.map(|f| format!("{f:?}")).unwrap_or_else(|| "unreadable".into());
-    let _ = write!(o, "<section class=\"input\"><h2>{} <span class=\"muted\">({format})</span></h2>\n", text(&input.file));
+    let _ = writeln!(
+        o,
+        "<section class=\"input\"><h2>{} <span class=\"muted\">({format})</span></h2>",
+        text(&input.file)
+    );
     let mut shown = vec![false; input.claims.len()];
     for turn in &input.turns {
         let role = turn.role.to_lowercase();
@@ -140,7 +145,11 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
     let _ = write!(o, "<div class=\"claim\" data-verdict=\"{v}\">");
     let compared: Vec<_> = s.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).collect();
     if compared.is_empty() {
-        let what = s.rerun.as_ref().map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column)).unwrap_or_default();
+        let what = s
+            .rerun
+            .as_ref()
+            .map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column))
+            .unwrap_or_default();
         let _ = write!(o, "<span class=\"cited\">{}</span><span class=\"badge {v}\">{v}</span>", text(&what));
     }
     for (m, cl) in &compared {
@@ -187,7 +196,11 @@ fn details(o: &mut String, s: &Settlement) {
                     format!("{:.2}pp", e.se * 100.0),
                     format!("[{:.2}%, {:.2}%]", e.ci_low * 100.0, e.ci_high * 100.0),
                 ),
-                Some(e) => (format!("{:.4}", e.value), format!("{:.4}", e.se), format!("[{:.4}, {:.4}]", e.ci_low, e.ci_high)),
+                Some(e) => (
+                    format!("{:.4}", e.value),
+                    format!("{:.4}", e.se),
+                    format!("[{:.4}, {:.4}]", e.ci_low, e.ci_high),
+                ),
                 None => ("—".into(), String::new(), String::new()),
             };
             let claimed: Vec<String> = m.claims.iter().map(|c| c.claimed.text.clone()).collect();
@@ -196,8 +209,14 @@ fn details(o: &mut String, s: &Settlement) {
                 .iter()
                 .map(|c| match c.gap {
                     Gap::WithinRounding => "within rounding".to_string(),
-                    Gap::WithinSamplingError => format!("{:+.2} {}, within sampling error", c.difference, if pct { "pp" } else { "" }),
-                    Gap::OutsideSamplingError => format!("{:+.2} {}, outside sampling error", c.difference, if pct { "pp" } else { "" }),
+                    Gap::WithinSamplingError => {
+                        format!("{:+.2} {}, within sampling error", c.difference, if pct { "pp" } else { "" })
+                    }
+                    Gap::OutsideSamplingError => format!(
+                        "{:+.2} {}, outside sampling error",
+                        c.difference,
+                        if pct { "pp" } else { "" }
+                    ),
                 })
                 .collect();
             let _ = write!(
@@ -221,10 +240,15 @@ fn details(o: &mut String, s: &Settlement) {
         let _ = write!(o, "<div class=\"warn\">⚠ warning (claimed): {}</div>", text(w));
     }
     for w in &s.warnings_audit {
-        let _ = write!(o, "<div class=\"warn\">⚠ warning audit ({}): {}</div>", text(&w.kind), text(&w.message));
+        let _ =
+            write!(o, "<div class=\"warn\">⚠ warning audit ({}): {}</div>", text(&w.kind), text(&w.message));
     }
     for r in &s.reasons {
         let _ = write!(o, "<div>{}</div>", text(r));
+    }
+    for (i, e) in s.explanations.iter().enumerate() {
+        let lead = if i == 0 { "most likely" } else { "also possible" };
+        let _ = write!(o, "<div class=\"explanation\"><b>{lead}:</b> {}</div>", text(&e.message));
     }
     for n in &s.notes {
         let _ = write!(o, "<div class=\"muted\">note: {}</div>", text(n));
@@ -233,7 +257,11 @@ fn details(o: &mut String, s: &Settlement) {
 
 /// A MOCA `moca.citations` event by the client rules.
 fn render_moca(o: &mut String, ev: &MocaEvent) {
-    let _ = write!(o, "<div class=\"moca\"><div class=\"role\">sources (moca.citations, event {})", ev.event_index);
+    let _ = write!(
+        o,
+        "<div class=\"moca\"><div class=\"role\">sources (moca.citations, event {})",
+        ev.event_index
+    );
     if let Some(t) = &ev.computed_at {
         let _ = write!(o, " · trust as of <span class=\"computed-at\">{}</span>", text(t));
     }
@@ -280,9 +308,15 @@ fn trust(o: &mut String, r: &Value) {
     let verification = t.and_then(|t| t.get("verification")).and_then(Value::as_str).unwrap_or("unknown");
     match verification {
         "attested" => o.push_str("<span class=\"trust attested\">attested review</span>"),
-        "declared" => o.push_str("<span class=\"trust declared\">declared by the publisher (not reviewed)</span>"),
+        "declared" => {
+            o.push_str("<span class=\"trust declared\">declared by the publisher (not reviewed)</span>")
+        }
         other => {
-            let _ = write!(o, "<span class=\"trust declared\">verification: {} (not reviewed)</span>", text(other));
+            let _ = write!(
+                o,
+                "<span class=\"trust declared\">verification: {} (not reviewed)</span>",
+                text(other)
+            );
         }
     }
     let flag = |k: &str| t.and_then(|t| t.get(k)).and_then(Value::as_bool);
@@ -300,7 +334,12 @@ fn trust(o: &mut String, r: &Value) {
 fn link(o: &mut String, url: &str) {
     let lower = url.trim().to_ascii_lowercase();
     if lower.starts_with("https://") || lower.starts_with("http://") {
-        let _ = write!(o, "<div><a href=\"{}\" rel=\"noopener noreferrer nofollow\">{}</a></div>", attr(url.trim()), text(url));
+        let _ = write!(
+            o,
+            "<div><a href=\"{}\" rel=\"noopener noreferrer nofollow\">{}</a></div>",
+            attr(url.trim()),
+            text(url)
+        );
     } else {
         let _ = write!(o, "<div class=\"muted\">link not followed: <code>{}</code></div>", text(url));
     }

@@ -61,13 +61,22 @@ pub fn render(report: &Report) -> String {
                     o,
                     ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
                     s.verdict.as_str(),
-                    xml(&format!("{}: {}", s.verdict.as_str(), s.reasons.first().cloned().unwrap_or_default())),
+                    xml(&format!(
+                        "{}: {}",
+                        s.verdict.as_str(),
+                        s.reasons.first().cloned().unwrap_or_default()
+                    )),
                     xml(&s.reasons.join("\n"))
                 );
             }
         }
         for f in &input.findings {
-            let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(&input.file), xml(&format!("{} @ {}", f.rule, f.locator)));
+            let _ = write!(
+                o,
+                "    <testcase classname=\"{}\" name=\"{}\"",
+                xml(&input.file),
+                xml(&format!("{} @ {}", f.rule, f.locator))
+            );
             if f.level == Level::Note {
                 let _ = writeln!(o, "/>");
             } else {

@@ -29,19 +29,36 @@ pub fn render(report: &Report) -> String {
     for input in &report.inputs {
         let _ = writeln!(o, "### `{}`\n", cell(&input.file));
         if !input.claims.is_empty() {
-            let _ = writeln!(o, "| verdict | where | claim | measure | claimed | recomputed | base n (claimed → data) |");
+            let _ = writeln!(
+                o,
+                "| verdict | where | claim | measure | claimed | recomputed | base n (claimed → data) |"
+            );
             let _ = writeln!(o, "|---|---|---|---|---:|---:|---:|");
             for c in &input.claims {
                 let st = &c.settlement;
-                let what = st.rerun.as_ref().map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column)).unwrap_or_default();
-                let base = st.base.as_ref().map(|b| format!("{} → {}", b.claimed_n, b.facts.n)).unwrap_or_default();
-                let compared: Vec<_> = st.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).collect();
+                let what = st
+                    .rerun
+                    .as_ref()
+                    .map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column))
+                    .unwrap_or_default();
+                let base =
+                    st.base.as_ref().map(|b| format!("{} → {}", b.claimed_n, b.facts.n)).unwrap_or_default();
+                let compared: Vec<_> =
+                    st.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).collect();
                 if compared.is_empty() {
                     let why = st.reasons.first().cloned().unwrap_or_default();
-                    let _ = writeln!(o, "| **{}** | {} | {} | {} | | | {base} |", st.verdict.as_str(), cell(&c.locator.to_string()), cell(&what), cell(&why));
+                    let _ = writeln!(
+                        o,
+                        "| **{}** | {} | {} | {} | | | {base} |",
+                        st.verdict.as_str(),
+                        cell(&c.locator.to_string()),
+                        cell(&what),
+                        cell(&why)
+                    );
                 }
                 for (m, cl) in compared {
-                    let pct = m.unit == Unit::Proportion && (cl.claimed.percent || cl.claimed.value.abs() > 1.0);
+                    let pct =
+                        m.unit == Unit::Proportion && (cl.claimed.percent || cl.claimed.value.abs() > 1.0);
                     let _ = writeln!(
                         o,
                         "| **{}** | {} | {} | {} | {} | {} | {base} |",
@@ -57,9 +74,13 @@ pub fn render(report: &Report) -> String {
             o.push('\n');
         }
         for c in input.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced) {
-            let _ = writeln!(o, "- **{}** at `{}`", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));
+            let _ =
+                writeln!(o, "- **{}** at `{}`", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));
             for r in &c.settlement.reasons {
                 let _ = writeln!(o, "  - {}", cell(r));
+            }
+            for e in &c.settlement.explanations {
+                let _ = writeln!(o, "  - likely: {}", cell(&e.message));
             }
             for w in &c.settlement.warnings_audit {
                 let _ = writeln!(o, "  - warning audit ({}): {}", w.kind, cell(&w.message));
@@ -68,7 +89,14 @@ pub fn render(report: &Report) -> String {
         if !input.findings.is_empty() {
             let _ = writeln!(o, "\n| level | rule | where | finding |\n|---|---|---|---|");
             for f in &input.findings {
-                let _ = writeln!(o, "| {:?} | `{}` | {} | {} |", f.level, f.rule, cell(&f.locator.to_string()), cell(&f.message));
+                let _ = writeln!(
+                    o,
+                    "| {:?} | `{}` | {} | {} |",
+                    f.level,
+                    f.rule,
+                    cell(&f.locator.to_string()),
+                    cell(&f.message)
+                );
             }
         }
         o.push('\n');

@@ -87,7 +87,8 @@ pub struct ClaimReport {
 impl Report {
     /// A report over inputs, with the summary computed.
     pub fn new(inputs: Vec<Input>, stats: ScanStats) -> Report {
-        let mut summary = Summary { verdicts: Verdict::ALL.iter().map(|v| (*v, 0)).collect(), ..Summary::default() };
+        let mut summary =
+            Summary { verdicts: Verdict::ALL.iter().map(|v| (*v, 0)).collect(), ..Summary::default() };
         for input in &inputs {
             summary.claims += input.claims.len();
             summary.findings += input.findings.len();

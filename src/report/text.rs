@@ -48,8 +48,10 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
     if let Some(r) = &s.rerun {
         let _ = writeln!(o, "  study    {}", r.study);
         let fielded = r.fielded.as_deref().map(|f| format!(", fielded {f}")).unwrap_or_default();
-        let _ = writeln!(o, "  period   {}  {}", r.period, st.dim(&format!("[{}{fielded}]", r.period_filter)));
-        let label = if r.column_label.is_empty() { String::new() } else { format!(" \"{}\"", r.column_label) };
+        let _ =
+            writeln!(o, "  period   {}  {}", r.period, st.dim(&format!("[{}{fielded}]", r.period_filter)));
+        let label =
+            if r.column_label.is_empty() { String::new() } else { format!(" \"{}\"", r.column_label) };
         let _ = writeln!(o, "  source   {}.{}{label} × {}", r.table, r.column, r.function);
         let _ = writeln!(o, "  weight   {}  {}", r.weight, st.dim(&format!("[{}]", r.design)));
         let _ = writeln!(o, "  base     {}  {}", r.base, st.dim(&format!("[{}]", r.base_filter)));
@@ -83,7 +85,8 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
             let _ = writeln!(o, "  {} {w}", st.paint("1;33", "warning (claimed):"));
         }
         for a in &s.warnings_audit {
-            let _ = writeln!(o, "  {} {}", st.paint("1;33", &format!("warning audit ({}):", a.kind)), a.message);
+            let _ =
+                writeln!(o, "  {} {}", st.paint("1;33", &format!("warning audit ({}):", a.kind)), a.message);
         }
         o.push('\n');
     }
@@ -97,6 +100,13 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
     let _ = writeln!(o, "  {}", st.badge(s.verdict).trim_end());
     for r in &s.reasons {
         let _ = writeln!(o, "    {r}");
+    }
+    if !s.explanations.is_empty() {
+        let _ = writeln!(o, "  {}", st.bold("most likely explanation"));
+        for (i, e) in s.explanations.iter().enumerate() {
+            let line = format!("    {}. {}", i + 1, e.message);
+            let _ = writeln!(o, "{}", if i == 0 { line } else { st.dim(&line) });
+        }
     }
     o
 }
@@ -118,7 +128,16 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
         None => "—".into(),
     };
     if row.claims.is_empty() {
-        let line = format!("  {:<26} {:>9} {:>11} {:>10} {:>9}  {:<19} {:>7}", clip(&row.name), "", value, "", se, ci, deff);
+        let line = format!(
+            "  {:<26} {:>9} {:>11} {:>10} {:>9}  {:<19} {:>7}",
+            clip(&row.name),
+            "",
+            value,
+            "",
+            se,
+            ci,
+            deff
+        );
         let _ = writeln!(o, "{}", st.dim(&line));
         return;
     }
@@ -143,7 +162,12 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
                 Gap::WithinSamplingError => "within sampling error, but not the data's number",
                 Gap::OutsideSamplingError => "outside sampling error",
             };
-            let _ = writeln!(o, "  {:<26} {}", "", st.dim(&format!("off by {:+.2}{unit}{z}: {class}", c.difference)));
+            let _ = writeln!(
+                o,
+                "  {:<26} {}",
+                "",
+                st.dim(&format!("off by {:+.2}{unit}{z}: {class}", c.difference))
+            );
         }
     }
 }
@@ -158,7 +182,11 @@ fn mark(c: &Comparison, st: Style) -> String {
 }
 
 fn clip(s: &str) -> String {
-    if s.chars().count() <= 26 { s.to_string() } else { format!("{}…", s.chars().take(25).collect::<String>()) }
+    if s.chars().count() <= 26 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(25).collect::<String>())
+    }
 }
 
 /// A whole run: grouped by input, one line per claim, details for every claim not reproduced.

@@ -6,7 +6,8 @@
 use super::rng::SplitMix64;
 
 /// Age bands used for weighting and breakdowns: (name, first age, last age).
-pub const AGE_BANDS: [(&str, i8, i8); 4] = [("18-34", 18, 34), ("35-49", 35, 49), ("50-64", 50, 64), ("65-74", 65, 74)];
+pub const AGE_BANDS: [(&str, i8, i8); 4] =
+    [("18-34", 18, 34), ("35-49", 35, 49), ("50-64", 50, 64), ("65-74", 65, 74)];
 /// Gender labels, coded 1 and 2.
 pub const GENDERS: [&str; 2] = ["Male", "Female"];
 /// Region labels, coded 1 to 4.
@@ -28,18 +29,38 @@ const SAMPLE_REGIONS: [f64; 4] = [0.15, 0.23, 0.35, 0.27];
 /// Funnel stage labels, coded 0 to 5: the furthest stage a respondent reached for a brand.
 pub const FUNNEL_STAGES: [&str; 6] = ["Not aware", "Aware", "Familiar", "Considered", "Purchased", "Loyal"];
 /// Satisfaction labels, coded 1 to 5 (9 = "Don't know", declared missing).
-pub const SATISFACTION: [&str; 5] =
-    ["Very dissatisfied", "Dissatisfied", "Neither satisfied nor dissatisfied", "Satisfied", "Very satisfied"];
+pub const SATISFACTION: [&str; 5] = [
+    "Very dissatisfied",
+    "Dissatisfied",
+    "Neither satisfied nor dissatisfied",
+    "Satisfied",
+    "Very satisfied",
+];
 /// The satisfaction code for "Don't know".
 pub const DONT_KNOW: i8 = 9;
 /// Agreement labels of the attitude battery, coded 1 to 5.
-pub const AGREEMENT: [&str; 5] =
-    ["Strongly disagree", "Somewhat disagree", "Neither agree nor disagree", "Somewhat agree", "Strongly agree"];
+pub const AGREEMENT: [&str; 5] = [
+    "Strongly disagree",
+    "Somewhat disagree",
+    "Neither agree nor disagree",
+    "Somewhat agree",
+    "Strongly agree",
+];
 
 /// The tracked brands, in column order (`s14r1` is the first); brand 5 is Versant.
 pub const BRAND_NAMES: [&str; 12] = [
-    "Northwind", "Halcyon", "Brightline", "Corvana", "Versant", "Meridian", "Aldera", "Quillon", "Tessary",
-    "Pinecrest", "Lumora", "Ostrel",
+    "Northwind",
+    "Halcyon",
+    "Brightline",
+    "Corvana",
+    "Versant",
+    "Meridian",
+    "Aldera",
+    "Quillon",
+    "Tessary",
+    "Pinecrest",
+    "Lumora",
+    "Ostrel",
 ];
 /// The 1-based number of the Versant brand (`s14r5`).
 pub const VERSANT: usize = 5;
@@ -243,7 +264,11 @@ pub fn brand_answers(
     }
 
     let recommend = (funnel >= 2).then(|| {
-        let x = 5.0 + m.recommend + 0.8 * f64::from(funnel - 2) + 1.2 * affinity + 0.6 * d.trait_score
+        let x = 5.0
+            + m.recommend
+            + 0.8 * f64::from(funnel - 2)
+            + 1.2 * affinity
+            + 0.6 * d.trait_score
             + 1.6 * r.normal();
         x.round().clamp(0.0, 10.0) as i8
     });
@@ -251,7 +276,10 @@ pub fn brand_answers(
         if r.bernoulli(DONT_KNOW_RATE) {
             return DONT_KNOW;
         }
-        let x = 3.4 + 0.1 * m.recommend + if funnel == 5 { 0.5 } else { 0.0 } + 0.35 * affinity
+        let x = 3.4
+            + 0.1 * m.recommend
+            + if funnel == 5 { 0.5 } else { 0.0 }
+            + 0.35 * affinity
             + 0.2 * d.trait_score
             + 0.7 * r.normal();
         x.round().clamp(1.0, 5.0) as i8

@@ -3,9 +3,9 @@
 //! Four wire forms are accepted: SSE (`data:` lines, a payload possibly split over several
 //! `data:` lines, a blank line ending each event, `:` comments), JSON lines (or any sequence of
 //! JSON values), one JSON array of events, and `{name, description, stream}` fixtures (alone, in
-//! an array, or one per line). Everything that cannot be read becomes a [`Malformed`] and the
-//! rest is still read, because a log cut short by a crashed agent is exactly the log someone
-//! wants checked.
+//! an array, or one per line; `events` is accepted for `stream`). Everything that cannot be read
+//! becomes a [`Malformed`] and the rest is still read, because a log cut short by a crashed agent
+//! is exactly the log someone wants checked.
 
 use serde_json::Value;
 
@@ -124,9 +124,10 @@ fn decode_array(text: &str, out: &mut Decoded) {
         return;
     }
     let open = text.find('[').unwrap_or(0);
+    let mut counter = LineCounter::default();
     for (n, (start, end)) in split_array(text, open + 1).into_iter().enumerate() {
         let slice = &text[start..end];
-        let line = line_of(text, start);
+        let line = counter.at(text, start);
         match serde_json::from_str::<Value>(slice) {
             Ok(value) => {
                 let lines = LineMap::of(slice, line);
@@ -221,9 +222,10 @@ fn unpack(
             *cursor += 1;
             out.fixtures += 1;
             let own = out.fixtures;
+            let events = fixture_key(value);
             for (key, member) in map {
-                if key == "stream" {
-                    unpack(member, lines, cursor, &format!("{pointer}/stream"), own, out);
+                if Some(key.as_str()) == events {
+                    unpack(member, lines, cursor, &format!("{pointer}/{key}"), own, out);
                 } else {
                     *cursor += count_objects(member);
                 }
@@ -245,9 +247,14 @@ fn unpack(
     }
 }
 
-/// A fixture: an object with a `stream` array.
+/// A fixture: an object with a `stream` (or `events`) array and no `type` of its own.
 fn is_fixture(value: &Value) -> bool {
-    value.get("stream").is_some_and(Value::is_array) && value.get("type").is_none()
+    value.get("type").is_none() && fixture_key(value).is_some()
+}
+
+/// The key of a fixture's event array.
+fn fixture_key(value: &Value) -> Option<&'static str> {
+    ["stream", "events"].into_iter().find(|k| value.get(*k).is_some_and(Value::is_array))
 }
 
 /// How many objects a value holds, itself included.
@@ -344,9 +351,4 @@ fn split_array(text: &str, from: usize) -> Vec<(usize, usize)> {
         out.push((s, text.len()));
     }
     out
-}
-
-/// The 1-based line of a byte offset.
-fn line_of(text: &str, pos: usize) -> usize {
-    1 + text.as_bytes()[..pos].iter().filter(|&&b| b == b'\n').count()
 }

@@ -1,0 +1,241 @@
+//! Explanations: for a claim not reproduced, the nearby computations an agent plausibly ran
+//! instead — unweighted, another declared weight, the previous or next period, a sibling column
+//! of the same question, another declared base or none, percent vs fraction, another measure
+//! of the same extractor — and which of them reproduce the claim, best first.
+//!
+//! Variants are ordinary engine jobs, so all variants of all unsettled claims on a table run in
+//! ONE more fused scan of that table; a run where everything reproduces pays nothing.
+
+use serde::Serialize;
+
+use crate::catalog::{self, Catalog};
+use crate::compare::{self, Settlement};
+use crate::engine::{Job, Outcome};
+use crate::extractor::{Registry, Unit};
+use crate::resolve::Resolved;
+use crate::stats::{self, Interval};
+
+/// What kind of mistake an explanation names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The previous period.
+    PreviousPeriod,
+    /// The next period.
+    NextPeriod,
+    /// No weight.
+    Unweighted,
+    /// Another declared weight.
+    OtherWeight,
+    /// Another declared base.
+    OtherBase,
+    /// No base filter at all.
+    NoBase,
+    /// A sibling column of the same question.
+    SiblingColumn,
+    /// Another measure of the same extractor (e.g. another funnel stage).
+    OtherMeasure,
+    /// A percent read as a fraction or the reverse.
+    PercentFraction,
+}
+
+/// One computation that reproduces the claim.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Explanation {
+    /// The kind of mistake.
+    pub cause: Cause,
+    /// In words, e.g. "44% is what extractFunnel gives on W5 (March 2026): the claim likely
+    /// used the previous period".
+    pub message: String,
+    /// Whether the variant also reproduces the claimed base n.
+    pub reproduces_base: bool,
+}
+
+/// A variant computation of one claim.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// Which claim (index into the batch).
+    pub claim: usize,
+    /// The kind of mistake it models.
+    pub cause: Cause,
+    /// What changed, in words (`on W5 (March 2026)`, `without weights`, `on column s14r4`).
+    pub what: String,
+    /// The job to run.
+    pub job: Job,
+    /// The resolved claim under the variant (measures may differ for a sibling column).
+    pub resolved: Resolved,
+}
+
+/// The variants worth computing for one resolved claim.
+pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Registry) -> Vec<Variant> {
+    let Ok(study) = catalog.study(&r.study) else { return Vec::new() };
+    let Ok(table) = study.table(&r.rows.table) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut push = |cause: Cause, what: String, v: Resolved| {
+        let job = Job { rows: v.rows.clone(), measures: v.measures.clone(), cells: Vec::new() };
+        out.push(Variant { claim, cause, what, job, resolved: v });
+    };
+    if let Ok(period) = study.period(&r.period) {
+        let (prev, next) = study.neighbours(period);
+        for (cause, p) in [(Cause::PreviousPeriod, prev), (Cause::NextPeriod, next)] {
+            if let Some(p) = p {
+                let mut v = r.clone();
+                v.period = p.name.clone();
+                v.rows.period_filter = Some(p.filter.clone());
+                push(cause, format!("on {}", p.name), v);
+            }
+        }
+    }
+    if r.rows.weight.is_some() {
+        let mut v = r.clone();
+        v.rows.weight = None;
+        push(Cause::Unweighted, "without weights".into(), v);
+    }
+    for w in table.weights.iter().filter(|w| Some(*w) != r.rows.weight.as_ref()) {
+        let mut v = r.clone();
+        v.rows.weight = Some(w.clone());
+        push(Cause::OtherWeight, format!("with weight {w}"), v);
+    }
+    for b in study.bases.iter().filter(|b| b.name != r.base) {
+        let mut v = r.clone();
+        v.base = b.name.clone();
+        v.rows.base_filter = Some(catalog::base_filter(b, &r.rows.column));
+        push(Cause::OtherBase, format!("on base {:?}", b.name), v);
+    }
+    let mut v = r.clone();
+    v.rows.base_filter = None;
+    v.base = "no base filter".into();
+    push(Cause::NoBase, "with no base filter (every row of the period)".into(), v);
+    if let Ok(extractor) = registry.get(&r.function) {
+        for sib in table.siblings(&r.rows.column) {
+            let meta = table.column_meta(sib);
+            let Ok(measures) = extractor.expand(&meta) else { continue };
+            let mut v = r.clone();
+            // The base filter follows the column it is about.
+            if let Ok(b) = study.base(&r.base) {
+                v.rows.base_filter = Some(catalog::base_filter(b, sib));
+            }
+            v.rows.column = sib.to_string();
+            v.rows.missing = meta.missing.clone();
+            v.column_label = meta.label.clone();
+            v.measures = measures;
+            let label = if meta.label.is_empty() { String::new() } else { format!(" ({})", meta.label) };
+            push(Cause::SiblingColumn, format!("on column {sib}{label}"), v);
+        }
+    }
+    out
+}
+
+/// Judges the variants of one claim against its settlement; the explanations best first.
+pub fn judge(
+    s: &Settlement,
+    claimed_n: u64,
+    tried: &[(&Variant, &Outcome)],
+    interval: Interval,
+) -> Vec<Explanation> {
+    let mut found: Vec<(bool, f64, Explanation)> = Vec::new();
+    let compared: Vec<(&str, Unit, &compare::Comparison)> =
+        s.measures.iter().flat_map(|m| m.claims.iter().map(move |c| (m.name.as_str(), m.unit, c))).collect();
+    let base_failed = s.base.as_ref().is_some_and(|b| !b.matched);
+    for (variant, out) in tried {
+        let estimates = stats::estimate(&variant.resolved.measures, &out.vars, &out.sums, interval);
+        let n = stats::base_facts(&out.sums).n;
+        let mut all = !compared.is_empty();
+        let mut distance = 0.0;
+        let mut first = None;
+        for (name, unit, c) in &compared {
+            let i = variant.resolved.measures.iter().position(|m| m.name == *name);
+            let cmp = i.and_then(|i| compare::compare(*unit, estimates[i].as_ref(), &c.claimed));
+            match cmp {
+                Some(cmp) if cmp.matched => {
+                    distance += (cmp.shown - cmp.claimed.value).abs() / cmp.tolerance.max(1e-12);
+                    first.get_or_insert((c.claimed.text.clone(), *name));
+                }
+                _ => all = false,
+            }
+        }
+        let base_ok = n == claimed_n;
+        // A variant explains a wrong number by reproducing every claimed number; it explains a
+        // base mismatch alone by reproducing base n (with the numbers still right).
+        let explains = if compared.iter().any(|(_, _, c)| !c.matched) {
+            all
+        } else {
+            base_failed && base_ok && (all || compared.is_empty())
+        };
+        if !explains {
+            continue;
+        }
+        let lead = match &first {
+            Some((text, name)) => format!("{text} ({name}) is what {} gives", variant.resolved.function),
+            None => format!("base n {claimed_n} is what {} gives", variant.resolved.function),
+        };
+        let why = match variant.cause {
+            Cause::PreviousPeriod => "the claim likely used the previous period",
+            Cause::NextPeriod => "the claim likely used the next period",
+            Cause::Unweighted => "the claim is likely unweighted",
+            Cause::OtherWeight => "the claim likely used another weight",
+            Cause::OtherBase => "the claim likely used another base",
+            Cause::NoBase => "the claim likely left the base filter out",
+            Cause::SiblingColumn => "the claim likely read a sibling column of the same question",
+            Cause::OtherMeasure | Cause::PercentFraction => "",
+        };
+        let also = if base_ok { format!(", with base n {n}") } else { format!(" (base n there: {n})") };
+        found.push((
+            base_ok,
+            distance,
+            Explanation {
+                cause: variant.cause,
+                message: format!("{lead} {}{also}: {why}", variant.what),
+                reproduces_base: base_ok,
+            },
+        ));
+    }
+    // Without computing anything: another measure of the same extractor, percent vs fraction.
+    for (name, unit, c) in compared.iter().filter(|(_, _, c)| !c.matched) {
+        for m in s.measures.iter().filter(|m| m.name != *name && m.unit == *unit) {
+            if let Some(cmp) = compare::compare(m.unit, m.estimate.as_ref(), &c.claimed)
+                && cmp.matched
+            {
+                found.push((
+                    !base_failed,
+                    (cmp.shown - c.claimed.value).abs() / cmp.tolerance.max(1e-12),
+                    Explanation {
+                        cause: Cause::OtherMeasure,
+                        message: format!(
+                            "{} is the {} measure, not {name}: the claim likely read the wrong one",
+                            c.claimed.text, m.name
+                        ),
+                        reproduces_base: !base_failed,
+                    },
+                ));
+            }
+        }
+        if *unit == Unit::Proportion
+            && let Some(e) = s.measures.iter().find(|m| m.name == *name).and_then(|m| m.estimate)
+        {
+            let as_percent_of_fraction = !c.claimed.percent && c.claimed.value <= 1.0;
+            let other = if as_percent_of_fraction { e.value * 100.0 } else { e.value };
+            if (other - c.claimed.value).abs() <= c.claimed.half_unit() + 1e-12 {
+                let message = if as_percent_of_fraction {
+                    format!(
+                        "{} matches {name} read as a percent ({:.2}%): the claim likely dropped the % sign",
+                        c.claimed.text,
+                        e.value * 100.0
+                    )
+                } else {
+                    format!(
+                        "{} matches {name} read as a fraction ({:.4}): the claim likely put a fraction where a percent belongs",
+                        c.claimed.text, e.value
+                    )
+                };
+                found.push((
+                    !base_failed,
+                    0.0,
+                    Explanation { cause: Cause::PercentFraction, message, reproduces_base: !base_failed },
+                ));
+            }
+        }
+    }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cause.cmp(&b.2.cause)));
+    found.into_iter().map(|(_, _, e)| e).collect()
+}
