@@ -18,19 +18,19 @@ pub struct Citation {
     /// Human-readable snapshot id (wave, date range, version).
     pub period: String,
     /// ISO-8601 date or interval the data was collected, as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fielded: Option<String>,
     /// The population the number is computed over.
     pub base: Base,
     /// Weight column name, or `None` for unweighted (absent or `"unweighted"`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<String>,
     /// The re-run hook.
     pub source: Source,
     /// Caveats the claim carried.
     pub warnings: Vec<String>,
     /// Fields the spec does not define, kept as they came (the spec allows them).
-    #[serde(skip_serializing_if = "Map::is_empty")]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
 }
 

@@ -19,7 +19,7 @@ pub struct Claimed {
     /// Written with a `%` sign.
     pub percent: bool,
     /// The key it was found under, or the measure named on the command line.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// JSON pointer to it within the claimed result (empty for command-line claims).
     pub pointer: String,

@@ -95,7 +95,7 @@ pub struct Comparison {
     /// claimed − recomputed, in the measure's units (percentage points for proportions).
     pub difference: f64,
     /// difference / SE.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub z: Option<f64>,
     /// The plain-words class of the gap.
     pub gap: Gap,
@@ -109,10 +109,10 @@ pub struct MeasureRow {
     /// Proportion or value.
     pub unit: Unit,
     /// The recomputed estimate; none when its denominator is empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<Estimate>,
     /// The claims compared with it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<Comparison>,
 }
 
@@ -140,7 +140,7 @@ pub struct Rerun {
     /// The period's SQL filter.
     pub period_filter: String,
     /// When the period was fielded, per the catalog.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fielded: Option<String>,
     /// Table name.
     pub table: String,
@@ -178,31 +178,31 @@ pub struct Settlement {
     /// Why, in words, most important first.
     pub reasons: Vec<String>,
     /// Problems with the citation itself (INVALID).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
     /// What was re-run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<Rerun>,
     /// The base.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<BaseRow>,
     /// Every measure of the extractor.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measures: Vec<MeasureRow>,
     /// Numbers in the result that name no measure, left alone.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_compared: Vec<Claimed>,
     /// The warnings the claim carried.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// The small-base audit of those warnings.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings_audit: Vec<WarningAudit>,
     /// For a claim not reproduced: the nearby computations that reproduce it, best first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explanations: Vec<Explanation>,
     /// Worth knowing; does not change the verdict.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 

@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::catalog::{self, Study};
 use crate::extractor::{Clause, Measure, Op, Pred};
 use crate::resolve::{Rows, Schemas};
-use crate::stats::{Sums, Var, vars_for};
+use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// What to compute over one set of base rows.
 #[derive(Debug, Clone)]
@@ -330,20 +330,14 @@ impl Engine {
         }
         let mut moments = HashMap::new();
         let w2 = w.clone() * w.clone();
-        for j in 0..vars.len() {
-            for k in j..vars.len() {
-                // With a design the PSU totals carry the variance; only Σw² (effective base) is needed.
-                if !weights_only && (j, k) != (0, 0) {
-                    continue;
-                }
-                let (cj, pj) = var_parts(&vars[j], &x);
-                let (ck, pk) = var_parts(&vars[k], &x);
-                if pj + pk > 2 {
-                    continue; // x³, x⁴: no measure's variance needs them
-                }
-                let cond = and_all(and_all(base.clone(), cj), ck);
-                moments.insert((j, k), aggs.slot(sum_when(cond, times(w2.clone(), &x, pj + pk))?));
+        for (j, k) in needed_pairs(&job.measures, &vars) {
+            // With a design the PSU totals carry the variance; only Σw² (effective base) is needed.
+            if !weights_only && (j, k) != (0, 0) {
+                continue;
             }
+            let (pred, pow) = product(&vars[j], &vars[k]);
+            let cond = and_all(base.clone(), pred.map(|p| pred_expr(&p, &x)));
+            moments.insert((j, k), aggs.slot(sum_when(cond, times(w2.clone(), &x, pow))?));
         }
         let cells = cell_filters
             .into_iter()
@@ -384,6 +378,22 @@ impl Aggregates {
         self.index.insert(e, self.exprs.len() - 1);
         self.exprs.len() - 1
     }
+}
+
+/// The product of two variables as (simplified predicate, power of x).
+fn product(a: &Var, b: &Var) -> (Option<Pred>, u8) {
+    let parts = |v: &Var| match v {
+        Var::One => (None, 0),
+        Var::Ind(p) => (Some(p.clone()), 0),
+        Var::X => (None, 1),
+        Var::X2 => (None, 2),
+    };
+    let ((pa, xa), (pb, xb)) = (parts(a), parts(b));
+    let pred = match (pa, pb) {
+        (Some(p), Some(q)) => Some(p.and(&q)),
+        (p, q) => p.or(q),
+    };
+    (pred, xa + xb)
 }
 
 /// A variable as (condition on x, power of x).

@@ -166,6 +166,39 @@ impl std::fmt::Display for Pred {
     }
 }
 
+impl Pred {
+    /// The conjunction of two predicates, simplified so equal conditions are spelled alike:
+    /// identical clauses once, `x >= a and x >= b` as `x >= max(a, b)` (likewise <=, >, <),
+    /// clauses in a fixed order. Aggregates are shared by their spelling, so this is what lets
+    /// Σw²·1[x ≥ 3]·1[x ≥ 3] and Σw²·1[x ≥ 3] be computed once.
+    pub fn and(&self, other: &Pred) -> Pred {
+        let mut out: Vec<Clause> = Vec::new();
+        for c in self.0.iter().chain(&other.0) {
+            let merged = out.iter_mut().find_map(|o| match (o, c) {
+                (Clause::Cmp(op_o, v_o), Clause::Cmp(op_c, v_c)) if op_o == op_c => match op_c {
+                    Op::Ge | Op::Gt => {
+                        *v_o = v_o.max(*v_c);
+                        Some(())
+                    }
+                    Op::Le | Op::Lt => {
+                        *v_o = v_o.min(*v_c);
+                        Some(())
+                    }
+                    _ if v_o == v_c => Some(()),
+                    _ => None,
+                },
+                (o, c) if o == c => Some(()),
+                _ => None,
+            });
+            if merged.is_none() {
+                out.push(c.clone());
+            }
+        }
+        out.sort_by_key(|c| format!("{c:?}"));
+        Pred(out)
+    }
+}
+
 /// A number as a SQL literal or label: integers without a fraction.
 pub fn num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }

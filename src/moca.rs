@@ -61,13 +61,13 @@ pub struct MocaEvent {
     /// Index of the event in the log.
     pub event_index: usize,
     /// 1-based line of the event, for line-based logs.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
     /// `value.messageId`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     /// `value.computedAt`, as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub computed_at: Option<String>,
     /// True when the event was ignored for its unknown version (a client must ignore it too).
     pub ignored: bool,
@@ -79,13 +79,13 @@ pub struct MocaEvent {
 #[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct MocaCitation {
     /// `marker`, when the service uses markers.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marker: Option<String>,
     /// The citation record, as sent (data from the package: never render it as markup).
     pub record: Value,
     /// The key a client records it by: `node.ref`, or `node.id` and `package.digest` separated
     /// by a space; `None` when the record has neither.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// True when no finding is about this entry (event-level findings such as placement are
     /// not counted: they are about the event, not the record); false for the entries of an

@@ -59,6 +59,40 @@ pub fn vars_for(measures: &[Measure]) -> Vec<Var> {
     vars
 }
 
+/// The pairs (j ≤ k) of variables whose second moment Σ w²·zⱼ·zₖ some measure's variance
+/// needs: those that appear together in one measure's gradient. (0, 0) is always included, for
+/// the effective base.
+pub fn needed_pairs(measures: &[Measure], vars: &[Var]) -> Vec<(usize, usize)> {
+    let idx = |v: &Var| vars.iter().position(|x| x == v).expect("vars_for covers every measure");
+    let mut support: Vec<Vec<usize>> = Vec::new();
+    for m in measures {
+        let s = match &m.kind {
+            Kind::Share(p) => vec![0, idx(&Var::Ind(p.clone()))],
+            Kind::Mean => vec![0, idx(&Var::X)],
+            Kind::Ratio(a, b) => vec![idx(&Var::Ind(a.clone())), idx(&Var::Ind(b.clone()))],
+            Kind::Difference { a, b, .. } => {
+                let mut s = support[*a].clone();
+                s.extend(support[*b].iter().copied());
+                s
+            }
+            Kind::Count => vec![0],
+            Kind::Total => vec![idx(&Var::X)],
+        };
+        support.push(s);
+    }
+    let mut pairs = std::collections::BTreeSet::from([(0, 0)]);
+    for s in &support {
+        for &j in s {
+            for &k in s {
+                if j <= k {
+                    pairs.insert((j, k));
+                }
+            }
+        }
+    }
+    pairs.into_iter().collect()
+}
+
 /// The sums the engine returns for one set of base rows.
 #[derive(Debug, Clone, Default)]
 pub struct Sums {

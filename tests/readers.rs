@@ -489,3 +489,80 @@ fn card_without_citations() {
     let report = card_report("x", &card("cards/v03-no-citations.json"));
     assert_eq!(report.extension_declared, None);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Robustness
+// ---------------------------------------------------------------------------------------------
+
+/// Every prefix of every fixture (a file cut anywhere, even inside a UTF-8 sequence) reads
+/// without a panic, and whatever cannot be read is reported.
+#[test]
+fn any_prefix_reads_without_panic() {
+    let files = [
+        "a2a/v03-task.json",
+        "a2a/v03-stream.sse",
+        "a2a/v10-stream.sse",
+        "a2a/v10-snake-case.jsonl",
+        "a2a/adk-function-response.json",
+        "a2a/wrong-types.json",
+        "plain/pairs.jsonl",
+        "plain/invalid-utf8.jsonl",
+    ];
+    for path in files {
+        let bytes = fixture_bytes(path);
+        for cut in (0..bytes.len()).step_by(13) {
+            let doc = read_bytes(path, &bytes[..cut]);
+            if cut == 0 {
+                assert_eq!(rules(&doc), [("input/malformed", Level::Must)]);
+            }
+        }
+    }
+}
+
+#[test]
+fn odd_roots() {
+    for text in ["42", "\"text\"", "null", "true"] {
+        let doc = read("odd.json", text);
+        assert_eq!(doc.format, Format::Plain);
+        assert_eq!(rules(&doc), [("input/unrecognised", Level::Must)], "{text}");
+    }
+    let doc = read("empty-array.json", "[]");
+    assert!(doc.items.is_empty() && doc.findings.is_empty());
+}
+
+#[test]
+fn bare_citation_is_checked_alone() {
+    let text = String::from_utf8(fixture_bytes("plain/pairs.jsonl")).unwrap();
+    let bare = text.lines().nth(2).unwrap();
+    let doc = read("citation.json", bare);
+    assert_eq!(doc.format, Format::Plain);
+    assert_eq!(pointers(&doc), [""]);
+    assert_eq!((doc.items[0].result.is_none(), doc.findings.is_empty()), (true, true));
+}
+
+#[test]
+fn agui_logs_go_to_the_agui_reader() {
+    let text = "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\n\
+                data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\n";
+    assert_eq!(read("run.sse", text).format, Format::Agui);
+    let array = r#"[{"type":"RUN_STARTED","threadId":"t1","runId":"r1"},{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}]"#;
+    assert_eq!(read("run.json", array).format, Format::Agui);
+}
+
+#[test]
+fn example_transcripts_read_cleanly() {
+    let dir = format!("{}/examples/transcripts", env!("CARGO_MANIFEST_DIR"));
+    for (name, format, items) in
+        [("a2a-v03-task.json", Format::A2aV03, 3), ("a2a-v10-stream.sse", Format::A2aV10, 2)]
+    {
+        let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
+        let doc = read(name, &text);
+        assert_eq!(doc.format, format, "{name}");
+        assert_eq!(doc.items.len(), items, "{name}");
+        assert!(
+            doc.items.iter().all(|i| i.citation.is_some() && i.result.is_some() && !i.by_shape),
+            "{name}"
+        );
+        assert!(doc.findings.is_empty(), "{name}: {:#?}", doc.findings);
+    }
+}

@@ -17,6 +17,7 @@ pub mod card;
 pub mod catalog;
 pub mod check;
 pub mod extractors;
+pub mod generate;
 pub mod verify;
 
 /// Re-executes the citations AI agents attach to numbers, and settles disputes about them.
@@ -40,6 +41,7 @@ enum Command {
     #[command(subcommand)]
     Catalog(catalog::Command),
     Extractors(extractors::Args),
+    Generate(generate::Args),
 }
 
 /// Where the data layer and extractors are; shared by every subcommand that needs them.
@@ -145,5 +147,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Card(a) => card::run(a),
         Command::Catalog(c) => catalog::run(c),
         Command::Extractors(a) => extractors::run(a),
+        Command::Generate(a) => generate::run(a),
     }
 }

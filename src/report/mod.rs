@@ -34,7 +34,7 @@ pub struct Report {
     /// What the run read.
     pub stats: ScanStats,
     /// Phase timings in milliseconds, only with `--timings` (they would break byte-identity).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<BTreeMap<String, f64>>,
     /// One entry per input, in the order given.
     pub inputs: Vec<Input>,
@@ -59,15 +59,15 @@ pub struct Input {
     /// The file as named (`-` for standard input).
     pub file: String,
     /// The detected format; none when the file could not be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
     /// The claims, in document order.
     pub claims: Vec<ClaimReport>,
     /// Findings that are not about one claim's numbers.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
     /// The MOCA `moca.citations` events of an AG-UI log, as checked.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moca: Vec<MocaEvent>,
     /// The conversation (HTML report only; left out of JSON).
     #[serde(skip)]

@@ -21,20 +21,18 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::{
-    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, Turn, is_citation_media_type,
-    is_quantitative, looks_like_citation, pointer_push,
+    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, RULE_PAIRING, Turn,
+    is_citation_media_type, is_quantitative, looks_like_citation, pointer_push,
 };
 
 /// Rule of a [`Finding`] for an A2A object of the wrong structure (e.g. `parts` not an array).
-pub const RULE_MALFORMED: &str = "a2a/malformed";
+pub const RULE_A2A_MALFORMED: &str = "a2a/malformed";
 /// Rule of a [`Finding`] for a JSON-RPC error response.
 pub const RULE_JSONRPC_ERROR: &str = "a2a/jsonrpc-error";
 /// Rule of the NOTE given when a citation was recognised by its shape, not its media type.
 pub const RULE_MEDIA_TYPE: &str = "upperhand/media-type";
-/// Rule of the NOTE given when several citations were paired with several results by order.
-pub const RULE_PAIRING: &str = "upperhand/pairing";
 /// Rule of the NOTE given for a record that is JSON but no A2A object recite knows.
-pub const RULE_UNRECOGNISED: &str = "a2a/unrecognised";
+pub const RULE_A2A_UNRECOGNISED: &str = "a2a/unrecognised";
 
 /// Reads `text` as A2A whatever it looks like; the version is still detected from content.
 pub fn read(file: &str, text: &str) -> Document {
@@ -273,7 +271,7 @@ impl<'f> Collector<'f> {
     }
 
     fn malformed(&mut self, ptr: &str, line: Option<usize>, message: String) {
-        self.finding(ptr, line, RULE_MALFORMED, Level::Must, message);
+        self.finding(ptr, line, RULE_A2A_MALFORMED, Level::Must, message);
     }
 
     /// One top-level value: a JSON-RPC envelope, a bare A2A object, or an array of them.
@@ -285,7 +283,7 @@ impl<'f> Collector<'f> {
                 }
             } else {
                 let message = format!("{} is not an A2A object; skipped", type_name(v));
-                self.finding(ptr, line, RULE_UNRECOGNISED, Level::Note, message);
+                self.finding(ptr, line, RULE_A2A_UNRECOGNISED, Level::Note, message);
             }
             return;
         };
@@ -352,7 +350,7 @@ impl<'f> Collector<'f> {
             self.artifact(v, ptr, line, None, false);
         } else {
             let message = format!("{} that is no A2A Task, Message or event; skipped", type_name(v));
-            self.finding(ptr, line, RULE_UNRECOGNISED, Level::Note, message);
+            self.finding(ptr, line, RULE_A2A_UNRECOGNISED, Level::Note, message);
         }
     }
 
@@ -527,7 +525,7 @@ fn tool_type(part: &Value) -> Option<&str> {
 fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) -> Kind {
     let mut malformed = |pointer: String, message: String| {
         let at = Locator { pointer, line: p.line, ..at.clone() };
-        findings.push(Finding::new(at, RULE_MALFORMED, Level::Must, message));
+        findings.push(Finding::new(at, RULE_A2A_MALFORMED, Level::Must, message));
         Kind::Ignored
     };
     let part = &p.value;

@@ -4,6 +4,11 @@
 //! The format is detected from content ([`detect`]), never from the file name. Readers know
 //! nothing of the catalog or the engine: they only find and pair things. One malformed part of a
 //! file becomes a [`Finding`]; the rest of the file is still read.
+//!
+//! [`read`] first *frames* the text ([`frame`]: SSE `data:` events, one JSON document, or JSON
+//! lines), then picks the reader from what the values look like: [`agui`] for AG-UI events
+//! (it frames the text itself), [`a2a`] for A2A v0.3 / v1.0 objects, [`plain`] for
+//! `{result, citation}` pairs and bare citations. [`read_bytes`] adds the UTF-8 check.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -22,25 +27,25 @@ pub struct Locator {
     pub file: String,
     /// 1-based line in the file, when the format is line-based (JSON lines, SSE), or where
     /// unreadable input was found.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
     /// 1-based column (in bytes) within `line`, for input that could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
     /// The A2A task id.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
     /// The A2A message id, or the AG-UI message id.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     /// The A2A artifact id.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact_id: Option<String>,
     /// Index of the Part within its message or artifact.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part_index: Option<usize>,
     /// Index of the event in an AG-UI log (0-based, after CHUNK expansion).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_index: Option<usize>,
     /// JSON pointer to the citation (or the offending value) within the document or line.
     pub pointer: String,
@@ -126,7 +131,7 @@ pub struct Turn {
     /// Indices into [`Document::items`] of the claims made in this turn.
     pub items: Vec<usize>,
     /// The message id, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
 }
 
@@ -169,6 +174,9 @@ pub const RULE_UNRECOGNISED: &str = "input/unrecognised";
 /// Rule of a [`Finding`] for a quantitative result without a citation, or a citation without a
 /// result (Upperhand Citations v1, "Conformance (probed)").
 pub const RULE_CONFORMANCE: &str = "upperhand/conformance";
+/// Rule of the NOTE given when several citations were paired with several results by order (or
+/// share one result), since nothing in the input says which goes with which.
+pub const RULE_PAIRING: &str = "upperhand/pairing";
 
 impl Locator {
     /// A locator in `file` at JSON pointer `pointer`, everything else unknown.
@@ -473,7 +481,10 @@ fn detect_framed(framed: &Framed, text: &str) -> Format {
 /// (`{"stream": [...]}` / `{"events": [...]}`).
 fn looks_like_agui(v: &Value) -> bool {
     match v {
-        Value::Array(a) => a.first().is_some_and(is_agui_event),
+        // An array of events, or an array of `{name, stream}` fixtures.
+        Value::Array(a) => a
+            .first()
+            .is_some_and(|first| is_agui_event(first) || (first.is_object() && looks_like_agui(first))),
         Value::Object(o) => {
             is_agui_event(v)
                 || ["stream", "events"].iter().any(|k| {

@@ -8,12 +8,9 @@
 use serde_json::Value;
 
 use super::{
-    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, RULE_UNRECOGNISED,
-    is_quantitative, looks_like_citation, pointer_push,
+    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, RULE_PAIRING,
+    RULE_UNRECOGNISED, is_quantitative, looks_like_citation, pointer_push,
 };
-
-/// Rule of the NOTE given when several citations share one result.
-pub const RULE_PAIRING: &str = "upperhand/pairing";
 
 /// Reads `text` as plain pairs, whatever it looks like.
 pub fn read(file: &str, text: &str) -> Document {

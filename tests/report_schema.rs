@@ -1,0 +1,51 @@
+//! The JSON report against its committed JSON Schema (`docs/report.schema.json`), which is
+//! generated from the Rust types: the committed file must be current, and real reports must
+//! validate against it. Regenerate with `RECITE_UPDATE_SCHEMA=1 cargo test --test report_schema`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_committed_schema_is_generated_from_the_types() {
+    let generated = recite::report::json::schema();
+    let path = root().join("docs/report.schema.json");
+    if std::env::var_os("RECITE_UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/report.schema.json is stale: run RECITE_UPDATE_SCHEMA=1 cargo test --test report_schema"
+    );
+}
+
+fn report(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_recite")).args(args).current_dir(root()).output().unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn reports_validate_against_the_committed_schema() {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("docs/report.schema.json")).unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let reports = [
+        report(&["check", "examples/transcripts", "--format", "json", "--timings"]),
+        report(&["check", "tests/fixtures", "--format", "json"]),
+        report(&["verify", "examples/citations/nhanes2-zinc.json", "--format", "json"]),
+    ];
+    for r in &reports {
+        let errors: Vec<String> =
+            validator.iter_errors(r).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        assert!(r["summary"]["claims"].as_u64().unwrap() > 0);
+    }
+}
