@@ -424,12 +424,12 @@ fn by_value(measures: &[Measure], rows: &[MeasureRow], claim: &Claimed) -> Optio
 /// Recomputes which cells of the base fall under the thresholds and compares with the warnings.
 fn audit_warnings(c: &Citation, r: &Resolved, out: &Outcome, base_n: u64) -> Vec<WarningAudit> {
     let t = r.thresholds;
-    let said = |needle: &str| c.warnings.iter().any(|w| fold(w).contains(&fold(needle)));
+    let said = |cell: &str| c.warnings.iter().any(|w| names_cell(w, cell));
     let mut audit = Vec::new();
-    let mut small: Vec<(String, u64)> = Vec::new();
     for (b, cell, n) in &out.cells {
-        if *n < t.low {
-            small.push((format!("{cell} ({b})"), *n));
+        // A cell the base cannot contain (the Male cell of "Women 18-74") is empty, not small:
+        // there is no number for it to warn about.
+        if *n > 0 && *n < t.low {
             if !said(cell) {
                 audit.push(WarningAudit {
                     kind: "undisclosed".into(),
@@ -454,7 +454,7 @@ fn audit_warnings(c: &Citation, r: &Resolved, out: &Outcome, base_n: u64) -> Vec
     for w in &c.warnings {
         let fw = fold(w);
         for (b, cell, n) in &out.cells {
-            if fw.contains(&fold(cell))
+            if names_cell(w, cell)
                 && *n >= t.low
                 && (fw.contains("base") || fw.contains("small") || fw.contains("low"))
             {
@@ -468,6 +468,17 @@ fn audit_warnings(c: &Citation, r: &Resolved, out: &Outcome, base_n: u64) -> Vec
         }
     }
     audit
+}
+
+/// Whether a warning names a cell: the cell's name as whole words, case-insensitively, with any
+/// punctuation between them ("65-74" in "the 65–74 cell"; not "West" in "Midwest" nor "Male" in
+/// "Female").
+fn names_cell(warning: &str, cell: &str) -> bool {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|ch: char| !ch.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    };
+    let (w, c) = (words(warning), words(cell));
+    !c.is_empty() && w.windows(c.len()).any(|win| win == c.as_slice())
 }
 
 /// A number with `digits` decimals (at least 0), as a percent when asked.

@@ -70,6 +70,8 @@ type ScanGroup = ((PathBuf, Option<(String, String)>), Vec<usize>);
 /// What one scan returns: each job's outcome by job index, and what was read.
 type ScanResult = (Vec<(usize, Result<Outcome, String>)>, ScanStats);
 
+mod grouped;
+
 struct Registered {
     name: String,
     schema: Arc<Schema>,
@@ -80,6 +82,7 @@ pub struct Engine {
     rt: tokio::runtime::Runtime,
     ctx: SessionContext,
     tables: Mutex<HashMap<PathBuf, Arc<Registered>>>,
+    grouped: bool,
 }
 
 impl Default for Engine {
@@ -99,7 +102,18 @@ impl Engine {
             .build()
             .expect("a tokio runtime can be built");
         let config = SessionConfig::new().with_target_partitions(cores).with_information_schema(false);
-        Engine { rt, ctx: SessionContext::new_with_config(config), tables: Mutex::new(HashMap::new()) }
+        Engine {
+            rt,
+            ctx: SessionContext::new_with_config(config),
+            tables: Mutex::new(HashMap::new()),
+            grouped: true,
+        }
+    }
+
+    /// An engine that always uses the summed scan (one `SUM(CASE …)` per sum); for tests and
+    /// benchmarks that compare the two plans.
+    pub fn summed_only() -> Engine {
+        Engine { grouped: false, ..Engine::new() }
     }
 
     /// Registers a table's files (once) and returns its internal name and schema.
@@ -167,7 +181,7 @@ impl Engine {
             .par_iter()
             .map(|((location, design), members)| {
                 let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
-                match self.scan(location, design.as_ref(), &picked) {
+                match self.scan_best(location, design.as_ref(), &picked) {
                     Ok((outs, stats)) => (members.iter().copied().zip(outs).collect(), stats),
                     Err(e) => (members.iter().map(|&i| (i, Err(e.clone()))).collect(), ScanStats::default()),
                 }
@@ -188,7 +202,29 @@ impl Engine {
         (results, stats)
     }
 
-    /// One scan of one table for all its jobs.
+    /// One scan of one table for all its jobs: grouped when every cited column holds integer
+    /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
+    fn scan_best(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        jobs: &[&Job],
+    ) -> Result<(Vec<Result<Outcome, String>>, ScanStats), String> {
+        let schema = self.register(location)?.schema.clone();
+        if let Some((s, p)) = design {
+            for c in [s, p] {
+                if schema.field_with_name(c).is_err() {
+                    return Err(format!("design column {c:?} is not a column of {}", location.display()));
+                }
+            }
+        }
+        match grouped::unsuitable(&schema, jobs) {
+            None if self.grouped => self.scan_grouped(location, design, jobs),
+            _ => self.scan(location, design, jobs),
+        }
+    }
+
+    /// One scan of one table for all its jobs, every sum one `SUM(CASE …)` aggregate.
     fn scan(
         &self,
         location: &Path,
@@ -437,7 +473,7 @@ pub fn pred_expr(p: &Pred, x: &Expr) -> Expr {
 }
 
 /// An aggregate's value as f64 (NULL, from no matching rows, is 0).
-fn value_at(col: &Arc<dyn Array>, row: usize) -> f64 {
+pub(crate) fn value_at(col: &Arc<dyn Array>, row: usize) -> f64 {
     if col.is_null(row) {
         return 0.0;
     }

@@ -137,7 +137,21 @@ pub fn judge(
     let compared: Vec<(&str, Unit, &compare::Comparison)> =
         s.measures.iter().flat_map(|m| m.claims.iter().map(move |c| (m.name.as_str(), m.unit, c))).collect();
     let base_failed = s.base.as_ref().is_some_and(|b| !b.matched);
+    // Every declared base's rows are a subset of the rows with no base filter (same period,
+    // column and weight), so a base that keeps as many rows keeps the very same rows: it is the
+    // same computation, not a second explanation. It is named once, by the smaller change to the
+    // citation — leaving the filter out — with the declared bases it coincides with.
+    let no_base_n =
+        tried.iter().find(|(v, _)| v.cause == Cause::NoBase).map(|(_, o)| stats::base_facts(&o.sums).n);
+    let same_as_no_base: Vec<&str> = tried
+        .iter()
+        .filter(|(v, o)| v.cause == Cause::OtherBase && Some(stats::base_facts(&o.sums).n) == no_base_n)
+        .map(|(v, _)| v.resolved.base.as_str())
+        .collect();
     for (variant, out) in tried {
+        if variant.cause == Cause::OtherBase && same_as_no_base.contains(&variant.resolved.base.as_str()) {
+            continue;
+        }
         let estimates = stats::estimate(&variant.resolved.measures, &out.vars, &out.sums, interval);
         let n = stats::base_facts(&out.sums).n;
         let mut all = !compared.is_empty();
@@ -180,12 +194,18 @@ pub fn judge(
             Cause::OtherMeasure | Cause::PercentFraction => "",
         };
         let also = if base_ok { format!(", with base n {n}") } else { format!(" (base n there: {n})") };
+        let what = if variant.cause == Cause::NoBase && !same_as_no_base.is_empty() {
+            let bases: Vec<String> = same_as_no_base.iter().map(|b| format!("{b:?}")).collect();
+            format!("{} — the same rows as base {}", variant.what, bases.join(", "))
+        } else {
+            variant.what.clone()
+        };
         found.push((
             base_ok,
             distance,
             Explanation {
                 cause: variant.cause,
-                message: format!("{lead} {}{also}: {why}", variant.what),
+                message: format!("{lead} {what}{also}: {why}"),
                 reproduces_base: base_ok,
             },
         ));

@@ -167,6 +167,21 @@ impl std::fmt::Display for Pred {
 }
 
 impl Pred {
+    /// Whether the value `x` satisfies the predicate.
+    pub fn matches(&self, x: f64) -> bool {
+        self.0.iter().all(|c| match c {
+            Clause::Cmp(op, v) => match op {
+                Op::Eq => x == *v,
+                Op::Ne => x != *v,
+                Op::Lt => x < *v,
+                Op::Le => x <= *v,
+                Op::Gt => x > *v,
+                Op::Ge => x >= *v,
+            },
+            Clause::In(vs) => vs.contains(&x),
+        })
+    }
+
     /// The conjunction of two predicates, simplified so equal conditions are spelled alike:
     /// identical clauses once, `x >= a and x >= b` as `x >= max(a, b)` (likewise <=, >, <),
     /// clauses in a fixed order. Aggregates are shared by their spelling, so this is what lets

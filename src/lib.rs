@@ -14,12 +14,14 @@
 //!   most likely computed instead;
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
-//! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data.
+//! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data
+//! and [`claimset`] claim sets over it, for benchmarks.
 
 pub mod card;
 pub mod catalog;
 pub mod citation;
 pub mod claim;
+pub mod claimset;
 pub mod compare;
 pub mod engine;
 pub mod explain;

@@ -2,13 +2,17 @@
 
 const USAGE: &str = "\
 Examples:
-  recite generate --out datasets/versant                       the bundled 50,000 rows
-  recite generate --rows 1000000 --extra-questions 150 --out /tmp/versant-1m
-  recite generate --rows 5000000 --row-group-size 250000 --out /tmp/versant-5m
+  recite generate versant --out datasets/versant                the bundled 50,000 rows
+  recite generate versant --rows 1000000 --extra-questions 160 --out /tmp/versant-1m
+  recite generate claims --data /tmp/versant-1m --count 10000 --wrong 0.1 --out claims.jsonl
 
-Writes versant_flat.parquet (zstd, several row groups) and its study.toml. The same spec and
-seed always give the same file: rows are a pure function of (seed, row index), drawn from a
-documented SplitMix64, and weights are raked (iterative proportional fitting) per wave.";
+`versant` writes versant_flat.parquet (zstd, several row groups) and its study.toml. The same
+spec and seed always give the same file: rows are a pure function of (seed, row index), drawn
+from a documented SplitMix64, and weights are raked (iterative proportional fitting) per wave.
+
+`claims` writes JSON lines of {result, citation} over a study: funnel, recommendation and
+satisfaction columns, every period, two bases, several extractors; the true values computed by
+recite, a known share made wrong.";
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,12 +20,44 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use recite::claimset::{ClaimSpec, generate};
 use recite::synth::{DEFAULT_SEED, FILE_NAME, VersantSpec, write_versant};
 
-/// Generate the synthetic Versant Mega Tracker (Parquet + study.toml) at any size.
-#[derive(Debug, clap::Args)]
+/// Generate data and claim sets: the Versant tracker at any size, claims over it.
+#[derive(Debug, clap::Subcommand)]
 #[command(after_help = USAGE)]
-pub struct Args {
+pub enum Command {
+    /// The synthetic Versant Mega Tracker (Parquet + study.toml) at any size.
+    Versant(VersantArgs),
+    /// A claim set (JSON lines of {result, citation}) with a known share of wrong claims.
+    Claims(ClaimArgs),
+}
+
+/// `recite generate claims`.
+#[derive(Debug, clap::Args)]
+pub struct ClaimArgs {
+    /// The study to cite (name or alias).
+    #[arg(long, default_value = "Versant Mega Tracker")]
+    study: String,
+    /// How many claims.
+    #[arg(long, default_value_t = 1000)]
+    count: usize,
+    /// Share of claims made wrong on purpose (0 to 1).
+    #[arg(long, default_value_t = 0.1)]
+    wrong: f64,
+    /// The seed.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+    /// Write to FILE instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    data: super::DataArgs,
+}
+
+/// `recite generate versant`.
+#[derive(Debug, clap::Args)]
+pub struct VersantArgs {
     /// Output folder (created if missing).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
@@ -45,8 +81,35 @@ pub struct Args {
     seed: u64,
 }
 
-/// Runs `recite generate`.
-pub fn run(a: Args) -> Result<ExitCode> {
+/// Runs `recite generate …`.
+pub fn run(c: Command) -> Result<ExitCode> {
+    match c {
+        Command::Versant(a) => versant(a),
+        Command::Claims(a) => claims(a),
+    }
+}
+
+fn claims(a: ClaimArgs) -> Result<ExitCode> {
+    if !(0.0..=1.0).contains(&a.wrong) {
+        anyhow::bail!("--wrong must be between 0 and 1, not {}", a.wrong);
+    }
+    let catalog = a.data.catalog()?;
+    let registry = a.data.registry()?;
+    let engine = recite::engine::Engine::new();
+    let spec = ClaimSpec { study: a.study, count: a.count, wrong: a.wrong, seed: a.seed };
+    let made = generate(&spec, &catalog, &registry, &engine)?;
+    let mut text = String::new();
+    for c in &made {
+        text.push_str(&serde_json::to_string(&c.line)?);
+        text.push('\n');
+    }
+    super::write_output(a.output.as_deref(), &text)?;
+    let wrong = made.iter().filter(|c| c.wrong).count();
+    eprintln!("{} claims, {wrong} made wrong", made.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn versant(a: VersantArgs) -> Result<ExitCode> {
     let spec = VersantSpec {
         respondents: a.rows,
         waves: a.waves,

@@ -41,7 +41,8 @@ enum Command {
     #[command(subcommand)]
     Catalog(catalog::Command),
     Extractors(extractors::Args),
-    Generate(generate::Args),
+    #[command(subcommand)]
+    Generate(generate::Command),
 }
 
 /// Where the data layer and extractors are; shared by every subcommand that needs them.

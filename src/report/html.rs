@@ -13,7 +13,7 @@ use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 use serde_json::Value;
 
 use super::{ClaimReport, Input, Report};
-use crate::compare::{Gap, Settlement, show};
+use crate::compare::{Gap, Settlement, Verdict, show};
 use crate::extractor::Unit;
 use crate::moca::MocaEvent;
 use crate::transcript::Level;
@@ -25,7 +25,7 @@ const STYLE: &str = r#"
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 header{background:#1d2330;color:#fff;padding:16px 28px}header h1{margin:0;font-size:20px}
 main{max-width:1100px;margin:0 auto;padding:16px 28px}
-.summary span{display:inline-block;margin-right:12px}
+.summary span{display:inline-block;margin-right:12px}.summary .stats{color:#c9ced8;font-size:13px}
 section.input{background:#fff;border:1px solid #dde1e7;border-radius:8px;margin:18px 0;padding:12px 18px}
 h2{font-size:16px;margin:4px 0 10px;font-family:ui-monospace,monospace}
 .turn{border-left:4px solid #c9ced8;padding:6px 12px;margin:10px 0;background:#fafbfc}
@@ -33,7 +33,14 @@ h2{font-size:16px;margin:4px 0 10px;font-family:ui-monospace,monospace}
 .role{font-size:12px;text-transform:uppercase;color:#5b6474;letter-spacing:.04em}
 .text{white-space:pre-wrap;margin:4px 0}
 .claim{margin:6px 0;padding:6px 10px;border:1px solid #e3e6eb;border-radius:6px;background:#fff}
+.claim[data-verdict=REPRODUCED]{border-left:4px solid #1f8a4c}.claim[data-verdict=DISCREPANT]{border-left:4px solid #c62828}
+.claim[data-verdict=BASE_MISMATCH]{border-left:4px solid #c77700}.claim[data-verdict=UNVERIFIABLE]{border-left:4px solid #7b3fa0}
+.claim[data-verdict=INVALID]{border-left:4px solid #8a1c1c}
+.claim-verdict{margin:0 8px 0 0}
+.cited,.uncompared{display:inline-block;white-space:nowrap;margin:2px 14px 2px 0}
 .num{font-weight:600;font-family:ui-monospace,monospace}
+.recomputed{font-size:12px;color:#c62828;font-family:ui-monospace,monospace}
+.uncompared{color:#5b6474}
 .badge{display:inline-block;font-size:11px;font-weight:700;padding:1px 7px;border-radius:10px;color:#fff;margin-left:6px;vertical-align:1px}
 .REPRODUCED{background:#1f8a4c}.DISCREPANT{background:#c62828}.BASE_MISMATCH{background:#c77700}
 .UNVERIFIABLE{background:#7b3fa0}.INVALID{background:#8a1c1c}
@@ -43,10 +50,15 @@ table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px soli
 .finding{font-size:13px;margin:3px 0}.MUST{color:#b71c1c;font-weight:700}.SHOULD{color:#a15c00;font-weight:700}.NOTE{color:#5b6474}
 .warn{color:#8a5a00;font-weight:600}
 .record{border:1px solid #e3e6eb;border-radius:6px;padding:6px 10px;margin:6px 0;background:#fff}
-.trust{display:inline-block;font-size:11px;padding:1px 6px;border-radius:4px;margin-right:4px;border:1px solid #9aa3b2}
-.trust.attested{background:#e6f4ea;border-color:#1f8a4c}.trust.declared{background:#f1f3f6}
+.trust{display:inline-block;font-size:11px;padding:1px 6px;border-radius:4px;margin:1px 4px 2px 0;border:1px solid #9aa3b2}
+.trust.attested{background:#e6f4ea;border-color:#1f8a4c}.trust.declared,.trust.none{background:#f1f3f6}
+.trust-line{margin:3px 0}.record-text{font-size:13px;background:#fafbfc;padding:4px 8px;border-radius:4px;overflow-wrap:anywhere}
+.moca{margin:8px 0}.text{overflow-wrap:anywhere}
 .trust.flag{background:#fff3e0;border-color:#c77700;color:#8a4b00;font-weight:700}
 "#;
+
+/// Tool results longer than this many characters are folded.
+const TOOL_TEXT_SHOWN: usize = 400;
 
 /// The report as one self-contained HTML page.
 pub fn render(report: &Report) -> String {
@@ -66,7 +78,7 @@ pub fn render(report: &Report) -> String {
     }
     let _ = write!(
         o,
-        "<span>{} findings</span><span class=\"muted\" style=\"color:#c9ced8\">{} table(s) scanned, {} rows, {} scan(s)</span></div></header>\n<main>\n",
+        "<span>{} findings</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span></div></header>\n<main>\n",
         s.findings, report.stats.tables_scanned, report.stats.rows_scanned, report.stats.scans
     );
     for input in &report.inputs {
@@ -86,13 +98,24 @@ fn render_input(o: &mut String, input: &Input) {
     let mut shown = vec![false; input.claims.len()];
     for turn in &input.turns {
         let role = turn.role.to_lowercase();
-        let class: String = role.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+        let class = match role.as_str() {
+            "user" | "agent" | "assistant" | "tool" | "system" | "developer" => role.as_str(),
+            _ => "other",
+        };
         let _ = write!(o, "<div class=\"turn {class}\"><div class=\"role\">{}", text(&role));
         if let Some(id) = &turn.message_id {
             let _ = write!(o, " · <span class=\"muted\">{}</span>", text(id));
         }
         o.push_str("</div>");
-        if !turn.text.is_empty() {
+        if class == "tool" && turn.text.chars().count() > TOOL_TEXT_SHOWN {
+            // A tool result is often a long JSON blob: folded, as the citations are shown anyway.
+            let _ = write!(
+                o,
+                "<details class=\"tool-text\"><summary>tool result ({} characters)</summary><div class=\"text\">{}</div></details>",
+                turn.text.chars().count(),
+                text(&turn.text)
+            );
+        } else if !turn.text.is_empty() {
             let _ = write!(o, "<div class=\"text\">{}</div>", text(&turn.text));
         }
         for &i in &turn.items {
@@ -103,7 +126,7 @@ fn render_input(o: &mut String, input: &Input) {
         }
         if let Some(id) = &turn.message_id {
             for ev in input.moca.iter().filter(|e| e.message_id.as_deref() == Some(id.as_str())) {
-                render_moca(o, ev);
+                render_moca(o, ev, true);
             }
         }
         o.push_str("</div>\n");
@@ -116,7 +139,7 @@ fn render_input(o: &mut String, input: &Input) {
     }
     let placed: Vec<&str> = input.turns.iter().filter_map(|t| t.message_id.as_deref()).collect();
     for ev in input.moca.iter().filter(|e| !e.message_id.as_deref().is_some_and(|m| placed.contains(&m))) {
-        render_moca(o, ev);
+        render_moca(o, ev, false);
     }
     if !input.findings.is_empty() {
         o.push_str("<h3>Findings</h3>");
@@ -138,7 +161,9 @@ fn render_input(o: &mut String, input: &Input) {
     o.push_str("</section>\n");
 }
 
-/// One claim: each claimed number with its verdict beside it; details on click.
+/// One claim: the claim's verdict, then each claimed number with its own verdict beside it
+/// (REPRODUCED when it is the data's number, DISCREPANT when not, BASE_MISMATCH when it is but
+/// the base is not); the recomputed numbers, base and sampling error open on click.
 fn render_claim(o: &mut String, c: &ClaimReport) {
     let s = &c.settlement;
     let v = s.verdict.as_str();
@@ -149,18 +174,45 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
             .rerun
             .as_ref()
             .map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column))
-            .unwrap_or_default();
-        let _ = write!(o, "<span class=\"cited\">{}</span><span class=\"badge {v}\">{v}</span>", text(&what));
-    }
-    for (m, cl) in &compared {
-        let pct = m.unit == Unit::Proportion && (cl.claimed.percent || cl.claimed.value.abs() > 1.0);
-        let mark = if cl.matched { "✓" } else { "✗" };
+            .unwrap_or_else(|| "the citation".into());
         let _ = write!(
             o,
-            "<span class=\"cited\" title=\"recomputed {}\">{}: <span class=\"num\">{}</span> <span class=\"badge {v}\">{v} {mark}</span></span> ",
-            attr(&show(cl.shown, cl.claimed.decimals + 1, pct)),
+            "<span class=\"cited\" data-verdict=\"{v}\">{} <span class=\"badge {v}\">{v}</span></span>",
+            text(&what)
+        );
+    } else {
+        let _ =
+            write!(o, "<span class=\"badge claim-verdict {v}\" title=\"the claim's verdict\">{v}</span> ");
+    }
+    let base_ok = s.base.as_ref().is_none_or(|b| b.matched);
+    for (m, cl) in &compared {
+        let pct = m.unit == Unit::Proportion && (cl.claimed.percent || cl.claimed.value.abs() > 1.0);
+        let nv = match s.verdict {
+            Verdict::Invalid | Verdict::Unverifiable => s.verdict,
+            _ if !cl.matched => Verdict::Discrepant,
+            _ if !base_ok => Verdict::BaseMismatch,
+            _ => Verdict::Reproduced,
+        }
+        .as_str();
+        let recomputed = show(cl.shown, cl.claimed.decimals + 1, pct);
+        let _ = write!(
+            o,
+            "<span class=\"cited\" data-verdict=\"{nv}\" title=\"recomputed {}\">{}: <span class=\"num\">{}</span> <span class=\"badge {nv}\">{nv}</span>",
+            attr(&recomputed),
             text(&m.name),
             text(&cl.claimed.text)
+        );
+        if !cl.matched {
+            let _ = write!(o, " <span class=\"recomputed\">data: {}</span>", text(&recomputed));
+        }
+        o.push_str("</span> ");
+    }
+    for n in &s.not_compared {
+        let _ = write!(
+            o,
+            "<span class=\"uncompared\" title=\"names no measure of the extractor: not checked\">{}: {} <span class=\"muted\">not checked</span></span> ",
+            text(n.key.as_deref().unwrap_or("(no key)")),
+            text(&n.text)
         );
     }
     let _ = write!(o, "<details><summary>recomputed, base and sampling error</summary>");
@@ -255,17 +307,24 @@ fn details(o: &mut String, s: &Settlement) {
     }
 }
 
-/// A MOCA `moca.citations` event by the client rules.
-fn render_moca(o: &mut String, ev: &MocaEvent) {
+/// A MOCA `moca.citations` event by the client rules. `placed` is false for an event whose
+/// messageId names no message of the transcript, which a client ignores.
+fn render_moca(o: &mut String, ev: &MocaEvent, placed: bool) {
     let _ = write!(
         o,
         "<div class=\"moca\"><div class=\"role\">sources (moca.citations, event {})",
         ev.event_index
     );
-    if let Some(t) = &ev.computed_at {
-        let _ = write!(o, " · trust as of <span class=\"computed-at\">{}</span>", text(t));
+    if let Some(id) = ev.message_id.as_deref().filter(|_| !placed) {
+        let _ = write!(o, " · for message <span class=\"muted\">{}</span>", text(id));
     }
+    let _ = write!(o, " · trust as of <span class=\"computed-at\">{}</span>", as_of(ev));
     o.push_str("</div>");
+    if !placed {
+        o.push_str(
+            "<div class=\"muted\">not placed beside a message: its messageId names no message shown here (a client ignores such an event)</div>",
+        );
+    }
     if ev.ignored {
         o.push_str("<div class=\"muted\">ignored: unknown event version</div></div>");
         return;
@@ -278,15 +337,16 @@ fn render_moca(o: &mut String, ev: &MocaEvent) {
         let key = c.key.clone().unwrap_or_else(|| "(no node.ref)".into());
         let _ = write!(o, "<div class=\"record\" data-key=\"{}\">", attr(&key));
         if let Some(m) = &c.marker {
-            let _ = write!(o, "<b>{}</b> ", text(m));
+            let _ = write!(o, "<b class=\"marker\">{}</b> ", text(m));
         }
         let title = str_at(r, "/node/title").unwrap_or_default();
-        let _ = write!(o, "<span>{}</span> <code>{}</code> ", text(title), text(&key));
+        let _ = write!(o, "<span class=\"title\">{}</span> <code>{}</code> ", text(title), text(&key));
         if !c.passed {
             o.push_str("<span class=\"badge INVALID\">fails MOCA rules</span>");
         }
-        o.push_str("<div>");
+        o.push_str("<div class=\"trust-line\">");
         trust(o, r);
+        let _ = write!(o, "<span class=\"muted as-of\">as of {}</span>", as_of(ev));
         o.push_str("</div>");
         if let Some(t) = str_at(r, "/text") {
             let _ = write!(o, "<div class=\"text record-text\">{}</div>", text(t));
@@ -296,37 +356,112 @@ fn render_moca(o: &mut String, ev: &MocaEvent) {
                 link(o, u);
             }
         }
+        for e in r.get("evidence").and_then(Value::as_array).into_iter().flatten() {
+            for ptr in ["/source/url", "/source/uri"] {
+                if let Some(u) = str_at(e, ptr) {
+                    link(o, u);
+                }
+            }
+        }
         o.push_str("</div>");
     }
     o.push_str("</div>");
 }
 
-/// Trust as the Reader contract says: a declared verification never looks like an attested
-/// review; stale, superseded, contested and out-of-force nodes are marked as such.
+/// When the record's trust flags were true: the event's `computedAt`, escaped.
+fn as_of(ev: &MocaEvent) -> String {
+    match &ev.computed_at {
+        Some(t) => text(t).into_owned(),
+        None => "an unstated time (no computedAt): the flags may have changed since".into(),
+    }
+}
+
+/// Trust as the Reader contract says (citation record `trust`): a declared verification
+/// (`declaredVerified`, copied from the package, not checked) never looks like an attested review
+/// (`attestedReviews`, verified against the trust root); stale, superseded, contested, out-of-force,
+/// draft and deprecated nodes are flagged as such.
 fn trust(o: &mut String, r: &Value) {
-    let t = r.get("trust");
-    let verification = t.and_then(|t| t.get("verification")).and_then(Value::as_str).unwrap_or("unknown");
-    match verification {
-        "attested" => o.push_str("<span class=\"trust attested\">attested review</span>"),
-        "declared" => {
-            o.push_str("<span class=\"trust declared\">declared by the publisher (not reviewed)</span>")
-        }
-        other => {
-            let _ = write!(
-                o,
-                "<span class=\"trust declared\">verification: {} (not reviewed)</span>",
-                text(other)
-            );
+    let Some(t) = r.get("trust").filter(|t| t.is_object()) else {
+        o.push_str("<span class=\"trust flag\">no trust information</span>");
+        return;
+    };
+    let list = |k: &str| t.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(|s| text(s).into_owned());
+    let attested = list("attestedReviews");
+    let declared = list("declaredVerified");
+    for a in &attested {
+        let outcome = field(a, "outcome").unwrap_or_else(|| "no outcome".into());
+        let good = a.get("outcome").and_then(Value::as_str) == Some("accurate");
+        let _ = write!(
+            o,
+            "<span class=\"trust {}\">attested review: {outcome}{}{}{}</span>",
+            if good { "attested" } else { "flag" },
+            field(a, "reviewer").map(|s| format!(" by {s}")).unwrap_or_default(),
+            field(a, "reviewedAt").map(|s| format!(", {s}")).unwrap_or_default(),
+            field(a, "signer").map(|s| format!(" (signed: {s})")).unwrap_or_default(),
+        );
+    }
+    for d in &declared {
+        let _ = write!(
+            o,
+            "<span class=\"trust declared\">declared verified{}{}: declared by the publisher (not reviewed)</span>",
+            field(d, "by").map(|s| format!(" by {s}")).unwrap_or_default(),
+            field(d, "at").map(|s| format!(", {s}")).unwrap_or_default(),
+        );
+    }
+    if attested.is_empty() && declared.is_empty() {
+        o.push_str("<span class=\"trust none\">not verified, not reviewed</span>");
+    }
+    if let Some(g) = t.get("generated").filter(|g| g.is_object()) {
+        let _ = write!(
+            o,
+            "<span class=\"trust declared\">generated{}{}</span>",
+            field(g, "by").map(|s| format!(" by {s}")).unwrap_or_default(),
+            field(g, "at").map(|s| format!(", {s}")).unwrap_or_default(),
+        );
+    }
+    match t.get("status").and_then(Value::as_str) {
+        Some("stable") | None => {}
+        Some("draft") => o.push_str("<span class=\"trust flag\">DRAFT</span>"),
+        Some("deprecated") => o.push_str("<span class=\"trust flag\">DEPRECATED</span>"),
+        Some(other) => {
+            let _ = write!(o, "<span class=\"trust flag\">status: {}</span>", text(other));
         }
     }
-    let flag = |k: &str| t.and_then(|t| t.get(k)).and_then(Value::as_bool);
-    for (k, label) in [("stale", "STALE"), ("superseded", "SUPERSEDED"), ("contested", "CONTESTED")] {
-        if flag(k) == Some(true) {
-            let _ = write!(o, "<span class=\"trust flag\">{label}</span>");
-        }
+    let flag = |k: &str| t.get(k).and_then(Value::as_bool);
+    let names = |k: &str| {
+        let l: Vec<String> = list(k).iter().filter_map(Value::as_str).map(|s| text(s).into_owned()).collect();
+        if l.is_empty() { String::new() } else { format!(" by {}", l.join(", ")) }
+    };
+    if flag("stale") == Some(true) {
+        let after = field(t, "staleAfter").map(|s| format!(" (after {s})")).unwrap_or_default();
+        let _ = write!(o, "<span class=\"trust flag\">STALE{after}</span>");
+    }
+    if flag("superseded") == Some(true) {
+        let _ = write!(o, "<span class=\"trust flag\">SUPERSEDED{}</span>", names("supersededBy"));
+    }
+    if flag("contested") == Some(true) {
+        let _ = write!(o, "<span class=\"trust flag\">CONTESTED{}</span>", names("contestedBy"));
     }
     if flag("inForce") == Some(false) {
-        o.push_str("<span class=\"trust flag\">NOT IN FORCE</span>");
+        let from = field(t, "validFrom").map(|s| format!(" from {s}")).unwrap_or_default();
+        let until = field(t, "validUntil").map(|s| format!(" until {s}")).unwrap_or_default();
+        let window = if from.is_empty() && until.is_empty() {
+            String::new()
+        } else {
+            format!(" (valid{from}{until})")
+        };
+        let _ = write!(o, "<span class=\"trust flag\">NOT IN FORCE{window}</span>");
+    }
+    if r.pointer("/package/signed").and_then(Value::as_bool) == Some(false) {
+        o.push_str("<span class=\"trust flag\">unsigned package</span>");
+    }
+    let unmatched = r
+        .get("evidence")
+        .and_then(Value::as_array)
+        .is_some_and(|ev| ev.iter().any(|e| e.get("matched").and_then(Value::as_bool) == Some(false)));
+    if unmatched {
+        o.push_str("<span class=\"trust flag\">evidence quote not found in its source</span>");
     }
 }
 

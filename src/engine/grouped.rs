@@ -1,0 +1,390 @@
+//! The grouped scan: when every cited column of a table holds integer codes, ONE aggregate
+//! with a grouping set per cited column returns, for each combination of (periods, cells,
+//! code, base flags) actually present, the unweighted count and Σw, Σw² per declared weight.
+//! Every total and second moment a measure needs is a sum over codes of these, so the cost of
+//! the scan depends on the columns cited, not on the number of claims.
+//!
+//! Each grouping set is `(period mask, cell mask, key_c[, stratum, psu])` where
+//! `key_c = code·2^B + base mask` packs the column's code with the flags of the bases cited
+//! with it (base filters may use `{column}`, so their flags are per column). Masks are
+//! integers built with `CASE WHEN flag THEN 2^k ELSE 0 END`: one grouping key per mask keeps the
+//! distinct grouping expressions under DataFusion's limit of 64.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::common::DFSchema;
+use datafusion::functions_aggregate::expr_fn::{count, sum};
+use datafusion::logical_expr::{Expr, ExprSchemable, GroupingSet};
+use datafusion::prelude::{cast, col, ident, lit, when};
+
+use super::{Engine, Job, Outcome, ScanStats, value_at};
+use crate::stats::{Sums, Var, needed_pairs, vars_for};
+
+/// Most flags one mask may carry (bits of an i64, sign left alone).
+const MAX_FLAGS: usize = 62;
+/// Most cited columns one grouped scan may take (grouping expressions are capped at 64).
+pub const MAX_COLUMNS: usize = 56;
+/// Codes must fit in the key beside the base mask (|code| < 2^42, base bits ≤ 20: < 2^62).
+const MAX_CODE: i64 = 1 << 42;
+/// Most bases cited with one column.
+const MAX_BASE_BITS: usize = 20;
+
+/// Why a table's jobs cannot take the grouped scan (they take the summed one). Integer
+/// columns with codes beyond ±2^42 are not grouped (their rows would be dropped): such
+/// magnitudes are not codes, so this is only documented, not detected.
+pub fn unsuitable(schema: &datafusion::arrow::datatypes::Schema, jobs: &[&Job]) -> Option<String> {
+    let mut columns: Vec<&str> = jobs.iter().map(|j| j.rows.column.as_str()).collect();
+    columns.sort_unstable();
+    columns.dedup();
+    if columns.len() > MAX_COLUMNS {
+        return Some(format!("{} columns cited (grouped scans take up to {MAX_COLUMNS})", columns.len()));
+    }
+    for c in columns {
+        match schema.field_with_name(c).map(|f| f.data_type().clone()) {
+            Ok(t) if t.is_integer() => {}
+            Ok(t) => return Some(format!("column {c:?} is {t}, not integer codes")),
+            Err(_) => return Some(format!("column {c:?} is not in the table")),
+        }
+    }
+    None
+}
+
+/// Flags shared across jobs: the same filter is one bit.
+#[derive(Default)]
+struct Flags {
+    exprs: Vec<Expr>,
+    index: HashMap<Expr, usize>,
+}
+
+impl Flags {
+    fn bit(&mut self, e: Expr) -> Result<usize, String> {
+        if let Some(&i) = self.index.get(&e) {
+            return Ok(i);
+        }
+        if self.exprs.len() >= MAX_FLAGS {
+            return Err(format!("more than {MAX_FLAGS} distinct filters in one mask"));
+        }
+        self.exprs.push(e.clone());
+        self.index.insert(e, self.exprs.len() - 1);
+        Ok(self.exprs.len() - 1)
+    }
+
+    /// Σ CASE WHEN flag THEN 2^k ELSE 0 END.
+    fn mask(&self) -> Result<Expr, String> {
+        let mut m = lit(0i64);
+        for (k, e) in self.exprs.iter().enumerate() {
+            m = m + when(e.clone(), lit(1i64 << k)).otherwise(lit(0i64)).map_err(|e| e.to_string())?;
+        }
+        Ok(m)
+    }
+}
+
+/// Where one job's pieces sit.
+struct Plan {
+    column: usize,
+    period: Option<usize>,
+    base: Option<usize>,
+    weight: Option<usize>,
+    cells: Vec<(String, String, usize)>,
+}
+
+/// Per code: unweighted count, Σw, Σw² (over rows with a valid weight).
+#[derive(Default, Clone, Copy)]
+struct Acc {
+    n: f64,
+    w: f64,
+    w2: f64,
+}
+
+impl Engine {
+    /// The grouped scan of one table for all its jobs (see the module doc).
+    pub(super) fn scan_grouped(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        jobs: &[&Job],
+    ) -> Result<(Vec<Result<Outcome, String>>, ScanStats), String> {
+        let reg = self.register(location)?;
+        let dfs = DFSchema::try_from(reg.schema.as_ref().clone()).map_err(|e| e.to_string())?;
+        let parse = |sql: &str| -> Result<Expr, String> {
+            let e = self.ctx.parse_sql_expr(sql, &dfs).map_err(|e| e.to_string())?;
+            e.get_type(&dfs).map_err(|e| e.to_string())?;
+            Ok(e)
+        };
+        let mut columns: Vec<String> = Vec::new();
+        let mut weights: Vec<String> = Vec::new();
+        let (mut periods, mut cells) = (Flags::default(), Flags::default());
+        let mut bases: Vec<Flags> = Vec::new();
+        let mut filters: HashMap<String, Result<Expr, String>> = HashMap::new();
+        let mut plans: Vec<Result<Plan, String>> = Vec::new();
+        for job in jobs {
+            let r = &job.rows;
+            let mut parsed = |what: &str, sql: &str| {
+                filters
+                    .entry(sql.to_string())
+                    .or_insert_with(|| parse(sql))
+                    .clone()
+                    .map_err(|e| format!("the {what} filter {sql:?} does not plan: {e}"))
+            };
+            let plan = (|| -> Result<Plan, String> {
+                let column = match columns.iter().position(|c| *c == r.column) {
+                    Some(i) => i,
+                    None => {
+                        columns.push(r.column.clone());
+                        bases.push(Flags::default());
+                        columns.len() - 1
+                    }
+                };
+                let period = r.period_filter.as_deref().map(|f| parsed("period", f)).transpose()?;
+                let base = r.base_filter.as_deref().map(|f| parsed("base", f)).transpose()?;
+                let mut cell_exprs = Vec::new();
+                for (b, c, f) in &job.cells {
+                    cell_exprs.push((b.clone(), c.clone(), parsed("cell", f)?));
+                }
+                let weight = r.weight.as_ref().map(|w| match weights.iter().position(|x| x == w) {
+                    Some(i) => i,
+                    None => {
+                        weights.push(w.clone());
+                        weights.len() - 1
+                    }
+                });
+                Ok(Plan {
+                    column,
+                    period: period.map(|p| periods.bit(p)).transpose()?,
+                    base: match base {
+                        Some(b)
+                            if bases[column].exprs.len() >= MAX_BASE_BITS
+                                && !bases[column].index.contains_key(&b) =>
+                        {
+                            return Err(format!(
+                                "more than {MAX_BASE_BITS} bases cited with column {:?}",
+                                r.column
+                            ));
+                        }
+                        Some(b) => Some(bases[column].bit(b)?),
+                        None => None,
+                    },
+                    weight,
+                    cells: cell_exprs
+                        .into_iter()
+                        .map(|(b, c, e)| Ok((b, c, cells.bit(e)?)))
+                        .collect::<Result<_, String>>()?,
+                })
+            })();
+            plans.push(plan);
+        }
+        // The projection: masks, one key per column, the weights, the design.
+        let mut select = vec![periods.mask()?.alias("pm"), cells.mask()?.alias("cm")];
+        for (i, c) in columns.iter().enumerate() {
+            let bits = bases[i].exprs.len() as i64;
+            let x = cast(ident(c), DataType::Int64);
+            let key = when(
+                x.clone().is_not_null().and(x.clone().lt(lit(MAX_CODE))).and(x.clone().gt(lit(-MAX_CODE))),
+                x * lit(1i64 << bits) + bases[i].mask()?,
+            )
+            .end()
+            .map_err(|e| e.to_string())?;
+            select.push(key.alias(format!("k{i}")));
+        }
+        for (i, w) in weights.iter().enumerate() {
+            select.push(cast(ident(w), DataType::Float64).alias(format!("w{i}")));
+        }
+        if let Some((s, p)) = design {
+            select.push(cast(ident(s), DataType::Utf8).alias("s"));
+            select.push(cast(ident(p), DataType::Utf8).alias("p"));
+        }
+        let sets: Vec<Vec<Expr>> = (0..columns.len())
+            .map(|i| {
+                let mut set = vec![col("pm"), col("cm"), col(format!("k{i}"))];
+                if design.is_some() {
+                    set.extend([col("s"), col("p")]);
+                }
+                set
+            })
+            .collect();
+        let mut aggs = vec![count(lit(1)).alias("n")];
+        for i in 0..weights.len() {
+            let w = col(format!("w{i}"));
+            let valid = w.clone().gt(lit(0.0));
+            let case = |v: Expr| when(valid.clone(), v).end().map_err(|e| e.to_string());
+            aggs.push(sum(case(lit(1.0))?).alias(format!("n{i}")));
+            aggs.push(sum(case(w.clone())?).alias(format!("s{i}")));
+            aggs.push(sum(case(w.clone() * w.clone())?).alias(format!("q{i}")));
+        }
+        let n_sets = sets.len().max(1);
+        let batches: Vec<RecordBatch> = if columns.is_empty() {
+            Vec::new()
+        } else {
+            self.rt
+                .block_on(async {
+                    let df = self.ctx.table(reg.name.as_str()).await?.select(select)?;
+                    df.aggregate(vec![Expr::GroupingSet(GroupingSet::GroupingSets(sets))], aggs)?
+                        .collect()
+                        .await
+                })
+                .map_err(|e| format!("scanning {}: {e}", location.display()))?
+        };
+        // Index the output: per column, per (psu) per code per (pm, cm, base mask) the sums.
+        let mut rows_total = 0.0;
+        let mut psus: BTreeMap<(String, String), ()> = BTreeMap::new();
+        // per column: Vec of (pm, cm, code, bmask, psu key, n, [n_k, s_k, q_k]...)
+        let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); columns.len()];
+        for b in &batches {
+            let schema = b.schema();
+            let idx = |name: &str| schema.index_of(name).map_err(|e| e.to_string());
+            let pm = b.column(idx("pm")?).as_primitive::<Int64Type>().clone();
+            let cm = b.column(idx("cm")?).as_primitive::<Int64Type>().clone();
+            let keys: Vec<_> = (0..columns.len())
+                .map(|i| idx(&format!("k{i}")).map(|j| b.column(j).as_primitive::<Int64Type>().clone()))
+                .collect::<Result<_, _>>()?;
+            let n_col = b.column(idx("n")?).clone();
+            let wcols: Vec<[_; 3]> = (0..weights.len())
+                .map(|i| -> Result<_, String> {
+                    Ok([
+                        b.column(idx(&format!("n{i}"))?).clone(),
+                        b.column(idx(&format!("s{i}"))?).clone(),
+                        b.column(idx(&format!("q{i}"))?).clone(),
+                    ])
+                })
+                .collect::<Result<_, _>>()?;
+            let design_cols = match design {
+                Some(_) => Some((
+                    b.column(idx("s")?).as_string::<i32>().clone(),
+                    b.column(idx("p")?).as_string::<i32>().clone(),
+                )),
+                None => None,
+            };
+            for r in 0..b.num_rows() {
+                let n = value_at(&n_col, r);
+                rows_total += n;
+                let psu = design_cols.as_ref().map(|(s, p)| {
+                    let get = |a: &datafusion::arrow::array::StringArray| {
+                        if a.is_null(r) { String::new() } else { a.value(r).to_string() }
+                    };
+                    (get(s), get(p))
+                });
+                if let Some(k) = &psu {
+                    psus.insert(k.clone(), ());
+                }
+                let Some(c) = keys.iter().position(|k| !k.is_null(r)) else { continue };
+                let bits = bases[c].exprs.len() as i64;
+                let key = keys[c].value(r);
+                by_column[c].push(Row {
+                    pm: pm.value(r),
+                    cm: cm.value(r),
+                    code: key >> bits,
+                    bmask: key & ((1i64 << bits) - 1),
+                    psu,
+                    n,
+                    weighted: wcols
+                        .iter()
+                        .map(|[a, s, q]| Acc { n: value_at(a, r), w: value_at(s, r), w2: value_at(q, r) })
+                        .collect(),
+                });
+            }
+        }
+        let psu_list: Vec<(String, String)> = psus.into_keys().collect();
+        let stats = ScanStats {
+            tables_scanned: 1,
+            scans: usize::from(!columns.is_empty()),
+            rows_scanned: (rows_total / n_sets as f64).round() as u64,
+            aggregates: 1 + 3 * weights.len(),
+            explanation_scans: 0,
+        };
+        let outcomes = jobs
+            .iter()
+            .zip(plans)
+            .map(|(job, plan)| {
+                let plan = plan?;
+                Ok(settle_job(job, &plan, &by_column[plan.column], &psu_list, design.is_some()))
+            })
+            .collect();
+        Ok((outcomes, stats))
+    }
+}
+
+/// One output row of the grouped aggregate.
+#[derive(Clone)]
+struct Row {
+    pm: i64,
+    cm: i64,
+    code: i64,
+    bmask: i64,
+    psu: Option<(String, String)>,
+    n: f64,
+    weighted: Vec<Acc>,
+}
+
+/// The sums of one job from the rows of its column.
+fn settle_job(
+    job: &Job,
+    plan: &Plan,
+    rows: &[Row],
+    psu_list: &[(String, String)],
+    designed: bool,
+) -> Outcome {
+    let vars = vars_for(&job.measures);
+    let psu_index: HashMap<&(String, String), usize> =
+        psu_list.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    // Per code (and per PSU with a design): the accumulated sums of the base rows.
+    let mut codes: BTreeMap<i64, Acc> = BTreeMap::new();
+    let mut per_psu: Vec<BTreeMap<i64, Acc>> =
+        vec![BTreeMap::new(); if designed { psu_list.len() } else { 0 }];
+    let mut cells = vec![0.0; plan.cells.len()];
+    for row in rows {
+        if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
+            || plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
+            || job.rows.missing.contains(&(row.code as f64))
+        {
+            continue;
+        }
+        let acc = match plan.weight {
+            Some(k) => row.weighted[k],
+            None => Acc { n: row.n, w: row.n, w2: row.n },
+        };
+        let e = codes.entry(row.code).or_default();
+        e.n += acc.n;
+        e.w += acc.w;
+        e.w2 += acc.w2;
+        if designed && let Some(i) = row.psu.as_ref().and_then(|k| psu_index.get(k)) {
+            let e = per_psu[*i].entry(row.code).or_default();
+            e.w += acc.w;
+        }
+        for (slot, (_, _, bit)) in plan.cells.iter().enumerate() {
+            if row.cm & (1 << bit) != 0 {
+                cells[slot] += acc.n;
+            }
+        }
+    }
+    let z = |v: &Var, code: f64| match v {
+        Var::One => 1.0,
+        Var::Ind(p) => f64::from(u8::from(p.matches(code))),
+        Var::X => code,
+        Var::X2 => code * code,
+    };
+    let total = |v: &Var, by_code: &BTreeMap<i64, Acc>| {
+        by_code.iter().map(|(c, a)| z(v, *c as f64) * a.w).sum::<f64>()
+    };
+    let totals: Vec<f64> = vars.iter().map(|v| total(v, &codes)).collect();
+    let mut moments = HashMap::new();
+    for (j, k) in needed_pairs(&job.measures, &vars) {
+        if designed && (j, k) != (0, 0) {
+            continue;
+        }
+        let m =
+            codes.iter().map(|(c, a)| z(&vars[j], *c as f64) * z(&vars[k], *c as f64) * a.w2).sum::<f64>();
+        moments.insert((j, k), m);
+    }
+    let psus = per_psu
+        .iter()
+        .zip(psu_list)
+        .map(|(by_code, (s, _))| (s.clone(), vars.iter().map(|v| total(v, by_code)).collect()))
+        .collect();
+    let n = codes.values().map(|a| a.n).sum::<f64>();
+    let cells =
+        plan.cells.iter().zip(cells).map(|((b, c, _), n)| (b.clone(), c.clone(), n.round() as u64)).collect();
+    Outcome { vars, sums: Sums { n, totals, moments, psus }, cells }
+}

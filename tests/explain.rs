@@ -1,0 +1,325 @@
+//! Explanations, one mistake at a time: for every kind of explanation a claim made with that
+//! mistake, whose cause recite must name first.
+//!
+//! Each claim is built honestly: recite computes the number on the mistaken inputs (W5 instead
+//! of W6, no weight, another base, no base filter, Corvana's column…), the number is written
+//! with the precision an agent would show (one decimal of a percent), and it is claimed under
+//! the correct citation, with the base n the mistaken computation had where the mistake changes
+//! the rows (period, base, column); a weight changes no row, so those claims keep the right n.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use recite::catalog::Catalog;
+use recite::citation;
+use recite::claim;
+use recite::compare::{Settlement, Verdict};
+use recite::engine::{Engine, Job, ScanStats};
+use recite::explain::Cause;
+use recite::extractor::Registry;
+use recite::pipeline::{self, Claim, Options};
+use recite::resolve::{self, Resolved};
+use recite::stats::{self, Interval};
+use serde_json::{Value, json};
+
+const AWARE: &str = "Adults 18-74, aware of brand";
+const ALL: &str = "All adults 18-74";
+const VERSANT: &str = "s14r5";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Recite {
+    catalog: Catalog,
+    registry: Registry,
+    engine: Engine,
+}
+
+impl Recite {
+    fn new() -> Recite {
+        Recite {
+            catalog: Catalog::load(&root().join("datasets")).unwrap(),
+            registry: Registry::load(None).unwrap(),
+            engine: Engine::new(),
+        }
+    }
+
+    /// Settles claims (citation, result) with or without explanations.
+    fn settle_many(&self, claims: &[(Value, Value)], explain: bool) -> (Vec<Settlement>, ScanStats) {
+        let claims: Vec<Claim> = claims
+            .iter()
+            .map(|(citation, result)| Claim { citation: citation.clone(), numbers: claim::leaves(result) })
+            .collect();
+        pipeline::settle_all(
+            &claims,
+            &self.catalog,
+            &self.registry,
+            &self.engine,
+            Options { interval: Interval::Logit, explain },
+        )
+    }
+
+    fn settle(&self, citation: Value, result: Value) -> Settlement {
+        self.settle_many(&[(citation, result)], true).0.remove(0)
+    }
+
+    /// What recite computes for `measure` on a citation's inputs, after `tweak` (for a mistake
+    /// no citation can express, such as no base filter): (value as a fraction, base n).
+    fn computed(&self, citation: Value, measure: &str, tweak: impl FnOnce(&mut Resolved)) -> (f64, u64) {
+        let c = citation::parse(&citation).unwrap();
+        let mut r = resolve::resolve(&c, &self.catalog, &self.registry, &self.engine).unwrap();
+        tweak(&mut r);
+        let job = Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: Vec::new() };
+        let (mut outcomes, _) = self.engine.run(&[job]);
+        let out = outcomes.remove(0).unwrap();
+        let estimates = stats::estimate(&r.measures, &out.vars, &out.sums, Interval::Logit);
+        let i = r.measures.iter().position(|m| m.name == measure).unwrap();
+        (estimates[i].unwrap().value, stats::base_facts(&out.sums).n)
+    }
+}
+
+/// A Versant funnel citation.
+fn funnel(period: &str, base: &str, n: u64, weight: &str, column: &str) -> Value {
+    json!({
+        "study": "Versant Mega Tracker", "period": period,
+        "base": {"name": base, "n": n}, "weight": weight,
+        "source": {"table": "versant_flat", "column": column, "function": "extractFunnel"}
+    })
+}
+
+/// A share as an agent shows it: a percent with one decimal.
+fn pct1(fraction: f64) -> String {
+    format!("{:.1}%", fraction * 100.0)
+}
+
+/// Asserts the claim is not reproduced and recite names `cause` first; returns the settlement.
+fn names_first(s: &Settlement, cause: Cause) -> &Settlement {
+    assert_ne!(s.verdict, Verdict::Reproduced, "the mistaken claim reproduced: {:?}", s.reasons);
+    let first = s.explanations.first().unwrap_or_else(|| panic!("no explanation: {:?}", s.reasons));
+    assert_eq!(first.cause, cause, "explanations: {:#?}", s.explanations);
+    s
+}
+
+#[test]
+fn previous_period() {
+    let rc = Recite::new();
+    // The agent ran W5, and cited W6 with W5's number and base n.
+    let (v, n) = rc.computed(funnel("W5", AWARE, 1, "main_weight", VERSANT), "Considered", |_| {});
+    assert_eq!(pct1(v), "46.7%");
+    let s = rc.settle(funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": pct1(v)}));
+    let s = names_first(&s, Cause::PreviousPeriod);
+    assert_eq!(s.verdict, Verdict::Discrepant);
+    assert!(s.explanations[0].reproduces_base);
+    assert!(s.explanations[0].message.contains("W5 (March 2026)"), "{}", s.explanations[0].message);
+}
+
+#[test]
+fn next_period() {
+    let rc = Recite::new();
+    let (v, n) = rc.computed(funnel("W7", AWARE, 1, "main_weight", VERSANT), "Considered", |_| {});
+    assert_eq!(pct1(v), "48.8%");
+    let s = rc.settle(funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": pct1(v)}));
+    let s = names_first(&s, Cause::NextPeriod);
+    assert!(s.explanations[0].reproduces_base);
+    assert!(s.explanations[0].message.contains("W7 (May 2026)"), "{}", s.explanations[0].message);
+}
+
+#[test]
+fn unweighted() {
+    let rc = Recite::new();
+    // Awareness over all adults, where the weights matter: 67.3% weighted, 74.5% unweighted.
+    let (right, n) = rc.computed(funnel("W6", ALL, 1, "main_weight", VERSANT), "Aware", |_| {});
+    let (v, n_unweighted) = rc.computed(funnel("W6", ALL, 1, "unweighted", VERSANT), "Aware", |_| {});
+    assert_eq!((pct1(right), pct1(v)), ("67.3%".to_string(), "74.5%".to_string()));
+    assert_eq!(n, n_unweighted, "a weight changes no row");
+    let s = rc.settle(funnel("W6", ALL, n, "main_weight", VERSANT), json!({"Aware": pct1(v)}));
+    let s = names_first(&s, Cause::Unweighted);
+    assert_eq!(s.verdict, Verdict::Discrepant);
+    assert!(s.explanations[0].reproduces_base);
+}
+
+#[test]
+fn other_weight() {
+    let rc = Recite::new();
+    let (v, n) = rc.computed(funnel("W6", ALL, 1, "alt_weight", VERSANT), "Aware", |_| {});
+    assert_eq!(pct1(v), "67.5%");
+    let s = rc.settle(funnel("W6", ALL, n, "main_weight", VERSANT), json!({"Aware": pct1(v)}));
+    let s = names_first(&s, Cause::OtherWeight);
+    assert!(s.explanations[0].message.contains("alt_weight"), "{}", s.explanations[0].message);
+    // The reverse, claimed as alt_weight but computed with main_weight, is ambiguous at one
+    // decimal: W6 with main_weight (67.336%) and W7 with alt_weight (67.330%) both show 67.3% on
+    // 6250 rows, and recite lists both, each reproducing base n.
+    let (v, n) = rc.computed(funnel("W6", ALL, 1, "main_weight", VERSANT), "Aware", |_| {});
+    let s = rc.settle(funnel("W6", ALL, n, "alt_weight", VERSANT), json!({"Aware": pct1(v)}));
+    let mut causes: Vec<Cause> = s.explanations.iter().map(|e| e.cause).collect();
+    causes.sort();
+    assert_eq!(causes, [Cause::NextPeriod, Cause::OtherWeight], "{:#?}", s.explanations);
+    assert!(s.explanations.iter().all(|e| e.reproduces_base));
+    // Two decimals settle it.
+    let s = rc
+        .settle(funnel("W6", ALL, n, "alt_weight", VERSANT), json!({"Aware": format!("{:.2}%", v * 100.0)}));
+    let s = names_first(&s, Cause::OtherWeight);
+    assert_eq!(s.explanations.len(), 1, "{:#?}", s.explanations);
+    assert!(s.explanations[0].message.contains("main_weight"), "{}", s.explanations[0].message);
+}
+
+#[test]
+fn other_base() {
+    let rc = Recite::new();
+    // Considered among the familiar (63.7%, n 3241) claimed as among the aware. The same number
+    // is also this citation's Familiar → Considered conversion, but only the other base gives
+    // the claimed base n, so it comes first.
+    let familiar = "Adults 18-74, familiar with brand";
+    let (v, n) = rc.computed(funnel("W6", familiar, 1, "main_weight", VERSANT), "Considered", |_| {});
+    let s = rc.settle(funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": pct1(v)}));
+    let s = names_first(&s, Cause::OtherBase);
+    assert!(s.explanations[0].reproduces_base);
+    assert!(s.explanations[0].message.contains(familiar), "{}", s.explanations[0].message);
+    let causes: Vec<Cause> = s.explanations.iter().map(|e| e.cause).collect();
+    assert_eq!(causes, [Cause::OtherBase, Cause::OtherMeasure]);
+    assert!(!s.explanations[1].reproduces_base);
+}
+
+#[test]
+fn no_base() {
+    let rc = Recite::new();
+    // Considered over every W6 respondent, the aware filter left out (29.8%, n 6250).
+    let (v, n) = rc.computed(funnel("W6", AWARE, 1, "main_weight", VERSANT), "Considered", |r| {
+        r.rows.base_filter = None;
+    });
+    assert_eq!((pct1(v), n), ("29.8%".to_string(), 6250));
+    let s = rc.settle(funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": pct1(v)}));
+    let s = names_first(&s, Cause::NoBase);
+    assert!(s.explanations[0].reproduces_base);
+    // Every Versant respondent is 18-74, so "All adults 18-74" keeps the very same rows: one
+    // computation, one explanation, which says so.
+    assert!(s.explanations[0].message.contains(ALL), "{}", s.explanations[0].message);
+    assert!(s.explanations.iter().all(|e| e.cause != Cause::OtherBase), "{:#?}", s.explanations);
+}
+
+#[test]
+fn sibling_column() {
+    let rc = Recite::new();
+    // Corvana's row of the same question (s14r4) read instead of Versant's.
+    let (v, n) = rc.computed(funnel("W6", AWARE, 1, "main_weight", "s14r4"), "Considered", |_| {});
+    let s = rc.settle(funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": pct1(v)}));
+    let s = names_first(&s, Cause::SiblingColumn);
+    assert!(s.explanations[0].reproduces_base);
+    assert!(
+        s.explanations[0].message.contains("s14r4 (Brand funnel: Corvana)"),
+        "{}",
+        s.explanations[0].message
+    );
+}
+
+#[test]
+fn other_measure() {
+    let rc = Recite::new();
+    // The Familiar share claimed as Considered, on the right rows.
+    let (v, n) = rc.computed(funnel("W6", AWARE, 1, "main_weight", VERSANT), "Familiar", |_| {});
+    assert_eq!(n, 4654);
+    let s = rc.settle(funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": pct1(v)}));
+    let s = names_first(&s, Cause::OtherMeasure);
+    assert!(s.explanations[0].message.contains("Familiar"), "{}", s.explanations[0].message);
+}
+
+#[test]
+fn percent_fraction() {
+    let rc = Recite::new();
+    // A fraction written with a % sign: 0.4425 shown as "0.44%".
+    let (v, n) = rc.computed(funnel("W6", AWARE, 1, "main_weight", VERSANT), "Considered", |_| {});
+    let claimed = format!("{v:.2}%");
+    assert_eq!(claimed, "0.44%");
+    let s = rc.settle(funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": claimed}));
+    let s = names_first(&s, Cause::PercentFraction);
+    assert!(s.explanations[0].message.contains("fraction"), "{}", s.explanations[0].message);
+    // A percent without its % sign: Ostrel's purchase share over all adults is under 1%, and
+    // "0.7" reads as the fraction 0.7.
+    let ostrel = "s14r12";
+    let (v, n) = rc.computed(funnel("W6", ALL, 1, "main_weight", ostrel), "Purchased", |_| {});
+    let claimed = format!("{:.1}", v * 100.0);
+    assert_eq!(claimed, "0.7");
+    let s = rc.settle(funnel("W6", ALL, n, "main_weight", ostrel), json!({"Purchased": claimed}));
+    let s = names_first(&s, Cause::PercentFraction);
+    assert!(s.explanations[0].message.contains("dropped the % sign"), "{}", s.explanations[0].message);
+}
+
+#[test]
+fn reproduced_claims_get_no_explanations_and_cost_no_scan() {
+    let rc = Recite::new();
+    let (v, n) = rc.computed(funnel("W6", AWARE, 1, "main_weight", VERSANT), "Considered", |_| {});
+    assert_eq!(n, 4654);
+    let right = (funnel("W6", AWARE, n, "main_weight", VERSANT), json!({"Considered": pct1(v)}));
+    let (s, stats) = rc.settle_many(std::slice::from_ref(&right), true);
+    assert_eq!(s[0].verdict, Verdict::Reproduced, "{:?}", s[0].reasons);
+    assert!(s[0].explanations.is_empty());
+    assert_eq!(stats.explanation_scans, 0);
+    assert_eq!(stats.scans, 1);
+
+    // With a wrong claim on the same table: one extra scan, and still nothing for the right one.
+    let wrong = (funnel("W6", AWARE, 4595, "main_weight", VERSANT), json!({"Considered": "46.7%"}));
+    let (s, stats) = rc.settle_many(&[right, wrong], true);
+    assert_eq!(s[0].verdict, Verdict::Reproduced);
+    assert!(s[0].explanations.is_empty());
+    assert_eq!(s[1].explanations[0].cause, Cause::PreviousPeriod);
+    assert_eq!((stats.scans, stats.explanation_scans), (1, 1));
+}
+
+#[test]
+fn without_explain_nothing_is_explained_or_scanned() {
+    let rc = Recite::new();
+    let wrong = (funnel("W6", AWARE, 4595, "main_weight", VERSANT), json!({"Considered": "46.7%"}));
+    let (s, stats) = rc.settle_many(&[wrong], false);
+    assert_eq!(s[0].verdict, Verdict::Discrepant);
+    assert!(s[0].explanations.is_empty());
+    assert_eq!(stats.explanation_scans, 0);
+}
+
+fn verify_json(dir: &Path, pair: &Value, extra: &[&str]) -> Value {
+    let file = dir.join("claim.json");
+    std::fs::write(&file, serde_json::to_vec(pair).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_recite"))
+        .arg("verify")
+        .arg(&file)
+        .args(["--format", "json"])
+        .args(extra)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("RECITE_DATA")
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn the_binary_reports_explanations_and_their_scans_and_no_explain_turns_them_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = json!({
+        "citation": funnel("W6", AWARE, 4595, "main_weight", VERSANT),
+        "result": {"Considered": "46.7%"}
+    });
+    let v = verify_json(dir.path(), &wrong, &[]);
+    let c = &v["inputs"][0]["claims"][0];
+    assert_eq!(c["verdict"], "DISCREPANT");
+    assert_eq!(c["explanations"][0]["cause"], "previous_period");
+    assert_eq!(c["explanations"][0]["reproduces_base"], true);
+    assert_eq!(v["stats"]["explanation_scans"], 1);
+
+    let v = verify_json(dir.path(), &wrong, &["--no-explain"]);
+    let c = &v["inputs"][0]["claims"][0];
+    assert_eq!(c["verdict"], "DISCREPANT");
+    assert!(c.get("explanations").is_none(), "{c:#}");
+    assert_eq!(v["stats"]["explanation_scans"], 0);
+
+    let right = json!({
+        "citation": funnel("W6", AWARE, 4654, "main_weight", VERSANT),
+        "result": {"Considered": "44.2%"}
+    });
+    let v = verify_json(dir.path(), &right, &[]);
+    let c = &v["inputs"][0]["claims"][0];
+    assert_eq!(c["verdict"], "REPRODUCED");
+    assert!(c.get("explanations").is_none(), "{c:#}");
+    assert_eq!(v["stats"]["explanation_scans"], 0);
+}
