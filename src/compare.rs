@@ -429,17 +429,15 @@ fn audit_warnings(c: &Citation, r: &Resolved, out: &Outcome, base_n: u64) -> Vec
     for (b, cell, n) in &out.cells {
         // A cell the base cannot contain (the Male cell of "Women 18-74") is empty, not small:
         // there is no number for it to warn about.
-        if *n > 0 && *n < t.low {
-            if !said(cell) {
-                audit.push(WarningAudit {
-                    kind: "undisclosed".into(),
-                    message: format!(
-                        "the {cell} cell ({b}) has an unweighted base of {n}, under {}{}, and no warning says so",
-                        if *n < t.very_low { t.very_low } else { t.low },
-                        if *n < t.very_low { " (very low)" } else { "" }
-                    ),
-                });
-            }
+        if *n > 0 && *n < t.low && !said(cell) {
+            audit.push(WarningAudit {
+                kind: "undisclosed".into(),
+                message: format!(
+                    "the {cell} cell ({b}) has an unweighted base of {n}, under {}{}, and no warning says so",
+                    if *n < t.very_low { t.very_low } else { t.low },
+                    if *n < t.very_low { " (very low)" } else { "" }
+                ),
+            });
         }
     }
     if base_n < t.low && !c.warnings.iter().any(|w| fold(w).contains("base")) {

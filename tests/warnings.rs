@@ -240,8 +240,6 @@ fn the_html_report_has_the_audit_and_the_explanation() {
 }
 
 #[test]
-#[ignore = "known gap: `check`'s text report details only claims not reproduced, so a REPRODUCED \
-            claim's undisclosed small cell never shows (src/report/text.rs, render)"]
 fn the_check_text_report_shows_the_audit_of_a_reproduced_claim() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "versant.json", &versant(&[]));

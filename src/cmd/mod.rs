@@ -20,6 +20,15 @@ pub mod extractors;
 pub mod generate;
 pub mod verify;
 
+const QUICKSTART: &str = "\
+Start here:
+  recite verify examples/citations/versant-w6-considered.json    one citation, in full
+  recite check examples/transcripts/                              every claim in transcripts
+  recite catalog show Versant                                     what the data layer declares
+  recite extractors                                               the registered functions
+
+Each command's --help has more examples. Semantics: docs/semantics.md.";
+
 /// Re-executes the citations AI agents attach to numbers, and settles disputes about them.
 ///
 /// An Upperhand citation names a study, period, base, weight and a re-run hook
@@ -27,7 +36,7 @@ pub mod verify;
 /// (`datasets/*/study.toml`), runs the registered extractor over the data with its weights,
 /// and compares with the claimed numbers and base n.
 #[derive(Debug, Parser)]
-#[command(name = "recite", version, max_term_width = 100)]
+#[command(name = "recite", version, max_term_width = 100, after_help = QUICKSTART)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

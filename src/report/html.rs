@@ -40,6 +40,9 @@ h2{font-size:16px;margin:4px 0 10px;font-family:ui-monospace,monospace}
 .cited,.uncompared{display:inline-block;white-space:nowrap;margin:2px 14px 2px 0}
 .num{font-weight:600;font-family:ui-monospace,monospace}
 .recomputed{font-size:12px;color:#c62828;font-family:ui-monospace,monospace}
+.cited .badge{background:#fff;border:1.5px solid;padding:0 6px}.cited .REPRODUCED{color:#1f8a4c}.cited .DISCREPANT{color:#c62828}
+.cited .BASE_MISMATCH{color:#a15c00}.cited .UNVERIFIABLE{color:#7b3fa0}.cited .INVALID{color:#8a1c1c}
+.why{font-size:13px;margin:2px 0}
 .uncompared{color:#5b6474}
 .badge{display:inline-block;font-size:11px;font-weight:700;padding:1px 7px;border-radius:10px;color:#fff;margin-left:6px;vertical-align:1px}
 .REPRODUCED{background:#1f8a4c}.DISCREPANT{background:#c62828}.BASE_MISMATCH{background:#c77700}
@@ -174,12 +177,17 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
             .rerun
             .as_ref()
             .map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column))
-            .unwrap_or_else(|| "the citation".into());
+            .unwrap_or_else(|| "citation".into());
         let _ = write!(
             o,
             "<span class=\"cited\" data-verdict=\"{v}\">{} <span class=\"badge {v}\">{v}</span></span>",
             text(&what)
         );
+        if s.rerun.is_none()
+            && let Some(why) = s.reasons.first()
+        {
+            let _ = write!(o, "<div class=\"why\">{}</div>", text(why));
+        }
     } else {
         let _ =
             write!(o, "<span class=\"badge claim-verdict {v}\" title=\"the claim's verdict\">{v}</span> ");
@@ -382,7 +390,7 @@ fn as_of(ev: &MocaEvent) -> String {
 /// draft and deprecated nodes are flagged as such.
 fn trust(o: &mut String, r: &Value) {
     let Some(t) = r.get("trust").filter(|t| t.is_object()) else {
-        o.push_str("<span class=\"trust flag\">no trust information</span>");
+        o.push_str("<span class=\"trust flag\">no trust information</span> ");
         return;
     };
     let list = |k: &str| t.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
@@ -394,7 +402,7 @@ fn trust(o: &mut String, r: &Value) {
         let good = a.get("outcome").and_then(Value::as_str) == Some("accurate");
         let _ = write!(
             o,
-            "<span class=\"trust {}\">attested review: {outcome}{}{}{}</span>",
+            "<span class=\"trust {}\">attested review: {outcome}{}{}{}</span> ",
             if good { "attested" } else { "flag" },
             field(a, "reviewer").map(|s| format!(" by {s}")).unwrap_or_default(),
             field(a, "reviewedAt").map(|s| format!(", {s}")).unwrap_or_default(),
@@ -404,28 +412,28 @@ fn trust(o: &mut String, r: &Value) {
     for d in &declared {
         let _ = write!(
             o,
-            "<span class=\"trust declared\">declared verified{}{}: declared by the publisher (not reviewed)</span>",
+            "<span class=\"trust declared\">declared verified{}{}: declared by the publisher (not reviewed)</span> ",
             field(d, "by").map(|s| format!(" by {s}")).unwrap_or_default(),
             field(d, "at").map(|s| format!(", {s}")).unwrap_or_default(),
         );
     }
     if attested.is_empty() && declared.is_empty() {
-        o.push_str("<span class=\"trust none\">not verified, not reviewed</span>");
+        o.push_str("<span class=\"trust none\">not verified, not reviewed</span> ");
     }
     if let Some(g) = t.get("generated").filter(|g| g.is_object()) {
         let _ = write!(
             o,
-            "<span class=\"trust declared\">generated{}{}</span>",
+            "<span class=\"trust declared\">generated{}{}</span> ",
             field(g, "by").map(|s| format!(" by {s}")).unwrap_or_default(),
             field(g, "at").map(|s| format!(", {s}")).unwrap_or_default(),
         );
     }
     match t.get("status").and_then(Value::as_str) {
         Some("stable") | None => {}
-        Some("draft") => o.push_str("<span class=\"trust flag\">DRAFT</span>"),
-        Some("deprecated") => o.push_str("<span class=\"trust flag\">DEPRECATED</span>"),
+        Some("draft") => o.push_str("<span class=\"trust flag\">DRAFT</span> "),
+        Some("deprecated") => o.push_str("<span class=\"trust flag\">DEPRECATED</span> "),
         Some(other) => {
-            let _ = write!(o, "<span class=\"trust flag\">status: {}</span>", text(other));
+            let _ = write!(o, "<span class=\"trust flag\">status: {}</span> ", text(other));
         }
     }
     let flag = |k: &str| t.get(k).and_then(Value::as_bool);
@@ -435,13 +443,13 @@ fn trust(o: &mut String, r: &Value) {
     };
     if flag("stale") == Some(true) {
         let after = field(t, "staleAfter").map(|s| format!(" (after {s})")).unwrap_or_default();
-        let _ = write!(o, "<span class=\"trust flag\">STALE{after}</span>");
+        let _ = write!(o, "<span class=\"trust flag\">STALE{after}</span> ");
     }
     if flag("superseded") == Some(true) {
-        let _ = write!(o, "<span class=\"trust flag\">SUPERSEDED{}</span>", names("supersededBy"));
+        let _ = write!(o, "<span class=\"trust flag\">SUPERSEDED{}</span> ", names("supersededBy"));
     }
     if flag("contested") == Some(true) {
-        let _ = write!(o, "<span class=\"trust flag\">CONTESTED{}</span>", names("contestedBy"));
+        let _ = write!(o, "<span class=\"trust flag\">CONTESTED{}</span> ", names("contestedBy"));
     }
     if flag("inForce") == Some(false) {
         let from = field(t, "validFrom").map(|s| format!(" from {s}")).unwrap_or_default();
@@ -451,17 +459,17 @@ fn trust(o: &mut String, r: &Value) {
         } else {
             format!(" (valid{from}{until})")
         };
-        let _ = write!(o, "<span class=\"trust flag\">NOT IN FORCE{window}</span>");
+        let _ = write!(o, "<span class=\"trust flag\">NOT IN FORCE{window}</span> ");
     }
     if r.pointer("/package/signed").and_then(Value::as_bool) == Some(false) {
-        o.push_str("<span class=\"trust flag\">unsigned package</span>");
+        o.push_str("<span class=\"trust flag\">unsigned package</span> ");
     }
     let unmatched = r
         .get("evidence")
         .and_then(Value::as_array)
         .is_some_and(|ev| ev.iter().any(|e| e.get("matched").and_then(Value::as_bool) == Some(false)));
     if unmatched {
-        o.push_str("<span class=\"trust flag\">evidence quote not found in its source</span>");
+        o.push_str("<span class=\"trust flag\">evidence quote not found in its source</span> ");
     }
 }
 

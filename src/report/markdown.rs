@@ -73,7 +73,7 @@ pub fn render(report: &Report) -> String {
             }
             o.push('\n');
         }
-        for c in input.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced) {
+        for c in input.claims.iter().filter(|c| super::text::needs_details(c)) {
             let _ =
                 writeln!(o, "- **{}** at `{}`", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));
             for r in &c.settlement.reasons {

@@ -206,7 +206,9 @@ pub fn render(report: &Report, st: Style) -> String {
             };
             let _ = writeln!(o, "  {level} {} {}  {}", f.rule, st.dim(&f.locator.to_string()), f.message);
         }
-        for c in input.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced) {
+        // Details for every claim not reproduced, and for any whose warnings the audit faults:
+        // warnings get the same prominence as values.
+        for c in input.claims.iter().filter(|c| needs_details(c)) {
             let _ = writeln!(o, "\n  {} {}", st.bold("▸"), c.locator);
             for line in settlement(&c.settlement, st).lines() {
                 let _ = writeln!(o, "  {line}");
@@ -239,6 +241,11 @@ pub fn render(report: &Report, st: Style) -> String {
     o
 }
 
+/// Whether a claim's details belong in a batch report.
+pub fn needs_details(c: &ClaimReport) -> bool {
+    c.settlement.verdict != Verdict::Reproduced || !c.settlement.warnings_audit.is_empty()
+}
+
 /// A claim in one line: where, what, and the headline comparison.
 pub fn one_line(c: &ClaimReport) -> String {
     let s = &c.settlement;
@@ -246,13 +253,15 @@ pub fn one_line(c: &ClaimReport) -> String {
         Some(r) => format!("{} · {} · {}({})", r.period, r.base, r.function, r.column),
         None => String::new(),
     };
-    let headline = s
-        .measures
-        .iter()
-        .flat_map(|m| m.claims.iter().map(move |cl| (m, cl)))
-        .find(|(_, cl)| !cl.matched)
-        .or_else(|| s.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).next())
-        .map(|(m, cl)| format!("{} {} → {}", m.name, cl.claimed.text, shown(cl, m.unit == Unit::Proportion)))
-        .unwrap_or_else(|| s.reasons.first().cloned().unwrap_or_default());
+    let compared = || s.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl)));
+    let number = |(m, cl): (&MeasureRow, &Comparison)| {
+        format!("{} {} → {}", m.name, cl.claimed.text, shown(cl, m.unit == Unit::Proportion))
+    };
+    // The first number not reproduced; else base n when only it differs; else the first number.
+    let headline = match (compared().find(|(_, cl)| !cl.matched), &s.base) {
+        (Some(wrong), _) => number(wrong),
+        (None, Some(b)) if !b.matched => format!("base n {} → {}", b.claimed_n, b.facts.n),
+        _ => compared().next().map(number).unwrap_or_else(|| s.reasons.first().cloned().unwrap_or_default()),
+    };
     format!("{}  {what}  {headline}", c.locator)
 }

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Side by side, on the same files and the same claims: recite; DuckDB computing the same sums
+in one query per table; DuckDB with one query per claim; polars with one query per claim.
+
+Checks that all of them give the same numbers (base n and Σw of every claim, and the per-code
+weighted sums), then prints the median wall time of --reps runs, peak memory, and the ratios to
+recite. See BENCHMARKS.md.
+
+    python3 benches/compare.py --rows 1000000 --claims 10000
+    python3 benches/compare.py --rows 5000000 --claims 10000 --per-claim-sample 200
+
+DuckDB and polars are installed into a local virtual environment (--workdir/venv) on first use.
+The per-claim engines run a sample of the claims (--per-claim-sample) and their time is scaled
+to the whole claim set; the report says so.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sh(cmd, **kw):
+    print("+", " ".join(str(c) for c in cmd), file=sys.stderr)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def ensure_venv(workdir):
+    venv = workdir / "venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        sh([sys.executable, "-m", "venv", str(venv)])
+    probe = subprocess.run([str(py), "-c", "import duckdb, polars"], capture_output=True)
+    if probe.returncode != 0:
+        sh([str(py), "-m", "pip", "install", "-q", "duckdb", "polars"])
+    return py
+
+
+def recite_binary(target_dir):
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir))
+    sh(["cargo", "build", "--release", "--quiet"], cwd=ROOT, env=env)
+    return target_dir / "release" / "recite"
+
+
+def timed(cmd, env=None):
+    """Runs cmd under /usr/bin/time -v: (wall seconds, peak RSS bytes, stdout)."""
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v", *map(str, cmd)], capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        sys.exit(f"failed: {cmd}\n{p.stderr[-3000:]}")
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) * 1024
+    return wall, rss, p.stdout
+
+
+def load_claims(path):
+    return [json.loads(line)["citation"] for line in open(path) if line.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--claims", type=int, default=10_000)
+    ap.add_argument("--extra-questions", type=int, default=160, help="q40 columns, for a table of ~200 columns")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--per-claim-sample", type=int, default=200)
+    ap.add_argument("--workdir", type=Path, default=Path.home() / ".cache" / "recite-bench")
+    ap.add_argument("--target-dir", type=Path, default=Path.home() / ".cache" / "recite-release")
+    ap.add_argument("--out", type=Path, help="write the results as JSON here")
+    a = ap.parse_args()
+    a.workdir.mkdir(parents=True, exist_ok=True)
+    py = ensure_venv(a.workdir)
+    recite = recite_binary(a.target_dir)
+    data = a.workdir / f"versant-{a.rows}"
+    if not (data / "versant_flat.parquet").exists():
+        sh([recite, "generate", "versant", "--rows", a.rows, "--extra-questions", a.extra_questions,
+            "--row-group-size", max(a.rows // 8, 10_000), "--out", data])
+    claims = a.workdir / f"claims-{a.rows}-{a.claims}.jsonl"
+    if not claims.exists():
+        sh([recite, "generate", "claims", "--data", data, "--count", a.claims, "--wrong", "0.1", "-o", claims])
+    report = a.workdir / "recite-report.json"
+    results = {}
+
+    # recite
+    runs = []
+    for _ in range(a.reps):
+        runs.append(timed([recite, "check", claims, "--data", data, "--format", "json", "--no-explain", "-o", report]))
+    results["recite"] = {"wall": statistics.median(r[0] for r in runs), "rss": max(r[1] for r in runs), "scaled": False}
+    rec = json.load(open(report))
+
+    # The other engines run in the venv's python, one process per engine and repetition.
+    worker = ROOT / "benches" / "engines.py"
+    for engine in ["duckdb-fused", "duckdb-per-claim", "polars-per-claim"]:
+        runs = []
+        reps = a.reps
+        for i in range(reps):
+            out = a.workdir / f"{engine}.json"
+            wall, rss, _ = timed([py, worker, engine, data, claims, out, a.per_claim_sample])
+            runs.append((wall, rss))
+        got = json.load(open(out))
+        scale = got.get("scale", 1.0)
+        # Process overhead (start-up, reading the catalog) once, the queries scaled to all claims.
+        wall = statistics.median(r[0] for r in runs)
+        results[engine] = {
+            "wall": wall - got["query_seconds"] + got["query_seconds"] * scale,
+            "query_wall": got["query_seconds"] * scale,
+            "rss": max(r[1] for r in runs),
+            "scaled": scale != 1.0,
+            "sample": got.get("sample"),
+        }
+        check_same(rec, got, engine)
+
+    parquet = data / "versant_flat.parquet"
+    touched = touched_bytes(py, parquet, claims)
+    base = results["recite"]["wall"]
+    print(f"\n{a.claims} claims over {a.rows} rows, median of {a.reps}, {os.cpu_count()} cores")
+    print(f"{'engine':<20} {'wall s':>9} {'vs recite':>10} {'peak MB':>9}")
+    for name, r in results.items():
+        note = f"  (scaled from {r['sample']} claims)" if r["scaled"] else ""
+        print(f"{name:<20} {r['wall']:>9.3f} {r['wall'] / base:>9.2f}x {r['rss'] / 2**20:>9.0f}{note}")
+    print(f"columns the claims touch: {touched / 2**20:.0f} MB in memory (Arrow); recite peak / that = "
+          f"{results['recite']['rss'] / touched:.2f}")
+    if a.out:
+        json.dump({"rows": a.rows, "claims": a.claims, "reps": a.reps, "results": results,
+                   "touched_bytes": touched}, open(a.out, "w"), indent=2)
+
+
+def check_same(rec, got, engine):
+    """Base n of every claim the engine computed equals recite's; Σw within 1e-9."""
+    claims = [c for i in rec["inputs"] for c in i["claims"]]
+    bad = 0
+    for idx, (n, w) in got["claims"].items():
+        c = claims[int(idx)]
+        base = c.get("base")
+        if base is None:
+            continue
+        if base["n"] != n or abs(base["weighted"] - w) > 1e-9 * max(1.0, abs(w)):
+            bad += 1
+            if bad < 5:
+                print(f"MISMATCH {engine} claim {idx}: recite n={base['n']} Σw={base['weighted']}, {engine} n={n} Σw={w}")
+    if bad:
+        sys.exit(f"{engine}: {bad} claims differ from recite")
+    print(f"{engine}: {len(got['claims'])} claims agree with recite (base n exactly, Σw to 1e-9)", file=sys.stderr)
+
+
+def touched_bytes(py, parquet, claims):
+    # Size in memory of the columns the claims touch: cited columns, weights, and the columns
+    # of the period and base filters (wave, age), as 8-byte values (what recite casts them to).
+    cols = set()
+    for line in open(claims):
+        c = json.loads(line)["citation"]
+        cols.add(c["source"]["column"])
+        if c.get("weight"):
+            cols.add(c["weight"])
+    cols |= {"wave", "age", "gender", "region"}
+    rows = int(re.search(r"versant-(\d+)", str(parquet)).group(1))
+    return len(cols) * rows * 8
+
+
+if __name__ == "__main__":
+    main()
