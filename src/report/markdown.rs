@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::compare::{Verdict, show};
+use crate::compare::show;
 use crate::extractor::Unit;
 
 /// Escapes text for a Markdown table cell.
