@@ -57,7 +57,8 @@ pub struct ScanStats {
     pub tables_scanned: usize,
     /// Scans made (one per table when fused).
     pub scans: usize,
-    /// Rows read over all scans.
+    /// Rows aggregated over all scans (after the cited periods' filter, which the Parquet reader
+    /// also uses to skip row groups).
     pub rows_scanned: u64,
     /// Aggregates computed (after sharing identical ones).
     pub aggregates: usize,

@@ -215,12 +215,23 @@ impl Engine {
             aggs.push(sum(case(w.clone() * w.clone())?).alias(format!("q{i}")));
         }
         let n_sets = sets.len().max(1);
+        // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
+        // groups by their statistics (a tracker written wave by wave reads one wave for one
+        // claim). Not with a design: every PSU must stay, even one with no base rows.
+        let every_job_has_a_period = plans.iter().all(|p| p.as_ref().is_ok_and(|p| p.period.is_some()));
+        let keep = (design.is_none() && every_job_has_a_period && !periods.exprs.is_empty())
+            .then(|| periods.exprs.iter().cloned().reduce(|a, b| a.or(b)))
+            .flatten();
         let batches: Vec<RecordBatch> = if columns.is_empty() {
             Vec::new()
         } else {
             self.rt
                 .block_on(async {
-                    let df = self.ctx.table(reg.name.as_str()).await?.select(select)?;
+                    let mut df = self.ctx.table(reg.name.as_str()).await?;
+                    if let Some(keep) = &keep {
+                        df = df.filter(keep.clone())?;
+                    }
+                    let df = df.select(select)?;
                     df.aggregate(vec![Expr::GroupingSet(GroupingSet::GroupingSets(sets))], aggs)?
                         .collect()
                         .await
