@@ -157,13 +157,18 @@ pub fn judge(
         let mut all = !compared.is_empty();
         let mut distance = 0.0;
         let mut first = None;
+        let mut wrong_quoted = false;
         for (name, unit, c) in &compared {
             let i = variant.resolved.measures.iter().position(|m| m.name == *name);
             let cmp = i.and_then(|i| compare::compare(*unit, estimates[i].as_ref(), &c.claimed));
             match cmp {
                 Some(cmp) if cmp.matched => {
                     distance += (cmp.shown - cmp.claimed.value).abs() / cmp.tolerance.max(1e-12);
-                    first.get_or_insert((c.claimed.text.clone(), *name));
+                    // Quote the first number that was wrong, not one that was right anyway.
+                    if first.is_none() || (!c.matched && !wrong_quoted) {
+                        first = Some((c.claimed.text.clone(), *name));
+                        wrong_quoted = !c.matched;
+                    }
                 }
                 _ => all = false,
             }
@@ -256,6 +261,14 @@ pub fn judge(
             }
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cause.cmp(&b.2.cause)));
+    // Closeness is rounded before ties are broken by cause and wording, so floating-point noise
+    // in the last bits never reorders explanations between runs.
+    let key = |d: f64| (d * 1e6).round() as i64;
+    found.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(key(a.1).cmp(&key(b.1)))
+            .then(a.2.cause.cmp(&b.2.cause))
+            .then(a.2.message.cmp(&b.2.message))
+    });
     found.into_iter().map(|(_, _, e)| e).collect()
 }

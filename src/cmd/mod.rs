@@ -144,7 +144,10 @@ pub fn write_output(output: Option<&Path>, text: &str) -> Result<()> {
                 std::process::id()
             ));
             std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, path).with_context(|| format!("moving the report into {}", path.display()))
+            std::fs::rename(&tmp, path).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                anyhow::anyhow!("moving the report into {}: {e}", path.display())
+            })
         }
     }
 }
