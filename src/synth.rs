@@ -2,7 +2,7 @@
 //!
 //! [`write_versant`] writes `versant_flat.parquet` and its catalog, `study.toml`, for any
 //! [`VersantSpec`]; the committed `datasets/versant/` is the default spec
-//! (`cargo run --example generate_versant -- --rows 50000 --out datasets/versant`).
+//! (`cargo run -- generate versant --rows 50000 --out datasets/versant`).
 //!
 //! - Rows are respondents, wave by wave; each row is a pure function of (seed, row index), drawn
 //!   from a documented [`SplitMix64`] rather than the `rand` crate, so the stream never changes with a
@@ -424,7 +424,7 @@ fn share_table<'a>(names: impl IntoIterator<Item = &'a str>, targets: &[f64]) ->
 /// The command that regenerates a spec's files into `out`.
 pub fn regenerate_command(spec: &VersantSpec, out: &str) -> String {
     let d = VersantSpec::default();
-    let mut cmd = format!("cargo run --example generate_versant -- --rows {} --out {out}", spec.respondents);
+    let mut cmd = format!("cargo run -- generate versant --rows {} --out {out}", spec.respondents);
     for (flag, value, default) in [
         ("--seed", spec.seed, d.seed),
         ("--waves", spec.waves as u64, d.waves as u64),

@@ -148,7 +148,11 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
             st.bold(&format!("{:<26}", clip(&row.name))),
             c.claimed.text,
             shown(c, pct),
-            format!("±{}", show(c.tolerance, c.claimed.decimals + 1, false)),
+            format!(
+                "±{}{}",
+                show(c.tolerance, c.claimed.decimals + 1, false),
+                if pct && (c.claimed.percent || c.claimed.value.abs() > 1.0) { "pp" } else { "" }
+            ),
             se,
             ci,
             deff,

@@ -200,14 +200,7 @@ fn is_a2a_payload(v: &Value) -> bool {
 }
 
 fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    crate::citation::kind(v)
 }
 
 /// `user` or `agent` from either version's spelling (and ProtoJSON's integer enum values);
