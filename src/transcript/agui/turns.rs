@@ -59,6 +59,7 @@ pub fn build(file: &str, events: &[Event]) -> Built {
                     b.parents.insert(call.to_string(), parent.to_string());
                 }
             }
+            "RUN_STARTED" => b.run_input(event),
             "TOOL_CALL_RESULT" => b.tool_result(event),
             "CUSTOM" => b.custom(event),
             "MESSAGES_SNAPSHOT" => b.snapshot(event),
@@ -104,6 +105,21 @@ impl Builder<'_> {
             message_id,
             pointer: pointer.to_string(),
             ..Locator::default()
+        }
+    }
+
+    /// The user's messages a run starts with (`input.messages`), so the report shows the
+    /// question before the answer. Messages already seen are not repeated.
+    fn run_input(&mut self, event: &Event) {
+        let Some(messages) = event.body.pointer("/input/messages").and_then(Value::as_array) else { return };
+        for m in messages {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+            let id = m.get("id").and_then(Value::as_str);
+            if role != "user" || id.is_some_and(|id| self.seen.contains(id)) {
+                continue;
+            }
+            let text = m.get("content").map(content_text).unwrap_or_default();
+            self.open_turn(role, id, &text);
         }
     }
 
