@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, Schema};
+use datafusion::arrow::datatypes::{DataType, Decimal128Type, Float64Type, Int64Type, Schema};
 use datafusion::common::DFSchema;
 use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::{Expr, ExprSchemable};
@@ -481,6 +481,9 @@ pub(crate) fn value_at(col: &Arc<dyn Array>, row: usize) -> f64 {
     match col.data_type() {
         DataType::Float64 => col.as_primitive::<Float64Type>().value(row),
         DataType::Int64 => col.as_primitive::<Int64Type>().value(row) as f64,
+        DataType::Decimal128(_, scale) => {
+            col.as_primitive::<Decimal128Type>().value(row) as f64 / 10f64.powi(i32::from(*scale))
+        }
         _ => 0.0,
     }
 }

@@ -19,6 +19,7 @@ use datafusion::common::DFSchema;
 use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::{Expr, ExprSchemable, GroupingSet};
 use datafusion::prelude::{cast, col, ident, lit, when};
+use rayon::prelude::*;
 
 use super::{Engine, Job, Outcome, ScanStats, value_at};
 use crate::stats::{Sums, Var, needed_pairs, vars_for};
@@ -29,6 +30,8 @@ const MAX_FLAGS: usize = 62;
 pub const MAX_COLUMNS: usize = 56;
 /// Codes must fit in the key beside the base mask (|code| < 2^42, base bits ≤ 20: < 2^62).
 const MAX_CODE: i64 = 1 << 42;
+/// Decimal places kept of weights (and squared weights) when they are summed in fixed point.
+pub const FIXED_SCALE: i8 = 12;
 /// Most bases cited with one column.
 const MAX_BASE_BITS: usize = 20;
 
@@ -210,9 +213,13 @@ impl Engine {
             let w = col(format!("w{i}"));
             let valid = w.clone().gt(lit(0.0));
             let case = |v: Expr| when(valid.clone(), v).end().map_err(|e| e.to_string());
-            aggs.push(sum(case(lit(1.0))?).alias(format!("n{i}")));
-            aggs.push(sum(case(w.clone())?).alias(format!("s{i}")));
-            aggs.push(sum(case(w.clone() * w.clone())?).alias(format!("q{i}")));
+            // Σw and Σw² in fixed point: decimal sums are exact integer sums, so the result
+            // does not depend on the order in which parallel partial sums are merged, and the
+            // report is byte-identical run after run. (Weights keep 12 decimals.)
+            let fixed = |v: Expr| cast(v, DataType::Decimal128(38, FIXED_SCALE));
+            aggs.push(sum(case(lit(1i64))?).alias(format!("n{i}")));
+            aggs.push(sum(case(fixed(w.clone()))?).alias(format!("s{i}")));
+            aggs.push(sum(case(fixed(w.clone() * w.clone()))?).alias(format!("q{i}")));
         }
         let n_sets = sets.len().max(1);
         // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
@@ -298,6 +305,13 @@ impl Engine {
             }
         }
         let psu_list: Vec<(String, String)> = psus.into_keys().collect();
+        // Groups come out of a parallel hash aggregate in no fixed order; summing them in a
+        // fixed order keeps every float bit the same from run to run.
+        for rows in &mut by_column {
+            rows.sort_unstable_by(|a, b| {
+                (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
+            });
+        }
         let stats = ScanStats {
             tables_scanned: 1,
             scans: usize::from(!columns.is_empty()),
@@ -305,12 +319,38 @@ impl Engine {
             aggregates: 1 + 3 * weights.len(),
             explanation_scans: 0,
         };
-        let outcomes = jobs
+        // Jobs that select the same rows (column, period, base, weight, missing codes, cells)
+        // share one accumulation: a batch of claims repeats these a lot.
+        let psu_index: HashMap<&(String, String), usize> =
+            psu_list.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        let mut keys: HashMap<RowsKey, usize> = HashMap::new();
+        let mut distinct: Vec<(&Plan, &Job)> = Vec::new();
+        let job_key: Vec<Option<usize>> = jobs
             .iter()
-            .zip(plans)
+            .zip(&plans)
             .map(|(job, plan)| {
-                let plan = plan?;
-                Ok(settle_job(job, &plan, &by_column[plan.column], &psu_list, design.is_some()))
+                let plan = plan.as_ref().ok()?;
+                let key = RowsKey::of(plan, job);
+                Some(*keys.entry(key).or_insert_with(|| {
+                    distinct.push((plan, job));
+                    distinct.len() - 1
+                }))
+            })
+            .collect();
+        let accumulated: Vec<BaseSums> = distinct
+            .par_iter()
+            .map(|(plan, job)| {
+                accumulate(plan, &job.rows.missing, &by_column[plan.column], &psu_index, design.is_some())
+            })
+            .collect();
+        let outcomes = jobs
+            .par_iter()
+            .zip(plans.par_iter())
+            .zip(job_key.par_iter())
+            .map(|((job, plan), key)| {
+                let plan = plan.as_ref().map_err(Clone::clone)?;
+                let sums = &accumulated[key.expect("a planned job has a key")];
+                Ok(finish(job, plan, sums, &psu_list, design.is_some()))
             })
             .collect();
         Ok((outcomes, stats))
@@ -329,26 +369,54 @@ struct Row {
     weighted: Vec<Acc>,
 }
 
-/// The sums of one job from the rows of its column.
-fn settle_job(
-    job: &Job,
+/// What selects a job's rows, for sharing accumulations between jobs.
+#[derive(PartialEq, Eq, Hash)]
+struct RowsKey {
+    column: usize,
+    period: Option<usize>,
+    base: Option<usize>,
+    weight: Option<usize>,
+    missing: Vec<u64>,
+    cells: Vec<usize>,
+}
+
+impl RowsKey {
+    fn of(plan: &Plan, job: &Job) -> RowsKey {
+        RowsKey {
+            column: plan.column,
+            period: plan.period,
+            base: plan.base,
+            weight: plan.weight,
+            missing: job.rows.missing.iter().map(|m| m.to_bits()).collect(),
+            cells: plan.cells.iter().map(|(_, _, bit)| *bit).collect(),
+        }
+    }
+}
+
+/// The base rows of a job, summed per code (and per PSU and code with a design), and the
+/// unweighted count of each cell.
+struct BaseSums {
+    codes: BTreeMap<i64, Acc>,
+    per_psu: Vec<BTreeMap<i64, Acc>>,
+    cells: Vec<f64>,
+}
+
+/// Sums the rows of a column that a job's period, base, weight and missing codes select.
+fn accumulate(
     plan: &Plan,
+    missing: &[f64],
     rows: &[Row],
-    psu_list: &[(String, String)],
+    psu_index: &HashMap<&(String, String), usize>,
     designed: bool,
-) -> Outcome {
-    let vars = vars_for(&job.measures);
-    let psu_index: HashMap<&(String, String), usize> =
-        psu_list.iter().enumerate().map(|(i, k)| (k, i)).collect();
-    // Per code (and per PSU with a design): the accumulated sums of the base rows.
+) -> BaseSums {
     let mut codes: BTreeMap<i64, Acc> = BTreeMap::new();
     let mut per_psu: Vec<BTreeMap<i64, Acc>> =
-        vec![BTreeMap::new(); if designed { psu_list.len() } else { 0 }];
+        vec![BTreeMap::new(); if designed { psu_index.len() } else { 0 }];
     let mut cells = vec![0.0; plan.cells.len()];
     for row in rows {
         if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
             || plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
-            || job.rows.missing.contains(&(row.code as f64))
+            || missing.contains(&(row.code as f64))
         {
             continue;
         }
@@ -370,6 +438,13 @@ fn settle_job(
             }
         }
     }
+    BaseSums { codes, per_psu, cells }
+}
+
+/// A job's totals, second moments and PSU totals from its base sums.
+fn finish(job: &Job, plan: &Plan, base: &BaseSums, psu_list: &[(String, String)], designed: bool) -> Outcome {
+    let vars = vars_for(&job.measures);
+    let (codes, per_psu) = (&base.codes, &base.per_psu);
     let z = |v: &Var, code: f64| match v {
         Var::One => 1.0,
         Var::Ind(p) => f64::from(u8::from(p.matches(code))),
@@ -379,7 +454,7 @@ fn settle_job(
     let total = |v: &Var, by_code: &BTreeMap<i64, Acc>| {
         by_code.iter().map(|(c, a)| z(v, *c as f64) * a.w).sum::<f64>()
     };
-    let totals: Vec<f64> = vars.iter().map(|v| total(v, &codes)).collect();
+    let totals: Vec<f64> = vars.iter().map(|v| total(v, codes)).collect();
     let mut moments = HashMap::new();
     for (j, k) in needed_pairs(&job.measures, &vars) {
         if designed && (j, k) != (0, 0) {
@@ -395,7 +470,11 @@ fn settle_job(
         .map(|(by_code, (s, _))| (s.clone(), vars.iter().map(|v| total(v, by_code)).collect()))
         .collect();
     let n = codes.values().map(|a| a.n).sum::<f64>();
-    let cells =
-        plan.cells.iter().zip(cells).map(|((b, c, _), n)| (b.clone(), c.clone(), n.round() as u64)).collect();
+    let cells = plan
+        .cells
+        .iter()
+        .zip(&base.cells)
+        .map(|((b, c, _), n)| (b.clone(), c.clone(), n.round() as u64))
+        .collect();
     Outcome { vars, sums: Sums { n, totals, moments, psus }, cells }
 }
