@@ -16,12 +16,11 @@ use std::path::Path;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::DFSchema;
-use datafusion::functions_aggregate::expr_fn::{count, sum};
-use datafusion::logical_expr::{Expr, ExprSchemable, GroupingSet};
-use datafusion::prelude::{cast, col, ident, lit, when};
+use datafusion::logical_expr::{Expr, ExprSchemable};
+use datafusion::prelude::{cast, ident, lit, when};
 use rayon::prelude::*;
 
-use super::{Engine, Job, Outcome, ScanStats, value_at};
+use super::{Engine, Job, Outcome, ScanStats};
 use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
@@ -199,29 +198,6 @@ impl Engine {
             select.push(cast(ident(s), DataType::Utf8).alias("s"));
             select.push(cast(ident(p), DataType::Utf8).alias("p"));
         }
-        let sets: Vec<Vec<Expr>> = (0..columns.len())
-            .map(|i| {
-                let mut set = vec![col("pm"), col("cm"), col(format!("k{i}"))];
-                if design.is_some() {
-                    set.extend([col("s"), col("p")]);
-                }
-                set
-            })
-            .collect();
-        let mut aggs = vec![count(lit(1)).alias("n")];
-        for i in 0..weights.len() {
-            let w = col(format!("w{i}"));
-            let valid = w.clone().gt(lit(0.0));
-            let case = |v: Expr| when(valid.clone(), v).end().map_err(|e| e.to_string());
-            // Σw and Σw² in fixed point: decimal sums are exact integer sums, so the result
-            // does not depend on the order in which parallel partial sums are merged, and the
-            // report is byte-identical run after run. (Weights keep 12 decimals.)
-            let fixed = |v: Expr| cast(v, DataType::Decimal128(38, FIXED_SCALE));
-            aggs.push(sum(case(lit(1i64))?).alias(format!("n{i}")));
-            aggs.push(sum(case(fixed(w.clone()))?).alias(format!("s{i}")));
-            aggs.push(sum(case(fixed(w.clone() * w.clone()))?).alias(format!("q{i}")));
-        }
-        let n_sets = sets.len().max(1);
         // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
         // groups by their statistics (a tracker written wave by wave reads one wave for one
         // claim). Not with a design: every PSU must stay, even one with no base rows.
@@ -229,7 +205,10 @@ impl Engine {
         let keep = (design.is_none() && every_job_has_a_period && !periods.exprs.is_empty())
             .then(|| periods.exprs.iter().cloned().reduce(|a, b| a.or(b)))
             .flatten();
-        let batches: Vec<RecordBatch> = if columns.is_empty() {
+        // DataFusion reads, filters and computes the keys; the counts and sums per key are
+        // reduced here, one partition per task, in exact integer arithmetic.
+        let n_weights = weights.len();
+        let partials: Vec<Partial> = if columns.is_empty() {
             Vec::new()
         } else {
             self.rt
@@ -238,75 +217,69 @@ impl Engine {
                     if let Some(keep) = &keep {
                         df = df.filter(keep.clone())?;
                     }
-                    let df = df.select(select)?;
-                    df.aggregate(vec![Expr::GroupingSet(GroupingSet::GroupingSets(sets))], aggs)?
-                        .collect()
-                        .await
+                    let streams = df.select(select)?.execute_stream_partitioned().await?;
+                    let mut tasks = tokio::task::JoinSet::new();
+                    for mut stream in streams {
+                        let n_columns = columns.len();
+                        tasks.spawn(async move {
+                            let mut part = Partial::new(n_columns);
+                            while let Some(batch) = futures::StreamExt::next(&mut stream).await {
+                                part.add(&batch?, n_weights)?;
+                            }
+                            Ok::<_, datafusion::error::DataFusionError>(part)
+                        });
+                    }
+                    let mut parts = Vec::new();
+                    while let Some(done) = tasks.join_next().await {
+                        parts.push(
+                            done.map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))??,
+                        );
+                    }
+                    Ok::<_, datafusion::error::DataFusionError>(parts)
                 })
                 .map_err(|e| format!("scanning {}: {e}", location.display()))?
         };
-        // Index the output: per column, per (psu) per code per (pm, cm, base mask) the sums.
-        let mut rows_total = 0.0;
+        let rows_total: u64 = partials.iter().map(|p| p.rows).sum();
         let mut psus: BTreeMap<(String, String), ()> = BTreeMap::new();
-        // per column: Vec of (pm, cm, code, bmask, psu key, n, [n_k, s_k, q_k]...)
-        let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); columns.len()];
-        for b in &batches {
-            let schema = b.schema();
-            let idx = |name: &str| schema.index_of(name).map_err(|e| e.to_string());
-            let pm = b.column(idx("pm")?).as_primitive::<Int64Type>().clone();
-            let cm = b.column(idx("cm")?).as_primitive::<Int64Type>().clone();
-            let keys: Vec<_> = (0..columns.len())
-                .map(|i| idx(&format!("k{i}")).map(|j| b.column(j).as_primitive::<Int64Type>().clone()))
-                .collect::<Result<_, _>>()?;
-            let n_col = b.column(idx("n")?).clone();
-            let wcols: Vec<[_; 3]> = (0..weights.len())
-                .map(|i| -> Result<_, String> {
-                    Ok([
-                        b.column(idx(&format!("n{i}"))?).clone(),
-                        b.column(idx(&format!("s{i}"))?).clone(),
-                        b.column(idx(&format!("q{i}"))?).clone(),
-                    ])
-                })
-                .collect::<Result<_, _>>()?;
-            let design_cols = match design {
-                Some(_) => Some((
-                    b.column(idx("s")?).as_string::<i32>().clone(),
-                    b.column(idx("p")?).as_string::<i32>().clone(),
-                )),
-                None => None,
-            };
-            for r in 0..b.num_rows() {
-                let n = value_at(&n_col, r);
-                rows_total += n;
-                let psu = design_cols.as_ref().map(|(s, p)| {
-                    let get = |a: &datafusion::arrow::array::StringArray| {
-                        if a.is_null(r) { String::new() } else { a.value(r).to_string() }
-                    };
-                    (get(s), get(p))
-                });
-                if let Some(k) = &psu {
-                    psus.insert(k.clone(), ());
+        for p in &partials {
+            for k in &p.psu_names {
+                psus.insert(k.clone(), ());
+            }
+        }
+        // Merge the partitions' integer sums (order-free), then lay them out per column.
+        let mut merged: Vec<HashMap<(i64, i64, i64, Option<(String, String)>), Sums128>> =
+            vec![HashMap::new(); columns.len()];
+        for p in &partials {
+            for c in 0..columns.len() {
+                for (&(pm, cm, key, psu), v) in p.groups(c, n_weights) {
+                    let psu = psu.map(|i| p.psu_names[i as usize].clone());
+                    merged[c].entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
                 }
-                let Some(c) = keys.iter().position(|k| !k.is_null(r)) else { continue };
-                let bits = bases[c].exprs.len() as i64;
-                let key = keys[c].value(r);
+            }
+        }
+        let scale = 10f64.powi(i32::from(FIXED_SCALE));
+        let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); columns.len()];
+        for (c, map) in merged.into_iter().enumerate() {
+            let bits = bases[c].exprs.len() as i64;
+            for ((pm, cm, key, psu), v) in map {
                 by_column[c].push(Row {
-                    pm: pm.value(r),
-                    cm: cm.value(r),
+                    pm,
+                    cm,
                     code: key >> bits,
                     bmask: key & ((1i64 << bits) - 1),
                     psu,
-                    n,
-                    weighted: wcols
+                    n: v.n as f64,
+                    weighted: v
+                        .weighted
                         .iter()
-                        .map(|[a, s, q]| Acc { n: value_at(a, r), w: value_at(s, r), w2: value_at(q, r) })
+                        .map(|(n, w, w2)| Acc { n: *n as f64, w: *w as f64 / scale, w2: *w2 as f64 / scale })
                         .collect(),
                 });
             }
         }
         let psu_list: Vec<(String, String)> = psus.into_keys().collect();
-        // Groups come out of a parallel hash aggregate in no fixed order; summing them in a
-        // fixed order keeps every float bit the same from run to run.
+        // Groups come out of hash maps in no fixed order; summing them in a fixed order keeps
+        // every float bit the same from run to run.
         for rows in &mut by_column {
             rows.sort_unstable_by(|a, b| {
                 (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
@@ -315,7 +288,7 @@ impl Engine {
         let stats = ScanStats {
             tables_scanned: 1,
             scans: usize::from(!columns.is_empty()),
-            rows_scanned: (rows_total / n_sets as f64).round() as u64,
+            rows_scanned: rows_total,
             aggregates: 1 + 3 * weights.len(),
             explanation_scans: 0,
         };
@@ -354,6 +327,163 @@ impl Engine {
             })
             .collect();
         Ok((outcomes, stats))
+    }
+}
+
+/// Exact sums of one group: the row count, and per weight (valid rows, Σw, Σw²) in fixed point.
+#[derive(Clone)]
+struct Sums128 {
+    n: u64,
+    weighted: Vec<(u64, i128, i128)>,
+}
+
+impl Sums128 {
+    fn new(weights: usize) -> Sums128 {
+        Sums128 { n: 0, weighted: vec![(0, 0, 0); weights] }
+    }
+
+    fn merge(&mut self, o: &Sums128) {
+        self.n += o.n;
+        for (a, b) in self.weighted.iter_mut().zip(&o.weighted) {
+            a.0 += b.0;
+            a.1 += b.1;
+            a.2 += b.2;
+        }
+    }
+}
+
+/// Group key within a column: (period mask, cell mask, code·2^B + base mask, PSU index).
+type GroupKey = (i64, i64, i64, Option<u32>);
+
+/// The Fx hash (rustc's): keys here are a few machine words, and SipHash's resistance to
+/// flooding buys nothing for keys computed from our own data; it was 10% of a large run.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_i64(&mut self, w: i64) {
+        self.write_u64(w as u64);
+    }
+    fn write_u32(&mut self, w: u32) {
+        self.write_u64(u64::from(w));
+    }
+    fn write_usize(&mut self, w: usize) {
+        self.write_u64(w as u64);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
+/// One partition's reduction: per column, a group index per key, and flat sums per group.
+struct Partial {
+    rows: u64,
+    index: Vec<FxMap<GroupKey, u32>>,
+    /// Per column: per group, the row count.
+    counts: Vec<Vec<u64>>,
+    /// Per column: per group and weight, (valid rows, Σw, Σw²) in fixed point.
+    sums: Vec<Vec<(u64, i128, i128)>>,
+    psu_names: Vec<(String, String)>,
+    psu_index: HashMap<(String, String), u32>,
+}
+
+impl Partial {
+    fn new(columns: usize) -> Partial {
+        Partial {
+            rows: 0,
+            index: vec![FxMap::default(); columns],
+            counts: vec![Vec::new(); columns],
+            sums: vec![Vec::new(); columns],
+            psu_names: Vec::new(),
+            psu_index: HashMap::new(),
+        }
+    }
+
+    /// The groups of one column with their sums.
+    fn groups(&self, c: usize, n_weights: usize) -> impl Iterator<Item = (&GroupKey, Sums128)> + '_ {
+        self.index[c].iter().map(move |(k, &g)| {
+            let g = g as usize;
+            let weighted = self.sums[c][g * n_weights..(g + 1) * n_weights].to_vec();
+            (k, Sums128 { n: self.counts[c][g], weighted })
+        })
+    }
+
+    /// Adds one batch of (pm, cm, k0…, w0…, [s, p]) rows.
+    fn add(&mut self, b: &RecordBatch, n_weights: usize) -> datafusion::error::Result<()> {
+        use datafusion::arrow::datatypes::Float64Type;
+        let schema = b.schema();
+        let col = |name: &str| schema.index_of(name).map(|i| b.column(i).clone());
+        let pm = col("pm")?;
+        let pm = pm.as_primitive::<Int64Type>();
+        let cm = col("cm")?;
+        let cm = cm.as_primitive::<Int64Type>();
+        let keys: Vec<_> = (0..self.index.len()).map(|i| col(&format!("k{i}"))).collect::<Result<_, _>>()?;
+        let keys: Vec<_> = keys.iter().map(|k| k.as_primitive::<Int64Type>()).collect();
+        let ws: Vec<_> = (0..n_weights).map(|i| col(&format!("w{i}"))).collect::<Result<_, _>>()?;
+        let ws: Vec<_> = ws.iter().map(|w| w.as_primitive::<Float64Type>()).collect();
+        let design = match (col("s"), col("p")) {
+            (Ok(s), Ok(p)) => Some((s, p)),
+            _ => None,
+        };
+        let scale = 10f64.powi(i32::from(FIXED_SCALE));
+        let mut weighted = vec![(0u64, 0i128, 0i128); n_weights];
+        for r in 0..b.num_rows() {
+            self.rows += 1;
+            for (i, w) in ws.iter().enumerate() {
+                weighted[i] = if w.is_null(r) || w.value(r) <= 0.0 {
+                    (0, 0, 0)
+                } else {
+                    let v = w.value(r);
+                    (1, (v * scale).round() as i128, (v * v * scale).round() as i128)
+                };
+            }
+            let psu = match &design {
+                Some((s, p)) => {
+                    let (s, p) = (s.as_string::<i32>(), p.as_string::<i32>());
+                    let name = |a: &datafusion::arrow::array::StringArray| {
+                        if a.is_null(r) { String::new() } else { a.value(r).to_string() }
+                    };
+                    let key = (name(s), name(p));
+                    let next = self.psu_names.len() as u32;
+                    let i = *self.psu_index.entry(key.clone()).or_insert(next);
+                    if i == next {
+                        self.psu_names.push(key);
+                    }
+                    Some(i)
+                }
+                None => None,
+            };
+            let (pmv, cmv) = (pm.value(r), cm.value(r));
+            for (c, k) in keys.iter().enumerate() {
+                if k.is_null(r) {
+                    continue;
+                }
+                let next = self.counts[c].len() as u32;
+                let g = *self.index[c].entry((pmv, cmv, k.value(r), psu)).or_insert(next);
+                if g == next {
+                    self.counts[c].push(0);
+                    self.sums[c].extend(std::iter::repeat_n((0, 0, 0), n_weights));
+                }
+                let g = g as usize;
+                self.counts[c][g] += 1;
+                for (a, b) in self.sums[c][g * n_weights..(g + 1) * n_weights].iter_mut().zip(&weighted) {
+                    a.0 += b.0;
+                    a.1 += b.1;
+                    a.2 += b.2;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
