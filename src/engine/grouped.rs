@@ -247,13 +247,12 @@ impl Engine {
             }
         }
         // Merge the partitions' integer sums (order-free), then lay them out per column.
-        let mut merged: Vec<HashMap<(i64, i64, i64, Option<(String, String)>), Sums128>> =
-            vec![HashMap::new(); columns.len()];
+        let mut merged: Vec<HashMap<MergedKey, Sums128>> = vec![HashMap::new(); columns.len()];
         for p in &partials {
-            for c in 0..columns.len() {
+            for (c, into) in merged.iter_mut().enumerate() {
                 for (&(pm, cm, key, psu), v) in p.groups(c, n_weights) {
                     let psu = psu.map(|i| p.psu_names[i as usize].clone());
-                    merged[c].entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
+                    into.entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
                 }
             }
         }
@@ -382,6 +381,9 @@ impl std::hash::Hasher for Fx {
         self.write_u64(w as u64);
     }
 }
+
+/// A group key across partitions: the PSU by name, since each partition numbers its own.
+type MergedKey = (i64, i64, i64, Option<(String, String)>);
 
 type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
