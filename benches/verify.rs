@@ -47,12 +47,13 @@ fn verify(c: &mut Criterion) {
     g.finish();
 }
 
-/// A 1M-row Versant instance, made once.
+/// A 1M-row Versant instance, made once; the folder is its own data root.
 fn big_data() -> PathBuf {
     let root = std::env::var_os("RECITE_BENCH_DIR").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/recite-bench")
     });
-    let dir = root.join("versant-1m");
+    // The same instance benches/compare.py makes and uses.
+    let dir = root.join("versant-1000000");
     if !dir.join("study.toml").is_file() {
         let spec = VersantSpec {
             respondents: 1_000_000,
@@ -62,7 +63,7 @@ fn big_data() -> PathBuf {
         };
         write_versant(&spec, &dir).unwrap();
     }
-    root
+    dir
 }
 
 fn check(c: &mut Criterion) {
