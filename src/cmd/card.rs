@@ -36,25 +36,26 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let v: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", a.card))?;
     let r = card::card_report(&a.card, &v);
+    let mut o = String::new();
     if a.json {
-        let mut out = serde_json::to_string_pretty(&r)?;
-        out.push('\n');
-        print!("{out}");
+        o = serde_json::to_string_pretty(&r)?;
+        o.push('\n');
     } else {
-        println!("{} (A2A {})", a.card, r.version);
+        say!(o, "{} (A2A {})", a.card, r.version);
         if r.media_type_declared.is_empty() {
-            println!("  citations media type: not declared");
+            say!(o, "  citations media type: not declared");
         } else {
-            println!("  citations media type: declared at {}", r.media_type_declared.join(", "));
+            say!(o, "  citations media type: declared at {}", r.media_type_declared.join(", "));
         }
         match &r.extension_declared {
-            Some(p) => println!("  citations extension: declared at {p}"),
-            None => println!("  citations extension: not declared (optional)"),
+            Some(p) => say!(o, "  citations extension: declared at {p}"),
+            None => say!(o, "  citations extension: not declared (optional)"),
         }
         for f in &r.findings {
-            println!("  {:?} {}: {}", f.level, f.rule, f.message);
+            say!(o, "  {:?} {}: {}", f.level, f.rule, f.message);
         }
     }
+    super::write_output(None, &o)?;
     let failed = r.findings.iter().any(|f| matches!(f.level, Level::Must | Level::Should));
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

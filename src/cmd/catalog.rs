@@ -47,6 +47,13 @@ pub fn run(c: Command) -> Result<ExitCode> {
 }
 
 fn check(data: &DataArgs) -> Result<ExitCode> {
+    let mut o = String::new();
+    let code = check_into(data, &mut o);
+    super::write_output(None, &o)?;
+    code
+}
+
+fn check_into(data: &DataArgs, o: &mut String) -> Result<ExitCode> {
     let root = data.data_dir();
     if !root.is_dir() {
         anyhow::bail!("data folder {} does not exist (set --data DIR or RECITE_DATA)", root.display());
@@ -59,7 +66,7 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
     dirs.sort();
     files.extend(dirs.into_iter().map(|d| d.join("study.toml")).filter(|f| f.is_file()));
     if files.is_empty() {
-        println!("no study.toml under {}", root.display());
+        say!(o, "no study.toml under {}", root.display());
         return Ok(ExitCode::from(1));
     }
     let engine = Engine::new();
@@ -68,12 +75,13 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
         match Study::load(file) {
             Err(e) => {
                 errors += 1;
-                println!("✗ {e:#}");
+                say!(o, "✗ {e:#}");
             }
             Ok(study) => {
                 let problems = check_study(&study, &engine);
                 if problems.is_empty() {
-                    println!(
+                    say!(
+                        o,
                         "✓ {} ({}): {} table(s), {} period(s), {} base(s)",
                         study.study.name,
                         file.display(),
@@ -83,7 +91,7 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
                     );
                 } else {
                     for p in &problems {
-                        println!("✗ {}: {p}", file.display());
+                        say!(o, "✗ {}: {p}", file.display());
                     }
                     errors += problems.len();
                 }
@@ -91,7 +99,7 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
         }
     }
     if errors > 0 {
-        println!("{errors} error(s)");
+        say!(o, "{errors} error(s)");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -193,6 +201,13 @@ fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Str
 }
 
 fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
+    let mut o = String::new();
+    let code = show_into(data, which, &mut o);
+    super::write_output(None, &o)?;
+    code
+}
+
+fn show_into(data: &DataArgs, which: Option<&str>, o: &mut String) -> Result<ExitCode> {
     let cat = data.catalog()?;
     let Some(name) = which else {
         for s in &cat.studies {
@@ -201,16 +216,17 @@ fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
             } else {
                 format!(" (also {})", s.study.aliases.join(", "))
             };
-            println!("{}{aliases}\n  {}\n  {}", s.study.name, s.study.description, s.file.display());
+            say!(o, "{}{aliases}\n  {}\n  {}", s.study.name, s.study.description, s.file.display());
             for t in &s.tables {
-                println!(
+                say!(
+                    o,
                     "  table {}: {} declared columns, weights {}",
                     t.name,
                     t.columns.len(),
                     list(&t.weights)
                 );
             }
-            println!();
+            say!(o);
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -218,15 +234,15 @@ fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
         Ok(s) => s,
         Err(e) => anyhow::bail!("{e}"),
     };
-    println!("{}\n  {}\n  file {}", s.study.name, s.study.description, s.file.display());
+    say!(o, "{}\n  {}\n  file {}", s.study.name, s.study.description, s.file.display());
     if !s.study.aliases.is_empty() {
-        println!("  aliases {}", list(&s.study.aliases));
+        say!(o, "  aliases {}", list(&s.study.aliases));
     }
     for t in &s.tables {
-        println!("\ntable {} ({})", t.name, t.path);
-        println!("  weights {}", list(&t.weights));
+        say!(o, "\ntable {} ({})", t.name, t.path);
+        say!(o, "  weights {}", list(&t.weights));
         if let Some(d) = &t.design {
-            println!("  design: strata {}, PSU {}", d.strata, d.psu);
+            say!(o, "  design: strata {}, PSU {}", d.strata, d.psu);
         }
         let mut cols: Vec<_> = t.columns.iter().collect();
         cols.sort_by_key(|(n, _)| catalog::natural_key(n));
@@ -246,24 +262,27 @@ fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
                 extra.push(format!("missing {:?}", c.missing));
             }
             let extra = if extra.is_empty() { String::new() } else { format!("  [{}]", extra.join("; ")) };
-            println!("  {n:<14} {}{extra}", c.label);
+            say!(o, "  {n:<14} {}{extra}", c.label);
         }
     }
-    println!("\nperiods");
+    say!(o, "\nperiods");
     for p in &s.periods {
-        println!("  {:<22} {}  {}", p.name, p.filter, p.fielded.as_deref().unwrap_or(""));
+        say!(o, "  {:<22} {}  {}", p.name, p.filter, p.fielded.as_deref().unwrap_or(""));
     }
-    println!("\nbases");
+    say!(o, "\nbases");
     for b in &s.bases {
-        println!("  {:<34} {}", b.name, b.filter);
+        say!(o, "  {:<34} {}", b.name, b.filter);
     }
     if !s.breakdowns.is_empty() {
-        println!(
+        say!(
+            o,
             "\nbreakdowns (audited for bases under {}; very low under {})",
-            s.thresholds.low, s.thresholds.very_low
+            s.thresholds.low,
+            s.thresholds.very_low
         );
         for b in &s.breakdowns {
-            println!(
+            say!(
+                o,
                 "  {}: {}",
                 b.name,
                 b.cells.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
@@ -271,7 +290,8 @@ fn show(data: &DataArgs, which: Option<&str>) -> Result<ExitCode> {
         }
     }
     if let Some(w) = &s.weighting {
-        println!(
+        say!(
+            o,
             "\nweighting\n{}",
             toml::to_string_pretty(w)
                 .unwrap_or_default()

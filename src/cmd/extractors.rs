@@ -50,6 +50,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         out.push_str(&format!("  from {}\n\n", e.file));
     }
-    print!("{out}");
+    super::write_output(None, &out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,17 @@ use clap::{Args, Parser, Subcommand};
 use recite::catalog::Catalog;
 use recite::extractor::Registry;
 
+/// `say!(out, …)`: a line into a report being built (written once, with [`write_output`]).
+macro_rules! say {
+    ($o:expr) => {{
+        $o.push('\n');
+    }};
+    ($o:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($o, $($t)*);
+    }};
+}
+
 pub mod card;
 pub mod catalog;
 pub mod check;
@@ -132,9 +143,11 @@ pub fn write_output(output: Option<&Path>, text: &str) -> Result<()> {
     match output {
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).context("writing to standard output")?;
-            out.flush().ok();
-            Ok(())
+            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                // A reader that stopped early (`| head`) is not an error of ours.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                other => other.context("writing to standard output"),
+            }
         }
         Some(path) => {
             let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));

@@ -86,6 +86,15 @@ pub fn render(report: &Report) -> String {
                 let _ = writeln!(o, "  - warning audit ({}): {}", w.kind, cell(&w.message));
             }
         }
+        if !input.moca.is_empty() {
+            let citations: usize = input.moca.iter().map(|e| e.citations.len()).sum();
+            let passed: usize = input.moca.iter().flat_map(|e| &e.citations).filter(|c| c.passed).count();
+            let _ = writeln!(
+                o,
+                "`moca.citations`: {} event(s), {citations} citation(s), {passed} passed the record rules.\n",
+                input.moca.len()
+            );
+        }
         if !input.findings.is_empty() {
             let _ = writeln!(o, "\n| level | rule | where | finding |\n|---|---|---|---|");
             for f in &input.findings {

@@ -202,6 +202,23 @@ pub fn render(report: &Report, st: Style) -> String {
         for c in &input.claims {
             let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));
         }
+        if !input.moca.is_empty() {
+            let citations: usize = input.moca.iter().map(|e| e.citations.len()).sum();
+            let passed: usize = input.moca.iter().flat_map(|e| &e.citations).filter(|c| c.passed).count();
+            let ignored = input.moca.iter().filter(|e| e.ignored).count();
+            let _ = writeln!(
+                o,
+                "  moca.citations: {} event{}, {citations} citation{} ({passed} passed the record rules){}",
+                input.moca.len(),
+                if input.moca.len() == 1 { "" } else { "s" },
+                if citations == 1 { "" } else { "s" },
+                if ignored > 0 {
+                    format!(", {ignored} ignored for an unknown version")
+                } else {
+                    String::new()
+                }
+            );
+        }
         for f in &input.findings {
             let level = match f.level {
                 Level::Must => st.paint("1;31", "MUST  "),
