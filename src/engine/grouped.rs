@@ -252,7 +252,7 @@ impl Engine {
         let mut merged: Vec<HashMap<MergedKey, Sums128>> = vec![HashMap::new(); columns.len()];
         for p in &partials {
             for (c, into) in merged.iter_mut().enumerate() {
-                for (&(pm, cm, key, psu), v) in p.groups(c, n_weights) {
+                for ((pm, cm, key, psu), v) in p.groups(c, n_weights) {
                     let psu = psu.map(|i| p.psu_names[i as usize].clone());
                     into.entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
                 }
@@ -389,10 +389,16 @@ type MergedKey = (i64, i64, i64, Option<(String, String)>);
 
 type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
-/// One partition's reduction: per column, a group index per key, and flat sums per group.
+/// A row's key apart from the column: (period mask, cell mask, PSU index).
+type RowKey = (i64, i64, Option<u32>);
+
+/// One partition's reduction: per column, a group index per (row key, column key), and flat
+/// sums per group. Row keys are interned once per row; each column then hashes two words.
 struct Partial {
     rows: u64,
-    index: Vec<FxMap<GroupKey, u32>>,
+    row_keys: FxMap<RowKey, u32>,
+    row_key_list: Vec<RowKey>,
+    index: Vec<FxMap<(u32, i64), u32>>,
     /// Per column: per group, the row count.
     counts: Vec<Vec<u64>>,
     /// Per column: per group and weight, (valid rows, Σw, Σw²) in fixed point.
@@ -405,6 +411,8 @@ impl Partial {
     fn new(columns: usize) -> Partial {
         Partial {
             rows: 0,
+            row_keys: FxMap::default(),
+            row_key_list: Vec::new(),
             index: vec![FxMap::default(); columns],
             counts: vec![Vec::new(); columns],
             sums: vec![Vec::new(); columns],
@@ -414,15 +422,16 @@ impl Partial {
     }
 
     /// The groups of one column with their sums.
-    fn groups(&self, c: usize, n_weights: usize) -> impl Iterator<Item = (&GroupKey, Sums128)> + '_ {
-        self.index[c].iter().map(move |(k, &g)| {
+    fn groups(&self, c: usize, n_weights: usize) -> impl Iterator<Item = (GroupKey, Sums128)> + '_ {
+        self.index[c].iter().map(move |(&(rk, k), &g)| {
             let g = g as usize;
+            let (pm, cm, psu) = self.row_key_list[rk as usize];
             let weighted = self.sums[c][g * n_weights..(g + 1) * n_weights].to_vec();
-            (k, Sums128 { n: self.counts[c][g], weighted })
+            ((pm, cm, k, psu), Sums128 { n: self.counts[c][g], weighted })
         })
     }
 
-    /// Adds one batch of (pm, cm, k0…, w0…, [s, p]) rows.
+    /// Adds one batch of (pm, cm, k0…, w0…, [s, p]) rows, column by column.
     fn add(&mut self, b: &RecordBatch, n_weights: usize) -> datafusion::error::Result<()> {
         use datafusion::arrow::datatypes::Float64Type;
         let schema = b.schema();
@@ -431,26 +440,28 @@ impl Partial {
         let pm = pm.as_primitive::<Int64Type>();
         let cm = col("cm")?;
         let cm = cm.as_primitive::<Int64Type>();
-        let keys: Vec<_> = (0..self.index.len()).map(|i| col(&format!("k{i}"))).collect::<Result<_, _>>()?;
-        let keys: Vec<_> = keys.iter().map(|k| k.as_primitive::<Int64Type>()).collect();
         let ws: Vec<_> = (0..n_weights).map(|i| col(&format!("w{i}"))).collect::<Result<_, _>>()?;
         let ws: Vec<_> = ws.iter().map(|w| w.as_primitive::<Float64Type>()).collect();
         let design = match (col("s"), col("p")) {
             (Ok(s), Ok(p)) => Some((s, p)),
             _ => None,
         };
+        let n = b.num_rows();
+        self.rows += n as u64;
         let scale = 10f64.powi(i32::from(FIXED_SCALE));
-        let mut weighted = vec![(0u64, 0i128, 0i128); n_weights];
-        for r in 0..b.num_rows() {
-            self.rows += 1;
-            for (i, w) in ws.iter().enumerate() {
-                weighted[i] = if w.is_null(r) || w.value(r) <= 0.0 {
-                    (0, 0, 0)
-                } else {
+        // Per row: its interned row key, and per weight (valid, Σw, Σw²) in fixed point.
+        let mut weighted = vec![(0u64, 0i128, 0i128); n * n_weights];
+        for (i, w) in ws.iter().enumerate() {
+            for r in 0..n {
+                if !w.is_null(r) && w.value(r) > 0.0 {
                     let v = w.value(r);
-                    (1, (v * scale).round() as i128, (v * v * scale).round() as i128)
-                };
+                    weighted[r * n_weights + i] =
+                        (1, (v * scale).round() as i128, (v * v * scale).round() as i128);
+                }
             }
+        }
+        let mut rk = Vec::with_capacity(n);
+        for r in 0..n {
             let psu = match &design {
                 Some((s, p)) => {
                     let (s, p) = (s.as_string::<i32>(), p.as_string::<i32>());
@@ -467,20 +478,32 @@ impl Partial {
                 }
                 None => None,
             };
-            let (pmv, cmv) = (pm.value(r), cm.value(r));
-            for (c, k) in keys.iter().enumerate() {
+            let key = (pm.value(r), cm.value(r), psu);
+            let next = self.row_key_list.len() as u32;
+            let i = *self.row_keys.entry(key).or_insert(next);
+            if i == next {
+                self.row_key_list.push(key);
+            }
+            rk.push(i);
+        }
+        for c in 0..self.index.len() {
+            let k = col(&format!("k{c}"))?;
+            let k = k.as_primitive::<Int64Type>();
+            let (index, counts, sums) = (&mut self.index[c], &mut self.counts[c], &mut self.sums[c]);
+            for r in 0..n {
                 if k.is_null(r) {
                     continue;
                 }
-                let next = self.counts[c].len() as u32;
-                let g = *self.index[c].entry((pmv, cmv, k.value(r), psu)).or_insert(next);
+                let next = counts.len() as u32;
+                let g = *index.entry((rk[r], k.value(r))).or_insert(next);
                 if g == next {
-                    self.counts[c].push(0);
-                    self.sums[c].extend(std::iter::repeat_n((0, 0, 0), n_weights));
+                    counts.push(0);
+                    sums.extend(std::iter::repeat_n((0, 0, 0), n_weights));
                 }
                 let g = g as usize;
-                self.counts[c][g] += 1;
-                for (a, b) in self.sums[c][g * n_weights..(g + 1) * n_weights].iter_mut().zip(&weighted) {
+                counts[g] += 1;
+                let row = &weighted[r * n_weights..(r + 1) * n_weights];
+                for (a, b) in sums[g * n_weights..(g + 1) * n_weights].iter_mut().zip(row) {
                     a.0 += b.0;
                     a.1 += b.1;
                     a.2 += b.2;
