@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Decimal128Type, Float64Type, Int64Type, Schema};
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, Schema};
 use datafusion::common::DFSchema;
 use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::{Expr, ExprSchemable};
@@ -233,13 +233,12 @@ impl Engine {
         jobs: &[&Job],
     ) -> Result<(Vec<Result<Outcome, String>>, ScanStats), String> {
         let reg = self.register(location)?;
-        let dfs = DFSchema::try_from(reg.schema.as_ref().clone()).map_err(|e| e.to_string())?;
+        let mut filters = Filters::new(self, &reg.schema)?;
         let mut aggs = Aggregates::default();
         let rows_slot = aggs.slot(count(lit(1)));
         let mut plans: Vec<Result<JobPlan, String>> = Vec::with_capacity(jobs.len());
-        let mut filters: HashMap<String, Result<Expr, String>> = HashMap::new();
         for job in jobs {
-            plans.push(self.plan_job(job, &dfs, &mut aggs, &mut filters, design.is_none()));
+            plans.push(self.plan_job(job, &mut aggs, &mut filters, design.is_none()));
         }
         if let Some((strata, psu)) = design {
             for c in [strata, psu] {
@@ -315,23 +314,12 @@ impl Engine {
     fn plan_job(
         &self,
         job: &Job,
-        dfs: &DFSchema,
         aggs: &mut Aggregates,
-        filters: &mut HashMap<String, Result<Expr, String>>,
+        filters: &mut Filters,
         weights_only: bool,
     ) -> Result<JobPlan, String> {
         let r = &job.rows;
-        let mut parse = |what: &str, sql: &str| -> Result<Expr, String> {
-            filters
-                .entry(sql.to_string())
-                .or_insert_with(|| {
-                    let e = self.ctx.parse_sql_expr(sql, dfs).map_err(|e| e.to_string())?;
-                    e.get_type(dfs).map_err(|e| e.to_string())?;
-                    Ok(e)
-                })
-                .clone()
-                .map_err(|e| format!("the {what} filter {sql:?} does not plan: {e}"))
-        };
+        let mut parse = |what: &str, sql: &str| filters.get(what, sql);
         let x = cast(ident(&r.column), DataType::Float64);
         let mut base = x.clone().is_not_null();
         if !r.missing.is_empty() {
@@ -387,6 +375,36 @@ impl Engine {
 impl Schemas for Engine {
     fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, String> {
         self.schema_of(&table.location(study))
+    }
+}
+
+/// The catalog's filters of one scan, each parsed once as an expression (never a statement)
+/// against the table's schema, and typed, so a filter naming a missing column fails here with
+/// the filter's text rather than in the middle of a plan.
+pub(crate) struct Filters<'a> {
+    ctx: &'a SessionContext,
+    schema: DFSchema,
+    parsed: HashMap<String, Result<Expr, String>>,
+}
+
+impl<'a> Filters<'a> {
+    fn new(engine: &'a Engine, schema: &Schema) -> Result<Filters<'a>, String> {
+        let schema = DFSchema::try_from(schema.clone()).map_err(|e| e.to_string())?;
+        Ok(Filters { ctx: &engine.ctx, schema, parsed: HashMap::new() })
+    }
+
+    /// The expression of a filter; `what` (period, base, cell) names it in errors.
+    pub(crate) fn get(&mut self, what: &str, sql: &str) -> Result<Expr, String> {
+        let (ctx, schema) = (self.ctx, &self.schema);
+        self.parsed
+            .entry(sql.to_string())
+            .or_insert_with(|| {
+                let e = ctx.parse_sql_expr(sql, schema).map_err(|e| e.to_string())?;
+                e.get_type(schema).map_err(|e| e.to_string())?;
+                Ok(e)
+            })
+            .clone()
+            .map_err(|e| format!("the {what} filter {sql:?} does not plan: {e}"))
     }
 }
 
@@ -481,9 +499,6 @@ pub(crate) fn value_at(col: &Arc<dyn Array>, row: usize) -> f64 {
     match col.data_type() {
         DataType::Float64 => col.as_primitive::<Float64Type>().value(row),
         DataType::Int64 => col.as_primitive::<Int64Type>().value(row) as f64,
-        DataType::Decimal128(_, scale) => {
-            col.as_primitive::<Decimal128Type>().value(row) as f64 / 10f64.powi(i32::from(*scale))
-        }
         _ => 0.0,
     }
 }

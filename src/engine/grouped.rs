@@ -17,12 +17,11 @@ use std::path::Path;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Int64Type};
-use datafusion::common::DFSchema;
-use datafusion::logical_expr::{Expr, ExprSchemable};
+use datafusion::logical_expr::Expr;
 use datafusion::prelude::{cast, ident, lit, when};
 use rayon::prelude::*;
 
-use super::{Engine, Job, Outcome, ScanStats};
+use super::{Engine, Filters, Job, Outcome, ScanStats};
 use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
@@ -112,27 +111,15 @@ impl Engine {
         jobs: &[&Job],
     ) -> Result<(Vec<Result<Outcome, String>>, ScanStats), String> {
         let reg = self.register(location)?;
-        let dfs = DFSchema::try_from(reg.schema.as_ref().clone()).map_err(|e| e.to_string())?;
-        let parse = |sql: &str| -> Result<Expr, String> {
-            let e = self.ctx.parse_sql_expr(sql, &dfs).map_err(|e| e.to_string())?;
-            e.get_type(&dfs).map_err(|e| e.to_string())?;
-            Ok(e)
-        };
+        let mut filters = Filters::new(self, &reg.schema)?;
         let mut columns: Vec<String> = Vec::new();
         let mut weights: Vec<String> = Vec::new();
         let (mut periods, mut cells) = (Flags::default(), Flags::default());
         let mut bases: Vec<Flags> = Vec::new();
-        let mut filters: HashMap<String, Result<Expr, String>> = HashMap::new();
         let mut plans: Vec<Result<Plan, String>> = Vec::new();
         for job in jobs {
             let r = &job.rows;
-            let mut parsed = |what: &str, sql: &str| {
-                filters
-                    .entry(sql.to_string())
-                    .or_insert_with(|| parse(sql))
-                    .clone()
-                    .map_err(|e| format!("the {what} filter {sql:?} does not plan: {e}"))
-            };
+            let mut parsed = |what: &str, sql: &str| filters.get(what, sql);
             let plan = (|| -> Result<Plan, String> {
                 let column = match columns.iter().position(|c| *c == r.column) {
                     Some(i) => i,
