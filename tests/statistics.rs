@@ -166,3 +166,15 @@ fn effective_base_is_kish() {
     // Weighted mean: (20+9+8+7+6+3+20+0)/10 = 7.3.
     assert!((s.measures[0].estimate.unwrap().value - 7.3).abs() < 1e-12);
 }
+
+#[test]
+fn korn_graubard_interval_matches_an_independent_computation() {
+    // R's svyciprop(method = "beta") on the samplics share (p = 0.0342852567903, SE =
+    // 0.00181972637299, n = 10,335, df = 31): n_eff = p(1−p)/SE² · (t(n−1)/t(df))² = 9236.105,
+    // x = p·n_eff, CI = [Beta⁻¹(0.025; x, n_eff−x+1), Beta⁻¹(0.975; x+1, n_eff−x)], evaluated
+    // with SciPy's beta and t quantiles: [0.030667715, 0.038200237].
+    let s = settle_in(&bundled(), nhanes("diabetes", "extractShare", 10335), Interval::KornGraubard);
+    let e = s.measures[0].estimate.unwrap();
+    published(e.ci_low, 0.030667715, 9, "Korn-Graubard low");
+    published(e.ci_high, 0.038200237, 9, "Korn-Graubard high");
+}
