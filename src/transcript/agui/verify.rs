@@ -82,45 +82,46 @@ fn step(s: &mut State, event: &Event) -> Result<(), String> {
     apply(s, event)
 }
 
+/// Rules 5 and 6: `{family}_START` opens an id that is not open; every other event of the family
+/// needs it open, and `{family}_END` closes it. Messages of the reference client, word for word.
+fn per_id(
+    open: &mut BTreeSet<String>,
+    kind: &str,
+    id: &str,
+    family: &str,
+    one: &str,
+    none: &str,
+) -> Result<(), String> {
+    let (start, end) = (format!("{family}_START"), format!("{family}_END"));
+    if kind == start {
+        if !open.insert(id.to_string()) {
+            return Err(format!(
+                "Cannot send '{kind}' event: {one} with ID '{id}' is already in progress. Complete it with '{end}' first."
+            ));
+        }
+        return Ok(());
+    }
+    let was_open = if kind == end { open.remove(id) } else { open.contains(id) };
+    if !was_open {
+        return Err(format!(
+            "Cannot send '{kind}' event: {none} found with ID '{id}'. Start {} with '{start}' first.",
+            one.to_lowercase()
+        ));
+    }
+    Ok(())
+}
+
 /// The per-type rules.
 fn apply(s: &mut State, event: &Event) -> Result<(), String> {
     let kind = event.kind.as_str();
     match kind {
-        "TEXT_MESSAGE_START" => {
+        "TEXT_MESSAGE_START" | "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" => {
             let id = id(event, "messageId");
-            if !s.messages.insert(id.to_string()) {
-                return Err(format!(
-                    "Cannot send 'TEXT_MESSAGE_START' event: A text message with ID '{id}' is already in progress. Complete it with 'TEXT_MESSAGE_END' first."
-                ));
-            }
+            per_id(&mut s.messages, kind, id, "TEXT_MESSAGE", "A text message", "No active text message")?;
         }
-        "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" => {
-            let id = id(event, "messageId");
-            let open =
-                if kind == "TEXT_MESSAGE_END" { s.messages.remove(id) } else { s.messages.contains(id) };
-            if !open {
-                return Err(format!(
-                    "Cannot send '{kind}' event: No active text message found with ID '{id}'. Start a text message with 'TEXT_MESSAGE_START' first."
-                ));
-            }
-        }
-        "TOOL_CALL_START" => {
+        "TOOL_CALL_START" | "TOOL_CALL_ARGS" | "TOOL_CALL_END" => {
             let id = id(event, "toolCallId");
-            if !s.tool_calls.insert(id.to_string()) {
-                return Err(format!(
-                    "Cannot send 'TOOL_CALL_START' event: A tool call with ID '{id}' is already in progress. Complete it with 'TOOL_CALL_END' first."
-                ));
-            }
-        }
-        "TOOL_CALL_ARGS" | "TOOL_CALL_END" => {
-            let id = id(event, "toolCallId");
-            let open =
-                if kind == "TOOL_CALL_END" { s.tool_calls.remove(id) } else { s.tool_calls.contains(id) };
-            if !open {
-                return Err(format!(
-                    "Cannot send '{kind}' event: No active tool call found with ID '{id}'. Start a tool call with 'TOOL_CALL_START' first."
-                ));
-            }
+            per_id(&mut s.tool_calls, kind, id, "TOOL_CALL", "A tool call", "No active tool call")?;
         }
         "STEP_STARTED" => {
             let name = id(event, "stepName");
