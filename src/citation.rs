@@ -252,14 +252,12 @@ fn positive_integer(v: &Value) -> Result<u64, String> {
     let Value::Number(n) = v else {
         return Err(format!("`base.n` must be a positive integer, not {} ({})", kind(v), short(v)));
     };
-    if let Some(u) = n.as_u64() {
-        return if u > 0 { Ok(u) } else { Err("`base.n` must be a positive integer, not 0".into()) };
-    }
-    // Integral values written with a fraction or exponent (4210.0, 4.21e3) are integers, as in
-    // JSON Schema; anything with a fractional part or a sign is not.
-    match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && (1.0..=9.0e15).contains(&f) => Ok(f as u64),
-        _ => Err(format!("`base.n` must be a positive integer, not {n}")),
+    // Decided on the digits, not a rounded f64: `4210.0` and `4.21e3` are the integer 4210 (as
+    // in JSON Schema), `4210.0000000000001` is not, however close its f64.
+    match crate::claim::exact_count(&n.to_string()) {
+        Some(0) => Err("`base.n` must be a positive integer, not 0".into()),
+        Some(u) => Ok(u),
+        None => Err(format!("`base.n` must be a positive integer, not {}", short(v))),
     }
 }
 

@@ -99,6 +99,8 @@ pub struct Comparison {
     pub z: Option<f64>,
     /// The plain-words class of the gap.
     pub gap: Gap,
+    /// The claim was read as a percent of a proportion (`44%`, `44`), not as a fraction.
+    pub percent: bool,
 }
 
 /// One measure of the extractor, recomputed, with the claim made about it (if any).
@@ -189,7 +191,8 @@ pub struct Settlement {
     /// Every measure of the extractor.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measures: Vec<MeasureRow>,
-    /// Numbers in the result that name no measure, left alone.
+    /// Numbers in the result that name no measure, left alone, and numbers that cannot be
+    /// compared (`unreadable`, which make the claim INVALID).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_compared: Vec<Claimed>,
     /// The warnings the claim carried.
@@ -260,16 +263,31 @@ pub fn settle(
         .collect();
     let mut reasons = Vec::new();
     let mut not_compared = Vec::new();
+    let mut unreadable_n: Vec<String> = Vec::new();
     let mut claimed_n = vec![c.base.n];
+    let mut unreadable = Vec::new();
     let single = r.measures.len() == 1;
     for claim in claims {
+        if let Some(why) = &claim.unreadable {
+            unreadable.push(format!(
+                "the claimed number {} at result {} cannot be compared: {why}",
+                claim.text,
+                if claim.pointer.is_empty() { "/" } else { &claim.pointer }
+            ));
+            not_compared.push(claim.clone());
+            continue;
+        }
         let key = claim.key.as_deref().map(fold).unwrap_or_default();
         if let Some(i) = r.measures.iter().position(|m| claim.key.as_deref().is_some_and(|k| m.answers_to(k)))
         {
             attach(&mut rows[i], &r.measures[i], claim);
-        } else if BASE_N_KEYS.contains(&key.as_str()) && claim.decimals <= 0 && claim.value >= 0.0 {
-            if claim.value.round() as u64 != c.base.n {
-                claimed_n.push(claim.value.round() as u64);
+        } else if BASE_N_KEYS.contains(&key.as_str()) {
+            // A count is compared exactly, on its digits; anything that is not a whole count
+            // (`4654.5`, `-3`, `4654.0000000000001`) cannot equal one and is a mismatch.
+            match claim.as_count() {
+                Some(n) if n == c.base.n => {}
+                Some(n) => claimed_n.push(n),
+                None => unreadable_n.push(claim.text.clone()),
             }
         } else if key.is_empty() || GENERIC_KEYS.contains(&key.as_str()) || single {
             // Which measure? The one it reproduces, else the nearest of the same kind.
@@ -282,18 +300,14 @@ pub fn settle(
             not_compared.push(claim.clone());
         }
     }
-    let base_ok = claimed_n.iter().all(|&n| n == facts.n);
+    let base_ok = claimed_n.iter().all(|&n| n == facts.n) && unreadable_n.is_empty();
     for row in &rows {
         for cmp in row.claims.iter().filter(|c| !c.matched) {
             reasons.push(format!(
                 "{}: claimed {}, recomputed {} (tolerance ±{})",
                 row.name,
                 cmp.claimed.text,
-                show(
-                    cmp.shown,
-                    cmp.claimed.decimals + 1,
-                    cmp.claimed.percent || is_percent(row.unit, &cmp.claimed)
-                ),
+                show_recomputed(cmp),
                 show(cmp.tolerance, cmp.claimed.decimals + 1, false)
             ));
         }
@@ -305,17 +319,28 @@ pub fn settle(
         for n in claimed_n.iter().filter(|&&n| n != facts.n) {
             reasons.push(format!("base n: claimed {n}, recomputed {} ({})", facts.n, r.base));
         }
+        for text in &unreadable_n {
+            reasons.push(format!(
+                "base n: claimed {text}, not a whole count; recomputed {} ({})",
+                facts.n, r.base
+            ));
+        }
     }
     let discrepant = rows
         .iter()
         .any(|row| row.claims.iter().any(|c| !c.matched) || row.estimate.is_none() && !row.claims.is_empty());
-    let verdict = if discrepant {
+    let verdict = if !unreadable.is_empty() {
+        Verdict::Invalid
+    } else if discrepant {
         Verdict::Discrepant
     } else if !base_ok {
         Verdict::BaseMismatch
     } else {
         Verdict::Reproduced
     };
+    // Unreadable numbers first: they decide the verdict.
+    unreadable.append(&mut reasons);
+    let mut reasons = unreadable;
     let compared = rows.iter().map(|r| r.claims.len()).sum::<usize>();
     let mut notes = r.notes.clone();
     if compared == 0 {
@@ -363,16 +388,31 @@ fn rerun(r: &Resolved) -> Rerun {
     }
 }
 
-fn is_percent(unit: Unit, c: &Claimed) -> bool {
-    unit == Unit::Proportion && (c.percent || c.value.abs() > 1.0)
+/// Whether a claim about a measure of `unit` is read as a percent: written with `%`, greater than
+/// 1, or a whole number (`44`, and also `0` and `1`: a share claimed as a bare integer is a whole
+/// percent, so `{"Considered": 0}` is not "any share under one half"). A fraction shows decimals
+/// (`0.44`). See docs/semantics.md.
+pub fn reads_as_percent(unit: Unit, c: &Claimed) -> bool {
+    unit == Unit::Proportion && (c.percent || c.value.abs() > 1.0 || c.decimals <= 0)
 }
 
 /// Compares one claim with one measure's estimate.
 pub fn compare(unit: Unit, estimate: Option<&Estimate>, claim: &Claimed) -> Option<Comparison> {
     let e = estimate?;
-    let scale = if is_percent(unit, claim) { 100.0 } else { 1.0 };
+    let mut percent = reads_as_percent(unit, claim);
+    // A bare 0 or 1 may also be the exact fraction (a funnel's `"Aware": 1` for 100%): it then
+    // matches only that exact value, never half the range.
+    let exact_fraction = unit == Unit::Proportion
+        && !claim.percent
+        && claim.decimals <= 0
+        && (claim.value == 0.0 || claim.value == 1.0)
+        && (e.value - claim.value).abs() <= 1e-12;
+    if exact_fraction {
+        percent = false;
+    }
+    let scale = if percent { 100.0 } else { 1.0 };
     let shown = e.value * scale;
-    let tolerance = claim.half_unit();
+    let tolerance = if exact_fraction { 0.0 } else { claim.half_unit() };
     let gap_abs = (shown - claim.value).abs();
     let matched = gap_abs <= tolerance + 1e-9 * claim.value.abs().max(1.0);
     // In the measure's units: percentage points for proportions.
@@ -387,7 +427,23 @@ pub fn compare(unit: Unit, estimate: Option<&Estimate>, claim: &Claimed) -> Opti
     } else {
         Gap::OutsideSamplingError
     };
-    Some(Comparison { claimed: claim.clone(), shown, tolerance, matched, difference, z, gap })
+    Some(Comparison { claimed: claim.clone(), shown, tolerance, matched, difference, z, gap, percent })
+}
+
+/// The recomputed value as a reason shows it: with enough digits that a difference from the
+/// claim is visible (`0.0078`, not `0.01`, against a claimed `0.01`).
+pub fn show_recomputed(cmp: &Comparison) -> String {
+    let mut digits = (cmp.claimed.decimals + 1).max(0);
+    while digits < 10 && cmp.shown != cmp.claimed.value {
+        let v: f64 = show(cmp.shown, digits, false).parse().unwrap_or(cmp.shown);
+        let hides_gap = (v - cmp.claimed.value).abs() < 1e-12;
+        let hides_value = v == 0.0 && cmp.shown != 0.0;
+        if !hides_gap && !hides_value {
+            break;
+        }
+        digits += 1;
+    }
+    show(cmp.shown, digits, cmp.percent)
 }
 
 fn attach(row: &mut MeasureRow, m: &Measure, claim: &Claimed) {
@@ -401,6 +457,7 @@ fn attach(row: &mut MeasureRow, m: &Measure, claim: &Claimed) {
             difference: f64::NAN,
             z: None,
             gap: Gap::OutsideSamplingError,
+            percent: reads_as_percent(m.unit(), claim),
         }),
     }
 }

@@ -238,9 +238,12 @@ pub fn judge(
         if *unit == Unit::Proportion
             && let Some(e) = s.measures.iter().find(|m| m.name == *name).and_then(|m| m.estimate)
         {
-            let as_percent_of_fraction = !c.claimed.percent && c.claimed.value <= 1.0;
+            let as_percent_of_fraction = !c.percent;
             let other = if as_percent_of_fraction { e.value * 100.0 } else { e.value };
-            if (other - c.claimed.value).abs() <= c.claimed.half_unit() + 1e-12 {
+            // A whole number read as a fraction only explains an exact 0 or 1, never half the range.
+            let tolerance =
+                if !as_percent_of_fraction && c.claimed.decimals <= 0 { 0.0 } else { c.claimed.half_unit() };
+            if (other - c.claimed.value).abs() <= tolerance + 1e-12 {
                 let message = if as_percent_of_fraction {
                     format!(
                         "{} matches {name} read as a percent ({:.2}%): the claim likely dropped the % sign",

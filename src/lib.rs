@@ -14,6 +14,9 @@
 //!   most likely computed instead;
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
+//! Without the default `engine` feature only the reading half builds (transcript, citation,
+//! claim, catalog, extractor, moca, card): what the fuzz targets need, without DataFusion.
+//!
 //! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data
 //! and [`claimset`] claim sets over it, for benchmarks.
 
@@ -21,15 +24,24 @@ pub mod card;
 pub mod catalog;
 pub mod citation;
 pub mod claim;
+#[cfg(feature = "engine")]
 pub mod claimset;
+#[cfg(feature = "engine")]
 pub mod compare;
+#[cfg(feature = "engine")]
 pub mod engine;
+#[cfg(feature = "engine")]
 pub mod explain;
 pub mod extractor;
 pub mod moca;
+#[cfg(feature = "engine")]
 pub mod pipeline;
+#[cfg(feature = "engine")]
 pub mod report;
+#[cfg(feature = "engine")]
 pub mod resolve;
+#[cfg(feature = "engine")]
 pub mod stats;
+#[cfg(feature = "engine")]
 pub mod synth;
 pub mod transcript;

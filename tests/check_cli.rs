@@ -729,3 +729,21 @@ fn a_thousand_claims_fuse_into_one_scan() {
     // Explanations change nothing but the explanations.
     assert_eq!(verdicts(&explained), v);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Odd claimed numbers (issue 16)
+
+#[test]
+fn odd_numbers_one_unreadable_number_does_not_sink_the_batch() {
+    let dir = tempdir();
+    let hostile = format!(
+        "{}\n{{\"result\": {{\"Considered\": 0.44e-2147483648}}, \"citation\": {}}}\n{}\n",
+        w6_considered(),
+        versant(W6, AWARE, json!(4654), "s14r5", "extractFunnel"),
+        w5_considered()
+    );
+    let file = write(dir.path(), "odd.jsonl", &hostile);
+    let (code, report) = check_json(&[&file]);
+    assert_eq!(code, 1, "the INVALID claim fails the run, nothing panics");
+    assert_eq!(input_verdicts(&report, "odd.jsonl"), ["REPRODUCED", "INVALID", "REPRODUCED"]);
+}

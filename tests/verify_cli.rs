@@ -253,3 +253,81 @@ fn catalog_check_reports_a_study_file_that_does_not_parse() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text.contains("bad/study.toml") && text.contains("line 4"), "{text}");
 }
+
+/// `recite verify -` over a raw JSON text (numbers kept exactly as written).
+fn verify_raw(text: &str) -> (i32, Value) {
+    let out = recite(&["verify", "-", "--format", "json"], Some(text.as_bytes()));
+    let code = out.status.code().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    (code, v["inputs"][0]["claims"][0].clone())
+}
+
+/// The W6 Considered citation with `result` as raw JSON text, and `base.n` as raw text.
+fn w6_with(result: &str, n: &str) -> String {
+    format!(
+        r#"{{"citation": {{"study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+            "base": {{"name": "Adults 18-74, aware of brand", "n": {n}}}, "weight": "main_weight",
+            "source": {{"table": "versant_flat", "column": "s14r5", "function": "extractFunnel"}}}},
+          "result": {result}}}"#
+    )
+}
+
+#[test]
+fn odd_numbers_zero_and_one_for_shares_are_compared_not_waved_through() {
+    // Read as fractions with a ±0.5 tolerance, 0 and 1 matched any share below or above one half.
+    let (code, c) = verify_raw(&w6_with(r#"{"Considered": 0, "Familiar": 1}"#, "4654"));
+    assert_eq!(c["verdict"], "DISCREPANT", "{c:#}");
+    assert_eq!(code, 1);
+    let compared: Vec<&Value> = c["measures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["claims"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(compared.len(), 2);
+    assert!(compared.iter().all(|cmp| cmp["matched"] == false && cmp["percent"] == true), "{c:#}");
+}
+
+#[test]
+fn odd_numbers_one_matches_an_exact_whole_share() {
+    // Every base row is aware of the brand: `"Aware": 1` is the exact fraction 1.
+    let (_, c) = verify_raw(&w6_with(r#"{"Aware": 1}"#, "4654"));
+    assert_eq!(c["verdict"], "REPRODUCED", "{c:#}");
+    let cmp = &c["measures"][0]["claims"][0];
+    assert_eq!(cmp["tolerance"], 0.0);
+    assert_eq!(cmp["percent"], false);
+}
+
+#[test]
+fn odd_numbers_huge_exponent_makes_the_claim_invalid() {
+    let (code, c) = verify_raw(&w6_with(r#"{"Considered": 0.44e-2147483648}"#, "4654"));
+    assert_eq!(c["verdict"], "INVALID", "{c:#}");
+    assert_eq!(code, 1);
+    let reason = c["reasons"][0].as_str().unwrap();
+    assert!(reason.contains("/Considered") && reason.contains("exponent"), "{reason}");
+    assert!(c["not_compared"][0]["unreadable"].as_str().unwrap().contains("exponent"));
+}
+
+#[test]
+fn odd_numbers_out_of_range_is_invalid_not_dropped() {
+    // 44% is right and base n is right: the unreadable 1e400 must still keep the claim from passing.
+    let (_, c) = verify_raw(&w6_with(r#"{"Considered": "44%", "Familiar": 1e400}"#, "4654"));
+    assert_eq!(c["verdict"], "INVALID", "{c:#}");
+    assert_eq!(c["not_compared"][0]["pointer"], "/Familiar");
+}
+
+#[test]
+fn odd_numbers_base_n_with_a_tiny_fraction_is_not_a_count() {
+    let (_, c) = verify_raw(&w6_with(r#"{"Considered": "44%"}"#, "4654.0000000000001"));
+    assert_eq!(c["verdict"], "INVALID", "{c:#}");
+    assert_eq!(c["problems"][0]["pointer"], "/base/n");
+    // Whole numbers written with a zero fraction or an exponent are counts.
+    for n in ["4654.0", "4.654e3"] {
+        let (_, c) = verify_raw(&w6_with(r#"{"Considered": "44%"}"#, n));
+        assert_eq!(c["verdict"], "REPRODUCED", "{n}: {c:#}");
+    }
+    // In the result, an `n` that is not a whole count is a base mismatch, not ignored.
+    let (_, c) = verify_raw(&w6_with(r#"{"Considered": "44%", "n": 4654.5}"#, "4654"));
+    assert_eq!(c["verdict"], "BASE_MISMATCH", "{c:#}");
+}

@@ -194,7 +194,7 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
     }
     let base_ok = s.base.as_ref().is_none_or(|b| b.matched);
     for (m, cl) in &compared {
-        let pct = m.unit == Unit::Proportion && (cl.claimed.percent || cl.claimed.value.abs() > 1.0);
+        let pct = cl.percent;
         let nv = match s.verdict {
             Verdict::Invalid | Verdict::Unverifiable => s.verdict,
             _ if !cl.matched => Verdict::Discrepant,
@@ -218,7 +218,8 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
     for n in &s.not_compared {
         let _ = write!(
             o,
-            "<span class=\"uncompared\" title=\"names no measure of the extractor: not checked\">{}: {} <span class=\"muted\">not checked</span></span> ",
+            "<span class=\"uncompared\" title=\"{}: not checked\">{}: {} <span class=\"muted\">not checked</span></span> ",
+            text(n.why_not_compared()),
             text(n.key.as_deref().unwrap_or("(no key)")),
             text(&n.text)
         );

@@ -5,7 +5,6 @@ use std::fmt::Write;
 
 use super::Report;
 use crate::compare::show;
-use crate::extractor::Unit;
 
 /// Escapes text for a Markdown table cell.
 fn cell(s: &str) -> String {
@@ -57,8 +56,7 @@ pub fn render(report: &Report) -> String {
                     );
                 }
                 for (m, cl) in compared {
-                    let pct =
-                        m.unit == Unit::Proportion && (cl.claimed.percent || cl.claimed.value.abs() > 1.0);
+                    let pct = cl.percent;
                     let _ = writeln!(
                         o,
                         "| **{}** | {} | {} | {} | {} | {} | {base} |",
@@ -84,6 +82,19 @@ pub fn render(report: &Report) -> String {
             }
             for w in &c.settlement.warnings_audit {
                 let _ = writeln!(o, "  - warning audit ({}): {}", w.kind, cell(&w.message));
+            }
+        }
+        // Every number found but not compared is listed, so nothing is dropped silently.
+        for c in &input.claims {
+            for n in &c.settlement.not_compared {
+                let _ = writeln!(
+                    o,
+                    "- not compared at `{}`: {} = {} ({})",
+                    cell(&c.locator.to_string()),
+                    cell(n.key.as_deref().unwrap_or("(no key)")),
+                    cell(&n.text),
+                    cell(n.why_not_compared())
+                );
             }
         }
         if !input.moca.is_empty() {

@@ -92,7 +92,9 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
     }
     for c in &s.not_compared {
         let at = if c.pointer.is_empty() { String::new() } else { format!(" at {}", c.pointer) };
-        let _ = writeln!(o, "  {}", st.dim(&format!("not compared: {}{at} names no measure", c.text)));
+        let line = format!("not compared: {}{at}: {}", c.text, c.why_not_compared());
+        let _ =
+            writeln!(o, "  {}", if c.unreadable.is_some() { st.paint("31", &line) } else { st.dim(&line) });
     }
     for n in &s.notes {
         let _ = writeln!(o, "  {}", st.dim(&format!("note: {n}")));
@@ -151,7 +153,7 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
             format!(
                 "±{}{}",
                 show(c.tolerance, c.claimed.decimals + 1, false),
-                if pct && (c.claimed.percent || c.claimed.value.abs() > 1.0) { "pp" } else { "" }
+                if c.percent { "pp" } else { "" }
             ),
             se,
             ci,
@@ -177,8 +179,7 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
 }
 
 fn shown(c: &Comparison, pct: bool) -> String {
-    let percent = pct && (c.claimed.percent || c.claimed.value.abs() > 1.0);
-    show(c.shown, (c.claimed.decimals + 1).max(1), percent)
+    show(c.shown, (c.claimed.decimals + 1).max(1), pct && c.percent)
 }
 
 fn mark(c: &Comparison, st: Style) -> String {

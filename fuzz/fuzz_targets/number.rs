@@ -1,0 +1,28 @@
+//! Claimed numbers: a text read as a number, or the numeric leaves of a JSON result. Never a
+//! panic; whatever is read has a finite value and a finite, positive tolerance.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use recite::claim::{self, NotANumber};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    match claim::read_number(text, None, String::new()) {
+        Ok(c) => {
+            assert!(c.value.is_finite());
+            let h = c.half_unit();
+            assert!(h.is_finite() && h > 0.0, "{text:?}: tolerance {h}");
+        }
+        Err(NotANumber::Unreadable(why)) => assert!(!why.is_empty()),
+        Err(NotANumber::Syntax) => {}
+    }
+    if let Some(n) = claim::exact_count(text) {
+        assert!(n <= 1 << 53);
+    }
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        for c in claim::leaves(&v) {
+            assert!(c.value.is_finite());
+            assert!(c.unreadable.is_some() || c.half_unit().is_finite());
+        }
+    }
+});
