@@ -237,6 +237,12 @@ await run('js-v03-sse', async (s, norm) => {
     { ...V03, Accept: 'text/event-stream' }, 'message/stream');
   write('js-v03-jsonrpc-stream.sse', norm(body), 'v03-adapter', 'v0.3 message/stream SSE through legacyCompat');
 });
+await run('js-v03-rest', async (s, norm) => {
+  // The v0.3 REST binding speaks the v0.3 proto's JSON: the message under `message`, Parts under `content`.
+  const body = { message: { messageId: 'js-v03-rest-user-1', role: 'ROLE_USER', content: [{ text: QUESTION }] } };
+  const send = await post(`${s.base}/rest/v1/message:send`, body, V03, 'v0.3 REST message:send');
+  write('js-v03-rest-message-send.json', norm(send), 'v03-adapter', 'v0.3 REST POST /v1/message:send through legacyCompat');
+});
 await run('js-client', async (s, norm) => {
   // The SDK client's own stream, each event written with the SDK's StreamResponse.toJSON.
   const factory = new clientSdk.ClientFactory();
