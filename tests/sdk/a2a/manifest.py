@@ -23,48 +23,59 @@ W6 = ('W6 (April 2026)', 's14r5')
 W5 = ('W5 (March 2026)', 's14r5')
 CORVANA_W6 = ('W6 (April 2026)', 's14r4')
 
-# (where, (period, column), verdict, why)
+FUNNEL = ['Aware', 'Familiar', 'Considered', 'Purchased', 'Loyal']
+
+# (where, (period, column), verdict, measures its claimed numbers must be compared with, why).
+# `compared` guards against a verdict reached for the wrong reason: a result whose numbers
+# were not read is settled on base n alone and can come out REPRODUCED.
 EXPECTED = [
     (
         {'artifact_id': 'versant-funnel-w6'},
         W6,
         'REPRODUCED',
+        FUNNEL,
         'funnel streamed in two chunks (result, then the citation with append/lastChunk); every stage and base n 4654 match',
     ),
     (
         {'artifact_id': 'versant-strings-w6'},
         W6,
         'REPRODUCED',
+        ['Familiar', 'Considered'],
         'numbers as strings ("44%", "0.694"); citation media type in odd case with "; charset=utf-8" (v0.3: no media type, by shape)',
     ),
     (
         {'artifact_id': 'versant-whole-w6'},
         W6,
         'REPRODUCED',
+        ['Considered'],
         'whole numbers {"Considered": 44, "n": 4654}: the Python SDK writes 44.0 and 4654.0 (ProtoJSON Value is a double); 44 is a whole percent (44.2 within ±0.5) and n a base n',
     ),
     (
         {'artifact_id': 'versant-scalar-w6'},
         W6,
         'REPRODUCED',
+        ['Considered'],
         'non-object result, the bare number 0.442 (v0.3 adapters wrap it as {"value": 0.442} with metadata.data_part_compat)',
     ),
     (
         {'artifact_id': 'versant-considered-w5'},
         W5,
         'REPRODUCED',
+        ['Considered'],
         'citation Part whose data is a list of one citation (v0.3 adapters wrap it as {"value": [...]} with metadata.data_part_compat and drop the media type)',
     ),
     (
         {'artifact_id': 'corvana-funnel-w6'},
         CORVANA_W6,
         'REPRODUCED',
+        FUNNEL,
         'citation carried as bytes: a v1.0 raw Part (base64) with the citations media type (v0.3: a file Part with bytes and that mimeType)',
     ),
     (
         {'message_id': '{answer}'},
         W6,
         'DISCREPANT',
+        ['Considered'],
         'issue 9: the result {"Considered": "47%"} (W5\'s value, numbers as strings) beside a W6 citation; W6 gives 44.2%',
     ),
 ]
@@ -95,12 +106,15 @@ def entries(repo: Path) -> list[dict]:
             sys.exit(f'{name}: expected one final answer message id, found {sorted(answers)}')
         answer = answers.pop()
         claims = []
-        for where, (period, column), verdict, why in EXPECTED:
+        for where, (period, column), verdict, compared, why in EXPECTED:
             where = {k: v.format(answer=answer) for k, v in where.items()}
             override = OVERRIDES.get(name, {}).get(where.get('artifact_id'))
             if override:
                 verdict, why = override
-            claims.append({'at': where, 'period': period, 'column': column, 'verdict': verdict, 'why': why})
+                compared = []
+            claim = {'at': where, 'period': period, 'column': column, 'verdict': verdict}
+            claim.update({'compared': compared, 'why': why})
+            claims.append(claim)
         counts: dict[str, int] = {}
         for c in claims:
             counts[c['verdict']] = counts.get(c['verdict'], 0) + 1
