@@ -105,7 +105,7 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
             .filter_map(Value::as_str)
             .filter(|name| {
                 let measure = claim["measures"].as_array().into_iter().flatten().find(|m| m["name"] == *name);
-                !measure.and_then(|m| m["claims"].as_array()).is_some_and(|c| !c.is_empty())
+                measure.and_then(|m| m["claims"].as_array()).is_none_or(|c| c.is_empty())
             })
             .collect();
         if !missing.is_empty() {
