@@ -34,9 +34,10 @@ const cacheRoot =
   path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "recite-sdk");
 const jsDir = path.join(cacheRoot, "agui-js");
 const require = createRequire(path.join(jsDir, "package.json"));
-let client, rxjs, clientVersion;
+let client, core, rxjs, clientVersion;
 try {
   client = require("@ag-ui/client");
+  core = require("@ag-ui/core");
   rxjs = require("rxjs");
   clientVersion = require("@ag-ui/client/package.json").version;
 } catch (e) {
@@ -69,12 +70,21 @@ function sseEvents(bytes) {
   });
 }
 
-/** Splits a file into streams of wire events, or says why it cannot. */
-async function streamsOf(file, bytes) {
-  const text = bytes.toString("utf8");
+/**
+ * Splits a file into streams of wire events, or says why it cannot. `lenient` applies the
+ * tolerances recite has on purpose, each named in `applied` when it changed anything.
+ */
+async function streamsOf(file, bytes, lenient, applied) {
+  let text = bytes.toString("utf8");
   const trimmed = text.replace(/^\uFEFF/, "").trimStart();
   const looksSse = /\.sse$/i.test(file) || /^(data:|:|event:|id:|retry:)/m.test(trimmed.split("\n", 1)[0]);
   if (looksSse) {
+    // SSE allows CRLF and CR line ends; the client's parser splits on "\n\n" only.
+    if (lenient && text.includes("\r")) {
+      text = text.replace(/\r\n?/g, "\n");
+      bytes = Buffer.from(text, "utf8");
+      applied.add("sse-crlf");
+    }
     const { events, error } = await sseEvents(bytes);
     if (error) return { framing: "sse", error: `SSE frame ${events.length}: ${error.message}`, after: events.length };
     return { framing: "sse", streams: [events] };
@@ -109,6 +119,11 @@ async function streamsOf(file, bytes) {
     try {
       events.push(JSON.parse(line));
     } catch (e) {
+      // recite reports a line that is not JSON (input/malformed) and reads on.
+      if (lenient) {
+        applied.add("damaged-lines");
+        continue;
+      }
       return { framing: "json-lines", error: `line ${i + 1}: ${e.message}`, after: events.length };
     }
   }
@@ -136,8 +151,19 @@ function messageOf(err) {
   return String(err?.message ?? err).split("\n")[0];
 }
 
+/**
+ * recite reads an explicit `null` on an optional field as the field left out; the client
+ * rejects it (bar three legacy fields its CompatibilityBoundary drops). core's own
+ * `omitOptionalNulls` is the tolerance.
+ */
+function omitNulls(event, applied) {
+  const out = core.omitOptionalNulls(event, "Event");
+  if (out !== event) applied.add("explicit-null");
+  return out;
+}
+
 /** Runs one stream through the client's pipeline; resolves to its verdict. */
-function verifyStream(events, offset) {
+function verifyStream(events, offset, lenient, applied) {
   return new Promise((resolve) => {
     const boundary = new client.CompatibilityBoundary();
     let source = -1; // wire index of the event being processed
@@ -150,7 +176,7 @@ function verifyStream(events, offset) {
     };
     from(events)
       .pipe(
-        map((e, i) => ((source = i), e)),
+        map((e, i) => ((source = i), lenient ? omitNulls(e, applied) : e)),
         map((e) => boundary["transformEvent"](e)),
         stage("boundary"),
         client.enforceEvents(),
@@ -183,30 +209,45 @@ function verifyStream(events, offset) {
   });
 }
 
-async function verifyFile(file) {
-  const out = { file, client: `@ag-ui/client@${clientVersion}` };
-  let bytes;
-  try {
-    bytes = readFileSync(file);
-  } catch (e) {
-    return { ...out, verdict: "unreadable", message: e.message };
-  }
-  const split = await streamsOf(file, bytes);
+/** The client's verdict on a file, strict or with recite's tolerances. */
+async function verdictOf(file, bytes, lenient) {
+  const applied = new Set();
+  const out = {};
+  const split = await streamsOf(file, bytes, lenient, applied);
   out.framing = split.framing;
   if (split.error !== undefined) {
-    return { ...out, verdict: "unreadable", message: split.error, events_read: split.after };
+    return { ...out, verdict: "unreadable", message: split.error, events_read: split.after, applied };
   }
   const streams = [];
   let offset = 0;
   for (const events of split.streams) {
-    const v = await verifyStream(events, offset);
+    const v = await verifyStream(events, offset, lenient, applied);
     streams.push({ offset, events: events.length, ...v });
     offset += expandedLength(events);
   }
   const first = streams.find((s) => s.verdict === "rejected");
-  if (!first) return { ...out, verdict: "accepted", streams };
+  if (!first) return { ...out, verdict: "accepted", streams, applied };
   const { verdict, index, source_index, stage: st, type, message } = first;
-  return { ...out, verdict, index, source_index, stage: st, type, message, streams };
+  return { ...out, verdict, index, source_index, stage: st, type, message, streams, applied };
+}
+
+/**
+ * The strict verdict; and, when one of recite's tolerances changes the input, the verdict
+ * with them applied under `lenient` (what recite's own stream findings must agree with).
+ */
+async function verifyFile(file) {
+  const head = { file, client: `@ag-ui/client@${clientVersion}` };
+  let bytes;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    return { ...head, verdict: "unreadable", message: e.message };
+  }
+  const { applied: _none, ...strict } = await verdictOf(file, bytes, false);
+  const { applied, ...lenient } = await verdictOf(file, bytes, true);
+  const same = lenient.verdict === strict.verdict && lenient.index === strict.index;
+  if (applied.size === 0 || same) return { ...head, ...strict };
+  return { ...head, ...strict, lenient: { ...lenient, applied: [...applied] } };
 }
 
 const files = process.argv.slice(2);
