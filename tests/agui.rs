@@ -445,7 +445,7 @@ const TOLERANCES: &[(&str, &str)] = &[
     ("sse-crlf", "SSE allows CRLF and CR line ends; the client's parser splits events on \\n\\n only"),
     (
         "explicit-null",
-        "producers write null for absent optional fields; the client rejects it outside three legacy fields",
+        "producers write null for absent optional fields; the client rejects it bar a few legacy fields",
     ),
     (
         "damaged-lines",

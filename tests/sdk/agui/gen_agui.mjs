@@ -110,6 +110,19 @@ function versantRun() {
   e("TOOL_CALL_END", { toolCallId: "call_consider_recheck" });
   e("TOOL_CALL_RESULT", { messageId: "msg_tool_03", toolCallId: "call_consider_recheck", role: "tool", content: kindDataParts(DATA.consideredWrong) });
 
+  // The same wrong claim in 1.0 content parts, its citation a base64 document part.
+  const wrong = DATA.consideredWrong;
+  e("TOOL_CALL_START", { toolCallId: "call_consider_recheck_2", toolCallName: "extract_funnel", parentMessageId: "msg_plan_01" });
+  e("TOOL_CALL_ARGS", { toolCallId: "call_consider_recheck_2", delta: '{"column":"s14r5","base":"All adults 18-74"}' });
+  e("TOOL_CALL_END", { toolCallId: "call_consider_recheck_2" });
+  e("TOOL_CALL_RESULT", {
+    messageId: "msg_tool_03b", toolCallId: "call_consider_recheck_2", role: "tool",
+    content: [
+      { type: "text", text: JSON.stringify(wrong.result) },
+      { type: "document", source: { type: "data", value: b64(wrong.citation), mimeType: CIT } },
+    ],
+  });
+
   // A subagent runs the NPS query, with a step of the same name as the parent's open one.
   e("TOOL_CALL_START", { toolCallId: "call_delegate_nps", toolCallName: "delegate", parentMessageId: "msg_plan_01" });
   e("TOOL_CALL_ARGS", { toolCallId: "call_delegate_nps", delta: '{"agent":"nps-analyst"}' });
@@ -147,13 +160,7 @@ function versantRun() {
         id: "msg_plan_01", role: "assistant", content: "I'll pull three W6 (April 2026) figures.",
         toolCalls: [{ id: "call_funnel_w6", type: "function", function: { name: "extract_funnel", arguments: '{"column":"s14r5"}' } }],
       },
-      {
-        id: "msg_tool_02", role: "tool", toolCallId: "call_consider_all_w6",
-        content: [
-          { type: "text", text: JSON.stringify(claim.result) },
-          { type: "document", source: { type: "data", value: b64(claim.citation), mimeType: CIT } },
-        ],
-      },
+      { id: "msg_tool_05", role: "tool", toolCallId: "call_delegate_nps", content: [{ type: "text", text: "nps-analyst finished" }] },
       { id: "rs_01_m", role: "reasoning", content: "Three W6 figures." },
       { id: "act_plan_01", role: "activity", activityType: "PLAN", content: { steps: [] } },
     ],

@@ -151,6 +151,16 @@ def versant_run():
     e(ToolCallResultEvent(message_id="msg_tool_03", tool_call_id="call_consider_recheck", role="tool",
                           content=kind_data_parts(DATA["consideredWrong"])))
 
+    # The same wrong claim in 1.0 content parts, its citation a base64 document part.
+    wrong = DATA["consideredWrong"]
+    e(ToolCallStartEvent(tool_call_id="call_consider_recheck_2", tool_call_name="extract_funnel", parent_message_id="msg_plan_01"))
+    e(ToolCallArgsEvent(tool_call_id="call_consider_recheck_2", delta='{"column":"s14r5","base":"All adults 18-74"}'))
+    e(ToolCallEndEvent(tool_call_id="call_consider_recheck_2"))
+    e(ToolCallResultEvent(message_id="msg_tool_03b", tool_call_id="call_consider_recheck_2", role="tool", content=[
+        TextPart(text=json.dumps(wrong["result"])),
+        DocumentPart(source=DataSource(value=b64(wrong["citation"]), mime_type=CIT)),
+    ]))
+
     # A subagent runs the NPS query, with a step of the same name as the parent's open one.
     e(ToolCallStartEvent(tool_call_id="call_delegate_nps", tool_call_name="delegate", parent_message_id="msg_plan_01"))
     e(ToolCallArgsEvent(tool_call_id="call_delegate_nps", delta='{"agent":"nps-analyst"}'))
@@ -185,10 +195,7 @@ def versant_run():
         AssistantMessage(id="msg_plan_01", content="I'll pull three W6 (April 2026) figures.", tool_calls=[
             ToolCall(id="call_funnel_w6", function=FunctionCall(name="extract_funnel", arguments='{"column":"s14r5"}')),
         ]),
-        ToolMessage(id="msg_tool_02", tool_call_id="call_consider_all_w6", content=[
-            TextPart(text=json.dumps(claim["result"])),
-            DocumentPart(source=DataSource(value=b64(claim["citation"]), mime_type=CIT)),
-        ]),
+        ToolMessage(id="msg_tool_05", tool_call_id="call_delegate_nps", content=[TextPart(text="nps-analyst finished")]),
         ReasoningMessage(id="rs_01_m", content="Three W6 figures."),
         ActivityMessage(id="act_plan_01", activity_type="PLAN", content={"steps": []}),
     ]))
