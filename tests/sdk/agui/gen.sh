@@ -4,6 +4,8 @@
 #   js/       the same runs written by @ag-ui/core + @ag-ui/encoder (TypeScript), plus THINKING_*
 #   streams/  stream-rule cases (bad-*: one ordering rule broken; ok-*: valid edge shapes)
 #   versions.json  the SDK versions that wrote them
+# and the AG-UI entries of tests/fixtures/sdk/manifest.json (manifest.mjs: what each run must
+# settle to).
 # The SDKs install into ${RECITE_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recite-sdk}, pinned by
 # requirements.txt and package-lock.json here. Then every file goes through the reference
 # client (verify.mjs): the runs must be accepted, each stream case rejected where
@@ -56,4 +58,5 @@ for (const line of require("fs").readFileSync(0, "utf8").trim().split("\n")) {
 }
 process.exit(bad ? 1 : 0);
 ' "$out/streams/streams.json"
+node "$here/manifest.mjs" "$repo"
 echo "wrote $out"

@@ -151,7 +151,7 @@ function versantRun() {
     delta: "Among adults 18-74 aware of Versant in W6 (n = 4,654), 69.4% are familiar, ",
   });
   e("TEXT_MESSAGE_CHUNK", { delta: "44.2% have considered it, 26.8% purchased and 13.2% are loyal. " });
-  e("TEXT_MESSAGE_CHUNK", { delta: "Across all adults 18-74 (n = 6,250), 44.2% have considered Versant; its NPS is -25.1." });
+  e("TEXT_MESSAGE_CHUNK", { delta: "Across all adults 18-74 (n = 6,250), 29.8% have considered Versant; its NPS is -25.1." });
   e("STEP_FINISHED", { stepName: "answer" });
   e("MESSAGES_SNAPSHOT", {
     messages: [

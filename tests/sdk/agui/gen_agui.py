@@ -188,7 +188,7 @@ def versant_run():
     e(TextMessageChunkEvent(message_id="msg_answer_01", role="assistant",
                             delta="Among adults 18-74 aware of Versant in W6 (n = 4,654), 69.4% are familiar, "))
     e(TextMessageChunkEvent(delta="44.2% have considered it, 26.8% purchased and 13.2% are loyal. "))
-    e(TextMessageChunkEvent(delta="Across all adults 18-74 (n = 6,250), 44.2% have considered Versant; its NPS is -25.1."))
+    e(TextMessageChunkEvent(delta="Across all adults 18-74 (n = 6,250), 29.8% have considered Versant; its NPS is -25.1."))
     e(StepFinishedEvent(step_name="answer"))
     e(MessagesSnapshotEvent(messages=[
         question,
