@@ -2,14 +2,15 @@
 # Regenerates the AG-UI fixture corpus in tests/fixtures/sdk/agui/ with the official SDKs:
 #   py/       runs written by ag-ui-protocol (Python) with its EventEncoder
 #   js/       the same runs written by @ag-ui/core + @ag-ui/encoder (TypeScript), plus THINKING_*
-#   streams/  stream-rule cases (bad-*: one ordering rule broken; ok-*: valid edge shapes)
+#   streams/  stream-rule cases (bad-*: one ordering rule broken; ok-*: valid edge shapes);
+#             where the client must reject each is in streams.json here
 #   versions.json  the SDK versions that wrote them
 # and the AG-UI entries of tests/fixtures/sdk/manifest.json (manifest.mjs: what each run must
 # settle to).
 # The SDKs install into ${RECITE_SDK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/recite-sdk}, pinned by
 # requirements.txt and package-lock.json here. Then every file goes through the reference
 # client (verify.mjs): the runs must be accepted, each stream case rejected where
-# streams/streams.json says.
+# streams.json (here) says.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
@@ -28,7 +29,7 @@ fi
 
 rm -rf "$out/py" "$out/js" "$out/streams"
 py_versions="$("$venv/bin/python" "$here/gen_agui.py" "$out/py")"
-js_versions="$(node "$here/gen_agui.mjs" "$out/js" "$out/streams")"
+js_versions="$(node "$here/gen_agui.mjs" "$out/js" "$out/streams" "$here/streams.json")"
 "$venv/bin/python" - "$out/versions.json" "$py_versions" "$js_versions" <<'PY'
 import json, sys
 path, py, js = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
@@ -57,6 +58,6 @@ for (const line of require("fs").readFileSync(0, "utf8").trim().split("\n")) {
   }
 }
 process.exit(bad ? 1 : 0);
-' "$out/streams/streams.json"
+' "$here/streams.json"
 node "$here/manifest.mjs" "$repo"
 echo "wrote $out"

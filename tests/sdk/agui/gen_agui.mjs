@@ -5,9 +5,9 @@
 // payloads). Also writes the legacy THINKING_* run (1.0 has no type for those events; the
 // encoder writes them as they are) and the stream-rule cases: each `bad-*` stream breaks one
 // ordering rule of the 1.0 client's verifyEvents, each `ok-*` stream is a valid shape a
-// stricter reader might refuse. streams.json records where the client must reject each one.
+// stricter reader might refuse. EXPECT_JSON records where the client must reject each one.
 //
-//   node gen_agui.mjs OUT_DIR STREAMS_DIR
+//   node gen_agui.mjs OUT_DIR STREAMS_DIR EXPECT_JSON
 //
 // Run through gen.sh, which installs the pinned packages; scenario.json holds the data the
 // Python generator shares.
@@ -381,9 +381,9 @@ function write(dir, name, events, framings = ["sse", "json", "jsonl"]) {
   if (framings.includes("json")) writeFileSync(path.join(dir, `${name}.json`), "[\n" + payloads.join(",\n") + "\n]\n");
 }
 
-const [outDir, streamsDir] = process.argv.slice(2);
-if (!outDir || !streamsDir) {
-  console.error("usage: node gen_agui.mjs OUT_DIR STREAMS_DIR");
+const [outDir, streamsDir, expectPath] = process.argv.slice(2);
+if (!outDir || !streamsDir || !expectPath) {
+  console.error("usage: node gen_agui.mjs OUT_DIR STREAMS_DIR EXPECT_JSON");
   process.exit(2);
 }
 mkdirSync(outDir, { recursive: true });
@@ -400,7 +400,7 @@ for (const [name, { at, legacy, events }] of Object.entries(STREAMS)) {
   write(streamsDir, name, e.events, ["sse"]);
   expect[`${name}.sse`] = at === null ? { verdict: "accepted" } : { verdict: "rejected", index: at };
 }
-writeFileSync(path.join(streamsDir, "streams.json"), JSON.stringify(expect, null, 2) + "\n");
+writeFileSync(expectPath, JSON.stringify(expect, null, 2) + "\n");
 const v = (p) => require(`${p}/package.json`).version;
 console.log(JSON.stringify({
   "@ag-ui/core": v("@ag-ui/core"), "@ag-ui/encoder": v("@ag-ui/encoder"), "@ag-ui/client": v("@ag-ui/client"),

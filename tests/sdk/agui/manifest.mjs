@@ -110,6 +110,23 @@ for (const dir of ["py", "js"]) {
   }
 }
 
+// The stream-rule cases hold no claims; each states the reference client's verdict instead.
+const streamVerdicts = JSON.parse(readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), "streams.json"), "utf8"));
+for (const name of readdirSync(path.join(corpus, "streams")).sort()) {
+  const stream = streamVerdicts[name];
+  if (stream === undefined) throw new Error(`streams/${name}: not in streams.json`);
+  entries.push({
+    file: `tests/fixtures/sdk/agui/streams/${name}`,
+    ...SDKS.js,
+    binding: "ag-ui-encoder",
+    framing: "sse",
+    protocol: "ag-ui-1.0",
+    stream,
+    verdicts: {},
+    claims: [],
+  });
+}
+
 const manifestPath = path.join(root, "tests/fixtures/sdk/manifest.json");
 const kept = existsSync(manifestPath)
   ? JSON.parse(readFileSync(manifestPath, "utf8")).filter((e) => !e.file.startsWith("tests/fixtures/sdk/agui/"))
