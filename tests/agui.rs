@@ -1,8 +1,12 @@
 //! The AG-UI reader: wire forms, CHUNK expansion, the reference verifier's stream rules, and
 //! Upperhand citations carried in tool results (`tests/fixtures/agui/`).
 
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
 use recite::transcript::{Document, Format, Level, agui};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/tests/fixtures/agui/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -440,7 +444,8 @@ fn example_run_reads_cleanly_with_cited_items() {
 // The AG-UI 1.0 reference client, event by event
 
 /// Where recite deliberately reads more than the 1.0 reference client, by the name
-/// `tests/sdk/agui/verify.mjs` gives each tolerance (see docs/moca.md, "AG-UI streams").
+/// `tests/sdk/agui/verify.mjs` gives each tolerance (docs/moca.md, "Checked against the reference
+/// client").
 const TOLERANCES: &[(&str, &str)] = &[
     ("sse-crlf", "SSE allows CRLF and CR line ends; the client's parser splits events on \\n\\n only"),
     (
@@ -463,13 +468,13 @@ const PENDING_1_0_RULES: &[&str] = &[];
 
 /// The reference client's verdicts (`verify.mjs` output, one JSON object per file), or why
 /// they could not be had.
-fn reference_client_verdicts(files: &[String]) -> Result<Vec<serde_json::Value>, String> {
+fn reference_client_verdicts(files: &[String]) -> Result<Vec<Value>, String> {
     let root = env!("CARGO_MANIFEST_DIR");
-    let node = std::process::Command::new("node").arg("--version").output();
+    let node = Command::new("node").arg("--version").output();
     if !node.is_ok_and(|o| o.status.success()) {
         return Err("node is not installed (Debian's `nodejs`)".into());
     }
-    let out = std::process::Command::new("node")
+    let out = Command::new("node")
         .arg(format!("{root}/tests/sdk/agui/verify.mjs"))
         .args(files)
         .current_dir(root)
@@ -488,7 +493,7 @@ fn reference_client_verdicts(files: &[String]) -> Result<Vec<serde_json::Value>,
 
 /// Every AG-UI fixture: the SDK-written corpus and the hand-written reader fixtures.
 fn agui_fixture_files() -> Vec<String> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+    fn walk(dir: &Path, out: &mut Vec<String>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
         entries.sort();
         for path in entries {
@@ -503,7 +508,7 @@ fn agui_fixture_files() -> Vec<String> {
             }
         }
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     walk(&root.join("tests/fixtures/sdk/agui"), &mut files);
     walk(&root.join("tests/fixtures/agui"), &mut files);
@@ -511,8 +516,8 @@ fn agui_fixture_files() -> Vec<String> {
 }
 
 /// `recite check FILES --format json`: each input's findings, by file.
-fn recite_findings(files: &[String]) -> std::collections::BTreeMap<String, Vec<serde_json::Value>> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recite"))
+fn recite_findings(files: &[String]) -> BTreeMap<String, Vec<Value>> {
+    let out = Command::new(env!("CARGO_BIN_EXE_recite"))
         .arg("check")
         .args(files)
         .args(["--format", "json"])
@@ -521,7 +526,7 @@ fn recite_findings(files: &[String]) -> std::collections::BTreeMap<String, Vec<s
         .env_remove("RECITE_DATA")
         .output()
         .expect("recite runs");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+    let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("recite check: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
     let inputs = report["inputs"].as_array().expect("inputs");
     inputs
@@ -535,14 +540,14 @@ fn recite_findings(files: &[String]) -> std::collections::BTreeMap<String, Vec<s
 
 /// How one stream's verdicts differ, or `None` when recite agrees with the client. `stream` is
 /// the client's verdict on one stream (from `offset`, up to `end`), `findings` recite's.
-fn disagreement(stream: &serde_json::Value, end: Option<u64>, findings: &[serde_json::Value]) -> Option<String> {
+fn disagreement(stream: &Value, end: Option<u64>, findings: &[Value]) -> Option<String> {
     let offset = stream["offset"].as_u64().unwrap();
-    let here = |f: &&serde_json::Value| {
+    let here = |f: &&Value| {
         f["level"] == "MUST"
             && f["locator"]["event_index"].as_u64().is_some_and(|i| i >= offset && end.is_none_or(|e| i < e))
     };
     let first_stream = findings.iter().filter(here).find(|f| f["rule"] == "ag-ui/stream");
-    let said = |f: Option<&serde_json::Value>| match f {
+    let said = |f: Option<&Value>| match f {
         None => "no ag-ui/stream finding".to_string(),
         Some(f) => format!("{} at event {}: {}", f["rule"], f["locator"]["event_index"], f["message"]),
     };
@@ -558,10 +563,7 @@ fn disagreement(stream: &serde_json::Value, end: Option<u64>, findings: &[serde_
     // input/malformed finding instead of a stream finding, as long as none comes earlier.
     let schema = stream["stage"] == "enforce" || stream["stage"] == "boundary";
     let first = if schema {
-        findings
-            .iter()
-            .filter(here)
-            .find(|f| f["rule"] == "ag-ui/stream" || f["rule"] == "input/malformed")
+        findings.iter().filter(here).find(|f| f["rule"] == "ag-ui/stream" || f["rule"] == "input/malformed")
     } else {
         first_stream
     };
@@ -596,7 +598,10 @@ fn stream_findings_agree_with_the_reference_client_event_by_event() {
         let expected = match verdict.get("lenient") {
             Some(lenient) => {
                 for t in lenient["applied"].as_array().unwrap() {
-                    assert!(named.contains(&t.as_str().unwrap()), "{file}: tolerance {t} is not named in TOLERANCES");
+                    assert!(
+                        named.contains(&t.as_str().unwrap()),
+                        "{file}: tolerance {t} is not named in TOLERANCES"
+                    );
                 }
                 lenient
             }
