@@ -464,7 +464,38 @@ const TOLERANCES: &[(&str, &str)] = &[
 
 /// Fixtures whose stream findings disagree with the reference client until recite's AG-UI
 /// reader applies the 1.0 rules (issue 9, part 2). Delete a line once its file agrees.
-const PENDING_1_0_RULES: &[&str] = &[];
+const PENDING_1_0_RULES: &[&str] = &[
+    // Steps are kept per owner: a subagent may open a step named like its parent's open one.
+    "tests/fixtures/sdk/agui/js/versant-run.json",
+    "tests/fixtures/sdk/agui/js/versant-run.jsonl",
+    "tests/fixtures/sdk/agui/js/versant-run.sse",
+    "tests/fixtures/sdk/agui/py/versant-run.json",
+    "tests/fixtures/sdk/agui/py/versant-run.jsonl",
+    "tests/fixtures/sdk/agui/py/versant-run.sse",
+    "tests/fixtures/sdk/agui/streams/ok-same-step-name-parent-and-subagent.sse",
+    "tests/fixtures/sdk/agui/streams/bad-step-finished-by-other-owner.sse",
+    // Owner (subagentRunId) of a continuation must match its opener's.
+    "tests/fixtures/sdk/agui/streams/bad-activity-delta-by-other-owner.sse",
+    "tests/fixtures/sdk/agui/streams/bad-text-continued-by-other-owner.sse",
+    "tests/fixtures/sdk/agui/streams/bad-tool-call-owner-differs-from-parent-message.sse",
+    // Chunk streams per owner lane.
+    "tests/fixtures/sdk/agui/streams/bad-chunk-ambiguous-lane.sse",
+    // REASONING_* open and close rules; RUN_FINISHED with reasoning open (THINKING_* included).
+    "tests/fixtures/sdk/agui/streams/bad-reasoning-content-without-start.sse",
+    "tests/fixtures/sdk/agui/streams/bad-reasoning-end-without-start.sse",
+    "tests/fixtures/sdk/agui/streams/bad-reasoning-message-start-twice.sse",
+    "tests/fixtures/sdk/agui/streams/bad-run-finished-reasoning-message-open.sse",
+    "tests/fixtures/sdk/agui/streams/bad-run-finished-reasoning-span-open.sse",
+    "tests/fixtures/sdk/agui/streams/bad-run-finished-thinking-open.sse",
+    // SUBAGENT_* lifecycle; RUN_FINISHED with a subagent open.
+    "tests/fixtures/sdk/agui/streams/bad-run-finished-subagent-open.sse",
+    "tests/fixtures/sdk/agui/streams/bad-subagent-finished-not-started.sse",
+    "tests/fixtures/sdk/agui/streams/bad-subagent-id-reused.sse",
+    "tests/fixtures/sdk/agui/streams/bad-subagent-parent-not-started.sse",
+    "tests/fixtures/sdk/agui/streams/bad-subagent-started-twice.sse",
+    // SUBAGENT_STARTED written with the pre-1.0 `subagentId`: no `subagentRunId`.
+    "tests/fixtures/agui/unknown-types.jsonl",
+];
 
 /// The reference client's verdicts (`verify.mjs` output, one JSON object per file), or why
 /// they could not be had.
@@ -481,10 +512,7 @@ fn reference_client_verdicts(files: &[String]) -> Result<Vec<Value>, String> {
         .output()
         .expect("node runs");
     if out.status.code() == Some(3) {
-        return Err(format!(
-            "@ag-ui/client is not installed (run tests/sdk/agui/install.sh): {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     assert!(out.status.success(), "verify.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).expect("UTF-8");
@@ -575,7 +603,9 @@ fn disagreement(stream: &Value, end: Option<u64>, findings: &[Value]) -> Option<
 #[test]
 fn stream_findings_agree_with_the_reference_client_event_by_event() {
     let files = agui_fixture_files();
-    assert!(files.len() > 90, "the SDK corpus is missing: {files:?}");
+    for corpus in ["sdk/agui/py/", "sdk/agui/js/", "sdk/agui/streams/", "fixtures/agui/"] {
+        assert!(files.iter().any(|f| f.contains(corpus)), "no fixture in {corpus}: {files:?}");
+    }
     let verdicts = match reference_client_verdicts(&files) {
         Ok(v) => v,
         Err(why) => {
