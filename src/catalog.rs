@@ -398,7 +398,10 @@ impl Catalog {
         let mut catalog = Catalog { root: root.to_path_buf(), ..Catalog::default() };
         for dir in std::iter::once(root.to_path_buf()).chain(dirs) {
             let file = dir.join("study.toml");
-            let found = match std::fs::metadata(&file) {
+            // Only a regular file is read: a FIFO or device would block or never end.
+            let meta = std::fs::metadata(&file);
+            let regular = meta.as_ref().is_ok_and(|m| m.is_file() && m.len() <= MAX_STUDY_BYTES);
+            let found = match meta {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => Err(format!("cannot be read: {e}")),
                 Ok(m) if !m.is_file() => Err("is not a regular file".to_string()),
@@ -412,7 +415,7 @@ impl Catalog {
             match found {
                 Ok(study) => catalog.studies.push(study),
                 Err(error) => {
-                    let names = declared_names(&file);
+                    let names = if regular { declared_names(&file) } else { Vec::new() };
                     catalog.broken.push(Broken { file, names, error });
                 }
             }

@@ -187,7 +187,9 @@ fn check_weight_sums(weight: Option<&str>, sums: &Sums) -> Result<(), EngineErro
     let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
     let total = sums.totals.first().copied().unwrap_or(0.0);
     let squares = sums.moments.get(&(0, 0)).copied().unwrap_or(0.0);
-    if !(total * scale < FIXED_LIMIT && squares * scale < FIXED_LIMIT) {
+    // NaN fits nowhere: it fails too.
+    let fits = |v: f64| v * scale < FIXED_LIMIT;
+    if !fits(total) || !fits(squares) {
         return Err(overflow(w));
     }
     Ok(())
@@ -271,7 +273,7 @@ impl Engine {
         let text = location.to_string_lossy().to_string();
         let is_glob = text.contains(['*', '?', '[']);
         if !is_glob && !location.exists() {
-            return Err(table_error("the file does not exist".into()));
+            return Err(table_error("cannot be read: the file does not exist".into()));
         }
         let name = format!("t{}", tables.len());
         let lower = text.to_lowercase();
@@ -283,11 +285,11 @@ impl Engine {
                 self.ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
             }
         });
-        result.map_err(|e| table_error(e.strip_backtrace()))?;
+        result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
         let schema = self
             .rt
             .block_on(self.ctx.table(name.as_str()))
-            .map_err(|e| table_error(e.strip_backtrace()))?
+            .map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?
             .schema()
             .as_arrow()
             .clone();
@@ -350,7 +352,8 @@ impl Engine {
             ));
         }
         let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
-        if !(squares * scale < FIXED_LIMIT) {
+        let fits = |v: f64| v * scale < FIXED_LIMIT;
+        if !fits(squares) {
             return Err(format!(
                 "is too large: Σw² over the table is {squares:e}, beyond the fixed point \
                  ({FIXED_LIMIT:e} / 10^{}); claims on large bases would be UNVERIFIABLE",
@@ -513,7 +516,11 @@ impl Engine {
             if let Err(e) = self.probe(&reg, None, vec![flag(p.clone())]) {
                 return failed(Role::Period, sql, e);
             }
-            keep = Some(p);
+            // With a design every row is scanned (no PSU may drop out), so the other
+            // declarations are evaluated on every row too.
+            if design.is_none() {
+                keep = Some(p);
+            }
         }
         if let Some(sql) = &r.base_filter {
             match filters.get(Role::Base, sql) {

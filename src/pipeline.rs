@@ -121,7 +121,7 @@ fn engine_reason(e: &EngineError, r: &Resolved) -> String {
         EngineError::Filter { .. } | EngineError::Weight { .. } => {
             format!("study {:?}, table {:?}: {e}", r.study, r.rows.table)
         }
-        EngineError::Table { .. } => format!("table {:?} cannot be read: {e}", r.rows.table),
+        EngineError::Table { .. } => format!("table {:?}: {e}", r.rows.table),
         EngineError::Internal(_) => e.to_string(),
     }
 }

@@ -93,7 +93,7 @@ pub fn resolve(
     let (mut column, mut column_meta, mut weight, mut design) = (None, Column::default(), None, None);
     if let Ok(table) = &table {
         match schemas.schema(study, table) {
-            Err(e) => why.push(format!("table {:?} cannot be read: {e}", table.name)),
+            Err(e) => why.push(format!("table {:?}: {e}", table.name)),
             Ok(schema) => {
                 match schema.fields().iter().find(|f| f.name() == &c.source.column) {
                     Some(f) if f.data_type().is_numeric() => column = Some(f.name().clone()),

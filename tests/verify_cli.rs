@@ -295,7 +295,7 @@ fn catalog_check_runs_every_declaration_on_the_data() {
         "at most 256",
         "base \"Zero\"",
         "breakdown \"bad\" cell \"zero\"",
-        "301 breakdown cells; at most 256",
+        "305 breakdown cells; at most 256",
         "weight \"hugewgt\" is too large",
         "weight \"negwgt\" has 1 negative",
     ] {
