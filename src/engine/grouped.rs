@@ -582,12 +582,12 @@ impl Partial {
             let k = k.as_primitive::<Int64Type>();
             let (index, counts, sums, bad) =
                 (&mut self.index[c], &mut self.counts[c], &mut self.sums[c], &mut self.bad[c]);
-            for r in 0..n {
+            for (r, &row_key) in rk.iter().enumerate() {
                 if k.is_null(r) {
                     continue;
                 }
                 let next = counts.len() as u32;
-                let g = *index.entry((rk[r], k.value(r))).or_insert(next);
+                let g = *index.entry((row_key, k.value(r))).or_insert(next);
                 if g == next {
                     counts.push(0);
                     sums.extend(std::iter::repeat_n((0, 0, 0), n_weights));
