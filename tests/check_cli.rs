@@ -746,4 +746,235 @@ fn odd_numbers_one_unreadable_number_does_not_sink_the_batch() {
     let (code, report) = check_json(&[&file]);
     assert_eq!(code, 1, "the INVALID claim fails the run, nothing panics");
     assert_eq!(input_verdicts(&report, "odd.jsonl"), ["REPRODUCED", "INVALID", "REPRODUCED"]);
+
+// Hostile data layers: a declaration or study file that fails, fails only the claims on it
+
+/// A copy of the NHANES II study as `dir/folder`: its CSV gains three weight columns that
+/// cannot be summed (`hugewgt` = finalwgt·10^12, `negwgt` with one negative value, `textwgt`
+/// with one "n/a"), its study.toml declares them and is then edited by `edit`.
+fn nhanes_copy(dir: &Path, folder: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let to = dir.join(folder);
+    std::fs::create_dir_all(&to).unwrap();
+    let csv = std::fs::read_to_string(root().join("datasets/nhanes2/nhanes2.csv")).unwrap();
+    let mut out = String::new();
+    for (i, line) in csv.lines().enumerate() {
+        let extra = if i == 0 {
+            "hugewgt,negwgt,textwgt".to_string()
+        } else {
+            let w: u64 = line.split(',').nth(5).unwrap().parse().unwrap();
+            let odd = i == 1;
+            format!(
+                "{w}000000000000,{},{}",
+                if odd { "-1".to_string() } else { w.to_string() },
+                if odd { "n/a".to_string() } else { w.to_string() }
+            )
+        };
+        out.push_str(&format!("{line},{extra}\n"));
+    }
+    std::fs::write(to.join("nhanes2.csv"), out).unwrap();
+    let toml = std::fs::read_to_string(root().join("datasets/nhanes2/study.toml")).unwrap().replace(
+        "weights = [\"finalwgt\"]",
+        "weights = [\"finalwgt\", \"hugewgt\", \"negwgt\", \"textwgt\"]",
+    );
+    std::fs::write(to.join("study.toml"), edit(toml)).unwrap();
+    to
+}
+
+/// "The mean serum zinc is 87.18 (n = 9,189)": reproduces on NHANES II's whole period and base.
+fn zinc_claim(study: &str, period: &str, base: &str, weight: &str) -> Value {
+    json!({
+        "result": {"mean": 87.18},
+        "citation": {
+            "study": study, "period": period, "base": {"name": base, "n": 9189}, "weight": weight,
+            "source": {"table": "nhanes2", "column": "zinc", "function": "extractMean"}
+        }
+    })
+}
+
+/// `recite check` of these claims over the data layer `data`: each claim's verdict and reasons.
+fn check_over(data: &Path, claims: &[Value]) -> Vec<(String, String)> {
+    let dir = tempdir();
+    let file = write(dir.path(), "claims.jsonl", &jsonl(claims));
+    let (code, report) = check_json(&[&file, "--data", data.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "exit {code}: {report}");
+    claims_of(&report)
+}
+
+fn claims_of(report: &Value) -> Vec<(String, String)> {
+    claims(report)
+        .iter()
+        .map(|c| (c["verdict"].as_str().unwrap().to_string(), c["reasons"].to_string()))
+        .collect()
+}
+
+const ALL_1976: &str = "1976-1980";
+const EVERYONE: &str = "All examined persons";
+
+#[test]
+fn one_bad_declaration_fails_only_its_claims() {
+    let dir = tempdir();
+    nhanes_copy(dir.path(), "nhanes2", |t| {
+        format!(
+            "{t}\n[[periods]]\nname = \"Broken\"\nfilter = \"race / (race - race) = 1\"\n\n\
+             [[bases]]\nname = \"Broken base\"\nfilter = \"{{column}} / ({{column}} - {{column}}) > 1\"\n"
+        )
+    });
+    let good = zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt");
+    let batch = [
+        good.clone(),
+        zinc_claim("NHANES II", "Broken", EVERYONE, "finalwgt"),
+        zinc_claim("NHANES II", ALL_1976, "Broken base", "finalwgt"),
+        zinc_claim("NHANES II", ALL_1976, EVERYONE, "hugewgt"),
+        zinc_claim("NHANES II", ALL_1976, EVERYONE, "negwgt"),
+        zinc_claim("NHANES II", ALL_1976, EVERYONE, "textwgt"),
+    ];
+    let alone = check_over(dir.path(), &[good]);
+    let settled = check_over(dir.path(), &batch);
+    assert_eq!(alone[0].0, "REPRODUCED", "{alone:?}");
+    // The good claim's verdict does not depend on what else is in the batch.
+    assert_eq!(settled[0].0, "REPRODUCED", "{settled:?}");
+    let named = [
+        "period \\\"Broken\\\"",
+        "base \\\"Broken base\\\"",
+        "weight \\\"hugewgt\\\"",
+        "weight \\\"negwgt\\\"",
+        "weight \\\"textwgt\\\"",
+    ];
+    for ((verdict, reasons), name) in settled[1..].iter().zip(named) {
+        assert_eq!(verdict, "UNVERIFIABLE", "{name}: {reasons}");
+        assert!(reasons.contains(name), "{name} not in {reasons}");
+    }
+    assert!(
+        settled[1].1.contains("fails on the data") && settled[1].1.contains("Divide by zero"),
+        "{}",
+        settled[1].1
+    );
+    assert!(settled[3].1.contains("too large"), "{}", settled[3].1);
+    assert!(settled[4].1.contains("negative"), "{}", settled[4].1);
+}
+
+#[test]
+fn a_deep_period_filter_is_refused_not_a_stack_overflow() {
+    let dir = tempdir();
+    // 5,000 ORs overflowed the stack; 127 (253 operators, under the limit of 256) still run, in
+    // this debug build, on the engine's threads.
+    let deep = (0..5000).map(|i| format!("psuid = {i}")).collect::<Vec<_>>().join(" OR ");
+    let wide = (1..=127).map(|i| format!("stratid = {i}")).collect::<Vec<_>>().join(" OR ");
+    nhanes_copy(dir.path(), "nhanes2", |t| {
+        format!(
+            "{t}\n[[periods]]\nname = \"Deep\"\nfilter = \"{deep}\"\n\n[[periods]]\nname = \"Wide\"\nfilter = \"{wide}\"\n"
+        )
+    });
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("NHANES II", "Deep", EVERYONE, "finalwgt"),
+            zinc_claim("NHANES II", "Wide", EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "REPRODUCED", "{settled:?}");
+    assert_eq!(settled[1].0, "UNVERIFIABLE", "{settled:?}");
+    for needle in ["period \\\"Deep\\\"", "study \\\"NHANES II\\\"", "at most"] {
+        assert!(settled[1].1.contains(needle), "{needle} not in {}", settled[1].1);
+    }
+    assert_eq!(settled[2].0, "REPRODUCED", "every stratum is in the wide period: {settled:?}");
+}
+
+#[test]
+fn breakdown_cells_beyond_one_mask_and_a_broken_cell() {
+    let dir = tempdir();
+    let many: Vec<String> =
+        (1..=70).map(|i| format!("{{ name = \"c{i}\", filter = \"stratid = {i}\" }}")).collect();
+    nhanes_copy(dir.path(), "many", |t| {
+        format!("{t}\n[[breakdowns]]\nname = \"strata\"\ncells = [{}]\n", many.join(", "))
+            .replace("name = \"NHANES II\"", "name = \"Many cells\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = []")
+    });
+    nhanes_copy(dir.path(), "broken", |t| {
+        format!("{t}\n[[breakdowns]]\nname = \"bad\"\ncells = [{{ name = \"zero\", filter = \"region / (region - region) = 1\" }}]\n")
+            .replace("name = \"NHANES II\"", "name = \"Broken cell\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = []")
+    });
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("Many cells", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Broken cell", ALL_1976, EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "REPRODUCED", "70 cells: {settled:?}");
+    assert_eq!(settled[1].0, "UNVERIFIABLE", "{settled:?}");
+    assert!(settled[1].1.contains("breakdown \\\"bad\\\" cell \\\"zero\\\""), "{}", settled[1].1);
+}
+
+#[test]
+fn duplicate_and_colliding_study_names_are_ambiguous() {
+    let dir = tempdir();
+    nhanes_copy(dir.path(), "nhanes2", |t| t);
+    // "nhanes-II" folds like "NHANES II"; "Other Survey" takes NHANES II's alias "nhanes2".
+    nhanes_copy(dir.path(), "twin", |t| {
+        t.replace("name = \"NHANES II\"", "name = \"nhanes-II\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = []")
+    });
+    nhanes_copy(dir.path(), "other", |t| {
+        t.replace("name = \"NHANES II\"", "name = \"Other Survey\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = [\"nhanes2\"]")
+    });
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("nhanes2", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Other Survey", ALL_1976, EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "UNVERIFIABLE", "{settled:?}");
+    assert!(
+        settled[0].1.contains("ambiguous")
+            && settled[0].1.contains("twin")
+            && settled[0].1.contains("nhanes-II"),
+        "{}",
+        settled[0].1
+    );
+    assert_eq!(settled[1].0, "UNVERIFIABLE", "{settled:?}");
+    assert!(settled[1].1.contains("Other Survey") && settled[1].1.contains("NHANES II"), "{}", settled[1].1);
+    assert_eq!(settled[2].0, "REPRODUCED", "{settled:?}");
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}");
+    assert!(text.contains("\"nhanes-II\"") && text.contains("\"Other Survey\""), "{text}");
+}
+
+#[test]
+fn a_broken_study_file_fails_only_its_claims() {
+    let dir = tempdir();
+    // Only the weight the bundled study declares, so that `catalog check` passes it.
+    nhanes_copy(dir.path(), "nhanes2", |t| t.replace("\"hugewgt\", \"negwgt\", \"textwgt\"", ""));
+    write(dir.path(), "empty/study.toml", "");
+    write(dir.path(), "bad/study.toml", "[study]\nname = \"Bad\"\n[[tables]]\nname = 3\n");
+    std::fs::create_dir_all(dir.path().join("fifo")).unwrap();
+    let made = Command::new("mkfifo").arg(dir.path().join("fifo/study.toml")).status().unwrap();
+    assert!(made.success());
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Bad", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Missing", ALL_1976, EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "REPRODUCED", "{settled:?}");
+    assert_eq!(settled[1].0, "UNVERIFIABLE");
+    assert!(settled[1].1.contains("bad/study.toml") && settled[1].1.contains("line 4"), "{}", settled[1].1);
+    assert_eq!(settled[2].0, "UNVERIFIABLE");
+    assert!(settled[2].1.contains("empty/study.toml"), "{}", settled[2].1);
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}");
+    for needle in
+        ["✓ NHANES II", "empty/study.toml", "bad/study.toml", "fifo/study.toml: is not a regular file"]
+    {
+        assert!(text.contains(needle), "{needle} not in {text}");
+    }
 }

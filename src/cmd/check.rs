@@ -260,13 +260,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let t2 = Instant::now();
     progress.phase(&format!("settling {} claim(s)", claims.len()));
     let engine = Engine::new();
-    let (settlements, stats) = pipeline::settle_all(
+    let (settlements, stats) = pipeline::try_settle_all(
         &claims,
         &catalog,
         &registry,
         &engine,
         Options { interval: a.interval, explain: !a.no_explain },
-    );
+    )?;
     timings.insert("settle_ms".to_string(), ms(t2));
     let t3 = Instant::now();
     let mut by_item: BTreeMap<(usize, usize), Settlement> = owners.into_iter().zip(settlements).collect();

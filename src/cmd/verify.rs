@@ -109,13 +109,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             let engine = Engine::new();
             let claims = [Claim { citation, numbers: claimed }];
-            let (mut s, st) = pipeline::settle_all(
+            let (mut s, st) = pipeline::try_settle_all(
                 &claims,
                 &catalog,
                 &registry,
                 &engine,
                 Options { interval: a.interval, explain: !a.no_explain },
-            );
+            )?;
             stats = st;
             s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]))
         }
