@@ -55,6 +55,12 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
 
 fn check_into(data: &DataArgs, o: &mut String) -> Result<ExitCode> {
     let root = data.data_dir();
+    if root.is_file() {
+        anyhow::bail!(
+            "data folder {} is a file, not a folder (set --data DIR or RECITE_DATA)",
+            root.display()
+        );
+    }
     if !root.is_dir() {
         anyhow::bail!("data folder {} does not exist (set --data DIR or RECITE_DATA)", root.display());
     }
