@@ -27,7 +27,7 @@ pub fn render(report: &Report) -> String {
         s.findings, report.stats.tables_scanned, report.stats.rows_scanned, report.stats.scans
     );
     if let Some(d) = &report.data_layer {
-        let _ = writeln!(o, "{}\n", cell(&d.line()));
+        let _ = writeln!(o, "data layer: {} ({})\n", cell(&d.path), cell(d.source.as_str()));
         if let Some(w) = &d.warning {
             let _ = writeln!(o, "**warning:** {}\n", cell(w));
         }
