@@ -378,4 +378,30 @@ fn catalog_check_runs_every_declaration_on_the_data() {
     ] {
         assert!(text.contains(needle), "{needle:?} not in\n{text}");
     }
+
+#[test]
+fn verify_reads_what_check_reads_bom_and_pairs_with_source() {
+    // A UTF-8 byte-order mark, as check accepts it.
+    let pair = json!({"citation": zinc(9189), "result": {"mean": 87.18}});
+    let mut bytes = "\u{feff}".as_bytes().to_vec();
+    bytes.extend(serde_json::to_vec(&pair).unwrap());
+    let out = recite(&["verify", "-", "--format", "json"], Some(&bytes));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // A {citation, source, result} object (a tool's own `source` beside the pair), as check settles it.
+    for extra in [json!({"source": "zinc tool"}), json!({"source": {"tool": "stats"}})] {
+        let mut v = pair.clone();
+        v.as_object_mut().unwrap().insert("source".into(), extra["source"].clone());
+        let (code, c) = verify_json(&v, &[]);
+        assert_eq!(c["verdict"], "REPRODUCED", "{v}: {c:#}");
+        assert_eq!(code, 0);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pair.json");
+        std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+        let out = recite(&["check", file.to_str().unwrap(), "--format", "json"], None);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["inputs"][0]["claims"][0]["verdict"], "REPRODUCED", "check agrees");
+    }
+    // A bare citation with no result still settles on its own (base n only).
+    let (_, c) = verify_json(&zinc(9189), &[]);
+    assert_eq!(c["verdict"], "REPRODUCED", "{c:#}");
 }

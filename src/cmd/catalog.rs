@@ -55,6 +55,13 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
 }
 
 fn check_into(data: &DataArgs, o: &mut String) -> Result<ExitCode> {
+    let root = data.data_dir();
+    if root.is_file() {
+        anyhow::bail!(
+            "data folder {} is a file, not a folder (set --data DIR or RECITE_DATA)",
+            root.display()
+        );
+    }
     let cat = data.catalog()?;
     if cat.studies.is_empty() && cat.broken.is_empty() {
         say!(o, "no study.toml under {}", cat.root.display());

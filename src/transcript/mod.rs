@@ -174,6 +174,42 @@ pub const RULE_UNRECOGNISED: &str = "input/unrecognised";
 /// Rule of a [`Finding`] for a quantitative result without a citation, or a citation without a
 /// result (Upperhand Citations v1, "Conformance (probed)").
 pub const RULE_CONFORMANCE: &str = "upperhand/conformance";
+/// Rule of the finding that stands for an input's findings past the first [`MAX_FINDINGS`].
+pub const RULE_FINDINGS_CAPPED: &str = "input/findings-capped";
+/// Findings reported per input; the rest are counted in one `input/findings-capped` finding
+/// (a 1 MB binary file would otherwise make a finding per byte).
+pub const MAX_FINDINGS: usize = 100;
+
+/// Keeps the first [`MAX_FINDINGS`] of `findings` and replaces the rest with one finding that
+/// counts them, at the most serious level among them (so `--fail-on` sees what was cut). Such
+/// summaries already made (by [`read_bytes`]) are kept as they are.
+pub fn cap_findings(findings: &mut Vec<Finding>, file: &str) {
+    if findings.len() <= MAX_FINDINGS {
+        return;
+    }
+    let (summaries, rest): (Vec<Finding>, Vec<Finding>) =
+        findings.split_off(MAX_FINDINGS).into_iter().partition(|f| f.rule == RULE_FINDINGS_CAPPED);
+    findings.extend(summaries);
+    if rest.is_empty() {
+        return;
+    }
+    let level = rest.iter().map(|f| f.level).min().unwrap_or(Level::Note);
+    let count = |l: Level| rest.iter().filter(|f| f.level == l).count();
+    let message = format!(
+        "{} more finding(s) not shown ({} MUST, {} SHOULD, {} NOTE): only the first {MAX_FINDINGS} of an input are",
+        rest.len(),
+        count(Level::Must),
+        count(Level::Should),
+        count(Level::Note)
+    );
+    findings.push(Finding::new(Locator::at(file, ""), RULE_FINDINGS_CAPPED, level, message));
+}
+
+/// `text` without a leading UTF-8 byte-order mark, which every reader (and `verify`) accepts.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// Rule of the NOTE given when several citations were paired with several results by order (or
 /// share one result), since nothing in the input says which goes with which.
 pub const RULE_PAIRING: &str = "upperhand/pairing";
@@ -255,7 +291,7 @@ pub fn pointer_push(base: &str, token: impl std::fmt::Display) -> String {
 /// Never panics and never fails: what cannot be read becomes a [`Finding`] (rule
 /// `input/malformed`, level MUST) and the rest of the file is still read.
 pub fn read(file: &str, text: &str) -> Document {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = strip_bom(text);
     let framed = frame(file, text);
     match detect_framed(&framed, text) {
         // The AG-UI reader frames the text itself (and reports what it cannot read).
@@ -266,13 +302,14 @@ pub fn read(file: &str, text: &str) -> Document {
 }
 
 /// Reads an input given as bytes. Invalid UTF-8 becomes one `input/malformed` finding per bad
-/// sequence (line and byte column); the bytes are then decoded lossily and read as usual, so the
-/// rest of the file still counts.
+/// sequence (line and byte column; past [`MAX_FINDINGS`] only counted); the bytes are then
+/// decoded lossily and read as usual, so the rest of the file still counts.
 pub fn read_bytes(file: &str, bytes: &[u8]) -> Document {
     if let Ok(text) = std::str::from_utf8(bytes) {
         return read(file, text);
     }
     let mut findings = Vec::new();
+    let mut uncounted = 0usize;
     let (mut line, mut column) = (1usize, 1usize);
     for chunk in bytes.utf8_chunks() {
         for b in chunk.valid().bytes() {
@@ -284,7 +321,10 @@ pub fn read_bytes(file: &str, bytes: &[u8]) -> Document {
             }
         }
         let bad = chunk.invalid();
-        if !bad.is_empty() {
+        if !bad.is_empty() && findings.len() >= MAX_FINDINGS {
+            uncounted += 1; // counted, not kept: memory stays bounded
+            column += bad.len();
+        } else if !bad.is_empty() {
             let hex: Vec<String> = bad.iter().map(|b| format!("{b:#04x}")).collect();
             let mut at = Locator::at(file, "").on_line(Some(line));
             at.column = Some(column);
@@ -295,6 +335,10 @@ pub fn read_bytes(file: &str, bytes: &[u8]) -> Document {
     }
     let text = String::from_utf8_lossy(bytes);
     let mut doc = read(file, &text);
+    if uncounted > 0 {
+        let message = format!("{uncounted} more invalid UTF-8 sequence(s), not listed");
+        findings.push(Finding::new(Locator::at(file, ""), RULE_FINDINGS_CAPPED, Level::Must, message));
+    }
     findings.append(&mut doc.findings);
     doc.findings = findings;
     doc
