@@ -14,8 +14,9 @@
 //!   most likely computed instead;
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
-//! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data
-//! and [`claimset`] claim sets over it, for benchmarks.
+//! [`json`] is the JSON toolkit they all share (pointers, numeric leaves, citation shape, media
+//! types, base64). [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes
+//! the Versant data and [`claimset`] claim sets over it, for benchmarks.
 
 pub mod card;
 pub mod catalog;
@@ -26,6 +27,7 @@ pub mod compare;
 pub mod engine;
 pub mod explain;
 pub mod extractor;
+pub mod json;
 pub mod moca;
 pub mod pipeline;
 pub mod report;

@@ -20,9 +20,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::{
-    Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, RULE_PAIRING, Turn,
-    is_citation_media_type, is_quantitative, looks_like_citation, pointer_push,
+use super::{Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, RULE_PAIRING, Turn};
+use crate::json::{
+    self, declared_media_type, is_citation_media_type, is_json_media_type, is_quantitative,
+    looks_like_citation, pointer_push,
 };
 
 /// Rule of a [`Finding`] for an A2A object of the wrong structure (e.g. `parts` not an array).
@@ -48,13 +49,41 @@ pub(crate) fn read_framed(file: &str, format: Format, framed: Framed) -> Documen
     doc.findings = framed.findings;
     let mut c = Collector::new(file);
     for r in &framed.records {
-        c.record(&r.value, "", r.line);
+        c.record(&r.value, &r.pointer, r.line);
     }
     doc.findings.append(&mut c.findings);
+    let doubles =
+        json::prints_doubles(c.containers.iter().flat_map(|c| &c.parts).filter_map(|p| p.value.get("data")));
     for container in &c.containers {
         read_container(&mut doc, container);
     }
+    if doubles {
+        whole_doubles_as_written(&mut doc);
+    }
     doc
+}
+
+/// Rule of the NOTE given when whole numbers written as doubles were read as integers.
+pub const RULE_DOUBLES: &str = "a2a/protojson-doubles";
+
+/// The producer printed every whole number as a double (`44.0`, `9189.0`), as ProtoJSON does
+/// with `google.protobuf.Value`, which has no integers: read them as the integers the agent
+/// wrote, so `44.0` claims a whole percent (±0.5) and `"n": 4654.0` is the base n 4654.
+fn whole_doubles_as_written(doc: &mut Document) {
+    let mut changed = false;
+    for item in &mut doc.items {
+        for v in item.result.iter_mut().chain(item.citation.iter_mut()) {
+            let before = v.clone();
+            json::whole_doubles_to_integers(v);
+            changed |= *v != before;
+        }
+    }
+    if changed {
+        let message = "every whole number in this file's data Parts is written as a double (44.0), as \
+                       ProtoJSON writes google.protobuf.Value: read as the integers the agent wrote";
+        let at = Locator::at(&doc.file, "");
+        doc.findings.push(Finding::new(at, RULE_DOUBLES, Level::Note, message));
+    }
 }
 
 /// True when `v` is an A2A object: a JSON-RPC message, a Task, Message, Artifact or stream
@@ -155,6 +184,8 @@ const MESSAGE_ID: &[&str] = &["messageId", "message_id"];
 const ARTIFACT_ID: &[&str] = &["artifactId", "artifact_id"];
 const STATUS_UPDATE: &[&str] = &["statusUpdate", "status_update"];
 const ARTIFACT_UPDATE: &[&str] = &["artifactUpdate", "artifact_update"];
+/// A Message's Parts: `parts`, or `content` in the v0.3 gRPC/REST binding.
+const PARTS: &[&str] = &["parts", "content"];
 
 fn kind(v: &Value) -> Option<&str> {
     v.get("kind").and_then(Value::as_str)
@@ -166,7 +197,7 @@ fn is_task(v: &Value) -> bool {
 
 fn is_message(v: &Value) -> bool {
     kind(v) == Some("message")
-        || (v.get("parts").is_some() && (v.get("role").is_some() || field(v, MESSAGE_ID).is_some()))
+        || (field(v, PARTS).is_some() && (v.get("role").is_some() || field(v, MESSAGE_ID).is_some()))
 }
 
 fn is_artifact(v: &Value) -> bool {
@@ -200,7 +231,7 @@ fn is_a2a_payload(v: &Value) -> bool {
 }
 
 fn type_name(v: &Value) -> &'static str {
-    crate::citation::kind(v)
+    json::type_name(v)
 }
 
 /// `user` or `agent` from either version's spelling (and ProtoJSON's integer enum values);
@@ -456,8 +487,9 @@ impl<'f> Collector<'f> {
     }
 
     fn parts(&mut self, owner: &Value, ptr: &str, line: Option<usize>, what: &str) -> Vec<PartAt> {
-        let parts_ptr = pointer_push(ptr, "parts");
-        match owner.get("parts") {
+        let (name, parts) = field(owner, PARTS).map_or(("parts", None), |(n, p)| (n, Some(p)));
+        let parts_ptr = pointer_push(ptr, name);
+        match parts {
             Some(Value::Array(parts)) => parts
                 .iter()
                 .enumerate()
@@ -502,14 +534,6 @@ struct Found {
     by_shape: bool,
 }
 
-/// The media type of a Part: v1.0 `mediaType` (or `media_type`), else v0.3's convention
-/// `metadata.mimeType` (and spellings of it).
-fn media_type(part: &Value) -> Option<&str> {
-    field(part, &["mediaType", "media_type"])
-        .or_else(|| field(part.get("metadata")?, &["mimeType", "mime_type", "mediaType", "media_type"]))
-        .and_then(|(_, v)| v.as_str())
-}
-
 /// ADK's tool Part type, `metadata.adk_type` (or `type` in older versions and other ports).
 fn tool_type(part: &Value) -> Option<&str> {
     field(part.get("metadata")?, &["adk_type", "type"]).and_then(|(_, v)| v.as_str())
@@ -526,7 +550,7 @@ fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) -> Kind {
         return malformed(p.pointer.clone(), format!("a Part must be an object, found {}", type_name(part)));
     }
     let kind = kind(part);
-    let mt = media_type(part);
+    let mt = declared_media_type(part).or_else(|| part.get("file").and_then(declared_media_type));
     let cites = mt.is_some_and(is_citation_media_type);
     if let Some(text) = part.get("text") {
         return match text.as_str() {
@@ -538,6 +562,9 @@ fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) -> Kind {
             ),
         };
     }
+    if let Some((bytes, ptr)) = base64_content(part, &p.pointer).filter(|_| cites) {
+        return citations_in_base64(bytes, &ptr, at, p.line, findings);
+    }
     let Some(data) = part.get("data") else {
         return match kind {
             Some("file") | None if ["file", "raw", "url"].iter().any(|k| part.get(*k).is_some()) => {
@@ -547,13 +574,32 @@ fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) -> Kind {
             None => malformed(p.pointer.clone(), "a Part needs one of text, raw, url or data".into()),
         };
     };
-    let data_ptr = pointer_push(&p.pointer, "data");
+    let mut data_ptr = pointer_push(&p.pointer, "data");
     if kind == Some("data") && !(data.is_object() || data.is_array()) {
         return malformed(
             data_ptr,
             format!("a v0.3 data Part's data must be an object, found {}", type_name(data)),
         );
     }
+    // The v0.3 gRPC/REST binding writes a DataPart message: `{"data": {"data": {…}}}`.
+    let data = match data.get("data") {
+        Some(inner)
+            if kind.is_none() && inner.is_object() && data.as_object().is_some_and(|o| o.len() == 1) =>
+        {
+            data_ptr = pointer_push(&data_ptr, "data");
+            inner
+        }
+        _ => data,
+    };
+    // The SDKs' v0.3 adapters wrap a data value that is not an object as `{"value": …}`.
+    let compat = part.pointer("/metadata/data_part_compat").and_then(Value::as_bool) == Some(true);
+    let data = match data.get("value") {
+        Some(inner) if compat && data.as_object().is_some_and(|o| o.len() == 1) => {
+            data_ptr = pointer_push(&data_ptr, "value");
+            inner
+        }
+        _ => data,
+    };
     if cites {
         return citations_in_data(data, &data_ptr, at, p.line, findings);
     }
@@ -562,7 +608,7 @@ fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) -> Kind {
         Some("function_call") => return Kind::Ignored,
         _ => {}
     }
-    if mt.is_none_or(|m| m.eq_ignore_ascii_case("application/json")) {
+    if mt.is_none_or(is_json_media_type) {
         if looks_like_citation(data) {
             return Kind::Citations(vec![(data.clone(), data_ptr)], true);
         }
@@ -605,6 +651,41 @@ fn citations_in_data(
         Value::String(s) => citations_in_text(s, ptr, at, line, findings),
         other => {
             bad(ptr.to_string(), other);
+            Kind::Ignored
+        }
+    }
+}
+
+/// The base64 content of a Part, with its pointer: a v1.0 `raw` Part, or a v0.3 file Part's
+/// `file.bytes` (`fileWithBytes` in the v0.3 gRPC/REST binding).
+fn base64_content<'a>(part: &'a Value, ptr: &str) -> Option<(&'a str, String)> {
+    if let Some(raw) = part.get("raw").and_then(Value::as_str) {
+        return Some((raw, pointer_push(ptr, "raw")));
+    }
+    let (name, bytes) = field(part.get("file")?, &["bytes", "fileWithBytes", "file_with_bytes"])?;
+    Some((bytes.as_str()?, pointer_push(&pointer_push(ptr, "file"), name)))
+}
+
+/// Citations sent as bytes (base64): decoded and read as JSON.
+fn citations_in_base64(
+    text: &str,
+    ptr: &str,
+    at: &Locator,
+    line: Option<usize>,
+    findings: &mut Vec<Finding>,
+) -> Kind {
+    match json::decode_base64_json(text) {
+        Ok(v) => match citations_in_data(&v, ptr, at, line, findings) {
+            // Pointers inside the bytes cannot be expressed: point at the bytes.
+            Kind::Citations(c, s) => {
+                Kind::Citations(c.into_iter().map(|(v, _)| (v, ptr.to_string())).collect(), s)
+            }
+            k => k,
+        },
+        Err(why) => {
+            let at = Locator { pointer: ptr.to_string(), line, ..at.clone() };
+            let message = format!("a citation Part's bytes must be base64 of a JSON object: {why}");
+            findings.push(Finding::new(at, RULE_CONFORMANCE, Level::Must, message));
             Kind::Ignored
         }
     }
