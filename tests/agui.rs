@@ -1,8 +1,12 @@
 //! The AG-UI reader: wire forms, CHUNK expansion, the reference verifier's stream rules, and
 //! Upperhand citations carried in tool results (`tests/fixtures/agui/`).
 
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
 use recite::transcript::{Document, Format, Level, agui};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/tests/fixtures/agui/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -741,4 +745,201 @@ fn sse_with_cr_only_line_endings_loses_nothing() {
     );
     assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
     assert_eq!(doc.events.len(), 5);
+}
+
+// The AG-UI 1.0 reference client, event by event
+
+/// Where recite deliberately reads more than the 1.0 reference client, by the name
+/// `tests/sdk/agui/verify.mjs` gives each tolerance (docs/moca.md, "Checked against the reference
+/// client").
+const TOLERANCES: &[(&str, &str)] = &[
+    ("sse-crlf", "SSE allows CRLF and CR line ends; the client's parser splits events on \\n\\n only"),
+    (
+        "explicit-null",
+        "producers write null for absent optional fields; the client rejects it bar a few legacy fields",
+    ),
+    (
+        "damaged-lines",
+        "a line that is not JSON is an input/malformed finding and the rest is read; the client stops",
+    ),
+    (
+        "unreadable-to-client",
+        "recite keeps the complete elements of a truncated JSON array; the client reads nothing of it",
+    ),
+];
+
+/// Fixtures whose stream findings disagree with the reference client. Empty since the AG-UI
+/// reader applies the 1.0 rules (issue 9, part 2); a file listed here must disagree.
+const PENDING_1_0_RULES: &[&str] = &[];
+
+/// The reference client's verdicts (`verify.mjs` output, one JSON object per file), or why
+/// they could not be had.
+fn reference_client_verdicts(files: &[String]) -> Result<Vec<Value>, String> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        return Err("node is not installed (Debian's `nodejs`)".into());
+    }
+    let out = Command::new("node")
+        .arg(format!("{root}/tests/sdk/agui/verify.mjs"))
+        .args(files)
+        .current_dir(root)
+        .output()
+        .expect("node runs");
+    if out.status.code() == Some(3) {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    assert!(out.status.success(), "verify.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    Ok(text.lines().map(|l| serde_json::from_str(l).expect("verify.mjs prints JSON lines")).collect())
+}
+
+/// Every AG-UI fixture: the SDK-written corpus and the hand-written reader fixtures.
+fn agui_fixture_files() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if name.ends_with(".sse") || name.ends_with(".jsonl") || name.ends_with(".json") {
+                // Sidecars of the corpus, not runs.
+                if name != "versions.json" {
+                    out.push(path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().to_str().unwrap().into());
+                }
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("tests/fixtures/sdk/agui"), &mut files);
+    walk(&root.join("tests/fixtures/agui"), &mut files);
+    files.iter().map(|f| f.trim_start_matches('/').to_string()).collect()
+}
+
+/// `recite check FILES --format json`: each input's findings, by file.
+fn recite_findings(files: &[String]) -> BTreeMap<String, Vec<Value>> {
+    let out = Command::new(env!("CARGO_BIN_EXE_recite"))
+        .arg("check")
+        .args(files)
+        .args(["--format", "json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env_remove("RECITE_DATA")
+        .output()
+        .expect("recite runs");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("recite check: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let inputs = report["inputs"].as_array().expect("inputs");
+    inputs
+        .iter()
+        .map(|i| {
+            let file = i["file"].as_str().unwrap().to_string();
+            (file, i["findings"].as_array().cloned().unwrap_or_default())
+        })
+        .collect()
+}
+
+/// How one stream's verdicts differ, or `None` when recite agrees with the client. `stream` is
+/// the client's verdict on one stream (from `offset`, up to `end`), `findings` recite's.
+fn disagreement(stream: &Value, end: Option<u64>, findings: &[Value]) -> Option<String> {
+    let offset = stream["offset"].as_u64().unwrap();
+    let here = |f: &&Value| {
+        f["level"] == "MUST"
+            && f["locator"]["event_index"].as_u64().is_some_and(|i| i >= offset && end.is_none_or(|e| i < e))
+    };
+    let first_stream = findings.iter().filter(here).find(|f| f["rule"] == "ag-ui/stream");
+    let said = |f: Option<&Value>| match f {
+        None => "no ag-ui/stream finding".to_string(),
+        Some(f) => format!("{} at event {}: {}", f["rule"], f["locator"]["event_index"], f["message"]),
+    };
+    if stream["verdict"] == "accepted" {
+        return first_stream.map(|f| format!("the client accepts; recite says {}", said(Some(f))));
+    }
+    let index = stream["index"].as_u64().unwrap();
+    let client = format!(
+        "the client rejects event {index} ({}, {} stage): {}",
+        stream["type"], stream["stage"], stream["message"]
+    );
+    // A schema error in one event (the client's enforcement stage) may be recite's
+    // input/malformed finding instead of a stream finding, as long as none comes earlier.
+    let schema = stream["stage"] == "enforce" || stream["stage"] == "boundary";
+    let first = if schema {
+        findings.iter().filter(here).find(|f| f["rule"] == "ag-ui/stream" || f["rule"] == "input/malformed")
+    } else {
+        first_stream
+    };
+    let agrees = first.is_some_and(|f| f["locator"]["event_index"].as_u64() == Some(index))
+        && first_stream.is_none_or(|f| f["locator"]["event_index"].as_u64() >= Some(index));
+    (!agrees).then(|| format!("{client}; recite says {}", said(first.or(first_stream))))
+}
+
+#[test]
+fn stream_findings_agree_with_the_reference_client_event_by_event() {
+    let files = agui_fixture_files();
+    for corpus in ["sdk/agui/py/", "sdk/agui/js/", "sdk/agui/streams/", "fixtures/agui/"] {
+        assert!(files.iter().any(|f| f.contains(corpus)), "no fixture in {corpus}: {files:?}");
+    }
+    let verdicts = match reference_client_verdicts(&files) {
+        Ok(v) => v,
+        Err(why) => {
+            let required = std::env::var_os("RECITE_REQUIRE_NODE").is_some_and(|v| !v.is_empty());
+            assert!(!required, "RECITE_REQUIRE_NODE is set but {why}");
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED stream_findings_agree_with_the_reference_client_event_by_event: {why}"
+            );
+            return;
+        }
+    };
+    let findings = recite_findings(&files);
+    let named: Vec<&str> = TOLERANCES.iter().map(|t| t.0).collect();
+    let mut disagreements = Vec::new();
+    let mut agreeing_pending = Vec::new();
+    for (file, verdict) in files.iter().zip(&verdicts) {
+        // With one of recite's tolerances applied, the client's verdict is the one to match.
+        let expected = match verdict.get("lenient") {
+            Some(lenient) => {
+                for t in lenient["applied"].as_array().unwrap() {
+                    assert!(
+                        named.contains(&t.as_str().unwrap()),
+                        "{file}: tolerance {t} is not named in TOLERANCES"
+                    );
+                }
+                lenient
+            }
+            None => verdict,
+        };
+        if expected["verdict"] == "unreadable" {
+            // Named: unreadable-to-client.
+            continue;
+        }
+        let empty = Vec::new();
+        let recite = findings.get(file).unwrap_or(&empty);
+        let streams = expected["streams"].as_array().unwrap();
+        let mut wrong = Vec::new();
+        for (i, stream) in streams.iter().enumerate() {
+            let end = streams.get(i + 1).map(|s| s["offset"].as_u64().unwrap());
+            wrong.extend(disagreement(stream, end, recite));
+        }
+        let pending = PENDING_1_0_RULES.contains(&file.as_str());
+        match (wrong.is_empty(), pending) {
+            (false, false) => disagreements.push(format!("{file}: {}", wrong.join("; "))),
+            (true, true) => agreeing_pending.push(file.clone()),
+            _ => {}
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "recite's ag-ui/stream findings disagree with @ag-ui/client 1.0 on {} file(s):\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+    assert!(
+        agreeing_pending.is_empty(),
+        "these now agree with the reference client; delete them from PENDING_1_0_RULES:\n{}",
+        agreeing_pending.join("\n")
+    );
 }
