@@ -777,6 +777,13 @@ fn v03_adapter_compat_wrapper_is_unwrapped() {
     assert_eq!(pointers(&doc), ["/result/parts/1/data/value/0"]);
     assert!(doc.items[0].by_shape, "the adapter drops the media type");
     assert_eq!(doc.items[0].citation.as_ref().unwrap()["base"]["n"].to_string(), "4654");
+    // The JS SDK's v0.3 REST binding keeps the wrapper and drops the marker.
+    let rest = serde_json::json!({"messageId": "m", "role": "ROLE_AGENT", "content": [
+        {"data": {"data": {"Considered": 0.467}}},
+        {"data": {"data": {"value": [w6_considered(serde_json::json!(4654))]}}}]});
+    let doc = read("rest.json", &rest.to_string());
+    assert_eq!(pointers(&doc), ["/content/1/data/data/value/0"]);
+    assert_eq!(doc.items[0].result, Some(json(r#"{"Considered":0.467}"#)));
     // A wrapped scalar is a result like any other.
     let text = r#"{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"data","data":{"value":0.44},"metadata":{"data_part_compat":true}}]}"#;
     let doc = read("m.json", text);

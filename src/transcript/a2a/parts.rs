@@ -85,8 +85,14 @@ pub(super) fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) ->
     };
     // The SDKs' v0.3 adapters wrap a data value that is not an object as `{"value": …}`.
     let compat = part.pointer("/metadata/data_part_compat").and_then(Value::as_bool) == Some(true);
+    // Some bindings (the JS SDK's v0.3 REST) keep the wrapper but drop the marker: a wrapped
+    // citation, or list of them, is unwrapped all the same.
+    let citations = |v: &Value| {
+        looks_like_citation(v)
+            || v.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(looks_like_citation))
+    };
     let data = match data.get("value") {
-        Some(inner) if compat && data.as_object().is_some_and(|o| o.len() == 1) => {
+        Some(inner) if (compat || citations(inner)) && data.as_object().is_some_and(|o| o.len() == 1) => {
             data_ptr = pointer_push(&data_ptr, "value");
             inner
         }
