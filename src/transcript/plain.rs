@@ -36,7 +36,7 @@ pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
     let mut doc = Document::new(file, Format::Plain);
     doc.findings = framed.findings;
     for r in &framed.records {
-        value(&mut doc, &r.value, "", r.line);
+        value(&mut doc, &r.value, &r.pointer, r.line);
     }
     doc
 }
