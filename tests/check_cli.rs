@@ -746,6 +746,7 @@ fn odd_numbers_one_unreadable_number_does_not_sink_the_batch() {
     let (code, report) = check_json(&[&file]);
     assert_eq!(code, 1, "the INVALID claim fails the run, nothing panics");
     assert_eq!(input_verdicts(&report, "odd.jsonl"), ["REPRODUCED", "INVALID", "REPRODUCED"]);
+}
 
 // Hostile data layers: a declaration or study file that fails, fails only the claims on it
 

@@ -330,6 +330,7 @@ fn odd_numbers_base_n_with_a_tiny_fraction_is_not_a_count() {
     // In the result, an `n` that is not a whole count is a base mismatch, not ignored.
     let (_, c) = verify_raw(&w6_with(r#"{"Considered": "44%", "n": 4654.5}"#, "4654"));
     assert_eq!(c["verdict"], "BASE_MISMATCH", "{c:#}");
+}
 
 #[test]
 fn catalog_check_runs_every_declaration_on_the_data() {
@@ -378,6 +379,7 @@ fn catalog_check_runs_every_declaration_on_the_data() {
     ] {
         assert!(text.contains(needle), "{needle:?} not in\n{text}");
     }
+}
 
 #[test]
 fn verify_reads_what_check_reads_bom_and_pairs_with_source() {
