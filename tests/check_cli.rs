@@ -747,3 +747,86 @@ fn odd_numbers_one_unreadable_number_does_not_sink_the_batch() {
     assert_eq!(code, 1, "the INVALID claim fails the run, nothing panics");
     assert_eq!(input_verdicts(&report, "odd.jsonl"), ["REPRODUCED", "INVALID", "REPRODUCED"]);
 }
+
+// The answer-text audit (docs/answers.md)
+
+/// Every stated number of every answer of a JSON report: (text, status).
+fn answer_numbers(report: &Value, file_suffix: &str) -> Vec<(String, String)> {
+    let input = report["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["file"].as_str().unwrap().ends_with(file_suffix));
+    let Some(input) = input else { return Vec::new() };
+    input["answers"]
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|a| a["numbers"].as_array().unwrap().iter())
+        .map(|n| (n["text"].as_str().unwrap().to_string(), n["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn answers_say_47_for_a_cited_44_is_misquoted_and_fails_fail_on_misquoted() {
+    let (_, report) = check_json(&["tests/fixtures/answers/misquoted.json"]);
+    let numbers = answer_numbers(&report, "misquoted.json");
+    assert!(numbers.contains(&("47%".into(), "MISQUOTED".into())), "{numbers:?}");
+    assert!(numbers.contains(&("4,654".into(), "TRACED".into())), "{numbers:?}");
+    assert_eq!(report["summary"]["answer_numbers"]["MISQUOTED"], 1);
+    assert_eq!(check_code(&["tests/fixtures/answers/misquoted.json", "--fail-on", "misquoted"]), 1);
+    assert_eq!(check_code(&["tests/fixtures/answers/misquoted.json", "--fail-on", "uncited"]), 0);
+}
+
+#[test]
+fn answers_a_number_no_tool_returned_is_uncited() {
+    let (_, report) = check_json(&["tests/fixtures/answers/uncited.json"]);
+    let numbers = answer_numbers(&report, "uncited.json");
+    assert!(numbers.contains(&("58%".into(), "UNCITED".into())), "{numbers:?}");
+    assert!(numbers.contains(&("44%".into(), "TRACED".into())), "{numbers:?}");
+    assert_eq!(check_code(&["tests/fixtures/answers/uncited.json", "--fail-on", "misquoted,uncited"]), 1);
+}
+
+#[test]
+fn answers_of_the_bundled_examples_all_have_a_status_in_every_format() {
+    let (code, report) = check_json(&["examples/transcripts/", "--fail-on", "misquoted,uncited"]);
+    assert_eq!(code, 0, "the bundled answers quote their citations");
+    for file in ["agui-run.sse", "a2a-v03-task.json", "a2a-v10-stream.sse"] {
+        let numbers = answer_numbers(&report, file);
+        assert!(!numbers.is_empty(), "{file}: no answer number");
+        assert!(numbers.iter().all(|(_, s)| !s.is_empty()), "{file}: {numbers:?}");
+    }
+    let agui = answer_numbers(&report, "agui-run.sse");
+    for (text, status) in
+        [("69.4%", "TRACED"), ("-25.1", "TRACED_UNVERIFIED"), ("3,241", "TRACED_UNVERIFIED")]
+    {
+        assert!(agui.contains(&(text.into(), status.into())), "{text} {status}: {agui:?}");
+    }
+    let total: usize = ["agui-run.sse", "a2a-v03-task.json", "a2a-v10-stream.sse"]
+        .iter()
+        .map(|f| answer_numbers(&report, f).len())
+        .sum();
+    for format in ["text", "markdown", "html", "junit"] {
+        let out = stdout(&recite(&["check", "examples/transcripts/", "--format", format]));
+        let shown = ["TRACED", "MISQUOTED", "UNCITED", "RECOMPUTED_ONLY"]
+            .iter()
+            .map(|s| out.matches(s).count())
+            .sum::<usize>();
+        assert!(shown >= total, "{format}: {shown} statuses shown for {total} numbers");
+    }
+    let html = stdout(&recite(&["check", "examples/transcripts/agui-run.sse", "--format", "html"]));
+    assert!(
+        html.contains("<mark class=\"ans TRACED\" tabindex=\"0\" title=\""),
+        "numbers highlighted in place"
+    );
+    assert!(!html.contains("<script"));
+}
+
+#[test]
+fn answers_only_lists_every_number_with_its_status() {
+    let out = recite(&["check", "tests/fixtures/answers/misquoted.json", "--answers-only"]);
+    let text = stdout(&out);
+    assert!(text.contains("47% MISQUOTED claim #1 Considered (claimed 0.44, recomputed 44%)"), "{text}");
+    assert!(!text.contains("REPRODUCED"), "only the answers: {text}");
+}

@@ -99,7 +99,11 @@ fn render_input(o: &mut String, input: &Input) {
         text(&input.file)
     );
     let mut shown = vec![false; input.claims.len()];
-    for turn in &input.turns {
+    if !input.answers.is_empty() {
+        let _ = write!(o, "<style>{}</style>", crate::answers::render::HTML_STYLE);
+    }
+    for (ti, turn) in input.turns.iter().enumerate() {
+        let answer = input.answers.iter().find(|a| a.turn == ti);
         let role = turn.role.to_lowercase();
         let class = match role.as_str() {
             "user" | "agent" | "assistant" | "tool" | "system" | "developer" => role.as_str(),
@@ -118,6 +122,9 @@ fn render_input(o: &mut String, input: &Input) {
                 turn.text.chars().count(),
                 text(&turn.text)
             );
+        } else if let Some(a) = answer {
+            let _ = write!(o, "<div class=\"text\">{}</div>", crate::answers::render::html_text(a));
+            o.push_str(&crate::answers::render::html_summary(a));
         } else if !turn.text.is_empty() {
             let _ = write!(o, "<div class=\"text\">{}</div>", text(&turn.text));
         }

@@ -1,0 +1,200 @@
+//! The answer audit's section in each report format. Every string from the input (answer text,
+//! measure names, numbers as written) is escaped for its format.
+
+use std::fmt::Write;
+
+use html_escape::{encode_double_quoted_attribute as attr, encode_text as html};
+
+use super::{Answer, StatedNumber, Status, summary};
+
+/// One number in one line: `44.2% TRACED claim #1 Considered (claimed 44.2, recomputed 44.2%)`.
+fn line(n: &StatedNumber) -> String {
+    let mut s = format!("{} {}", n.text, n.status.as_str());
+    if let (Some(c), Some(m)) = (n.claim, &n.measure) {
+        let _ = write!(s, " claim #{} {m}", c + 1);
+    }
+    let mut detail = Vec::new();
+    if let Some(c) = &n.claimed {
+        detail.push(format!("claimed {c}"));
+    }
+    if let Some(r) = &n.recomputed {
+        detail.push(format!("recomputed {r}"));
+    }
+    if !detail.is_empty() {
+        let _ = write!(s, " ({})", detail.join(", "));
+    }
+    if n.ambiguous {
+        let _ = write!(s, " AMBIGUOUS: {}", n.candidates.join("; "));
+    }
+    s
+}
+
+/// Where an answer is, in words.
+fn heading(a: &Answer) -> String {
+    match &a.message_id {
+        Some(id) => format!("{} turn {} (message {id})", a.role, a.turn + 1),
+        None => format!("{} turn {}", a.role, a.turn + 1),
+    }
+}
+
+/// Control characters out of text output, so an answer cannot move the terminal's cursor.
+fn plain(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+/// The text report's section for one input.
+pub fn text(o: &mut String, answers: &[Answer]) {
+    for a in answers {
+        let _ = writeln!(o, "  answer, {}: {}", plain(&heading(a)), summary(&a.counts));
+        for (si, s) in a.sentences.iter().enumerate() {
+            let sentence = a.text.get(s.start..s.end).unwrap_or("").trim();
+            let _ = writeln!(
+                o,
+                "    sentence {}: {}  “{}”",
+                si + 1,
+                summary(&s.counts),
+                plain(&clip(sentence, 90))
+            );
+            for n in a.numbers.iter().filter(|n| n.sentence == si) {
+                let _ = writeln!(o, "      {}", plain(&line(n)));
+            }
+        }
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max - 1).collect::<String>())
+    }
+}
+
+/// Escapes text for a Markdown table cell.
+fn cell(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('`', "\\`")
+        .replace('*', "\\*")
+        .replace('_', "\\_")
+        .replace('[', "\\[")
+}
+
+/// The Markdown report's section for one input.
+pub fn markdown(o: &mut String, answers: &[Answer]) {
+    for a in answers {
+        let _ = writeln!(o, "**Answer, {}**: {}\n", cell(&heading(a)), cell(&summary(&a.counts)));
+        let _ = writeln!(
+            o,
+            "| sentence | number | status | traced to | claimed | recomputed |\n|---:|---:|---|---|---:|---:|"
+        );
+        for n in &a.numbers {
+            let to = match (n.claim, &n.measure) {
+                (Some(c), Some(m)) if n.ambiguous => {
+                    format!("claim #{} {m} (ambiguous: {})", c + 1, n.candidates.join("; "))
+                }
+                (Some(c), Some(m)) => format!("claim #{} {m}", c + 1),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "| {} | {} | **{}** | {} | {} | {} |",
+                n.sentence + 1,
+                cell(&n.text),
+                n.status.as_str(),
+                cell(&to),
+                cell(n.claimed.as_deref().unwrap_or("")),
+                cell(n.recomputed.as_deref().unwrap_or(""))
+            );
+        }
+        o.push('\n');
+    }
+}
+
+/// CSS for the highlighted numbers (the page's CSP allows inline style, never script).
+pub const HTML_STYLE: &str = "\
+.ans{border-bottom:2px solid;padding:0 1px;border-radius:2px;outline-offset:2px}\
+.ans:focus{outline:2px solid #1d2330}\
+.ans.TRACED{background:#e6f4ea;border-color:#1f8a4c}.ans.RECOMPUTED_ONLY{background:#eef3ff;border-color:#3b5bdb}\
+.ans.TRACED_UNVERIFIED{background:#f3e8fa;border-color:#7b3fa0}.ans.TRACED_TO_DISCREPANT{background:#fde8e8;border-color:#c62828}\
+.ans.MISQUOTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:double}.ans.UNCITED{background:#fff3e0;border-color:#c77700;border-bottom-style:dashed}\
+.ans-summary{font-size:13px;margin:4px 0}";
+
+/// The answer text with every stated number highlighted in place by status; the status,
+/// citation and recomputed value are its title and accessible label, so hover and keyboard
+/// focus (each number is a tab stop) both show them. Everything from the input is escaped.
+pub fn html_text(a: &Answer) -> String {
+    let mut o = String::new();
+    let mut at = 0;
+    for n in &a.numbers {
+        if n.start < at
+            || n.end > a.text.len()
+            || !a.text.is_char_boundary(n.start)
+            || !a.text.is_char_boundary(n.end)
+        {
+            continue;
+        }
+        o.push_str(&html(&a.text[at..n.start]));
+        let label = line(n);
+        let _ = write!(
+            o,
+            "<mark class=\"ans {st}\" tabindex=\"0\" title=\"{l}\" aria-label=\"{l}\" data-status=\"{st}\">{}</mark>",
+            html(&a.text[n.start..n.end]),
+            st = n.status.as_str(),
+            l = attr(&label)
+        );
+        at = n.end;
+    }
+    o.push_str(&html(&a.text[at..]));
+    o
+}
+
+/// The summary line under an audited answer, and its numbers listed for screen readers.
+pub fn html_summary(a: &Answer) -> String {
+    let mut o = format!("<div class=\"ans-summary\"><b>Answer audit:</b> {}", html(&summary(&a.counts)));
+    let _ = write!(o, "<details><summary>every number ({})</summary><ul>", a.numbers.len());
+    for n in &a.numbers {
+        let _ = write!(
+            o,
+            "<li><span class=\"badge {}\">{}</span> {}</li>",
+            n.status.as_str(),
+            n.status.as_str(),
+            html(&line(n))
+        );
+    }
+    o.push_str("</ul></details></div>");
+    o
+}
+
+/// JUnit test cases: one per stated number; UNCITED and MISQUOTED fail.
+pub fn junit(o: &mut String, file: &str, answers: &[Answer]) {
+    use crate::report::junit::xml;
+    for a in answers {
+        for n in &a.numbers {
+            let name = format!("answer {} · {} {}", heading(a), n.text, n.status.as_str());
+            let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(file), xml(&name));
+            if matches!(n.status, Status::Misquoted | Status::Uncited) {
+                let _ = writeln!(
+                    o,
+                    ">\n      <failure type=\"{}\" message=\"{}\"/>\n    </testcase>",
+                    n.status.as_str(),
+                    xml(&format!("{}: {}", n.status.as_str(), n.why))
+                );
+            } else {
+                let _ = writeln!(o, "/>");
+            }
+        }
+    }
+}
+
+/// Stated numbers of `answers` that fail JUnit (UNCITED, MISQUOTED).
+pub fn junit_failures(answers: &[Answer]) -> usize {
+    answers
+        .iter()
+        .flat_map(|a| &a.numbers)
+        .filter(|n| matches!(n.status, Status::Misquoted | Status::Uncited))
+        .count()
+}
