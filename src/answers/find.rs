@@ -318,7 +318,12 @@ pub fn find(text: &str) -> Vec<Stated> {
     let mut range: Vec<Option<(f64, f64)>> = vec![None; n];
     for k in 0..n.saturating_sub(1) {
         let between = &text[toks[k].end..toks[k + 1].start];
-        let joined = !between.contains('\n') && matches!(between.trim(), "-" | "–" | "—" | "‑" | "to");
+        // `W5 to 44%` is no range: an end glued to a letter is a wave or a code.
+        let glued = |t: &Token| prev_char(text, t.start).is_some_and(char::is_alphabetic);
+        let joined = !between.contains('\n')
+            && matches!(between.trim(), "-" | "–" | "—" | "‑" | "to")
+            && !glued(&toks[k])
+            && !glued(&toks[k + 1]);
         if !joined {
             continue;
         }

@@ -198,3 +198,21 @@ pub fn junit_failures(answers: &[Answer]) -> usize {
         .filter(|n| matches!(n.status, Status::Misquoted | Status::Uncited))
         .count()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::Turn;
+
+    #[test]
+    fn answers_html_escapes_the_answer_and_highlights_each_number() {
+        let text = "<script>alert(1)</script> \"x\" 58% & <b>more</b>";
+        let turn = Turn { role: "assistant".into(), text: text.into(), ..Turn::default() };
+        let a = crate::answers::audit_text(0, &turn, &crate::answers::find(text), &[]);
+        let html = html_text(&a);
+        assert!(!html.contains("<script") && !html.contains("<b>"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(html.contains("<mark class=\"ans UNCITED\" tabindex=\"0\" title=\"58% UNCITED\""), "{html}");
+        assert!(html_summary(&a).contains("1 uncited"));
+    }
+}
