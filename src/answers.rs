@@ -306,8 +306,15 @@ fn stem(measure: &str) -> String {
     measure.to_lowercase().chars().filter(|c| c.is_alphanumeric()).take(6).collect()
 }
 
-/// Byte distance from the number to the nearest mention of `measure` in `sentence`, if any.
+/// Byte distance from the number at `at` to the nearest mention of `measure` in `sentence`, if
+/// any; with `others` (the other numbers of the sentence), only the mentions nearer to this
+/// number than to any other count (`44% would consider it, and 58% would recommend it`: the
+/// 58% is not about consideration).
 fn mention(sentence: &str, offset: usize, measure: &str, at: usize) -> Option<usize> {
+    mention_owned(sentence, offset, measure, at, &[])
+}
+
+fn mention_owned(sentence: &str, offset: usize, measure: &str, at: usize, others: &[usize]) -> Option<usize> {
     let st = stem(measure);
     if st.len() < 2 {
         return None;
@@ -320,7 +327,9 @@ fn mention(sentence: &str, offset: usize, measure: &str, at: usize) -> Option<us
     while let Some(p) = lower[from..].find(&st) {
         let p = from + p;
         let starts_word = p == 0 || !lower[..p].ends_with(|c: char| c.is_alphanumeric());
-        if starts_word {
+        let owned =
+            !same_len || others.iter().all(|&o| (offset + p).abs_diff(o) >= (offset + p).abs_diff(at));
+        if starts_word && owned {
             let d = if same_len { (offset + p).abs_diff(at) } else { 0 };
             best = Some(best.map_or(d, |b| b.min(d)));
         }
@@ -331,11 +340,13 @@ fn mention(sentence: &str, offset: usize, measure: &str, at: usize) -> Option<us
 
 /// Traces one stated number to the sources of its exchange. `sentence` is its sentence's text,
 /// `offset` where that sentence starts in the answer, `counts` the counts stated in it.
+/// `others` are where the sentence's other numbers start.
 pub fn trace(
     stated: &Stated,
     sentence: &str,
     offset: usize,
     counts: &[f64],
+    others: &[usize],
     sources: &[Source],
 ) -> StatedNumber {
     let mut out = StatedNumber {
@@ -388,7 +399,16 @@ pub fn trace(
     let by_claim: Vec<&Source> = by_claim.into_iter().filter(&named).collect();
     let by_rec: Vec<&Source> = by_rec.into_iter().filter(&named).collect();
     let (tier, recomputed_only) = if !by_claim.is_empty() { (by_claim, false) } else { (by_rec, true) };
-    if !tier.is_empty() {
+    // A value that only coincides with a measure the sentence does not name, next to a cited
+    // measure it does name (`consideration is 48%` against detractors 47.6%), is a misquote.
+    let coincidence = !tier.is_empty()
+        && tier.iter().all(|s| !s.count && mention(sentence, offset, &s.measure, stated.start).is_none())
+        && sources.iter().any(|s| {
+            !s.count
+                && (stated.kind == Kind::Number || s.unit.is_none_or(|u| u == Unit::Proportion))
+                && mention_owned(sentence, offset, &s.measure, stated.start, others).is_some()
+        });
+    if !tier.is_empty() && !coincidence {
         let picked = narrow(tier, sentence, offset, stated.start, counts);
         let status_of = |s: &Source| if recomputed_only { Status::RecomputedOnly } else { traced_status(s) };
         let worst = picked.iter().copied().max_by_key(|s| doubt(status_of(s))).unwrap_or(picked[0]);
@@ -433,7 +453,7 @@ pub fn trace(
                 // A count stated as `n =` is about a base.
                 Some(0)
             } else {
-                mention(sentence, offset, &s.measure, stated.start)
+                mention_owned(sentence, offset, &s.measure, stated.start, others)
             };
             d.map(|d| (d, s))
         })
@@ -583,7 +603,12 @@ pub fn audit_text(ti: usize, turn: &Turn, stated: &[Stated], scope: &[Source]) -
             .filter(|x| x.sentence == s.sentence && x.kind == Kind::Count)
             .map(|x| x.value)
             .collect();
-        numbers.push(trace(s, &turn.text[a..b], a, &counts, scope));
+        let others: Vec<usize> = stated
+            .iter()
+            .filter(|x| x.sentence == s.sentence && x.start != s.start)
+            .map(|x| x.start)
+            .collect();
+        numbers.push(trace(s, &turn.text[a..b], a, &counts, &others, scope));
     }
     let zero = || Status::ALL.iter().map(|s| (*s, 0)).collect::<BTreeMap<_, _>>();
     let mut counts = zero();

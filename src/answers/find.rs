@@ -279,14 +279,12 @@ fn tokens(text: &str) -> Vec<Token> {
         let mut start = i;
         let mut signed = false;
         let mut negative = false;
-        if let Some(p) = prev_char(text, i) {
-            if matches!(p, '+' | '-' | '−') {
-                let before = prev_char(text, i - p.len_utf8());
-                if before.is_none_or(|c| !c.is_alphanumeric() && c != '-') {
-                    signed = true;
-                    negative = p != '+';
-                    start = i - p.len_utf8();
-                }
+        if let Some(p) = prev_char(text, i).filter(|p| matches!(p, '+' | '-' | '−')) {
+            let before = prev_char(text, i - p.len_utf8());
+            if before.is_none_or(|c| !c.is_alphanumeric() && c != '-') {
+                signed = true;
+                negative = p != '+';
+                start = i - p.len_utf8();
             }
         }
         let (digits_end, digits, decimals, separators) = read_digits(text, i);

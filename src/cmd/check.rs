@@ -362,7 +362,12 @@ fn audit_answers(d: &Document, claims: &[ClaimReport]) -> Vec<recite::answers::A
         .enumerate()
         .map(|(i, (item, c))| {
             let leaves = item.result.as_ref().map(claim::leaves).unwrap_or_default();
-            let n = item.citation.as_ref().and_then(|c| c.pointer("/base/n")).and_then(|v| v.as_u64());
+            let n = item
+                .citation
+                .as_ref()
+                .and_then(|c| c.pointer("/base/n"))
+                // An INVALID citation may state n as a string: the answer may still repeat it.
+                .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(claim::exact_count)));
             answers::sources(i, &c.settlement, &leaves, n)
         })
         .collect();
