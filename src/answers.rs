@@ -225,7 +225,8 @@ pub struct Answer {
     /// The message id, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
-    /// The answer text as read.
+    /// The answer text as read; the numbers' byte offsets point into it. Reports cut it at
+    /// 65,536 characters, as any conversation turn.
     pub text: String,
     /// Stated numbers per status (every status present, zeros included).
     pub counts: BTreeMap<Status, usize>,

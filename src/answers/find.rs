@@ -334,8 +334,17 @@ pub fn find(text: &str) -> Vec<Stated> {
             (None, Some(u)) => toks[k].unit = Some(u),
             _ => {}
         }
+        // `from 30.6% to 27%`, `47–44%`: a change, two values sharing the unit, not a range.
+        let before = text[..toks[k].start].trim_end();
+        let from = before.len() >= 4
+            && before.is_char_boundary(before.len() - 4)
+            && before[before.len() - 4..].eq_ignore_ascii_case("from")
+            && prev_char(before, before.len() - 4).is_none_or(|c| !c.is_alphanumeric());
         let (a, b) = (toks[k].value, toks[k + 1].value);
-        range[k] = Some((a.min(b), a.max(b)));
+        if from || a > b {
+            continue;
+        }
+        range[k] = Some((a, b));
         range[k + 1] = range[k];
     }
     let mut out = Vec::new();
@@ -469,6 +478,14 @@ mod tests {
         assert_eq!(got[2].1, Kind::Percent);
         assert_eq!(got[4].1, Kind::Points);
         assert_eq!(find("NPS −25.1")[0].value, -25.1);
+        // A change is two values, not a range; they share the unit.
+        for change in ["purchase from 30.6% to 27%", "purchase from 30.6 to 27%", "purchase fell 30.6–27%"]
+        {
+            let got = find(change);
+            assert_eq!(got.len(), 2, "{change}");
+            assert!(got.iter().all(|s| s.range.is_none() && s.kind == Kind::Percent), "{change}: {got:?}");
+        }
+        assert_eq!(find("between 42 to 46%")[0].range, Some((42.0, 46.0)));
     }
 
     #[test]

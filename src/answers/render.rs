@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use html_escape::{encode_double_quoted_attribute as attr, encode_text as html};
+use html_escape::{encode_double_quoted_attribute, encode_text};
+
+use crate::report::escape::{self, for_terminal};
 
 use super::{Answer, StatedNumber, Status, summary};
 
@@ -37,15 +39,10 @@ fn heading(a: &Answer) -> String {
     }
 }
 
-/// Control characters out of text output, so an answer cannot move the terminal's cursor.
-fn plain(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
-}
-
 /// The text report's section for one input.
 pub fn text(o: &mut String, answers: &[Answer]) {
     for a in answers {
-        let _ = writeln!(o, "  answer, {}: {}", plain(&heading(a)), summary(&a.counts));
+        let _ = writeln!(o, "  answer, {}: {}", for_terminal(&heading(a)), summary(&a.counts));
         for (si, s) in a.sentences.iter().enumerate() {
             let sentence = a.text.get(s.start..s.end).unwrap_or("").trim();
             let _ = writeln!(
@@ -53,10 +50,10 @@ pub fn text(o: &mut String, answers: &[Answer]) {
                 "    sentence {}: {}  “{}”",
                 si + 1,
                 summary(&s.counts),
-                plain(&clip(sentence, 90))
+                for_terminal(&clip(sentence, 90))
             );
             for n in a.numbers.iter().filter(|n| n.sentence == si) {
-                let _ = writeln!(o, "      {}", plain(&line(n)));
+                let _ = writeln!(o, "      {}", for_terminal(&line(n)));
             }
         }
     }
@@ -70,23 +67,25 @@ fn clip(s: &str, max: usize) -> String {
     }
 }
 
-/// Escapes text for a Markdown table cell.
-fn cell(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('`', "\\`")
-        .replace('*', "\\*")
-        .replace('_', "\\_")
-        .replace('[', "\\[")
+/// Input text as HTML text: capped, control and bidi characters shown as `\u{…}`, escaped.
+fn html(s: &str) -> String {
+    encode_text(&escape::visible(&escape::cap(s))).into_owned()
+}
+
+/// Input text as a double-quoted attribute value: as [`html`], on one line.
+fn attr(s: &str) -> String {
+    encode_double_quoted_attribute(&escape::visible_line(&escape::cap(s))).into_owned()
 }
 
 /// The Markdown report's section for one input.
 pub fn markdown(o: &mut String, answers: &[Answer]) {
     for a in answers {
-        let _ = writeln!(o, "**Answer, {}**: {}\n", cell(&heading(a)), cell(&summary(&a.counts)));
+        let _ = writeln!(
+            o,
+            "**Answer, {}**: {}\n",
+            escape::markdown(&heading(a)),
+            escape::markdown(&summary(&a.counts))
+        );
         let _ = writeln!(
             o,
             "| sentence | number | status | traced to | claimed | recomputed |\n|---:|---:|---|---|---:|---:|"
@@ -103,52 +102,63 @@ pub fn markdown(o: &mut String, answers: &[Answer]) {
                 o,
                 "| {} | {} | **{}** | {} | {} | {} |",
                 n.sentence + 1,
-                cell(&n.text),
+                escape::markdown(&n.text),
                 n.status.as_str(),
-                cell(&to),
-                cell(n.claimed.as_deref().unwrap_or("")),
-                cell(n.recomputed.as_deref().unwrap_or(""))
+                escape::markdown(&to),
+                escape::markdown(n.claimed.as_deref().unwrap_or("")),
+                escape::markdown(n.recomputed.as_deref().unwrap_or(""))
             );
         }
         o.push('\n');
     }
 }
 
-/// CSS for the highlighted numbers (the page's CSP allows inline style, never script).
+/// CSS for the highlighted numbers (the page's CSP allows inline style, never script). A number's
+/// status, citation and recomputed value (`data-tip`) show beside it on hover and on keyboard
+/// focus alike, by CSS alone.
 pub const HTML_STYLE: &str = "\
-.ans{border-bottom:2px solid;padding:0 1px;border-radius:2px;outline-offset:2px}\
+.ans{position:relative;border-bottom:2px solid;padding:0 1px;border-radius:2px;outline-offset:2px}\
 .ans:focus{outline:2px solid #1d2330}\
+.ans:hover::after,.ans:focus::after{content:attr(data-tip);position:absolute;left:0;top:100%;z-index:2;\
+margin-top:4px;background:#1d2330;color:#fff;font-size:12px;font-weight:400;padding:3px 7px;border-radius:4px;\
+width:max-content;max-width:36em;white-space:normal;pointer-events:none}\
 .ans.TRACED{background:#e6f4ea;border-color:#1f8a4c}.ans.RECOMPUTED_ONLY{background:#eef3ff;border-color:#3b5bdb}\
 .ans.TRACED_UNVERIFIED{background:#f3e8fa;border-color:#7b3fa0}.ans.TRACED_TO_DISCREPANT{background:#fde8e8;border-color:#c62828}\
 .ans.MISQUOTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:double}.ans.UNCITED{background:#fff3e0;border-color:#c77700;border-bottom-style:dashed}\
 .ans-summary{font-size:13px;margin:4px 0}";
 
 /// The answer text with every stated number highlighted in place by status; the status,
-/// citation and recomputed value are its title and accessible label, so hover and keyboard
-/// focus (each number is a tab stop) both show them. Everything from the input is escaped.
+/// citation and recomputed value are its tip (shown on hover and keyboard focus: each number is
+/// a tab stop) and its accessible label. Everything from the input is escaped,
+/// control and bidi characters shown, and the text cut at [`escape::MAX_TURN_CHARS`] like any
+/// turn (the numbers past the cut are still listed by [`html_summary`]).
 pub fn html_text(a: &Answer) -> String {
+    let shown = a.text.char_indices().nth(escape::MAX_TURN_CHARS).map_or(a.text.len(), |(i, _)| i);
+    let part = |from: usize, to: usize| encode_text(&escape::visible(&a.text[from..to])).into_owned();
     let mut o = String::new();
     let mut at = 0;
     for n in &a.numbers {
         if n.start < at
-            || n.end > a.text.len()
+            || n.end > shown
             || !a.text.is_char_boundary(n.start)
             || !a.text.is_char_boundary(n.end)
         {
             continue;
         }
-        o.push_str(&html(&a.text[at..n.start]));
-        let label = line(n);
+        o.push_str(&part(at, n.start));
         let _ = write!(
             o,
-            "<mark class=\"ans {st}\" tabindex=\"0\" title=\"{l}\" aria-label=\"{l}\" data-status=\"{st}\">{}</mark>",
-            html(&a.text[n.start..n.end]),
+            "<mark class=\"ans {st}\" tabindex=\"0\" data-tip=\"{l}\" aria-label=\"{l}\" data-status=\"{st}\">{}</mark>",
+            part(n.start, n.end),
             st = n.status.as_str(),
-            l = attr(&label)
+            l = attr(&line(n))
         );
         at = n.end;
     }
-    o.push_str(&html(&a.text[at..]));
+    o.push_str(&part(at, shown));
+    if shown < a.text.len() {
+        let _ = write!(o, "… ({} bytes)", a.text.len());
+    }
     o
 }
 
@@ -212,7 +222,10 @@ mod tests {
         let html = html_text(&a);
         assert!(!html.contains("<script") && !html.contains("<b>"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
-        assert!(html.contains("<mark class=\"ans UNCITED\" tabindex=\"0\" title=\"58% UNCITED\""), "{html}");
+        assert!(
+            html.contains("<mark class=\"ans UNCITED\" tabindex=\"0\" data-tip=\"58% UNCITED\""),
+            "{html}"
+        );
         assert!(html_summary(&a).contains("1 uncited"));
     }
 }
