@@ -316,6 +316,13 @@ fn mention(sentence: &str, offset: usize, measure: &str, at: usize) -> Option<us
 }
 
 fn mention_owned(sentence: &str, offset: usize, measure: &str, at: usize, others: &[usize]) -> Option<usize> {
+    // A conversion (`Considered → Purchased`) is mentioned only when both its stages are: `47%
+    // would consider it` is about Considered, not about the step from it to Purchased.
+    if let Some((from, to)) = measure.split_once('→') {
+        let a = mention_owned(sentence, offset, from.trim(), at, others)?;
+        let b = mention_owned(sentence, offset, to.trim(), at, others)?;
+        return Some(a.max(b));
+    }
     let st = stem(measure);
     if st.len() < 2 {
         return None;

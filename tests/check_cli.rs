@@ -1442,8 +1442,19 @@ fn answers_say_47_for_a_cited_44_is_misquoted_and_fails_fail_on_misquoted() {
     assert!(numbers.contains(&("47%".into(), "MISQUOTED".into())), "{numbers:?}");
     assert!(numbers.contains(&("4,654".into(), "TRACED".into())), "{numbers:?}");
     assert_eq!(report["summary"]["answer_numbers"]["MISQUOTED"], 1);
+    // `47% would consider it` names Considered, not the conversion Considered → Purchased.
+    let n47 = &report["inputs"][0]["answers"][0]["numbers"][1];
+    assert_eq!(
+        (&n47["text"], &n47["measure"], &n47["ambiguous"]),
+        (&json!("47%"), &json!("Considered"), &json!(false))
+    );
     assert_eq!(check_code(&["tests/fixtures/answers/misquoted.json", "--fail-on", "misquoted"]), 1);
     assert_eq!(check_code(&["tests/fixtures/answers/misquoted.json", "--fail-on", "uncited"]), 0);
+    // A typo is an error that names it and lists the answer statuses too.
+    let out = recite(&["check", "tests/fixtures/answers/misquoted.json", "--fail-on", "misquote"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("\"misquote\"") && err.contains("traced-to-discrepant"), "{err}");
 }
 
 #[test]

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
 use recite::answers::{self, Status};
@@ -122,9 +122,14 @@ fn fail_on(list: &[String]) -> Result<FailOn> {
             "must" => f.levels.push(Level::Must),
             "should" => f.levels.push(Level::Should),
             "note" => f.levels.push(Level::Note),
-            _ => match item.parse::<Status>() {
-                Ok(s) => f.answers.push(s),
-                Err(_) => f.verdicts.push(item.parse().map_err(anyhow::Error::msg).context("--fail-on")?),
+            _ => match (item.parse::<Status>(), item.parse::<Verdict>()) {
+                (Ok(s), _) => f.answers.push(s),
+                (_, Ok(v)) => f.verdicts.push(v),
+                _ => bail!(
+                    "--fail-on: unknown item {item:?} (expected verdicts invalid, unverifiable, discrepant, \
+                     base-mismatch, reproduced; levels must, should, note; answer statuses uncited, misquoted, \
+                     traced-to-discrepant, traced-unverified, recomputed-only, traced)"
+                ),
             },
         }
     }
