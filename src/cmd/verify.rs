@@ -148,6 +148,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         VerifyFormat::Json => {
             let input = Input {
+                answers: Vec::new(),
                 file: a.citation.clone(),
                 format: Some(Format::Plain),
                 claims: vec![ClaimReport {

@@ -209,6 +209,7 @@ pub fn render(report: &Report, st: Style) -> String {
         for c in &input.claims {
             let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));
         }
+        crate::answers::render::text(&mut o, &input.answers);
         if !input.moca.is_empty() {
             let citations: usize = input.moca.iter().map(|e| e.citations.len()).sum();
             let passed: usize = input.moca.iter().flat_map(|e| &e.citations).filter(|c| c.passed).count();
