@@ -292,6 +292,7 @@ impl Engine {
             .map(|plan| {
                 let plan = plan?;
                 let totals: Vec<f64> = plan.totals.iter().map(|&s| total(s)).collect();
+                let counts: Vec<f64> = plan.counts.iter().map(|&s| total(s)).collect();
                 let moments = plan.moments.iter().map(|(&jk, &s)| (jk, total(s))).collect();
                 let psus = if design.is_some() {
                     rows.iter()
@@ -305,7 +306,11 @@ impl Engine {
                     .iter()
                     .map(|(b, c, s)| (b.clone(), c.clone(), total(*s).round() as u64))
                     .collect();
-                Ok(Outcome { vars: plan.vars, sums: Sums { n: total(plan.n), totals, moments, psus }, cells })
+                Ok(Outcome {
+                    vars: plan.vars,
+                    sums: Sums { n: total(plan.n), totals, counts, moments, psus },
+                    cells,
+                })
             })
             .collect();
         Ok((outcomes, stats))
@@ -349,15 +354,18 @@ impl Engine {
         };
         let n = aggs.slot(sum_when(base.clone(), lit(1.0))?);
         let mut totals = Vec::new();
+        let mut counts = Vec::new();
         for v in &vars {
             let (cond, xpow) = var_parts(v, &x);
-            totals.push(aggs.slot(sum_when(and_all(base.clone(), cond), times(w.clone(), &x, xpow))?));
+            let rows = and_all(base.clone(), cond);
+            totals.push(aggs.slot(sum_when(rows.clone(), times(w.clone(), &x, xpow))?));
+            counts.push(aggs.slot(sum_when(rows, lit(1.0))?));
         }
         let mut moments = HashMap::new();
         let w2 = w.clone() * w.clone();
         for (j, k) in needed_pairs(&job.measures, &vars) {
-            // With a design the PSU totals carry the variance; only Σw² (effective base) is needed.
-            if !weights_only && (j, k) != (0, 0) {
+            // With a design the PSU totals carry the variance; only Σw²·zⱼ (effective bases).
+            if !weights_only && j != k {
                 continue;
             }
             let (pred, pow) = product(&vars[j], &vars[k]);
@@ -368,7 +376,7 @@ impl Engine {
             .into_iter()
             .map(|(b, c, f)| Ok((b, c, aggs.slot(sum_when(base.clone().and(f), lit(1.0))?))))
             .collect::<Result<Vec<_>, String>>()?;
-        Ok(JobPlan { vars, n, totals, moments, cells })
+        Ok(JobPlan { vars, n, totals, counts, moments, cells })
     }
 }
 
@@ -413,6 +421,7 @@ struct JobPlan {
     vars: Vec<Var>,
     n: usize,
     totals: Vec<usize>,
+    counts: Vec<usize>,
     moments: HashMap<(usize, usize), usize>,
     cells: Vec<(String, String, usize)>,
 }

@@ -6,12 +6,17 @@
 //!
 //! - weights only (each respondent its own PSU, one stratum):
 //!   V = n/(n−1) · (Σuᵢ² − (Σuᵢ)²/n), where Σuᵢ² needs the second moments Σ w² zⱼ zₖ, which the
-//!   engine computes in the same scan; df = n − 1;
+//!   engine computes in the same scan; the base rows are the whole sample, so df = n − 1 with n
+//!   the rows of the measure's domain (the base; a conversion's denominator rows);
 //! - a declared design (strata h, PSUs c sampled with replacement):
-//!   V = Σₕ nₕ/(nₕ−1) Σ꜀ (U_hc − Ūₕ)², with U_hc the PSU totals of u, which the engine gets by
-//!   grouping the same scan by stratum and PSU; df = #PSUs − #strata.
+//!   V = Σₕ nₕ/(nₕ−1) Σ꜀ (U_hc − Ūₕ)², with U_hc the PSU totals of u over every PSU of the table
+//!   (zero where the domain has no rows), which the engine gets by grouping the same scan by
+//!   stratum and PSU; df = the PSUs holding domain rows minus the strata holding them, as R's
+//!   `degf(subset(design, …))` ([`DfRule::Domain`]), or every PSU minus every stratum
+//!   ([`DfRule::FullDesign`]).
 //!
-//! These are the estimators of R's `survey` package and of samplics (with-replacement, Taylor).
+//! These are the estimators of R's `survey` package and of samplics (with-replacement, Taylor);
+//! `tests/r/oracle.R` checks them against R itself.
 
 use std::collections::HashMap;
 
@@ -100,7 +105,10 @@ pub struct Sums {
     pub n: f64,
     /// Tⱼ = Σ w·zⱼ, one per variable.
     pub totals: Vec<f64>,
-    /// Σ w²·zⱼ·zₖ for j ≤ k (weights-only variance).
+    /// The unweighted count of base rows in each variable's domain: where its indicator is 1
+    /// (a conversion's denominator rows), every base row for 1, x and x².
+    pub counts: Vec<f64>,
+    /// Σ w²·zⱼ·zₖ for j ≤ k (weights-only variance; with a design only j = k).
     pub moments: HashMap<(usize, usize), f64>,
     /// With a declared design: (stratum, Tⱼ within that PSU) for every PSU of the table.
     pub psus: Vec<(String, Vec<f64>)>,
@@ -119,6 +127,58 @@ pub enum Interval {
     KornGraubard,
 }
 
+/// Where a designed estimate's degrees of freedom come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DfRule {
+    /// The PSUs holding rows of the measure's domain (Σw > 0) minus the strata holding them, as
+    /// R's `degf(subset(design, …))` (the default).
+    #[default]
+    Domain,
+    /// Every PSU of the table minus every stratum, whatever the domain.
+    FullDesign,
+}
+
+/// How estimates are computed: the interval of proportions and the degrees of freedom.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Method {
+    /// The interval method for proportions.
+    pub interval: Interval,
+    /// The degrees of freedom with a declared design.
+    pub df: DfRule,
+}
+
+impl From<Interval> for Method {
+    fn from(interval: Interval) -> Method {
+        Method { interval, df: DfRule::default() }
+    }
+}
+
+/// What "the sample" of an estimate is, and so where its degrees of freedom come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sample {
+    /// Weights only: the base rows are the whole sample, each row its own PSU (as R's
+    /// `svydesign(ids = ~1, weights = ~w, data = base_rows)`); df = the domain's rows − 1.
+    BaseRows,
+    /// A declared design over every row of the table, the base a domain of it (R's `subset()`);
+    /// df = the PSUs holding domain rows − the strata holding them.
+    DesignDomain,
+    /// A declared design, df from every PSU and stratum of the table (`--df full-design`).
+    FullDesign,
+}
+
+impl Sample {
+    /// In words, for the text report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Sample::BaseRows => "the base rows are the whole sample (weights only; df = rows − 1)",
+            Sample::DesignDomain => "the base is a domain of the design (df = its PSUs − its strata)",
+            Sample::FullDesign => "df from every PSU of the design (--df full-design)",
+        }
+    }
+}
+
 /// A measure's estimate with its sampling error.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Estimate {
@@ -132,8 +192,11 @@ pub struct Estimate {
     pub ci_low: f64,
     /// Upper end of the 95% interval.
     pub ci_high: f64,
-    /// Design effect: variance over that of a simple random sample of the same size.
+    /// Design effect: variance over that of a simple random sample of the same size (drawn
+    /// with replacement, as R's `deff = "replace"`).
     pub deff: Option<f64>,
+    /// What the sample is, which decides `df`.
+    pub sample: Sample,
 }
 
 /// The base's weighting facts.
@@ -158,24 +221,53 @@ pub fn base_facts(s: &Sums) -> BaseFacts {
     BaseFacts { n: s.n.round() as u64, weighted: w, effective }
 }
 
-/// The degrees of freedom of the design: #PSUs − #strata, or n − 1.
+/// The degrees of freedom of the design over its whole table: #PSUs − #strata, or n − 1.
 pub fn degrees_of_freedom(s: &Sums) -> f64 {
+    domain_df(s, 0, true)
+}
+
+/// The degrees of freedom for the domain of variable `j` (0: the base rows): with a design the
+/// PSUs whose total of w·zⱼ is positive minus their strata (or every PSU and stratum of the
+/// table); weights only, the domain's unweighted rows − 1. At least 1.
+fn domain_df(s: &Sums, j: usize, every_psu: bool) -> f64 {
     if s.psus.is_empty() {
-        (s.n - 1.0).max(1.0)
-    } else {
-        let mut strata: Vec<&str> = s.psus.iter().map(|(h, _)| h.as_str()).collect();
-        strata.sort_unstable();
-        strata.dedup();
-        ((s.psus.len() - strata.len()) as f64).max(1.0)
+        let n = if j == 0 { s.n } else { s.counts.get(j).copied().unwrap_or(s.n) };
+        return (n - 1.0).max(1.0);
     }
+    let held: Vec<&str> = s
+        .psus
+        .iter()
+        .filter(|(_, t)| every_psu || t.get(j).is_some_and(|&v| v > 0.0))
+        .map(|(h, _)| h.as_str())
+        .collect();
+    let mut strata = held.clone();
+    strata.sort_unstable();
+    strata.dedup();
+    ((held.len() - strata.len()) as f64).max(1.0)
 }
 
 /// Estimates every measure, each with its linearised SE and 95% interval.
-pub fn estimate(measures: &[Measure], vars: &[Var], s: &Sums, interval: Interval) -> Vec<Option<Estimate>> {
+pub fn estimate(
+    measures: &[Measure],
+    vars: &[Var],
+    s: &Sums,
+    method: impl Into<Method>,
+) -> Vec<Option<Estimate>> {
+    let method = method.into();
     let idx = |v: &Var| vars.iter().position(|x| x == v).expect("vars_for covers every measure");
     let t = |j: usize| s.totals.get(j).copied().unwrap_or(0.0);
-    let df = degrees_of_freedom(s);
     let base = base_facts(s);
+    let sample = match (s.psus.is_empty(), method.df) {
+        (true, _) => Sample::BaseRows,
+        (false, DfRule::Domain) => Sample::DesignDomain,
+        (false, DfRule::FullDesign) => Sample::FullDesign,
+    };
+    // The rows a measure's interval is about: the base, or a conversion's denominator rows.
+    let domain_of = |m: &Measure| match &m.kind {
+        Kind::Ratio(_, b) => idx(&Var::Ind(b.clone())),
+        _ => 0,
+    };
+    let df_of = |j: usize| domain_df(s, j, sample == Sample::FullDesign);
     // (θ, gradient over vars) per measure, in order, so differences can use earlier ones.
     let mut lin: Vec<Option<(f64, Vec<f64>)>> = Vec::new();
     for m in measures {
@@ -217,8 +309,18 @@ pub fn estimate(measures: &[Measure], vars: &[Var], s: &Sums, interval: Interval
             let var = variance(g, s);
             let se = var.max(0.0).sqrt();
             let proportion = matches!(m.kind, Kind::Share(_) | Kind::Ratio(..));
+            let j = domain_of(m);
+            let df = df_of(j);
+            // The domain's unweighted rows and Kish effective base (Korn–Graubard, Wilson).
+            let (n, n_eff) = if j == 0 {
+                (s.n, base.effective)
+            } else {
+                let n = s.counts.get(j).copied().unwrap_or(s.n);
+                let w2 = s.moments.get(&(j, j)).copied().unwrap_or(0.0);
+                (n, if w2 > 0.0 { t(j) * t(j) / w2 } else { n })
+            };
             let (ci_low, ci_high) = if proportion {
-                proportion_interval(*value, se, df, base.n as f64, base.effective, interval)
+                proportion_interval(*value, se, df, n, n_eff, method.interval)
             } else {
                 let q = t_quantile(df);
                 (value - q * se, value + q * se)
@@ -235,7 +337,7 @@ pub fn estimate(measures: &[Measure], vars: &[Var], s: &Sums, interval: Interval
                 }
                 _ => None,
             };
-            Some(Estimate { value: *value, se, df, ci_low, ci_high, deff })
+            Some(Estimate { value: *value, se, df, ci_low, ci_high, deff, sample })
         })
         .collect()
 }
@@ -349,12 +451,56 @@ fn logistic(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extractor::{Clause, Op};
 
     #[test]
     fn t_quantiles_match_tables() {
         // t(0.975; 31) = 2.039513 (any table); t(0.975; ∞) = 1.959964.
         assert!((t_quantile(31.0) - 2.039513).abs() < 1e-6);
         assert!((t_quantile(1e9) - 1.959964).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_conversion_takes_the_df_of_its_denominator_domain() {
+        // Two strata of two PSUs; the base touches all four PSUs, the denominator (x ≥ 2) only
+        // stratum "1" and one PSU of "2": R's degf(subset(...)) = 3 PSUs − 2 strata = 1 for the
+        // conversion, 4 − 2 = 2 for the share.
+        let (ge1, ge2) = (Pred(vec![Clause::Cmp(Op::Ge, 1.0)]), Pred(vec![Clause::Cmp(Op::Ge, 2.0)]));
+        let measures = vec![
+            Measure { name: "Aware".into(), aliases: vec![], kind: Kind::Share(ge1.clone()) },
+            Measure { name: "Aware → Familiar".into(), aliases: vec![], kind: Kind::Ratio(ge2, ge1) },
+        ];
+        let vars = vars_for(&measures);
+        let j = |v: &Var| vars.iter().position(|x| x == v).unwrap();
+        let (jb, ja) = (
+            j(&Var::Ind(Pred(vec![Clause::Cmp(Op::Ge, 1.0)]))),
+            j(&Var::Ind(Pred(vec![Clause::Cmp(Op::Ge, 2.0)]))),
+        );
+        let psu = |h: &str, one: f64, b: f64, a: f64| {
+            let mut t = vec![0.0; vars.len()];
+            (t[0], t[jb], t[ja]) = (one, b, a);
+            (h.to_string(), t)
+        };
+        let psus = vec![
+            psu("1", 3.0, 2.0, 1.0),
+            psu("1", 2.0, 2.0, 2.0),
+            psu("2", 2.0, 1.0, 1.0),
+            psu("2", 1.0, 0.0, 0.0),
+        ];
+        let mut totals = vec![0.0; vars.len()];
+        for (_, t) in &psus {
+            totals.iter_mut().zip(t).for_each(|(s, v)| *s += v);
+        }
+        let s = Sums { n: 8.0, counts: vec![8.0; vars.len()], totals, moments: HashMap::new(), psus };
+        let e = estimate(&measures, &vars, &s, Interval::Logit);
+        assert_eq!((e[0].unwrap().df, e[1].unwrap().df), (2.0, 1.0));
+        let full =
+            estimate(&measures, &vars, &s, Method { interval: Interval::Logit, df: DfRule::FullDesign });
+        assert_eq!((full[0].unwrap().df, full[1].unwrap().df), (2.0, 2.0));
+        // Weights only: the denominator's unweighted rows − 1.
+        let w = Sums { psus: vec![], counts: vec![8.0, 6.0, 5.0], ..s };
+        let e = estimate(&measures, &vars, &w, Interval::Logit);
+        assert_eq!(e[1].unwrap().df, w.counts[jb] - 1.0);
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
         let _ = writeln!(o, "  source   {}.{}{label} × {}", r.table, r.column, r.function);
         let _ = writeln!(o, "  weight   {}  {}", r.weight, st.dim(&format!("[{}]", r.design)));
         let _ = writeln!(o, "  base     {}  {}", r.base, st.dim(&format!("[{}]", r.base_filter)));
+        if let Some(e) = s.measures.iter().find_map(|m| m.estimate) {
+            let _ = writeln!(o, "  sample   {}", st.dim(e.sample.describe()));
+        }
         o.push('\n');
     }
     if !s.measures.is_empty() {
