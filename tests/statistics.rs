@@ -458,6 +458,27 @@ fn r_survey_package_agrees_on_every_measure() {
             weights: &["main_weight", "alt_weight", "unweighted"],
         },
     ];
+    // R survey's own example data (tests/r/api.R writes it): a stratified sample with one school
+    // per PSU, and one- and two-stage cluster samples; avg_ed is not integer codes, so those
+    // tables take the engine's SQL plan rather than the grouped one.
+    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/api");
+    let api_study = |table: &'static str| Study {
+        root: &api,
+        name: "California API",
+        table,
+        columns: &["stype", "sch_wide", "awards", "api00", "enroll", "avg_ed"],
+        periods: &["1999-2000"],
+        bases: &[
+            "All schools",
+            "Elementary schools",
+            "High schools",
+            "Schools that met their target",
+            "Large high schools",
+        ],
+        weights: &["pw", "unweighted"],
+    };
+    let studies: Vec<Study> =
+        studies.into_iter().chain(["apistrat", "apiclus1", "apiclus2"].map(api_study)).collect();
     let mut resolved = Vec::new();
     for st in &studies {
         let catalog = Catalog::load(st.root).unwrap();
