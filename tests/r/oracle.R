@@ -113,9 +113,9 @@ for (case in unique(cases$case)) {
         est <- svyratio(fa, fb, sub)
         value <- coef(est)[[1]]; se <- SE(est)[[1]]
         den <- d[[paste0(".b", i)]] == 1
-        # The interval is about the denominator's rows: subset(design, base & b).
-        dsub <- if (designed) subset(full, domain & den) else
-          svydesign(ids = ~1, weights = as.formula(paste0("~", first$weight)), data = d[domain & den, ])
+        # The interval is about the denominator's rows, a domain of the base's design (so its SE
+        # is svyratio's): subset(subset(design, base), b).
+        dsub <- sub[sub$variables[[paste0(".b", i)]] == 1, ]
         df <- degf(dsub)
         if (value > 0 && value < 1) {
           ci_l <- ci_of(svyciprop(fa, dsub, method = "logit"))
