@@ -18,7 +18,78 @@ pub struct Catalog {
     pub root: PathBuf,
     /// The studies, sorted by name.
     pub studies: Vec<Study>,
+    /// The `study.toml` files that could not be used: each fails only the claims on it.
+    pub broken: Vec<Broken>,
 }
+
+/// A `study.toml` that cannot be used (unreadable, not TOML, not a study, not a regular file).
+#[derive(Debug, Clone)]
+pub struct Broken {
+    /// The file.
+    pub file: PathBuf,
+    /// The study name and aliases it declares, when they can be read at all.
+    pub names: Vec<String>,
+    /// Why it cannot be used.
+    pub error: String,
+}
+
+/// Most bytes a `study.toml` may have.
+pub const MAX_STUDY_BYTES: u64 = 16 << 20;
+/// Most breakdown cells a study may declare (each is counted for every claim on the study).
+pub const MAX_CELLS: usize = 256;
+
+/// A failed study look-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StudyError {
+    /// No study has that name or alias.
+    NotFound {
+        /// The look-up that failed.
+        missing: NotFound,
+        /// `study.toml` files whose names could not be read (the study may be one of them).
+        unreadable: Vec<PathBuf>,
+    },
+    /// The name (folded) belongs to more than one study: never resolved to one of them.
+    Ambiguous {
+        /// The name asked for.
+        asked: String,
+        /// Each candidate: its declared name and file.
+        candidates: Vec<(String, PathBuf)>,
+    },
+    /// The name belongs to a study whose file cannot be used.
+    Broken {
+        /// The name asked for.
+        asked: String,
+        /// The file.
+        file: PathBuf,
+        /// Why it cannot be used.
+        error: String,
+    },
+}
+
+impl std::fmt::Display for StudyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StudyError::NotFound { missing, unreadable } => {
+                write!(f, "{missing}")?;
+                if !unreadable.is_empty() {
+                    let files: Vec<String> = unreadable.iter().map(|p| p.display().to_string()).collect();
+                    write!(f, " ({} study file(s) could not be read: {})", files.len(), files.join(", "))?;
+                }
+                Ok(())
+            }
+            StudyError::Ambiguous { asked, candidates } => {
+                let list: Vec<String> =
+                    candidates.iter().map(|(n, p)| format!("{n:?} ({})", p.display())).collect();
+                write!(f, "study {:?} is ambiguous: it names {}", shorten(asked), list.join(" and "))
+            }
+            StudyError::Broken { asked, file, error } => {
+                write!(f, "study {:?} cannot be used: {}: {error}", shorten(asked), file.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for StudyError {}
 
 /// One `study.toml`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -47,6 +118,9 @@ pub struct Study {
     /// The `study.toml` this came from.
     #[serde(skip)]
     pub file: PathBuf,
+    /// Filters (SQL) past the size limits, with why: measured once, when the study is parsed.
+    #[serde(skip)]
+    oversized: BTreeMap<String, String>,
 }
 
 /// `[study]`.
@@ -308,48 +382,89 @@ fn not_found<'a>(
 }
 
 impl Catalog {
-    /// Loads every `study.toml` in `root` and in its immediate sub-folders.
+    /// Loads every `study.toml` in `root` and in its immediate sub-folders. Only a missing or
+    /// unreadable `root` is an error; a study file that cannot be used is kept in
+    /// [`Catalog::broken`] and fails only the claims on it.
     pub fn load(root: &Path) -> Result<Catalog> {
         if !root.is_dir() {
             bail!("data folder {} does not exist (set --data DIR or RECITE_DATA)", root.display());
         }
-        let mut files = Vec::new();
-        if root.join("study.toml").is_file() {
-            files.push(root.join("study.toml"));
-        }
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
             .with_context(|| format!("reading data folder {}", root.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.join("study.toml").is_file())
+            .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
-        files.extend(dirs.into_iter().map(|d| d.join("study.toml")));
-        let mut studies = Vec::new();
-        for file in files {
-            studies.push(Study::load(&file)?);
-        }
-        studies.sort_by(|a, b| a.study.name.cmp(&b.study.name));
-        for pair in studies.windows(2) {
-            if fold_human(&pair[0].study.name) == fold_human(&pair[1].study.name) {
-                bail!(
-                    "two studies are named {:?}: {} and {}",
-                    pair[1].study.name,
-                    pair[0].file.display(),
-                    pair[1].file.display()
-                );
+        let mut catalog = Catalog { root: root.to_path_buf(), ..Catalog::default() };
+        for dir in std::iter::once(root.to_path_buf()).chain(dirs) {
+            let file = dir.join("study.toml");
+            // Only a regular file is read: a FIFO or device would block or never end.
+            let meta = std::fs::metadata(&file);
+            let regular = meta.as_ref().is_ok_and(|m| m.is_file() && m.len() <= MAX_STUDY_BYTES);
+            let found = match meta {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => Err(format!("cannot be read: {e}")),
+                Ok(m) if !m.is_file() => Err("is not a regular file".to_string()),
+                Ok(m) if m.len() > MAX_STUDY_BYTES => {
+                    Err(format!("is too large: {} bytes (at most {MAX_STUDY_BYTES})", m.len()))
+                }
+                Ok(_) => std::fs::read_to_string(&file)
+                    .map_err(|e| format!("cannot be read: {e}"))
+                    .and_then(|text| Study::parse(&text, &file)),
+            };
+            match found {
+                Ok(study) => catalog.studies.push(study),
+                Err(error) => {
+                    let names = if regular { declared_names(&file) } else { Vec::new() };
+                    catalog.broken.push(Broken { file, names, error });
+                }
             }
         }
-        Ok(Catalog { root: root.to_path_buf(), studies })
+        catalog.studies.sort_by(|a, b| a.study.name.cmp(&b.study.name));
+        Ok(catalog)
     }
 
-    /// The study a citation names, by name or alias.
-    pub fn study(&self, name: &str) -> Result<&Study, NotFound> {
-        let f = fold_human(name);
-        self.studies
+    /// Every name (folded) that belongs to more than one study, with the owners' names and
+    /// files: `catalog check` fails on these, and a citation naming one is UNVERIFIABLE.
+    pub fn ambiguities(&self) -> Vec<(String, Vec<(String, PathBuf)>)> {
+        let mut owners: BTreeMap<String, Vec<(String, PathBuf)>> = BTreeMap::new();
+        let entries = self
+            .studies
             .iter()
-            .find(|s| fold_human(&s.study.name) == f || s.study.aliases.iter().any(|a| fold_human(a) == f))
-            .ok_or_else(|| {
-                not_found(
+            .map(|s| (s.study.name.clone(), s.file.clone(), s.names().cloned().collect::<Vec<_>>()))
+            .chain(
+                self.broken
+                    .iter()
+                    .filter_map(|b| Some((b.names.first()?.clone(), b.file.clone(), b.names.clone()))),
+            );
+        for (name, file, names) in entries {
+            let mut keys: Vec<String> = names.iter().map(|n| fold_human(n)).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                owners.entry(k).or_default().push((name.clone(), file.clone()));
+            }
+        }
+        owners.into_iter().filter(|(_, o)| o.len() > 1).collect()
+    }
+
+    /// The study a citation names, by name or alias. A name that more than one study answers
+    /// to is never resolved to one of them; a name of a broken study says why it is broken.
+    pub fn study(&self, name: &str) -> Result<&Study, StudyError> {
+        let f = fold_human(name);
+        let studies: Vec<&Study> =
+            self.studies.iter().filter(|s| s.names().any(|n| fold_human(n) == f)).collect();
+        let broken: Vec<&Broken> =
+            self.broken.iter().filter(|b| b.names.iter().any(|n| fold_human(n) == f)).collect();
+        match (studies.as_slice(), broken.as_slice()) {
+            ([one], []) => Ok(*one),
+            ([], [b]) => Err(StudyError::Broken {
+                asked: name.to_string(),
+                file: b.file.clone(),
+                error: b.error.clone(),
+            }),
+            ([], []) => Err(StudyError::NotFound {
+                missing: not_found(
                     "study",
                     name,
                     format!("data folder {}", self.root.display()),
@@ -357,19 +472,63 @@ impl Catalog {
                         .iter()
                         .flat_map(|s| std::iter::once(&s.study.name).chain(&s.study.aliases))
                         .map(String::as_str),
-                )
-            })
+                ),
+                unreadable: self
+                    .broken
+                    .iter()
+                    .filter(|b| b.names.is_empty())
+                    .map(|b| b.file.clone())
+                    .collect(),
+            }),
+            _ => Err(StudyError::Ambiguous {
+                asked: name.to_string(),
+                candidates: studies
+                    .iter()
+                    .map(|s| (s.study.name.clone(), s.file.clone()))
+                    .chain(broken.iter().map(|b| (b.names[0].clone(), b.file.clone())))
+                    .collect(),
+            }),
+        }
     }
+}
+
+/// The study name and aliases a `study.toml` declares, read as loosely as possible (for a file
+/// that is not a valid study): empty when even that fails.
+fn declared_names(file: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(file) else { return Vec::new() };
+    let Ok(table) = toml::from_str::<toml::Table>(&text) else { return Vec::new() };
+    let Some(header) = table.get("study").and_then(|s| s.as_table()) else { return Vec::new() };
+    let Some(name) = header.get("name").and_then(|n| n.as_str()) else { return Vec::new() };
+    let aliases = header.get("aliases").and_then(|a| a.as_array()).into_iter().flatten();
+    std::iter::once(name.to_string()).chain(aliases.filter_map(|a| a.as_str().map(String::from))).collect()
 }
 
 impl Study {
     /// Reads and parses one `study.toml`; errors name the file and the entry.
     pub fn load(file: &Path) -> Result<Study> {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let mut study: Study =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        Study::parse(&text, file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
+    }
+
+    /// Parses the text of a `study.toml`; errors name the entry and line, not the file.
+    pub fn parse(text: &str, file: &Path) -> Result<Study, String> {
+        let mut study: Study = toml::from_str(text).map_err(|e| e.to_string())?;
         study.file = file.to_path_buf();
+        let filters = study.periods.iter().map(|p| &p.filter).chain(study.bases.iter().map(|b| &b.filter));
+        let cells = study.breakdowns.iter().flat_map(|b| b.cells.iter().map(|c| &c.filter));
+        study.oversized =
+            filters.chain(cells).filter_map(|f| check_filter_size(f).err().map(|e| (f.clone(), e))).collect();
         Ok(study)
+    }
+
+    /// Why a filter of this study is past the size limits ([`check_filter_size`]), if it is.
+    pub fn oversized(&self, filter: &str) -> Option<&str> {
+        self.oversized.get(filter).map(String::as_str)
+    }
+
+    /// The study's name and its aliases.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.study.name).chain(&self.study.aliases)
     }
 
     /// The folder relative paths are resolved against.
@@ -475,6 +634,55 @@ pub fn natural_key(s: &str) -> Vec<(String, u64)> {
     out
 }
 
+/// Most bytes a catalog filter may have.
+pub const MAX_FILTER_BYTES: usize = 64 * 1024;
+/// Most operators plus nesting levels a catalog filter may have. Planning and evaluating an
+/// expression recurses on its depth (here and in DataFusion), so an unbounded filter could
+/// overflow the stack; 256 leaves a wide margin on the engine's threads and in a debug build.
+pub const MAX_FILTER_DEPTH: usize = 256;
+
+/// Checks a catalog filter's size before anything parses it into a tree: at most
+/// [`MAX_FILTER_BYTES`], and at most [`MAX_FILTER_DEPTH`] operators and nesting levels (a bound
+/// on the depth of its expression tree, counted on its tokens, so nothing recursive runs first).
+pub fn check_filter_size(sql: &str) -> Result<(), String> {
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    if sql.len() > MAX_FILTER_BYTES {
+        return Err(format!("is too large: {} bytes (at most {MAX_FILTER_BYTES})", sql.len()));
+    }
+    let tokens =
+        Tokenizer::new(&GenericDialect {}, sql).tokenize().map_err(|e| format!("does not plan: {e}"))?;
+    let (mut ops, mut nesting, mut deepest) = (0usize, 0usize, 0usize);
+    for t in &tokens {
+        match t {
+            Token::LParen | Token::LBracket | Token::LBrace => {
+                nesting += 1;
+                deepest = deepest.max(nesting);
+            }
+            Token::RParen | Token::RBracket | Token::RBrace => nesting = nesting.saturating_sub(1),
+            Token::Whitespace(_) | Token::Comma | Token::Period | Token::EOF | Token::Number(..) => {}
+            Token::Word(w)
+                if w.quote_style.is_some()
+                    || matches!(
+                        w.keyword,
+                        Keyword::NoKeyword | Keyword::TRUE | Keyword::FALSE | Keyword::NULL
+                    ) => {}
+            Token::Word(_) => ops += 1,
+            t if t.to_string().starts_with(['\'', '"']) => {}
+            _ => ops += 1,
+        }
+    }
+    let depth = ops + deepest;
+    if depth > MAX_FILTER_DEPTH {
+        return Err(format!(
+            "is too deep: {ops} operators and {deepest} nesting levels (at most {MAX_FILTER_DEPTH} \
+             together; use IN (…) for a long list of values)"
+        ));
+    }
+    Ok(())
+}
+
 /// The SQL identifier for a column: always quoted, quotes doubled, so no name can escape it.
 pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -499,6 +707,18 @@ mod tests {
         let names = ["W5 (March 2026)", "W6 (April 2026)", "W7 (May 2026)"];
         assert_eq!(suggest("W6 (Apr 2026)", names)[0], "W6 (April 2026)");
         assert!(suggest(&"x".repeat(10_000_000), names).is_empty());
+    }
+
+    #[test]
+    fn filter_size_is_bounded_before_parsing() {
+        assert!(check_filter_size("age BETWEEN 18 AND 74 AND \"s14r5\" >= 1").is_ok());
+        assert!(check_filter_size(&format!("wave IN ({})", vec!["1"; 5000].join(", "))).is_ok());
+        let ors = vec!["wave = 1"; 1000].join(" OR ");
+        let e = check_filter_size(&ors).unwrap_err();
+        assert!(e.contains("too deep") && e.contains("256"), "{e}");
+        let nested = format!("{}wave = 1{}", "(".repeat(300), ")".repeat(300));
+        assert!(check_filter_size(&nested).unwrap_err().contains("300 nesting levels"));
+        assert!(check_filter_size(&"x".repeat(MAX_FILTER_BYTES + 1)).unwrap_err().contains("bytes"));
     }
 
     #[test]

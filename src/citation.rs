@@ -187,18 +187,7 @@ fn too_long() -> String {
 
 /// The JSON type of a value, in words, for messages.
 pub fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+    crate::json::type_name(v)
 }
 
 fn required_string(
@@ -207,7 +196,7 @@ fn required_string(
     at: &str,
     problems: &mut Vec<Problem>,
 ) -> Option<String> {
-    let pointer = format!("{at}/{}", escape_pointer(key));
+    let pointer = format!("{at}/{}", crate::json::escape_token(key));
     match obj.get(key) {
         None => {
             let field =

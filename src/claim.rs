@@ -220,8 +220,7 @@ fn walk(v: &Value, key: Option<&str>, pointer: String, out: &mut Vec<Claimed>) {
         }
         Value::Object(map) => {
             for (k, item) in map {
-                let escaped = k.replace('~', "~0").replace('/', "~1");
-                walk(item, Some(k), format!("{pointer}/{escaped}"), out);
+                walk(item, Some(k), crate::json::pointer_push(&pointer, k), out);
             }
         }
         _ => {}

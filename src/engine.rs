@@ -69,7 +69,149 @@ pub struct ScanStats {
 /// The jobs of one scan: a table's files and design, and which jobs read it.
 type ScanGroup = ((PathBuf, Option<(String, String)>), Vec<usize>);
 /// What one scan returns: each job's outcome by job index, and what was read.
-type ScanResult = (Vec<(usize, Result<Outcome, String>)>, ScanStats);
+type ScanResult = (Vec<(usize, Result<Outcome, EngineError>)>, ScanStats);
+/// Each job's outcome, in the order of the jobs.
+type Outcomes = Vec<Result<Outcome, EngineError>>;
+
+/// Which declared filter an error is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// The cited period's filter.
+    Period,
+    /// The cited base's filter (`{column}` filled in).
+    Base,
+    /// A breakdown cell's filter.
+    Cell {
+        /// The breakdown's name.
+        breakdown: String,
+        /// The cell's name.
+        cell: String,
+    },
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Role::Period => write!(f, "period filter"),
+            Role::Base => write!(f, "base filter"),
+            Role::Cell { breakdown, cell } => write!(f, "filter of breakdown {breakdown:?} cell {cell:?}"),
+        }
+    }
+}
+
+/// Why the engine could not compute a job. Every kind but [`EngineError::Internal`] is about the
+/// data layer (a declaration, the data), fails only the jobs that use it, and makes their
+/// claims UNVERIFIABLE; an internal failure means the run cannot be trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    /// A declared filter that does not plan, is too large, or fails on the data.
+    Filter {
+        /// Which filter.
+        role: Role,
+        /// Its SQL.
+        sql: String,
+        /// What went wrong, as a phrase (`does not plan: …`, `fails on the data: …`).
+        error: String,
+    },
+    /// A declared weight whose values cannot be summed: not numbers, negative, NaN or
+    /// infinite, or sums beyond the fixed point.
+    Weight {
+        /// The weight column.
+        weight: String,
+        /// What went wrong, as a phrase.
+        error: String,
+    },
+    /// The table's files cannot be read (missing, unreadable, malformed), or its declared
+    /// design does not fit them.
+    Table {
+        /// The table's files.
+        location: PathBuf,
+        /// What went wrong.
+        error: String,
+    },
+    /// A fault of recite or DataFusion itself (a panic in a task, an internal error, memory
+    /// exhausted): the run fails.
+    Internal(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Filter { role, sql, error } => {
+                write!(f, "the {role} {:?} {error}", catalog::shorten(sql))
+            }
+            EngineError::Weight { weight, error } => write!(f, "weight {weight:?} {error}"),
+            EngineError::Table { location, error } => write!(f, "{}: {error}", location.display()),
+            EngineError::Internal(e) => write!(f, "internal engine failure: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+/// Why a whole scan failed: a fault that fails every job of the table (or the run), or an
+/// error met while reading the data that a declaration may have caused.
+#[derive(Debug)]
+pub(crate) enum ScanError {
+    /// Every job of the table fails with this.
+    Fatal(EngineError),
+    /// Some declaration (or the data) failed while the table was read.
+    Data(String),
+}
+
+impl From<EngineError> for ScanError {
+    fn from(e: EngineError) -> Self {
+        ScanError::Fatal(e)
+    }
+}
+
+/// Sorts a DataFusion error met while scanning: faults of the engine itself are internal,
+/// anything else may come from a declaration or the data.
+pub(crate) fn scan_error(e: &datafusion::error::DataFusionError) -> ScanError {
+    use datafusion::error::DataFusionError as E;
+    match e.find_root() {
+        E::Internal(_) | E::ExecutionJoin(_) | E::ResourcesExhausted(_) => {
+            ScanError::Fatal(EngineError::Internal(e.strip_backtrace()))
+        }
+        _ => ScanError::Data(e.strip_backtrace()),
+    }
+}
+
+/// Largest fixed-point sum (Σw and Σw², 12 decimals) the grouped scan can hold: i128::MAX.
+pub(crate) const FIXED_LIMIT: f64 = 1.7e38;
+
+/// Checks a weighted job's sums against the fixed point, the same way in both plans, so a
+/// claim's verdict never depends on which plan its batch took.
+fn check_weight_sums(weight: Option<&str>, sums: &Sums) -> Result<(), EngineError> {
+    let Some(w) = weight else { return Ok(()) };
+    let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
+    let total = sums.totals.first().copied().unwrap_or(0.0);
+    let squares = sums.moments.get(&(0, 0)).copied().unwrap_or(0.0);
+    // NaN fits nowhere: it fails too.
+    let fits = |v: f64| v * scale < FIXED_LIMIT;
+    if !fits(total) || !fits(squares) {
+        return Err(overflow(w));
+    }
+    Ok(())
+}
+
+fn overflow(weight: &str) -> EngineError {
+    EngineError::Weight {
+        weight: weight.to_string(),
+        error: format!(
+            "is too large: its sums over the claim's base overflow the fixed point recite sums \
+             weights in (Σw² must stay under {FIXED_LIMIT:e} / 10^{})",
+            grouped::FIXED_SCALE
+        ),
+    }
+}
+
+fn invalid_weight(weight: &str) -> EngineError {
+    EngineError::Weight {
+        weight: weight.to_string(),
+        error: "has negative, NaN or infinite values among the claim's base rows".to_string(),
+    }
+}
 
 mod grouped;
 
@@ -99,6 +241,9 @@ impl Engine {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(cores)
             .thread_name("recite-engine")
+            // Planning and evaluating expressions recurses on their depth; filters are bounded
+            // (catalog::check_filter_size), and this leaves a wide margin for DataFusion.
+            .thread_stack_size(ENGINE_STACK)
             .enable_all()
             .build()
             .expect("a tokio runtime can be built");
@@ -118,15 +263,17 @@ impl Engine {
     }
 
     /// Registers a table's files (once) and returns its internal name and schema.
-    fn register(&self, location: &Path) -> Result<Arc<Registered>, String> {
-        let mut tables = self.tables.lock().map_err(|_| "engine state poisoned".to_string())?;
+    fn register(&self, location: &Path) -> Result<Arc<Registered>, EngineError> {
+        let table_error = |error: String| EngineError::Table { location: location.to_path_buf(), error };
+        let mut tables =
+            self.tables.lock().map_err(|_| EngineError::Internal("engine state poisoned".into()))?;
         if let Some(r) = tables.get(location) {
             return Ok(r.clone());
         }
         let text = location.to_string_lossy().to_string();
         let is_glob = text.contains(['*', '?', '[']);
         if !is_glob && !location.exists() {
-            return Err(format!("file {} does not exist", location.display()));
+            return Err(table_error("cannot be read: the file does not exist".into()));
         }
         let name = format!("t{}", tables.len());
         let lower = text.to_lowercase();
@@ -138,11 +285,11 @@ impl Engine {
                 self.ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
             }
         });
-        result.map_err(|e| format!("{}: {e}", location.display()))?;
+        result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
         let schema = self
             .rt
             .block_on(self.ctx.table(name.as_str()))
-            .map_err(|e| format!("{}: {e}", location.display()))?
+            .map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?
             .schema()
             .as_arrow()
             .clone();
@@ -153,23 +300,89 @@ impl Engine {
 
     /// The schema of the files at `location`.
     pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, String> {
-        self.register(location).map(|r| r.schema.clone())
+        self.register(location).map(|r| r.schema.clone()).map_err(|e| e.to_string())
     }
 
-    /// Plans a catalog filter against a table, to prove it (used by `catalog check`).
+    /// Proves a catalog filter against a table (used by `catalog check`): within the size
+    /// limits, plans as true/false, and evaluates on every row without an error.
     pub fn check_filter(&self, location: &Path, sql: &str) -> Result<(), String> {
-        let reg = self.register(location)?;
-        let dfs = DFSchema::try_from(reg.schema.as_ref().clone()).map_err(|e| e.to_string())?;
-        let expr = self.ctx.parse_sql_expr(sql, &dfs).map_err(|e| e.to_string())?;
-        match expr.get_type(&dfs).map_err(|e| e.to_string())? {
-            DataType::Boolean | DataType::Null => Ok(()),
-            other => Err(format!("is {other}, not true/false")),
+        let reg = self.register(location).map_err(|e| e.to_string())?;
+        let mut filters = Filters::new(self, &reg.schema).map_err(|e| e.to_string())?;
+        let expr = filters.parse(sql)?;
+        match expr.get_type(&filters.schema).map_err(|e| e.strip_backtrace())? {
+            DataType::Boolean | DataType::Null => {}
+            other => return Err(format!("is {other}, not true/false")),
         }
+        self.probe(&reg, None, vec![flag(expr)]).map_err(|e| match e {
+            ScanError::Fatal(e) => e.to_string(),
+            ScanError::Data(e) => format!("fails on the data: {e}"),
+        })
+    }
+
+    /// Proves a declared weight against a table (used by `catalog check`): its values read as
+    /// numbers, none is negative, NaN or infinite, and Σw² over the whole table fits the fixed
+    /// point (so no base of the table can overflow it).
+    pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), String> {
+        let reg = self.register(location).map_err(|e| e.to_string())?;
+        let w = cast(ident(weight), DataType::Float64);
+        let positive = w.clone().gt(lit(0.0)).and(std::ops::Not::not(bad_weight(&w)));
+        let exprs = vec![
+            sum(when(bad_weight(&w), lit(1i64)).otherwise(lit(0i64)).map_err(|e| e.to_string())?),
+            sum(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?),
+        ];
+        let batches = self
+            .rt
+            .block_on(async {
+                let df = self.ctx.table(reg.name.as_str()).await?;
+                let exprs: Vec<Expr> =
+                    exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
+                df.aggregate(vec![], exprs)?.collect().await
+            })
+            .map_err(|e| format!("cannot be read as numbers: {}", e.strip_backtrace()))?;
+        let (mut bad, mut squares) = (0.0, 0.0);
+        for b in &batches {
+            for r in 0..b.num_rows() {
+                bad += value_at(b.column(0), r);
+                squares += value_at(b.column(1), r);
+            }
+        }
+        if bad > 0.0 {
+            return Err(format!(
+                "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
+            ));
+        }
+        let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
+        let fits = |v: f64| v * scale < FIXED_LIMIT;
+        if !fits(squares) {
+            return Err(format!(
+                "is too large: Σw² over the table is {squares:e}, beyond the fixed point \
+                 ({FIXED_LIMIT:e} / 10^{}); claims on large bases would be UNVERIFIABLE",
+                grouped::FIXED_SCALE
+            ));
+        }
+        Ok(())
+    }
+
+    /// One aggregate of `exprs` over the table (the rows `keep` selects); only whether it fails.
+    fn probe(&self, reg: &Registered, keep: Option<Expr>, exprs: Vec<Expr>) -> Result<(), ScanError> {
+        self.rt
+            .block_on(async {
+                let mut df = self.ctx.table(reg.name.as_str()).await?;
+                if let Some(k) = keep {
+                    df = df.filter(k)?;
+                }
+                let exprs: Vec<Expr> =
+                    exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("p{i}"))).collect();
+                df.aggregate(vec![], exprs)?.collect().await
+            })
+            .map(|_| ())
+            .map_err(|e| scan_error(&e))
     }
 
     /// Runs every job, one scan per table, tables in parallel. One job's error (a filter that
-    /// does not plan) never fails the others; a table that cannot be read fails only its jobs.
-    pub fn run(&self, jobs: &[Job]) -> (Vec<Result<Outcome, String>>, ScanStats) {
+    /// does not plan or fails on the data, a weight that cannot be summed) never fails the
+    /// others; a table that cannot be read fails only its jobs.
+    pub fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
         let mut by_table = BTreeMap::new();
         for (i, job) in jobs.iter().enumerate() {
             by_table
@@ -182,13 +395,12 @@ impl Engine {
             .par_iter()
             .map(|((location, design), members)| {
                 let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
-                match self.scan_best(location, design.as_ref(), &picked) {
-                    Ok((outs, stats)) => (members.iter().copied().zip(outs).collect(), stats),
-                    Err(e) => (members.iter().map(|&i| (i, Err(e.clone()))).collect(), ScanStats::default()),
-                }
+                let (outs, stats) = self.scan_isolated(location, design.as_ref(), &picked);
+                (members.iter().copied().zip(outs).collect(), stats)
             })
             .collect();
-        let mut results: Vec<Result<Outcome, String>> = (0..jobs.len()).map(|_| Err(String::new())).collect();
+        let mut results: Outcomes =
+            (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
         let mut stats = ScanStats::default();
         for (outs, s) in per_group {
             for (i, r) in outs {
@@ -203,6 +415,155 @@ impl Engine {
         (results, stats)
     }
 
+    /// One scan of a table for all its jobs; when it fails on the data, the jobs again, split
+    /// by what they declare, each part scanned as it would be alone. So the normal case stays
+    /// one scan, and a claim's outcome never depends on what else is in the batch.
+    fn scan_isolated(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        jobs: &[&Job],
+    ) -> (Outcomes, ScanStats) {
+        let fail_all = |e: EngineError| (jobs.iter().map(|_| Err(e.clone())).collect(), ScanStats::default());
+        let error = match self.scan_best(location, design, jobs) {
+            Ok(done) => return done,
+            Err(ScanError::Fatal(e)) => return fail_all(e),
+            Err(ScanError::Data(e)) => e,
+        };
+        let schema = match self.register(location) {
+            Ok(r) => r.schema.clone(),
+            Err(e) => return fail_all(e),
+        };
+        let mut parts: BTreeMap<Signature, Vec<usize>> = BTreeMap::new();
+        for (i, job) in jobs.iter().enumerate() {
+            parts.entry(Signature::of(job, &schema)).or_default().push(i);
+        }
+        if parts.len() == 1 {
+            return fail_all(self.diagnose(location, design, jobs[0], &error));
+        }
+        let parts: Vec<Vec<usize>> = parts.into_values().collect();
+        let done: Vec<(Outcomes, ScanStats)> = parts
+            .par_iter()
+            .map(|part| {
+                let picked: Vec<&Job> = part.iter().map(|&i| jobs[i]).collect();
+                let fail =
+                    |e: EngineError| (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default());
+                match self.scan_best(location, design, &picked) {
+                    Ok(done) => done,
+                    Err(ScanError::Fatal(e)) => fail(e),
+                    Err(ScanError::Data(e)) => fail(self.diagnose(location, design, picked[0], &e)),
+                }
+            })
+            .collect();
+        let mut results: Outcomes =
+            (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
+        let mut stats = ScanStats::default();
+        for (part, (outs, s)) in parts.iter().zip(done) {
+            for (&i, r) in part.iter().zip(outs) {
+                results[i] = r;
+            }
+            stats.scans += s.scans;
+            stats.rows_scanned += s.rows_scanned;
+            stats.aggregates += s.aggregates;
+        }
+        (results, stats)
+    }
+
+    /// Which of a job's declarations fails on the data, each tried alone on the rows it is
+    /// evaluated on (the base, weight and cells on the period's rows).
+    fn diagnose(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        job: &Job,
+        error: &str,
+    ) -> EngineError {
+        let reg = match self.register(location) {
+            Ok(r) => r,
+            Err(e) => return e,
+        };
+        let mut filters = match Filters::new(self, &reg.schema) {
+            Ok(f) => f,
+            Err(e) => return e,
+        };
+        let r = &job.rows;
+        // First the columns themselves: a file that cannot be read is no declaration's fault.
+        let mut columns = vec![r.column.clone()];
+        columns.extend(design.iter().flat_map(|(s, p)| [s.clone(), p.clone()]));
+        let reads = columns.iter().map(|c| count(ident(c))).collect();
+        match self.probe(&reg, None, reads) {
+            Err(ScanError::Fatal(e)) => return e,
+            Err(ScanError::Data(e)) => {
+                return EngineError::Table {
+                    location: location.to_path_buf(),
+                    error: format!("cannot be read: {e}"),
+                };
+            }
+            Ok(()) => {}
+        }
+        let failed = |role: Role, sql: &str, e: ScanError| match e {
+            ScanError::Fatal(e) => e,
+            ScanError::Data(e) => {
+                EngineError::Filter { role, sql: sql.to_string(), error: format!("fails on the data: {e}") }
+            }
+        };
+        let mut keep = None;
+        if let Some(sql) = &r.period_filter {
+            let p = match filters.get(Role::Period, sql) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
+            if let Err(e) = self.probe(&reg, None, vec![flag(p.clone())]) {
+                return failed(Role::Period, sql, e);
+            }
+            // With a design every row is scanned (no PSU may drop out), so the other
+            // declarations are evaluated on every row too.
+            if design.is_none() {
+                keep = Some(p);
+            }
+        }
+        if let Some(sql) = &r.base_filter {
+            match filters.get(Role::Base, sql) {
+                Ok(b) => {
+                    if let Err(e) = self.probe(&reg, keep.clone(), vec![flag(b)]) {
+                        return failed(Role::Base, sql, e);
+                    }
+                }
+                Err(e) => return e,
+            }
+        }
+        if let Some(w) = &r.weight {
+            match self.probe(&reg, keep.clone(), vec![sum(cast(ident(w), DataType::Float64))]) {
+                Err(ScanError::Fatal(e)) => return e,
+                Err(ScanError::Data(e)) => {
+                    return EngineError::Weight {
+                        weight: w.clone(),
+                        error: format!("cannot be read as numbers: {e}"),
+                    };
+                }
+                Ok(()) => {}
+            }
+        }
+        for (breakdown, cell, sql) in &job.cells {
+            let role = Role::Cell { breakdown: breakdown.clone(), cell: cell.clone() };
+            match filters.get(role.clone(), sql) {
+                Ok(c) => {
+                    if let Err(e) = self.probe(&reg, keep.clone(), vec![flag(c)]) {
+                        return failed(role, sql, e);
+                    }
+                }
+                Err(e) => return e,
+            }
+        }
+        EngineError::Table {
+            location: location.to_path_buf(),
+            error: format!(
+                "fails on the data with this claim's period, base, weight and cells together (each \
+                 passes alone): {error}"
+            ),
+        }
+    }
+
     /// One scan of one table for all its jobs: grouped when every cited column holds integer
     /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
     fn scan_best(
@@ -210,12 +571,15 @@ impl Engine {
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&Job],
-    ) -> Result<(Vec<Result<Outcome, String>>, ScanStats), String> {
+    ) -> Result<(Outcomes, ScanStats), ScanError> {
         let schema = self.register(location)?.schema.clone();
         if let Some((s, p)) = design {
             for c in [s, p] {
                 if schema.field_with_name(c).is_err() {
-                    return Err(format!("design column {c:?} is not a column of {}", location.display()));
+                    return Err(ScanError::Fatal(EngineError::Table {
+                        location: location.to_path_buf(),
+                        error: format!("the declared design column {c:?} is not a column of the table"),
+                    }));
                 }
             }
         }
@@ -226,26 +590,19 @@ impl Engine {
     }
 
     /// One scan of one table for all its jobs, every sum one `SUM(CASE …)` aggregate.
-    fn scan(
+    pub(crate) fn scan(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&Job],
-    ) -> Result<(Vec<Result<Outcome, String>>, ScanStats), String> {
+    ) -> Result<(Outcomes, ScanStats), ScanError> {
         let reg = self.register(location)?;
         let mut filters = Filters::new(self, &reg.schema)?;
         let mut aggs = Aggregates::default();
         let rows_slot = aggs.slot(count(lit(1)));
-        let mut plans: Vec<Result<JobPlan, String>> = Vec::with_capacity(jobs.len());
+        let mut plans: Vec<Result<JobPlan, EngineError>> = Vec::with_capacity(jobs.len());
         for job in jobs {
             plans.push(self.plan_job(job, &mut aggs, &mut filters, design.is_none()));
-        }
-        if let Some((strata, psu)) = design {
-            for c in [strata, psu] {
-                if reg.schema.field_with_name(c).is_err() {
-                    return Err(format!("design column {c:?} is not a column of {}", location.display()));
-                }
-            }
         }
         let group: Vec<Expr> = match design {
             Some((strata, psu)) => vec![
@@ -264,7 +621,7 @@ impl Engine {
                 let df = self.ctx.table(reg.name.as_str()).await?;
                 df.aggregate(group.clone(), exprs)?.collect().await
             })
-            .map_err(|e| format!("scanning {}: {e}", location.display()))?;
+            .map_err(|e| scan_error(&e))?;
         let _elapsed = started.elapsed();
         // Read every aggregate column into rows of f64 (one row per PSU, or one row).
         let offset = group.len();
@@ -289,8 +646,15 @@ impl Engine {
         };
         let outcomes = plans
             .into_iter()
-            .map(|plan| {
+            .zip(jobs)
+            .map(|(plan, job)| {
                 let plan = plan?;
+                let weight = job.rows.weight.as_deref();
+                if let (Some(w), Some(bad)) = (weight, plan.bad_weights)
+                    && total(bad) > 0.0
+                {
+                    return Err(invalid_weight(w));
+                }
                 let totals: Vec<f64> = plan.totals.iter().map(|&s| total(s)).collect();
                 let counts: Vec<f64> = plan.counts.iter().map(|&s| total(s)).collect();
                 let moments = plan.moments.iter().map(|(&jk, &s)| (jk, total(s))).collect();
@@ -306,11 +670,9 @@ impl Engine {
                     .iter()
                     .map(|(b, c, s)| (b.clone(), c.clone(), total(*s).round() as u64))
                     .collect();
-                Ok(Outcome {
-                    vars: plan.vars,
-                    sums: Sums { n: total(plan.n), totals, counts, moments, psus },
-                    cells,
-                })
+                let sums = Sums { n: total(plan.n), totals, counts, moments, psus };
+                check_weight_sums(weight, &sums)?;
+                Ok(Outcome { vars: plan.vars, sums, cells })
             })
             .collect();
         Ok((outcomes, stats))
@@ -322,36 +684,40 @@ impl Engine {
         aggs: &mut Aggregates,
         filters: &mut Filters,
         weights_only: bool,
-    ) -> Result<JobPlan, String> {
+    ) -> Result<JobPlan, EngineError> {
         let r = &job.rows;
-        let mut parse = |what: &str, sql: &str| filters.get(what, sql);
+        let mut parse = |role: Role, sql: &str| filters.get(role, sql);
         let x = cast(ident(&r.column), DataType::Float64);
         let mut base = x.clone().is_not_null();
         if !r.missing.is_empty() {
             base = base.and(x.clone().in_list(r.missing.iter().map(|&m| lit(m)).collect(), true));
         }
         if let Some(f) = &r.period_filter {
-            base = base.and(parse("period", f)?);
+            base = base.and(parse(Role::Period, f)?);
         }
         if let Some(f) = &r.base_filter {
-            base = base.and(parse("base", f)?);
+            base = base.and(parse(Role::Base, f)?);
         }
-        let w = match &r.weight {
+        let internal = |e: datafusion::error::DataFusionError| EngineError::Internal(e.strip_backtrace());
+        let sum_when = |cond: Expr, value: Expr| -> Result<Expr, EngineError> {
+            Ok(sum(when(cond, value).end().map_err(internal)?))
+        };
+        let (w, bad_weights) = match &r.weight {
             Some(wc) => {
                 let w = cast(ident(wc), DataType::Float64);
+                // Rows of the base with a value no weight may have fail the job (both plans).
+                let bad = aggs.slot(sum_when(base.clone().and(bad_weight(&w)), lit(1.0))?);
                 base = base.and(w.clone().is_not_null()).and(w.clone().gt(lit(0.0)));
-                w
+                (w, Some(bad))
             }
-            None => lit(1.0),
+            None => (lit(1.0), None),
         };
         let mut cell_filters = Vec::new();
         for (b, c, f) in &job.cells {
-            cell_filters.push((b.clone(), c.clone(), parse("cell", f)?));
+            let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
+            cell_filters.push((b.clone(), c.clone(), parse(role, f)?));
         }
         let vars = vars_for(&job.measures);
-        let sum_when = |cond: Expr, value: Expr| -> Result<Expr, String> {
-            Ok(sum(when(cond, value).end().map_err(|e| e.to_string())?))
-        };
         let n = aggs.slot(sum_when(base.clone(), lit(1.0))?);
         let mut totals = Vec::new();
         let mut counts = Vec::new();
@@ -375,8 +741,50 @@ impl Engine {
         let cells = cell_filters
             .into_iter()
             .map(|(b, c, f)| Ok((b, c, aggs.slot(sum_when(base.clone().and(f), lit(1.0))?))))
-            .collect::<Result<Vec<_>, String>>()?;
-        Ok(JobPlan { vars, n, totals, counts, moments, cells })
+            .collect::<Result<Vec<_>, EngineError>>()?;
+        Ok(JobPlan { vars, n, totals, counts, moments, cells, bad_weights })
+    }
+}
+
+/// Stack of the engine's threads: deep enough for any filter within the catalog's limits.
+const ENGINE_STACK: usize = 16 << 20;
+
+/// A weight value no weight may have: negative, NaN or infinite. (Arrow orders floats totally,
+/// NaN above +∞, so `> f64::MAX` catches NaN and +∞; `≠ itself` catches NaN under IEEE order
+/// too, and `< -0.0` keeps -0.0 a zero.)
+fn bad_weight(w: &Expr) -> Expr {
+    w.clone()
+        .is_not_null()
+        .and(w.clone().lt(lit(-0.0)).or(w.clone().gt(lit(f64::MAX))).or(w.clone().not_eq(w.clone())))
+}
+
+/// Σ CASE WHEN e THEN 1 ELSE 0 END: evaluates a filter on every row it is given.
+fn flag(e: Expr) -> Expr {
+    sum(when(e, lit(1i64)).otherwise(lit(0i64)).expect("a CASE with one branch and an ELSE builds"))
+}
+
+/// What a job declares that can fail on the data: its period, base, weight and cells, and
+/// (for columns the grouped scan does not take) its column. Jobs alike scan alike.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Signature {
+    period: Option<String>,
+    base: Option<String>,
+    weight: Option<String>,
+    cells: Vec<String>,
+    column: Option<String>,
+}
+
+impl Signature {
+    fn of(job: &Job, schema: &Schema) -> Signature {
+        let r = &job.rows;
+        let integer = schema.field_with_name(&r.column).is_ok_and(|f| grouped::integer_codes(f.data_type()));
+        Signature {
+            period: r.period_filter.clone(),
+            base: r.base_filter.clone(),
+            weight: r.weight.clone(),
+            cells: job.cells.iter().map(|(_, _, f)| f.clone()).collect(),
+            column: (!integer).then(|| r.column.clone()),
+        }
     }
 }
 
@@ -396,23 +804,32 @@ pub(crate) struct Filters<'a> {
 }
 
 impl<'a> Filters<'a> {
-    fn new(engine: &'a Engine, schema: &Schema) -> Result<Filters<'a>, String> {
-        let schema = DFSchema::try_from(schema.clone()).map_err(|e| e.to_string())?;
+    fn new(engine: &'a Engine, schema: &Schema) -> Result<Filters<'a>, EngineError> {
+        let schema =
+            DFSchema::try_from(schema.clone()).map_err(|e| EngineError::Internal(e.strip_backtrace()))?;
         Ok(Filters { ctx: &engine.ctx, schema, parsed: HashMap::new() })
     }
 
-    /// The expression of a filter; `what` (period, base, cell) names it in errors.
-    pub(crate) fn get(&mut self, what: &str, sql: &str) -> Result<Expr, String> {
+    /// A filter parsed and typed; its size is checked first, so DataFusion never recurses
+    /// deeper than the limit allows.
+    fn parse(&mut self, sql: &str) -> Result<Expr, String> {
         let (ctx, schema) = (self.ctx, &self.schema);
         self.parsed
             .entry(sql.to_string())
             .or_insert_with(|| {
-                let e = ctx.parse_sql_expr(sql, schema).map_err(|e| e.to_string())?;
-                e.get_type(schema).map_err(|e| e.to_string())?;
+                catalog::check_filter_size(sql)?;
+                let e = ctx
+                    .parse_sql_expr(sql, schema)
+                    .map_err(|e| format!("does not plan: {}", e.strip_backtrace()))?;
+                e.get_type(schema).map_err(|e| format!("does not plan: {}", e.strip_backtrace()))?;
                 Ok(e)
             })
             .clone()
-            .map_err(|e| format!("the {what} filter {sql:?} does not plan: {e}"))
+    }
+
+    /// The expression of a filter; `role` names it in errors.
+    pub(crate) fn get(&mut self, role: Role, sql: &str) -> Result<Expr, EngineError> {
+        self.parse(sql).map_err(|error| EngineError::Filter { role, sql: sql.to_string(), error })
     }
 }
 
@@ -424,6 +841,8 @@ struct JobPlan {
     counts: Vec<usize>,
     moments: HashMap<(usize, usize), usize>,
     cells: Vec<(String, String, usize)>,
+    /// Rows of the base with a bad weight value (weighted jobs).
+    bad_weights: Option<usize>,
 }
 
 /// The aggregates of one scan, identical expressions shared.

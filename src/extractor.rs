@@ -309,7 +309,9 @@ impl Registry {
         Ok(reg)
     }
 
-    fn add(&mut self, file: &str, text: &str) -> Result<()> {
+    /// Adds one extractor declared in TOML `text` (from `file`, for messages), replacing one of
+    /// the same name; refused when it does not parse or validate.
+    pub fn add(&mut self, file: &str, text: &str) -> Result<()> {
         let mut ex: Extractor = toml::from_str(text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         ex.file = file.to_string();
         ex.validate().with_context(|| format!("{file}: extractor {:?}", ex.name))?;

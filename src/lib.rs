@@ -15,10 +15,11 @@
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
 //! Without the default `engine` feature only the reading half builds (transcript, citation,
-//! claim, catalog, extractor, moca, card): what the fuzz targets need, without DataFusion.
+//! claim, json, catalog, extractor, moca, card): what the fuzz targets need, without DataFusion.
 //!
-//! [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes the Versant data
-//! and [`claimset`] claim sets over it, for benchmarks.
+//! [`json`] is the JSON toolkit they all share (pointers, numeric leaves, citation shape, media
+//! types, base64). [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes
+//! the Versant data and [`claimset`] claim sets over it, for benchmarks.
 
 pub mod card;
 pub mod catalog;
@@ -33,6 +34,7 @@ pub mod engine;
 #[cfg(feature = "engine")]
 pub mod explain;
 pub mod extractor;
+pub mod json;
 pub mod moca;
 #[cfg(feature = "engine")]
 pub mod pipeline;

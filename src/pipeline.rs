@@ -10,7 +10,7 @@ use crate::catalog::Catalog;
 use crate::citation::{self, Citation};
 use crate::claim::Claimed;
 use crate::compare::{self, Settlement, Verdict};
-use crate::engine::{Engine, Job, ScanStats};
+use crate::engine::{Engine, EngineError, Job, Role, ScanStats};
 use crate::explain;
 use crate::extractor::Registry;
 use crate::resolve::{self, Resolved};
@@ -52,7 +52,7 @@ impl Default for Options {
     }
 }
 
-/// Settles every claim; the settlements come back in input order.
+/// [`try_settle_all`], for tests and benchmarks: an internal engine failure panics.
 pub fn settle_all(
     claims: &[Claim],
     catalog: &Catalog,
@@ -60,6 +60,19 @@ pub fn settle_all(
     engine: &Engine,
     opts: Options,
 ) -> (Vec<Settlement>, ScanStats) {
+    try_settle_all(claims, catalog, registry, engine, opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Settles every claim; the settlements come back in input order. A declaration or data file
+/// that fails makes its claims UNVERIFIABLE; only an internal engine failure (which leaves no
+/// outcome to trust) is an error of the run.
+pub fn try_settle_all(
+    claims: &[Claim],
+    catalog: &Catalog,
+    registry: &Registry,
+    engine: &Engine,
+    opts: Options,
+) -> Result<(Vec<Settlement>, ScanStats), EngineError> {
     enum Stage {
         Done(Box<Settlement>),
         Ready(Box<Citation>, Box<Resolved>),
@@ -83,6 +96,9 @@ pub fn settle_all(
         }
     }
     let (outcomes, mut stats) = engine.run(&jobs);
+    if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
+        return Err(e.clone());
+    }
     let mut settled: Vec<Settled> = staged
         .into_iter()
         .zip(claims)
@@ -91,15 +107,32 @@ pub fn settle_all(
             (Stage::Done(s), _) => (*s, None),
             (Stage::Ready(cit, r), Some(j)) => match &outcomes[j] {
                 Ok(out) => (compare::settle(&cit, &r, out, &claim.numbers, opts.method()), Some((cit, r))),
-                Err(e) => (Settlement::unverifiable(vec![e.clone()]), None),
+                Err(e) => (Settlement::unverifiable(vec![engine_reason(e, &r)]), None),
             },
             (Stage::Ready(..), None) => (Settlement::unverifiable(vec!["internal: no job".into()]), None),
         })
         .collect();
     if opts.explain {
-        stats.explanation_scans = explain_all(&mut settled, catalog, registry, engine, opts.method());
+        stats.explanation_scans = explain_all(&mut settled, catalog, registry, engine, opts.method())?;
     }
-    (settled.into_iter().map(|(s, _)| s).collect(), stats)
+    Ok((settled.into_iter().map(|(s, _)| s).collect(), stats))
+}
+
+/// An engine error as a claim's reason, naming the declaration by its catalog name.
+fn engine_reason(e: &EngineError, r: &Resolved) -> String {
+    match e {
+        EngineError::Filter { role: Role::Period, .. } => {
+            format!("period {:?} of study {:?}: {e}", r.period, r.study)
+        }
+        EngineError::Filter { role: Role::Base, .. } => {
+            format!("base {:?} of study {:?}: {e}", r.base, r.study)
+        }
+        EngineError::Filter { .. } | EngineError::Weight { .. } => {
+            format!("study {:?}, table {:?}: {e}", r.study, r.rows.table)
+        }
+        EngineError::Table { .. } => format!("table {:?}: {e}", r.rows.table),
+        EngineError::Internal(_) => e.to_string(),
+    }
 }
 
 /// Computes every variant of every claim not reproduced in one more fused run, and attaches
@@ -110,7 +143,7 @@ fn explain_all(
     registry: &Registry,
     engine: &Engine,
     method: Method,
-) -> usize {
+) -> Result<usize, EngineError> {
     let mut variants = Vec::new();
     for (i, (s, ctx)) in settled.iter().enumerate() {
         if matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch)
@@ -122,6 +155,9 @@ fn explain_all(
     let jobs: Vec<Job> = variants.iter().map(|v| v.job.clone()).collect();
     let (outcomes, stats) =
         if jobs.is_empty() { (Vec::new(), ScanStats::default()) } else { engine.run(&jobs) };
+    if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
+        return Err(e.clone());
+    }
     for (i, (s, ctx)) in settled.iter_mut().enumerate() {
         let Some((cit, _)) = ctx else { continue };
         let tried: Vec<_> = variants
@@ -136,5 +172,5 @@ fn explain_all(
             s.explanations = explain::judge(s, claimed_n, &tried, method);
         }
     }
-    stats.scans
+    Ok(stats.scans)
 }

@@ -84,7 +84,7 @@ pub fn resolve(
     schemas: &dyn Schemas,
 ) -> Result<Resolved, Unresolvable> {
     let mut why = Vec::new();
-    let study = catalog.study(&c.study).map_err(|e| Unresolvable(vec![miss(e)]))?;
+    let study = catalog.study(&c.study).map_err(|e| Unresolvable(vec![e.to_string()]))?;
     let period = study.period(&c.period).map_err(miss);
     let base = study.base(&c.base.name).map_err(miss);
     let extractor = registry.get(&c.source.function).map_err(miss);
@@ -93,7 +93,7 @@ pub fn resolve(
     let (mut column, mut column_meta, mut weight, mut design) = (None, Column::default(), None, None);
     if let Ok(table) = &table {
         match schemas.schema(study, table) {
-            Err(e) => why.push(format!("table {:?} cannot be read: {e}", table.name)),
+            Err(e) => why.push(format!("table {:?}: {e}", table.name)),
             Ok(schema) => {
                 match schema.fields().iter().find(|f| f.name() == &c.source.column) {
                     Some(f) if f.data_type().is_numeric() => column = Some(f.name().clone()),
@@ -117,9 +117,18 @@ pub fn resolve(
                 column_meta = table.column_meta(&c.source.column);
                 if let Some(w) = &c.weight {
                     match table.weight(w) {
-                        Ok(w) if schema.field_with_name(w).is_ok() => weight = Some(w.to_string()),
-                        Ok(w) => why
-                            .push(format!("declared weight {w:?} is not a column of table {:?}", table.name)),
+                        Ok(w) => match schema.field_with_name(w) {
+                            Ok(f) if f.data_type().is_numeric() => weight = Some(w.to_string()),
+                            Ok(f) => why.push(format!(
+                                "declared weight {w:?} of table {:?} holds {}, not numbers",
+                                table.name,
+                                f.data_type()
+                            )),
+                            Err(_) => why.push(format!(
+                                "declared weight {w:?} is not a column of table {:?}",
+                                table.name
+                            )),
+                        },
                         Err(e) => why.push(miss(e)),
                     }
                 }
@@ -127,11 +136,30 @@ pub fn resolve(
             }
         }
     }
-    if let Err(e) = &period {
-        why.push(e.clone());
+    // Filters past the size limits are refused here, where their names are known.
+    let too_large = |what: String, sql: &str| {
+        study.oversized(sql).map(|e| format!("{what} of study {:?}: its filter {e}", study.study.name))
+    };
+    match &period {
+        Err(e) => why.push(e.clone()),
+        Ok(p) => why.extend(too_large(format!("period {:?}", p.name), &p.filter)),
     }
-    if let Err(e) = &base {
-        why.push(e.clone());
+    match &base {
+        Err(e) => why.push(e.clone()),
+        Ok(b) => why.extend(too_large(format!("base {:?}", b.name), &b.filter)),
+    }
+    let n_cells: usize = study.breakdowns.iter().map(|b| b.cells.len()).sum();
+    if n_cells > catalog::MAX_CELLS {
+        why.push(format!(
+            "study {:?} declares {n_cells} breakdown cells; at most {} are supported",
+            study.study.name,
+            catalog::MAX_CELLS
+        ));
+    }
+    for b in &study.breakdowns {
+        for cell in &b.cells {
+            why.extend(too_large(format!("breakdown {:?} cell {:?}", b.name, cell.name), &cell.filter));
+        }
     }
     let measures = match &extractor {
         Err(e) => {

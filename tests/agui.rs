@@ -217,7 +217,8 @@ fn truncated_array_keeps_its_complete_elements() {
     let doc = load("truncated-array.json");
     assert_eq!(kinds(&doc), ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT"]);
     assert_eq!(findings(&doc), [("input/malformed", None)]);
-    assert_eq!(doc.findings[0].locator.line, Some(16));
+    // Where the text stops, inside the element that begins on line 16.
+    assert_eq!(doc.findings[0].locator.line, Some(17));
     assert_eq!(doc.turns[0].text, "partial");
 }
 
@@ -441,6 +442,311 @@ fn example_run_reads_cleanly_with_cited_items() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The 1.0 reference client (`@ag-ui/client` 1.0.0 `verifyEvents` and `transformChunks`)
+// ---------------------------------------------------------------------------------------------
+
+/// The stream-rule messages of a log.
+fn stream_messages(events: &[serde_json::Value]) -> Vec<(usize, String)> {
+    let doc = agui::read("inline.jsonl", &log(events));
+    doc.findings
+        .iter()
+        .filter(|f| f.rule == "ag-ui/stream")
+        .map(|f| (f.locator.event_index.unwrap(), f.message.clone()))
+        .collect()
+}
+
+fn tagged(mut event: serde_json::Value, subagent: &str) -> serde_json::Value {
+    event["subagentRunId"] = json!(subagent);
+    event
+}
+
+fn subagent(kind: &str, id: &str) -> serde_json::Value {
+    match kind {
+        "STARTED" => json!({"type": "SUBAGENT_STARTED", "subagentRunId": id, "name": "researcher"}),
+        "ERROR" => json!({"type": "SUBAGENT_ERROR", "subagentRunId": id, "message": "boom"}),
+        _ => json!({"type": format!("SUBAGENT_{kind}"), "subagentRunId": id}),
+    }
+}
+
+fn reasoning(kind: &str, id: &str) -> serde_json::Value {
+    match kind {
+        "MESSAGE_CONTENT" => json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": id, "delta": "hm"}),
+        _ => json!({"type": format!("REASONING_{kind}"), "messageId": id}),
+    }
+}
+
+#[test]
+fn steps_are_kept_per_owner() {
+    // Parent and subagent may both have a step "tools" open.
+    let events = [
+        run_started(),
+        step("STARTED", "tools"),
+        subagent("STARTED", "s1"),
+        tagged(step("STARTED", "tools"), "s1"),
+        tagged(step("FINISHED", "tools"), "s1"),
+        subagent("FINISHED", "s1"),
+        step("FINISHED", "tools"),
+        run_finished(),
+    ];
+    stream_breaches(&events, &[]);
+    // A subagent closing the parent's step is named as such.
+    let events = [run_started(), step("STARTED", "tools"), tagged(step("FINISHED", "tools"), "s1")];
+    let got = stream_messages(&events);
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0].1.contains("attributed to subagent 's1': that step is open under the parent agent"),
+        "{got:?}"
+    );
+    // And RUN_FINISHED names the owner of a step left open.
+    let got = stream_messages(&[run_started(), tagged(step("STARTED", "tools"), "s1"), run_finished()]);
+    assert_eq!(
+        got,
+        [(2, "Cannot send 'RUN_FINISHED' while steps are still active: tools (subagent 's1')".to_string())]
+    );
+}
+
+#[test]
+fn subagent_lifecycle() {
+    stream_breaches(&[run_started(), subagent("STARTED", "s1"), subagent("STARTED", "s1")], &[2]);
+    stream_breaches(&[run_started(), subagent("FINISHED", "s1")], &[1]);
+    stream_breaches(
+        &[run_started(), subagent("STARTED", "s1"), subagent("ERROR", "s1"), run_finished()],
+        &[],
+    );
+    // Ids are per invocation: no restart within the run.
+    let events =
+        [run_started(), subagent("STARTED", "s1"), subagent("FINISHED", "s1"), subagent("STARTED", "s1")];
+    stream_breaches(&events, &[3]);
+    // A parent subagent must have been started.
+    let mut child = subagent("STARTED", "s2");
+    child["parentSubagentRunId"] = json!("s0");
+    stream_breaches(&[run_started(), child], &[1]);
+    // Required fields.
+    stream_breaches(&[run_started(), json!({"type": "SUBAGENT_STARTED", "subagentRunId": "s1"})], &[1]);
+    stream_breaches(&[run_started(), json!({"type": "SUBAGENT_ERROR", "subagentRunId": "s1"})], &[1]);
+    // An explicit null reads as the field left out (the `explicit-null` tolerance).
+    let mut started = text("START", "m1");
+    started["subagentRunId"] = serde_json::Value::Null;
+    stream_breaches(&[run_started(), started, tagged(text("END", "m1"), "s1")], &[2]);
+}
+
+#[test]
+fn continuations_agree_with_their_openers_owner() {
+    // A subagent's content on the parent's message.
+    let events = [run_started(), text("START", "m1"), tagged(text("CONTENT", "m1"), "s1")];
+    let got = stream_messages(&events);
+    assert_eq!(
+        got,
+        [(2, "Cannot send 'TEXT_MESSAGE_CONTENT': subagentRunId 's1' does not match the message 'm1' opener's subagent '(the parent agent)'.".to_string())]
+    );
+    // A tool call tagged for another owner than its parent message.
+    let mut call = tagged(tool("START", "c1"), "s2");
+    call["parentMessageId"] = json!("m1");
+    stream_breaches(&[run_started(), tagged(text("START", "m1"), "s1"), call], &[2]);
+    // Owners seeded from a MESSAGES_SNAPSHOT.
+    let snapshot = json!({"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m9", "role": "assistant", "subagentRunId": "s1"}]});
+    stream_breaches(&[run_started(), snapshot, tagged(text("START", "m9"), "s2")], &[2]);
+}
+
+#[test]
+fn reasoning_spans_and_messages_open_and_close() {
+    let fine = [
+        run_started(),
+        reasoning("START", "r1"),
+        reasoning("MESSAGE_START", "r1"),
+        reasoning("MESSAGE_CONTENT", "r1"),
+        reasoning("MESSAGE_END", "r1"),
+        reasoning("END", "r1"),
+        run_finished(),
+    ];
+    stream_breaches(&fine, &[]);
+    stream_breaches(&[run_started(), reasoning("START", "r1"), reasoning("START", "r1")], &[2]);
+    stream_breaches(&[run_started(), reasoning("MESSAGE_CONTENT", "r1")], &[1]);
+    stream_breaches(&[run_started(), reasoning("END", "r1")], &[1]);
+    stream_breaches(&[run_started(), reasoning("MESSAGE_END", "r1")], &[1]);
+}
+
+#[test]
+fn run_finished_while_reasoning_or_a_subagent_is_open() {
+    let got = stream_messages(&[run_started(), reasoning("MESSAGE_START", "r1"), run_finished()]);
+    assert_eq!(
+        got,
+        [(2, "Cannot send 'RUN_FINISHED' while reasoning messages are still active: r1".to_string())]
+    );
+    let got = stream_messages(&[run_started(), reasoning("START", "r1"), run_finished()]);
+    assert_eq!(
+        got,
+        [(2, "Cannot send 'RUN_FINISHED' while reasoning spans are still active: r1".to_string())]
+    );
+    let got = stream_messages(&[run_started(), subagent("STARTED", "s1"), run_finished()]);
+    assert_eq!(got, [(2, "Cannot send 'RUN_FINISHED' while subagents are still active: s1".to_string())]);
+}
+
+#[test]
+fn thinking_events_read_as_the_client_translates_them() {
+    let thinking = |kind: &str| json!({"type": format!("THINKING_{kind}")});
+    // The usual shape passes.
+    let events = [
+        run_started(),
+        thinking("START"),
+        thinking("TEXT_MESSAGE_START"),
+        json!({"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "hm"}),
+        thinking("TEXT_MESSAGE_END"),
+        thinking("END"),
+        run_finished(),
+    ];
+    stream_breaches(&events, &[]);
+    // Each THINKING_START opens a new span, so two in a row are no breach, but the run cannot
+    // finish with the first still open.
+    stream_breaches(
+        &[run_started(), thinking("START"), thinking("START"), thinking("END"), run_finished()],
+        &[4],
+    );
+    // An end or content with nothing open names a fresh id, which is not open.
+    stream_breaches(&[run_started(), thinking("END")], &[1]);
+    stream_breaches(&[run_started(), thinking("TEXT_MESSAGE_END"), thinking("TEXT_MESSAGE_END")], &[1, 2]);
+    // A message needs no open span.
+    stream_breaches(
+        &[run_started(), thinking("TEXT_MESSAGE_START"), thinking("TEXT_MESSAGE_END"), run_finished()],
+        &[],
+    );
+}
+
+#[test]
+fn chunk_streams_are_kept_per_owner() {
+    let chunk =
+        |id: &str, delta: &str| json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": id, "delta": delta});
+    let events = [
+        run_started(),
+        chunk("m1", "parent "),
+        // A subagent's events do not close the parent's open chunk stream …
+        subagent("STARTED", "s1"),
+        tagged(chunk("m2", "child"), "s1"),
+        tagged(step("STARTED", "x"), "s1"),
+        // … so the parent's next chunk (no id) continues m1.
+        json!({"type": "TEXT_MESSAGE_CHUNK", "delta": "again"}),
+        tagged(step("FINISHED", "x"), "s1"),
+        subagent("FINISHED", "s1"),
+        run_finished(),
+    ];
+    let doc = agui::read("lanes.jsonl", &log(&events));
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    let texts: Vec<_> = doc.turns.iter().map(|t| (t.message_id.as_deref(), t.text.as_str())).collect();
+    assert_eq!(texts, [(Some("m1"), "parent again"), (Some("m2"), "child")]);
+    // The subagent's lane is closed by its own step, the parent's by RUN_FINISHED.
+    let ends: Vec<_> = doc
+        .events
+        .iter()
+        .filter(|e| e.kind == "TEXT_MESSAGE_END")
+        .map(|e| (e.str_field("messageId").unwrap(), e.str_field("subagentRunId")))
+        .collect();
+    assert_eq!(ends, [("m2", Some("s1")), ("m1", None)]);
+    // An id-less chunk with two subagent lanes open is ambiguous.
+    let events = [
+        run_started(),
+        tagged(chunk("a", "x"), "s1"),
+        tagged(chunk("b", "y"), "s2"),
+        json!({"type": "TEXT_MESSAGE_CHUNK", "delta": "whose?"}),
+    ];
+    let got = stream_messages(&events);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].1.starts_with("Ambiguous TEXT_MESSAGE_CHUNK"), "{got:?}");
+}
+
+#[test]
+fn chunk_must_agree_with_its_opener() {
+    let events = [
+        run_started(),
+        json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "role": "assistant", "delta": "a"}),
+        json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "role": "user", "delta": "b"}),
+    ];
+    let got = stream_messages(&events);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].1.contains("chunk role 'user' does not match the open stream's role 'assistant'"),
+        "{got:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upperhand citations in 1.0 content parts
+// ---------------------------------------------------------------------------------------------
+
+fn citation() -> serde_json::Value {
+    json!({
+        "study": "Versant Mega Tracker",
+        "period": "W6 (April 2026)",
+        "base": {"name": "Adults 18-74, aware of brand", "n": 4654},
+        "weight": "main_weight",
+        "source": {"table": "versant_flat", "column": "s14r5", "function": "extractFunnel"}
+    })
+}
+
+fn tool_run(content: serde_json::Value) -> String {
+    log(&[
+        run_started(),
+        tool("START", "c1"),
+        tool("END", "c1"),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": content}),
+        run_finished(),
+    ])
+}
+
+#[test]
+fn document_part_with_base64_citation() {
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(citation().to_string());
+    for mime in [
+        "application/vnd.upperhand.citations+json",
+        "Application/Vnd.Upperhand.Citations+Json; charset=utf-8",
+    ] {
+        let content = json!([
+            {"type": "text", "text": "{\"Considered\": \"44%\"}"},
+            {"type": "document", "source": {"type": "data", "value": encoded, "mimeType": mime}}
+        ]);
+        let doc = agui::read("doc.jsonl", &tool_run(content));
+        assert!(doc.findings.is_empty(), "{mime}: {:#?}", doc.findings);
+        assert_eq!(doc.items.len(), 1, "{mime}");
+        assert_eq!(doc.items[0].citation, Some(citation()));
+        assert_eq!(doc.items[0].result, Some(json!({"Considered": "44%"})));
+        assert_eq!(doc.items[0].locator.pointer, "/content/1/source/value");
+    }
+}
+
+#[test]
+fn media_typed_wrapper_with_parameters() {
+    let wrapper =
+        json!({"mediaType": "APPLICATION/vnd.upperhand.citations+json;charset=utf-8", "data": citation()});
+    let content = json!({"Considered": 0.44, "cite": wrapper}).to_string();
+    let doc = agui::read("wrap.jsonl", &tool_run(json!(content)));
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!((doc.items.len(), doc.items[0].by_shape), (1, false));
+}
+
+#[test]
+fn numeric_string_result_without_citation_is_a_conformance_finding() {
+    let doc = agui::read("bare.jsonl", &tool_run(json!("{\"Considered\": \"47%\"}")));
+    assert_eq!(findings(&doc), [("upperhand/conformance", Some(3))], "{:#?}", doc.findings);
+    assert_eq!(doc.items[0].result, Some(json!({"Considered": "47%"})));
+}
+
+#[test]
+fn sse_with_cr_only_line_endings_loses_nothing() {
+    let crlf = fixture("sse-multiline.sse").replace("\r\n", "\n");
+    for eol in ["\r", "\r\n"] {
+        let doc = agui::read("cr.sse", &crlf.replace('\n', eol));
+        assert!(doc.findings.is_empty(), "{eol:?}: {:#?}", doc.findings);
+        assert_eq!(doc.events.len(), 5, "{eol:?}");
+        assert_eq!(doc.turns[0].text, "Hello\nworld", "{eol:?}");
+    }
+    let doc = agui::read(
+        "cr.sse",
+        &tool_run(json!("{}")).lines().map(|l| format!("data: {l}\r\r")).collect::<String>(),
+    );
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(doc.events.len(), 5);
+}
+
 // The AG-UI 1.0 reference client, event by event
 
 /// Where recite deliberately reads more than the 1.0 reference client, by the name
@@ -462,40 +768,9 @@ const TOLERANCES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Fixtures whose stream findings disagree with the reference client until recite's AG-UI
-/// reader applies the 1.0 rules (issue 9, part 2). Delete a line once its file agrees.
-const PENDING_1_0_RULES: &[&str] = &[
-    // Steps are kept per owner: a subagent may open a step named like its parent's open one.
-    "tests/fixtures/sdk/agui/js/versant-run.json",
-    "tests/fixtures/sdk/agui/js/versant-run.jsonl",
-    "tests/fixtures/sdk/agui/js/versant-run.sse",
-    "tests/fixtures/sdk/agui/py/versant-run.json",
-    "tests/fixtures/sdk/agui/py/versant-run.jsonl",
-    "tests/fixtures/sdk/agui/py/versant-run.sse",
-    "tests/fixtures/sdk/agui/streams/ok-same-step-name-parent-and-subagent.sse",
-    "tests/fixtures/sdk/agui/streams/bad-step-finished-by-other-owner.sse",
-    // Owner (subagentRunId) of a continuation must match its opener's.
-    "tests/fixtures/sdk/agui/streams/bad-activity-delta-by-other-owner.sse",
-    "tests/fixtures/sdk/agui/streams/bad-text-continued-by-other-owner.sse",
-    "tests/fixtures/sdk/agui/streams/bad-tool-call-owner-differs-from-parent-message.sse",
-    // Chunk streams per owner lane.
-    "tests/fixtures/sdk/agui/streams/bad-chunk-ambiguous-lane.sse",
-    // REASONING_* open and close rules; RUN_FINISHED with reasoning open (THINKING_* included).
-    "tests/fixtures/sdk/agui/streams/bad-reasoning-content-without-start.sse",
-    "tests/fixtures/sdk/agui/streams/bad-reasoning-end-without-start.sse",
-    "tests/fixtures/sdk/agui/streams/bad-reasoning-message-start-twice.sse",
-    "tests/fixtures/sdk/agui/streams/bad-run-finished-reasoning-message-open.sse",
-    "tests/fixtures/sdk/agui/streams/bad-run-finished-reasoning-span-open.sse",
-    "tests/fixtures/sdk/agui/streams/bad-run-finished-thinking-open.sse",
-    // SUBAGENT_* lifecycle; RUN_FINISHED with a subagent open.
-    "tests/fixtures/sdk/agui/streams/bad-run-finished-subagent-open.sse",
-    "tests/fixtures/sdk/agui/streams/bad-subagent-finished-not-started.sse",
-    "tests/fixtures/sdk/agui/streams/bad-subagent-id-reused.sse",
-    "tests/fixtures/sdk/agui/streams/bad-subagent-parent-not-started.sse",
-    "tests/fixtures/sdk/agui/streams/bad-subagent-started-twice.sse",
-    // SUBAGENT_STARTED written with the pre-1.0 `subagentId`: no `subagentRunId`.
-    "tests/fixtures/agui/unknown-types.jsonl",
-];
+/// Fixtures whose stream findings disagree with the reference client. Empty since the AG-UI
+/// reader applies the 1.0 rules (issue 9, part 2); a file listed here must disagree.
+const PENDING_1_0_RULES: &[&str] = &[];
 
 /// The reference client's verdicts (`verify.mjs` output, one JSON object per file), or why
 /// they could not be had.

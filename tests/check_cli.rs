@@ -747,3 +747,660 @@ fn odd_numbers_one_unreadable_number_does_not_sink_the_batch() {
     assert_eq!(code, 1, "the INVALID claim fails the run, nothing panics");
     assert_eq!(input_verdicts(&report, "odd.jsonl"), ["REPRODUCED", "INVALID", "REPRODUCED"]);
 }
+
+// Hostile data layers: a declaration or study file that fails, fails only the claims on it
+
+/// A copy of the NHANES II study as `dir/folder`: its CSV gains three weight columns that
+/// cannot be summed (`hugewgt` = finalwgt·10^12, `negwgt` with one negative value, `textwgt`
+/// with one "n/a"), its study.toml declares them and is then edited by `edit`.
+fn nhanes_copy(dir: &Path, folder: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let to = dir.join(folder);
+    std::fs::create_dir_all(&to).unwrap();
+    let csv = std::fs::read_to_string(root().join("datasets/nhanes2/nhanes2.csv")).unwrap();
+    let mut out = String::new();
+    for (i, line) in csv.lines().enumerate() {
+        let extra = if i == 0 {
+            "hugewgt,negwgt,textwgt".to_string()
+        } else {
+            let w: u64 = line.split(',').nth(5).unwrap().parse().unwrap();
+            let odd = i == 1;
+            format!(
+                "{w}000000000000,{},{}",
+                if odd { "-1".to_string() } else { w.to_string() },
+                if odd { "n/a".to_string() } else { w.to_string() }
+            )
+        };
+        out.push_str(&format!("{line},{extra}\n"));
+    }
+    std::fs::write(to.join("nhanes2.csv"), out).unwrap();
+    let toml = std::fs::read_to_string(root().join("datasets/nhanes2/study.toml")).unwrap().replace(
+        "weights = [\"finalwgt\"]",
+        "weights = [\"finalwgt\", \"hugewgt\", \"negwgt\", \"textwgt\"]",
+    );
+    std::fs::write(to.join("study.toml"), edit(toml)).unwrap();
+    to
+}
+
+/// "The mean serum zinc is 87.18 (n = 9,189)": reproduces on NHANES II's whole period and base.
+fn zinc_claim(study: &str, period: &str, base: &str, weight: &str) -> Value {
+    json!({
+        "result": {"mean": 87.18},
+        "citation": {
+            "study": study, "period": period, "base": {"name": base, "n": 9189}, "weight": weight,
+            "source": {"table": "nhanes2", "column": "zinc", "function": "extractMean"}
+        }
+    })
+}
+
+/// `recite check` of these claims over the data layer `data`: each claim's verdict and reasons.
+fn check_over(data: &Path, claims: &[Value]) -> Vec<(String, String)> {
+    let dir = tempdir();
+    let file = write(dir.path(), "claims.jsonl", &jsonl(claims));
+    let (code, report) = check_json(&[&file, "--data", data.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "exit {code}: {report}");
+    claims_of(&report)
+}
+
+fn claims_of(report: &Value) -> Vec<(String, String)> {
+    claims(report)
+        .iter()
+        .map(|c| (c["verdict"].as_str().unwrap().to_string(), c["reasons"].to_string()))
+        .collect()
+}
+
+const ALL_1976: &str = "1976-1980";
+const EVERYONE: &str = "All examined persons";
+
+#[test]
+fn one_bad_declaration_fails_only_its_claims() {
+    let dir = tempdir();
+    nhanes_copy(dir.path(), "nhanes2", |t| {
+        format!(
+            "{t}\n[[periods]]\nname = \"Broken\"\nfilter = \"race / (race - race) = 1\"\n\n\
+             [[bases]]\nname = \"Broken base\"\nfilter = \"{{column}} / ({{column}} - {{column}}) > 1\"\n"
+        )
+    });
+    let good = zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt");
+    let batch = [
+        good.clone(),
+        zinc_claim("NHANES II", "Broken", EVERYONE, "finalwgt"),
+        zinc_claim("NHANES II", ALL_1976, "Broken base", "finalwgt"),
+        zinc_claim("NHANES II", ALL_1976, EVERYONE, "hugewgt"),
+        zinc_claim("NHANES II", ALL_1976, EVERYONE, "negwgt"),
+        zinc_claim("NHANES II", ALL_1976, EVERYONE, "textwgt"),
+    ];
+    let alone = check_over(dir.path(), &[good]);
+    let settled = check_over(dir.path(), &batch);
+    assert_eq!(alone[0].0, "REPRODUCED", "{alone:?}");
+    // The good claim's verdict does not depend on what else is in the batch.
+    assert_eq!(settled[0].0, "REPRODUCED", "{settled:?}");
+    let named = [
+        "period \\\"Broken\\\"",
+        "base \\\"Broken base\\\"",
+        "weight \\\"hugewgt\\\"",
+        "weight \\\"negwgt\\\"",
+        "weight \\\"textwgt\\\"",
+    ];
+    for ((verdict, reasons), name) in settled[1..].iter().zip(named) {
+        assert_eq!(verdict, "UNVERIFIABLE", "{name}: {reasons}");
+        assert!(reasons.contains(name), "{name} not in {reasons}");
+    }
+    assert!(
+        settled[1].1.contains("fails on the data") && settled[1].1.contains("Divide by zero"),
+        "{}",
+        settled[1].1
+    );
+    assert!(settled[3].1.contains("too large"), "{}", settled[3].1);
+    assert!(settled[4].1.contains("negative"), "{}", settled[4].1);
+}
+
+#[test]
+fn a_deep_period_filter_is_refused_not_a_stack_overflow() {
+    let dir = tempdir();
+    // 5,000 ORs overflowed the stack; 127 (253 operators, under the limit of 256) still run, in
+    // this debug build, on the engine's threads.
+    let deep = (0..5000).map(|i| format!("psuid = {i}")).collect::<Vec<_>>().join(" OR ");
+    let wide = (1..=127).map(|i| format!("stratid = {i}")).collect::<Vec<_>>().join(" OR ");
+    nhanes_copy(dir.path(), "nhanes2", |t| {
+        format!(
+            "{t}\n[[periods]]\nname = \"Deep\"\nfilter = \"{deep}\"\n\n[[periods]]\nname = \"Wide\"\nfilter = \"{wide}\"\n"
+        )
+    });
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("NHANES II", "Deep", EVERYONE, "finalwgt"),
+            zinc_claim("NHANES II", "Wide", EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "REPRODUCED", "{settled:?}");
+    assert_eq!(settled[1].0, "UNVERIFIABLE", "{settled:?}");
+    for needle in ["period \\\"Deep\\\"", "study \\\"NHANES II\\\"", "at most"] {
+        assert!(settled[1].1.contains(needle), "{needle} not in {}", settled[1].1);
+    }
+    assert_eq!(settled[2].0, "REPRODUCED", "every stratum is in the wide period: {settled:?}");
+}
+
+#[test]
+fn breakdown_cells_beyond_one_mask_and_a_broken_cell() {
+    let dir = tempdir();
+    let many: Vec<String> =
+        (1..=70).map(|i| format!("{{ name = \"c{i}\", filter = \"stratid = {i}\" }}")).collect();
+    nhanes_copy(dir.path(), "many", |t| {
+        format!("{t}\n[[breakdowns]]\nname = \"strata\"\ncells = [{}]\n", many.join(", "))
+            .replace("name = \"NHANES II\"", "name = \"Many cells\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = []")
+    });
+    nhanes_copy(dir.path(), "broken", |t| {
+        format!("{t}\n[[breakdowns]]\nname = \"bad\"\ncells = [{{ name = \"zero\", filter = \"region / (region - region) = 1\" }}]\n")
+            .replace("name = \"NHANES II\"", "name = \"Broken cell\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = []")
+    });
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("Many cells", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Broken cell", ALL_1976, EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "REPRODUCED", "70 cells: {settled:?}");
+    assert_eq!(settled[1].0, "UNVERIFIABLE", "{settled:?}");
+    assert!(settled[1].1.contains("breakdown \\\"bad\\\" cell \\\"zero\\\""), "{}", settled[1].1);
+}
+
+#[test]
+fn duplicate_and_colliding_study_names_are_ambiguous() {
+    let dir = tempdir();
+    nhanes_copy(dir.path(), "nhanes2", |t| t);
+    // "nhanes-II" folds like "NHANES II"; "Other Survey" takes NHANES II's alias "nhanes2".
+    nhanes_copy(dir.path(), "twin", |t| {
+        t.replace("name = \"NHANES II\"", "name = \"nhanes-II\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = []")
+    });
+    nhanes_copy(dir.path(), "other", |t| {
+        t.replace("name = \"NHANES II\"", "name = \"Other Survey\"")
+            .replace("aliases = [\"nhanes2\", \"NHANES 2\"]", "aliases = [\"nhanes2\"]")
+    });
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("nhanes2", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Other Survey", ALL_1976, EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "UNVERIFIABLE", "{settled:?}");
+    assert!(
+        settled[0].1.contains("ambiguous")
+            && settled[0].1.contains("twin")
+            && settled[0].1.contains("nhanes-II"),
+        "{}",
+        settled[0].1
+    );
+    assert_eq!(settled[1].0, "UNVERIFIABLE", "{settled:?}");
+    assert!(settled[1].1.contains("Other Survey") && settled[1].1.contains("NHANES II"), "{}", settled[1].1);
+    assert_eq!(settled[2].0, "REPRODUCED", "{settled:?}");
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}");
+    assert!(text.contains("\"nhanes-II\"") && text.contains("\"Other Survey\""), "{text}");
+}
+
+#[test]
+fn a_broken_study_file_fails_only_its_claims() {
+    let dir = tempdir();
+    // Only the weight the bundled study declares, so that `catalog check` passes it.
+    nhanes_copy(dir.path(), "nhanes2", |t| t.replace("\"hugewgt\", \"negwgt\", \"textwgt\"", ""));
+    write(dir.path(), "empty/study.toml", "");
+    write(dir.path(), "bad/study.toml", "[study]\nname = \"Bad\"\n[[tables]]\nname = 3\n");
+    std::fs::create_dir_all(dir.path().join("fifo")).unwrap();
+    let made = Command::new("mkfifo").arg(dir.path().join("fifo/study.toml")).status().unwrap();
+    assert!(made.success());
+    let settled = check_over(
+        dir.path(),
+        &[
+            zinc_claim("NHANES II", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Bad", ALL_1976, EVERYONE, "finalwgt"),
+            zinc_claim("Missing", ALL_1976, EVERYONE, "finalwgt"),
+        ],
+    );
+    assert_eq!(settled[0].0, "REPRODUCED", "{settled:?}");
+    assert_eq!(settled[1].0, "UNVERIFIABLE");
+    assert!(settled[1].1.contains("bad/study.toml") && settled[1].1.contains("line 4"), "{}", settled[1].1);
+    assert_eq!(settled[2].0, "UNVERIFIABLE");
+    assert!(settled[2].1.contains("empty/study.toml"), "{}", settled[2].1);
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}");
+    for needle in
+        ["✓ NHANES II", "empty/study.toml", "bad/study.toml", "fifo/study.toml: is not a regular file"]
+    {
+        assert!(text.contains(needle), "{needle} not in {text}");
+    }
+}
+
+// Hostile inputs and faults (issue 16): each class has its regression test.
+
+/// Runs `c`, killing it and failing the test if it runs longer than `secs` (a hang).
+fn run_bounded(mut c: Command, secs: u64) -> Output {
+    let mut child = c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Drain both pipes on threads so a large report cannot block the child.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut so, &mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut se, &mut b);
+        b
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{c:?} still running after {secs} s: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() }
+}
+
+fn mkfifo(path: &Path) {
+    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// The findings of the input whose file ends with `suffix`, as (rule, message) pairs.
+fn input_findings(report: &Value, suffix: &str) -> Vec<(String, String)> {
+    let input = report["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["file"].as_str().unwrap().ends_with(suffix))
+        .unwrap_or_else(|| panic!("no input {suffix} in {report:#}"));
+    input["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .map(|f| {
+                    (f["rule"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn inputs_non_regular_files_are_refused_without_blocking() {
+    let dir = tempdir();
+    let good = write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
+    mkfifo(&dir.path().join("pipe.jsonl"));
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket.json")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
+    let d = dir.path().display().to_string();
+    let out = run_bounded(command(&["check", &d, "--format", "json"]), 60);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(input_verdicts(&report, "good.jsonl"), ["REPRODUCED"]);
+    for (name, kind) in [("pipe.jsonl", "FIFO"), ("socket.json", "socket"), ("zero.json", "device")] {
+        let f = input_findings(&report, name);
+        assert_eq!(f.len(), 1, "{name}: {f:?}");
+        assert_eq!(f[0].0, "input/not-a-file", "{name}: {f:?}");
+        assert!(f[0].1.contains(kind) && f[0].1.contains("not a regular file"), "{name}: {f:?}");
+    }
+    // Named directly: refused the same way, never opened for a blocking read.
+    let fifo = dir.path().join("pipe.jsonl").display().to_string();
+    let out = run_bounded(command(&["check", &fifo, &good, "--format", "json"]), 60);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(input_findings(&report, "pipe.jsonl")[0].0, "input/not-a-file");
+    assert_eq!(input_verdicts(&report, "good.jsonl"), ["REPRODUCED"]);
+    let out = run_bounded(command(&["check", "/dev/zero", "--format", "json"]), 60);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(input_findings(&report, "/dev/zero")[0].1.contains("device"), "{report:#}");
+}
+
+#[test]
+fn inputs_symlink_loops_are_detected() {
+    let dir = tempdir();
+    write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
+    // a → b → a
+    std::os::unix::fs::symlink(dir.path().join("b.json"), dir.path().join("a.json")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("a.json"), dir.path().join("b.json")).unwrap();
+    // A folder link to its own ancestor.
+    write(dir.path(), "nested/c.jsonl", &jsonl(&[w5_considered()]));
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("nested/up")).unwrap();
+    let d = dir.path().display().to_string();
+    let out = run_bounded(command(&["check", &d, "--format", "json"]), 60);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdicts(&report), counts(&[("REPRODUCED", 2)]), "each real file once");
+    for name in ["a.json", "b.json"] {
+        let f = input_findings(&report, name);
+        assert!(f.len() == 1 && f[0].0 == "input/unreadable" && f[0].1.contains("symbolic link"), "{f:?}");
+    }
+    let f = input_findings(&report, "nested/up");
+    assert!(f.len() == 1 && f[0].0 == "input/loop" && f[0].1.contains("ancestor"), "{f:?}");
+    assert_eq!(report["inputs"].as_array().unwrap().len(), 5, "{report:#}");
+}
+
+#[test]
+fn inputs_size_and_findings_caps() {
+    let dir = tempdir();
+    // 100 kB of bytes that are not UTF-8: once a finding per byte (a 34 MB report; 340 MB for
+    // 1 MB).
+    let binary: Vec<u8> = (0..100_000u32).map(|i| 0x80 | (i % 64) as u8).collect();
+    let p = dir.path().join("binary.json");
+    std::fs::write(&p, &binary).unwrap();
+    let bin = p.display().to_string();
+    let out = run_bounded(command(&["check", &bin, "--format", "json"]), 120);
+    assert_eq!(code(&out), 1);
+    assert!(out.stdout.len() < 200_000, "a {}-byte report for a 100 kB input", out.stdout.len());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = input_findings(&report, "binary.json");
+    assert!((101..=102).contains(&f.len()), "the first 100 findings and what was cut, counted: {f:?}");
+    assert!(f[..100].iter().all(|(rule, _)| rule == "input/malformed"), "{f:?}");
+    for (rule, message) in &f[100..] {
+        assert_eq!(rule, "input/findings-capped");
+        assert!(message.contains("more"), "{message}");
+    }
+    assert!(f[100].1.starts_with("99900 more invalid UTF-8"), "{:?}", f[100]);
+
+    // The size cap: a file over it is refused (with its size and the cap), not read.
+    let good = write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
+    let (code, report) = check_json(&[&good, "--max-input-size", "100"]);
+    assert_eq!(code, 1);
+    let f = input_findings(&report, "good.jsonl");
+    assert!(f.len() == 1 && f[0].0 == "input/too-large" && f[0].1.contains("100 bytes"), "{f:?}");
+    let (code, _) = check_json(&[&good, "--max-input-size", "1MiB"]);
+    assert_eq!(code, 0);
+    // Standard input too.
+    let out = recite_stdin(&["check", "-", "--max-input-size", "10", "--format", "json"], good.as_bytes());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(input_findings(&report, "-")[0].0, "input/too-large");
+}
+
+#[test]
+fn inputs_unreadable_file_or_folder_fails_only_itself() {
+    // Root reads through chmod 000; recite runs without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH
+    // (setpriv), so permissions bind it as they bind any user.
+    let is_root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let setpriv = Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    if is_root && !setpriv {
+        eprintln!("skipped: running as root without setpriv");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
+    write(dir.path(), "locked/inner.jsonl", &jsonl(&[w5_considered()]));
+    let secret = write(dir.path(), "secret.jsonl", &jsonl(&[w5_considered()]));
+    std::fs::set_permissions(dir.path().join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let d = dir.path().display().to_string();
+    let args = ["check", &d, "--format", "json"];
+    let c = if is_root {
+        let mut c = Command::new("setpriv");
+        c.args(["--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all"])
+            .arg(env!("CARGO_BIN_EXE_recite"))
+            .args(args)
+            .current_dir(root())
+            .env("NO_COLOR", "1")
+            .env_remove("RECITE_DATA");
+        c
+    } else {
+        command(&args)
+    };
+    let out = run_bounded(c, 60);
+    std::fs::set_permissions(dir.path().join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(input_verdicts(&report, "good.jsonl"), ["REPRODUCED"]);
+    for name in ["locked", "secret.jsonl"] {
+        let f = input_findings(&report, name);
+        assert!(f.len() == 1 && f[0].0 == "input/unreadable" && f[0].1.contains("ermission"), "{f:?}");
+    }
+}
+
+#[test]
+fn output_refuses_inputs_and_non_regular_targets() {
+    let dir = tempdir();
+    let input = write(dir.path(), "claims.jsonl", &jsonl(&[w6_considered()]));
+    let before = std::fs::read(&input).unwrap();
+    // -o naming an input (directly, or through a hard link) would destroy it.
+    std::fs::hard_link(&input, dir.path().join("link.jsonl")).unwrap();
+    for target in [input.clone(), dir.path().join("link.jsonl").display().to_string()] {
+        let out = recite(&["check", &input, "-o", &target]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(stderr(&out).contains("is one of the inputs"), "{}", stderr(&out));
+        assert_eq!(std::fs::read(&input).unwrap(), before, "the input is untouched");
+    }
+    // A FIFO or a device is refused, not replaced by a regular file.
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let out = run_bounded(command(&["check", &input, "-o", fifo.to_str().unwrap()]), 60);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("FIFO") && stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    let dev = dir.path().join("null");
+    if Command::new("mknod").arg(&dev).args(["c", "1", "3"]).status().is_ok_and(|s| s.success()) {
+        let out = recite(&["check", &input, "-o", dev.to_str().unwrap()]);
+        assert_eq!(code(&out), 2);
+        assert!(stderr(&out).contains("device"), "{}", stderr(&out));
+        assert!(std::fs::symlink_metadata(&dev).unwrap().file_type().is_char_device());
+    }
+    // verify too.
+    let out = recite(&["verify", "examples/citations/nhanes2-zinc.json", "-o", fifo.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn output_temporary_file_is_exclusive_and_not_predictable() {
+    let dir = tempdir();
+    let victim = write(dir.path(), "victim.txt", "keep me\n");
+    let report = dir.path().join("report.json");
+    // The old temporary name was `.report.json.<pid>.tmp`: plant a symlink there as soon as the
+    // process exists; it must never be followed.
+    let mut child = command(&["check", EXAMPLES, "--format", "json", "-o", report.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let planted = dir.path().join(format!(".report.json.{}.tmp", child.id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n", "the link's target was overwritten");
+    assert!(std::fs::read_to_string(&report).unwrap().contains("\"report_version\""));
+    let planted_name = planted.file_name().unwrap().to_str().unwrap().to_string();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp") && *n != planted_name)
+        .collect();
+    assert!(names.is_empty(), "temporary files left behind: {names:?}");
+}
+
+#[test]
+fn output_errors_name_the_requested_path() {
+    let dir = tempdir();
+    let good = write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
+    // A folder that cannot hold the report: the message names the requested path, not a temp file.
+    let missing = dir.path().join("no-such-folder").join("report.json");
+    let out = recite(&["check", &good, "-o", missing.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    // (The temporary file was `.report.json.<pid>.tmp`; the test's own folder is `.tmp…` too.)
+    assert!(err.contains(missing.to_str().unwrap()) && !err.contains(".report.json."), "{err}");
+    // A file where a folder is expected is not "does not exist".
+    let out = recite(&["check", &good, "-o", &format!("{good}/report.json")]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("not a folder") && !err.contains("does not exist"), "{err}");
+    let out = recite(&["check", &good, "--data", &good]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("not a folder") && !err.contains("does not exist"), "{err}");
+    // A FIFO named as an input is not "no such file".
+    let fifo = dir.path().join("named.fifo");
+    mkfifo(&fifo);
+    let out = run_bounded(command(&["check", fifo.to_str().unwrap()]), 60);
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(text.contains("FIFO") && !text.contains("no such file"), "{text}");
+}
+
+/// A claim whose echoed strings carry terminal escapes, bidi overrides and Markdown.
+fn hostile_claim() -> Value {
+    let evil = "Versant\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}gnp.exe\u{9b}31m ![x](https://evil.example/beacon.png) [click](https://evil.example) <img src=x> | cell";
+    json!({
+        "result": {"Considered": "44%", evil: 1},
+        "citation": versant(W6, evil, json!(4654), "s14r5", "extractFunnel"),
+    })
+}
+
+#[test]
+fn reports_neutralise_control_and_bidi_characters() {
+    let dir = tempdir();
+    let file = write(dir.path(), "hostile\u{1b}[31m.jsonl", &jsonl(&[hostile_claim()]));
+    let out = recite(&["check", &file]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out);
+    for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(!text.contains(bad), "{bad:?} reaches the text report:\n{text}");
+    }
+    assert!(text.contains("\\u{1b}") && text.contains("\\u{202e}"), "shown escaped:\n{text}");
+
+    let out = recite(&["check", &file, "--format", "markdown"]);
+    let md = stdout(&out);
+    for bad in ['\u{1b}', '\u{202e}'] {
+        assert!(!md.contains(bad), "{bad:?} in Markdown");
+    }
+    for active in ["![", "](", "<img", "[click]"] {
+        assert!(!md.contains(active), "{active} reaches the Markdown report:\n{md}");
+    }
+    // Every table row keeps its column count: no `|` from input breaks a cell.
+    for l in md.lines().filter(|l| l.starts_with("| **")) {
+        let cells = l.replace("\\|", "").matches('|').count();
+        assert_eq!(cells, 8, "{l}");
+    }
+}
+
+#[test]
+fn reports_cap_echoed_strings() {
+    let dir = tempdir();
+    // A 2 MB key (10 MB made a 30 MB report) beside a claim that is not reproduced (so every format shows its details), and
+    // a 2 MB citation name (INVALID).
+    let key = "k".repeat(2 << 20);
+    let echoed = json!({"result": {"Considered": "99%", key.as_str(): 1}, "citation": versant(W6, AWARE, json!(4654), "s14r5", "extractFunnel")});
+    let named = json!({"result": {"Considered": "44%"}, "citation": versant(W6, &key, json!(4654), "s14r5", "extractFunnel")});
+    let file = write(dir.path(), "big.jsonl", &jsonl(&[echoed, named]));
+    for format in ["text", "json", "markdown", "html", "junit"] {
+        let out = run_bounded(command(&["check", &file, "--format", format]), 120);
+        assert_eq!(code(&out), 1, "{format}: {}", stderr(&out));
+        assert!(out.stdout.len() < 100_000, "{format}: a {}-byte report from a 2 MB key", out.stdout.len());
+        if ["text", "json", "html"].contains(&format) {
+            // These show the key (or its pointer): cut, saying how long it was.
+            let body = stdout(&out);
+            assert!(body.contains(&format!("kkk… ({}", key.len() / 1000)), "{format}");
+        }
+    }
+}
+
+#[test]
+fn closed_stdout_or_stderr_pipe_does_not_panic() {
+    for (args, closed) in [
+        (vec!["check", EXAMPLES], "stdout"),
+        (vec!["check", EXAMPLES], "stderr"),
+        (vec!["check", "no-such-file.json"], "stderr"),
+        (vec!["check", EXAMPLES, "--data", "no-such-folder"], "stderr"),
+        (vec!["verify", "examples/citations/nhanes2-zinc.json"], "stdout"),
+        (vec!["catalog", "show"], "stdout"),
+        (vec!["extractors"], "stdout"),
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader); // every write to it fails with EPIPE
+        let mut c = command(&args);
+        c.stdin(Stdio::null());
+        if closed == "stdout" {
+            c.stdout(writer).stderr(Stdio::piped());
+        } else {
+            c.stderr(writer).stdout(Stdio::piped());
+        }
+        let out = c.output().unwrap();
+        let code = out.status.code();
+        assert!(matches!(code, Some(0..=2)), "{args:?} with a closed {closed}: {code:?} {}", stderr(&out));
+    }
+    // The shell's way: `2>&- | head -c0`, recite's exit status kept in a file.
+    let dir = tempdir();
+    let status = dir.path().join("status");
+    let bin = env!("CARGO_BIN_EXE_recite");
+    for args in [format!("{EXAMPLES} missing.json 2>&-"), format!("{EXAMPLES} 2>&-")] {
+        let script = format!("('{bin}' check {args}; echo $? > '{}') | head -c0", status.display());
+        let out = Command::new("sh").arg("-c").arg(&script).current_dir(root()).output().unwrap();
+        assert!(out.status.success(), "{script}");
+        let code = std::fs::read_to_string(&status).unwrap();
+        assert!(["0", "1", "2"].contains(&code.trim()), "{script}: exit {code}");
+    }
+}
+
+/// `datasets/nhanes2` copied into `dir/datasets`.
+fn local_datasets(dir: &Path) {
+    let to = dir.join("datasets/nhanes2");
+    std::fs::create_dir_all(&to).unwrap();
+    for e in std::fs::read_dir(root().join("datasets/nhanes2")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+    }
+}
+
+#[test]
+fn data_layer_is_named_in_every_format() {
+    let zinc = root().join("examples/citations/nhanes2-zinc.json").display().to_string();
+    // Bundled (the working directory's ./datasets is the bundled one).
+    let (_, report) = check_json(&[&zinc]);
+    assert_eq!(report["data_layer"]["source"], "bundled", "{:#}", report["data_layer"]);
+    assert!(report["data_layer"]["path"].as_str().unwrap().ends_with("datasets"));
+    assert!(report["data_layer"].get("warning").is_none());
+    // --data, and RECITE_DATA.
+    let data = root().join("datasets").display().to_string();
+    let (_, report) = check_json(&[&zinc, "--data", &data]);
+    assert_eq!(report["data_layer"]["source"], "flag");
+    assert_eq!(report["data_layer"]["path"], data.as_str());
+    let mut c = command(&["check", &zinc, "--format", "json"]);
+    c.env("RECITE_DATA", &data);
+    let report: Value = serde_json::from_slice(&run(c, None).stdout).unwrap();
+    assert_eq!(report["data_layer"]["source"], "environment");
+    // Every format says it.
+    for format in ["text", "markdown", "html", "junit"] {
+        let out = recite(&["check", &zinc, "--format", format, "--data", &data]);
+        let body = stdout(&out);
+        assert!(body.contains("data layer") && body.contains(&data), "{format}:\n{body}");
+    }
+    let out = recite(&["verify", &zinc, "--data", &data]);
+    assert!(stdout(&out).contains("data layer"), "{}", stdout(&out));
+}
+
+#[test]
+fn data_layer_in_the_working_directory_shadowing_the_bundled_one_is_warned() {
+    let dir = tempdir();
+    local_datasets(dir.path());
+    let zinc = root().join("examples/citations/nhanes2-zinc.json").display().to_string();
+    let mut c = command(&["check", &zinc, "--format", "json"]);
+    c.current_dir(dir.path());
+    let out = run(c, None);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["data_layer"]["source"], "working-directory", "{:#}", report["data_layer"]);
+    let warning = report["data_layer"]["warning"].as_str().expect("a warning in the report");
+    assert!(warning.contains("bundled"), "{warning}");
+    assert!(stderr(&out).contains("shadows the bundled"), "{}", stderr(&out));
+}

@@ -83,3 +83,108 @@ fn grouped_and_summed_scans_agree_on_a_design() {
     let (summed, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::summed_only(), opts);
     same(&grouped, &summed);
 }
+
+/// A data layer of one table, `days.parquet`: 70 days of 50 rows, an integer code `x` and the
+/// same as a float `xf`, and weights `w` (fine), `neg`, `nan`, `inf` (one bad value each, on
+/// day 70) and `huge` (10^13, beyond the fixed point).
+fn days_layer(dir: &Path) {
+    use datafusion::arrow::array::{Float64Array, Int64Array};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use std::sync::Arc;
+    let rows = 70 * 50;
+    let day: Vec<i64> = (0..rows).map(|i| (i / 50 + 1) as i64).collect();
+    let x: Vec<i64> = (0..rows).map(|i| (i % 3 == 0) as i64).collect();
+    let w: Vec<f64> = (0..rows).map(|i| 1.0 + (i % 7) as f64 / 10.0).collect();
+    let bad = |v: f64| -> Vec<f64> {
+        w.iter().enumerate().map(|(i, &x)| if i == rows - 1 { v } else { x }).collect()
+    };
+    let float = |name: &str, v: Vec<f64>| {
+        (Field::new(name, DataType::Float64, true), Arc::new(Float64Array::from(v)) as _)
+    };
+    let columns: Vec<(Field, datafusion::arrow::array::ArrayRef)> = vec![
+        (Field::new("day", DataType::Int64, false), Arc::new(Int64Array::from(day))),
+        (Field::new("x", DataType::Int64, false), Arc::new(Int64Array::from(x.clone()))),
+        float("xf", x.iter().map(|&v| v as f64).collect()),
+        float("w", w.clone()),
+        float("neg", bad(-1.0)),
+        float("nan", bad(f64::NAN)),
+        float("inf", bad(f64::INFINITY)),
+        float("huge", vec![1e13; rows]),
+    ];
+    let schema = Arc::new(Schema::new(columns.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>()));
+    let batch = RecordBatch::try_new(schema.clone(), columns.into_iter().map(|(_, a)| a).collect()).unwrap();
+    let file = std::fs::File::create(dir.join("days.parquet")).unwrap();
+    let mut writer = datafusion::parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let periods: String =
+        (1..=70).map(|d| format!("[[periods]]\nname = \"D{d}\"\nfilter = \"day = {d}\"\n\n")).collect();
+    let toml = format!(
+        "[study]\nname = \"Days\"\n\n[[tables]]\nname = \"days\"\npath = \"days.parquet\"\n\
+         weights = [\"w\", \"neg\", \"nan\", \"inf\", \"huge\"]\n\n\
+         [tables.columns.x]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
+         [tables.columns.xf]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
+         {periods}[[bases]]\nname = \"All\"\nfilter = \"TRUE\"\n"
+    );
+    std::fs::write(dir.join("study.toml"), toml).unwrap();
+}
+
+fn day_share(day: u32, weight: &str, column: &str) -> Claim {
+    Claim {
+        citation: json!({"study": "Days", "period": format!("D{day}"), "base": {"name": "All", "n": 50},
+                         "weight": weight, "source": {"table": "days", "column": column, "function": "extractShare"}}),
+        numbers: vec![],
+    }
+}
+
+#[test]
+fn more_than_62_periods_in_one_batch_all_settle() {
+    let dir = tempfile::tempdir().unwrap();
+    days_layer(dir.path());
+    let catalog = Catalog::load(dir.path()).unwrap();
+    let registry = Registry::load(None).unwrap();
+    let claims: Vec<Claim> = (1..=70).map(|d| day_share(d, "w", "x")).collect();
+    let opts = Options { explain: false, ..Options::default() };
+    let (grouped, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::new(), opts);
+    for (d, s) in grouped.iter().enumerate() {
+        assert_eq!(s.verdict, recite::compare::Verdict::Reproduced, "day {}: {:?}", d + 1, s.reasons);
+    }
+    let (summed, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::summed_only(), opts);
+    same(&grouped, &summed);
+}
+
+#[test]
+fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    days_layer(dir.path());
+    let catalog = Catalog::load(dir.path()).unwrap();
+    let registry = Registry::load(None).unwrap();
+    let opts = Options { explain: false, ..Options::default() };
+    // Day 70 holds the bad values; day 1 does not. x takes the grouped plan, xf the summed one.
+    for column in ["x", "xf"] {
+        let claims: Vec<Claim> = ["w", "neg", "nan", "inf", "huge"]
+            .iter()
+            .flat_map(|w| [day_share(1, w, column), day_share(70, w, column)])
+            .collect();
+        let (settled, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::new(), opts);
+        let verdicts: Vec<String> = settled
+            .iter()
+            .map(|s| match s.verdict {
+                recite::compare::Verdict::Unverifiable => s.reasons.join("; "),
+                v => format!("{v:?}"),
+            })
+            .collect();
+        let expect = |i: usize, needle: &str| {
+            assert!(verdicts[i].contains(needle), "{column}, claim {i}: {needle:?} not in {:?}", verdicts[i]);
+        };
+        expect(0, "Reproduced");
+        expect(1, "Reproduced");
+        for (i, w) in [(2, "neg"), (4, "nan"), (6, "inf")] {
+            expect(i, "Reproduced");
+            expect(i + 1, &format!("weight \"{w}\" has negative, NaN or infinite values"));
+        }
+        expect(8, "weight \"huge\" is too large");
+        expect(9, "weight \"huge\" is too large");
+    }
+}

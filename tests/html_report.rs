@@ -908,3 +908,31 @@ fn moca_record_with_script_and_javascript_link_renders_inert() {
     assert_eq!(at.len(), 1);
     assert_eq!(dom.text(at[0]), "2026-09-28T10:15:00Z");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bidi controls (issue 16)
+
+#[test]
+fn html_link_text_drops_bidi_overrides() {
+    // The MOCA fixture with a right-to-left override (and other bidi controls) in its https link:
+    // the link's text would read backwards, showing another address than the one it opens.
+    let fixture = std::fs::read_to_string(root().join(MOCA_FIXTURE)).unwrap();
+    let spoofed = format!("{HTTPS_LINK}/\\u202egnp.exe\\u2066x\\u200f");
+    let hostile = fixture.replace(&format!("\"{HTTPS_LINK}\""), &format!("\"{spoofed}\""));
+    assert_ne!(hostile, fixture, "the link was replaced");
+    let dir = scratch();
+    let input = dir.path().join("bidi.jsonl");
+    std::fs::write(&input, hostile).unwrap();
+    let page = dir.path().join("bidi.html");
+    let (_, html) = check_html(&[input.to_str().unwrap()], &page);
+    let start = html.find("<a href=").expect("the https link is a link");
+    let text_start = start + html[start..].find('>').unwrap() + 1;
+    let text_end = text_start + html[text_start..].find("</a>").unwrap();
+    let text = &html[text_start..text_end];
+    for c in ['\u{202e}', '\u{2066}', '\u{200f}'] {
+        assert!(!text.contains(c), "{c:?} in the link text {text:?}");
+    }
+    assert!(text.starts_with(HTTPS_LINK) && text.contains("gnp.exe"), "{text}");
+    // Nowhere else on the page either.
+    assert!(!html.contains('\u{202e}'), "a right-to-left override on the page");
+}

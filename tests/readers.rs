@@ -338,7 +338,8 @@ fn empty_input_is_malformed() {
 fn malformed_json_document_has_line_and_column() {
     let doc = read("cut.json", "{\n  \"result\": {\"considered\": 0.44},\n  \"citation\": {\"study\": \n");
     assert_eq!(rules(&doc), [("input/malformed", Level::Must)]);
-    assert_eq!(doc.findings[0].locator.line, Some(4));
+    // Where the text stops.
+    assert_eq!(doc.findings[0].locator.line, Some(3));
     let doc = read("bad.json", "{\"result\": [1, 2,, 3]}");
     assert_eq!((doc.findings[0].locator.line, doc.findings[0].locator.column), (Some(1), Some(18)));
     assert_eq!(doc.findings[0].locator.to_string(), "bad.json:1:18");
@@ -441,7 +442,9 @@ fn pointers_escape_tilde_and_slash() {
 fn quantitative_and_citation_shapes() {
     assert!(is_quantitative(&json(r#"{"a":[{"b":"x"},{"c":0}]}"#)));
     assert!(is_quantitative(&json("0.44")));
-    assert!(!is_quantitative(&json(r#"{"a":["44%", true, null]}"#)));
+    // Numeric strings state numbers as much as JSON numbers do.
+    assert!(is_quantitative(&json(r#"{"a":["44%", true, null]}"#)));
+    assert!(!is_quantitative(&json(r#"{"a":["W6", "2026-04-02", true, null]}"#)));
     assert!(looks_like_citation(&json(r#"{"study":"S","source":{"function":"extractFunnel"}}"#)));
     assert!(looks_like_citation(&json(r#"{"base":{"n":1},"source":{"table":"t"}}"#)));
     assert!(!looks_like_citation(&json(r#"{"study":"S","source":"versant_flat"}"#)));
@@ -564,5 +567,287 @@ fn example_transcripts_read_cleanly() {
             "{name}"
         );
         assert!(doc.findings.is_empty(), "{name}: {:#?}", doc.findings);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the official SDKs write: numeric strings, ProtoJSON doubles, the v0.3 adapters, client
+// logs, citations as bytes, media types with parameters, SSE line endings
+// ---------------------------------------------------------------------------------------------
+
+const CITATIONS: &str = "application/vnd.upperhand.citations+json";
+
+/// The W6 citation of Versant's Considered share (44% in the bundled data; W5's was 47%).
+fn w6_considered(n: Value) -> Value {
+    serde_json::json!({
+        "study": "Versant Mega Tracker",
+        "period": "W6 (April 2026)",
+        "base": {"name": "Adults 18-74, aware of brand", "n": n},
+        "weight": "main_weight",
+        "source": {"table": "versant_flat", "column": "s14r5", "function": "extractFunnel"}
+    })
+}
+
+fn b64(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// A v1.0 Task with one artifact of the given Parts.
+fn v10_task(parts: Value) -> Value {
+    serde_json::json!({
+        "id": "task-1", "contextId": "ctx-1",
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [{"artifactId": "art-1", "parts": parts}]
+    })
+}
+
+/// The wrong-string claim (`{"Considered": "47%"}` beside a W6 citation) in every format the
+/// SDKs write, by name. `result` is the claimed result, so the same transcripts carry a control.
+fn every_format(result: &Value) -> Vec<(&'static str, String)> {
+    use serde_json::json;
+    let cit = w6_considered(json!(4654));
+    let v10_parts = json!([{"data": result}, {"data": cit, "mediaType": CITATIONS}]);
+    let task = v10_task(v10_parts.clone());
+    let v03_message = json!({
+        "kind": "message", "messageId": "m-1", "role": "agent",
+        "parts": [
+            {"kind": "data", "data": result},
+            {"kind": "data", "data": cit, "metadata": {"mimeType": CITATIONS}}
+        ]
+    });
+    // The Python SDK's v0.3 adapter: no media type, doubles, a list wrapped as {"value": …}.
+    let v03_adapter = json!({
+        "jsonrpc": "2.0", "id": 1,
+        "result": {
+            "kind": "message", "messageId": "m-2", "role": "agent",
+            "parts": [
+                {"kind": "data", "data": result},
+                {"kind": "data", "data": {"value": [w6_considered(json!(4654.0))]},
+                 "metadata": {"data_part_compat": true}}
+            ]
+        }
+    });
+    let update = |append: bool, parts: Value| {
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"artifactUpdate": {
+            "taskId": "task-1", "contextId": "ctx-1", "append": append, "lastChunk": append,
+            "artifact": {"artifactId": "art-1", "parts": parts}}}})
+    };
+    let sse_lines = [
+        update(false, json!([{"data": result}])),
+        update(true, json!([{"data": cit, "mediaType": CITATIONS}])),
+    ];
+    let sse = |eol: &str| sse_lines.iter().map(|e| format!("data: {e}{eol}{eol}")).collect::<String>();
+    let stream_responses = [
+        json!({"task": {"id": "task-1", "contextId": "ctx-1", "status": {"state": "TASK_STATE_WORKING"}}}),
+        json!({"artifactUpdate": {"taskId": "task-1", "artifact": {"artifactId": "art-1", "parts": v10_parts}}}),
+        json!({"statusUpdate": {"taskId": "task-1", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+    ];
+    let raw = json!([{"data": result}, {"raw": b64(&cit.to_string()), "mediaType": CITATIONS}]);
+    let mut content = result.clone();
+    content["citation"] = cit.clone();
+    let tool_result = json!({"type": "TOOL_CALL_RESULT", "messageId": "t-1", "toolCallId": "c-1",
+        "content": content.to_string()});
+    let agui = [
+        json!({"type": "RUN_STARTED", "threadId": "th", "runId": "r"}),
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c-1", "toolCallName": "get_funnel"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c-1"}),
+        tool_result,
+        json!({"type": "RUN_FINISHED", "threadId": "th", "runId": "r"}),
+    ];
+    vec![
+        ("v0.3 JSON-RPC message/send", json!({"jsonrpc": "2.0", "id": 1, "result": v03_message}).to_string()),
+        ("v0.3 SDK adapter", serde_json::to_string_pretty(&v03_adapter).unwrap()),
+        (
+            "v1.0 JSON-RPC SendMessage",
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"task": task}}).to_string(),
+        ),
+        ("v1.0 REST GetTask", serde_json::to_string_pretty(&task).unwrap()),
+        ("v1.0 SSE, LF", sse("\n")),
+        ("v1.0 SSE, CRLF", sse("\r\n")),
+        ("v1.0 SSE, CR", sse("\r")),
+        ("v1.0 JSON lines", stream_responses.iter().map(|r| format!("{r}\n")).collect()),
+        (
+            "v1.0 client log (MessageToJson, one after another)",
+            stream_responses.iter().map(|r| serde_json::to_string_pretty(r).unwrap()).collect(),
+        ),
+        ("v1.0 raw Part", v10_task(raw).to_string()),
+        (
+            "v0.3 gRPC/REST binding",
+            json!({"task": {"id": "t", "status": {"state": "TASK_STATE_COMPLETED", "message": {
+                "messageId": "m", "role": "ROLE_AGENT",
+                "content": [{"text": "47%"}, {"data": {"data": result}}, {"data": {"data": cit}}]}}}})
+            .to_string(),
+        ),
+        ("AG-UI JSON lines", agui.iter().map(|e| format!("{e}\n")).collect()),
+        ("AG-UI SSE, CR", agui.iter().map(|e| format!("data: {e}\r\r")).collect()),
+    ]
+}
+
+/// The wrong-string claim in the format whose name starts with `name`.
+fn format_named(name: &str) -> String {
+    let all = every_format(&serde_json::json!({"Considered": "47%"}));
+    all.into_iter().find(|(n, _)| n.starts_with(name)).expect("a format of that name").1
+}
+
+/// `recite check - --format json` over `text`: the verdict of each claim.
+fn verdicts_of(text: &str) -> Vec<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_recite"))
+        .args(["check", "-", "--format", "json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RECITE_DATA")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    report["inputs"][0]["claims"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no claims: {report:#}"))
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn wrong_numeric_string_is_discrepant_in_every_format() {
+    for (format, text) in every_format(&serde_json::json!({"Considered": "47%"})) {
+        assert_eq!(verdicts_of(&text), ["DISCREPANT"], "{format}:\n{text}");
+    }
+}
+
+#[test]
+fn right_numeric_string_is_reproduced_in_every_format() {
+    for (format, text) in every_format(&serde_json::json!({"Considered": "44%"})) {
+        assert_eq!(verdicts_of(&text), ["REPRODUCED"], "{format}:\n{text}");
+    }
+}
+
+#[test]
+fn numeric_string_part_is_a_result_the_reader_pairs() {
+    for (format, text) in every_format(&serde_json::json!({"Considered": "47%"})) {
+        let doc = read("sdk", &text);
+        assert_eq!(doc.items.len(), 1, "{format}: {:#?}", doc.items);
+        let item = &doc.items[0];
+        assert_eq!(item.result.as_ref().map(|r| &r["Considered"]), Some(&json(r#""47%""#)), "{format}");
+        assert_eq!(column(item), "s14r5", "{format}");
+        let musts: Vec<_> = doc.findings.iter().filter(|f| f.level == Level::Must).collect();
+        assert!(musts.is_empty(), "{format}: {musts:#?}");
+    }
+}
+
+#[test]
+fn numeric_strings_alone_need_a_citation() {
+    let text = r#"{"messageId":"m","role":"ROLE_AGENT","parts":[{"data":{"Considered":"0.440"}}]}"#;
+    let doc = read("m.json", text);
+    assert_eq!(rules(&doc), [("upperhand/conformance", Level::Must)]);
+    assert_eq!(doc.items[0].result, Some(json(r#"{"Considered":"0.440"}"#)));
+}
+
+#[test]
+fn protojson_whole_doubles_read_as_integers() {
+    let cit = w6_considered(serde_json::json!(4654.0));
+    let parts = serde_json::json!([{"data": {"Considered": 44.0, "n": 4654.0, "share": 0.44}}, {"data": cit, "mediaType": CITATIONS}]);
+    let doc = read("t.json", &v10_task(parts).to_string());
+    let item = &doc.items[0];
+    assert_eq!(item.result, Some(json(r#"{"Considered":44,"n":4654,"share":0.44}"#)));
+    assert_eq!(item.citation.as_ref().unwrap()["base"]["n"].to_string(), "4654");
+    assert_eq!(rules(&doc), [("a2a/protojson-doubles", Level::Note)]);
+    // 44.0 from such a producer is the whole percent 44 (W6 is 44.2%, within ±0.5, not ±0.05).
+    let whole = serde_json::json!([{"data": {"Considered": 44.0}}, {"data": w6_considered(serde_json::json!(4654.0)), "mediaType": CITATIONS}]);
+    assert_eq!(verdicts_of(&v10_task(whole).to_string()), ["REPRODUCED"]);
+    // A producer that writes integers as integers meant its `.0`.
+    let parts = serde_json::json!([{"data": {"Aware": 1.0}}, {"data": w6_considered(serde_json::json!(4654)), "mediaType": CITATIONS}]);
+    let doc = read("t.json", &v10_task(parts).to_string());
+    assert_eq!(doc.items[0].result, Some(json(r#"{"Aware":1.0}"#)));
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+}
+
+#[test]
+fn v03_adapter_compat_wrapper_is_unwrapped() {
+    let text = format_named("v0.3 SDK adapter");
+    let doc = read("adapter.json", &text);
+    assert_eq!(doc.format, Format::A2aV03);
+    assert_eq!(pointers(&doc), ["/result/parts/1/data/value/0"]);
+    assert!(doc.items[0].by_shape, "the adapter drops the media type");
+    assert_eq!(doc.items[0].citation.as_ref().unwrap()["base"]["n"].to_string(), "4654");
+    // The JS SDK's v0.3 REST binding keeps the wrapper and drops the marker.
+    let rest = serde_json::json!({"messageId": "m", "role": "ROLE_AGENT", "content": [
+        {"data": {"data": {"Considered": 0.467}}},
+        {"data": {"data": {"value": [w6_considered(serde_json::json!(4654))]}}}]});
+    let doc = read("rest.json", &rest.to_string());
+    assert_eq!(pointers(&doc), ["/content/1/data/data/value/0"]);
+    assert_eq!(doc.items[0].result, Some(json(r#"{"Considered":0.467}"#)));
+    // A wrapped scalar is a result like any other.
+    let text = r#"{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"data","data":{"value":0.44},"metadata":{"data_part_compat":true}}]}"#;
+    let doc = read("m.json", text);
+    assert_eq!(doc.items[0].result, Some(json("0.44")));
+}
+
+#[test]
+fn concatenated_documents_are_read() {
+    let text = format_named("v1.0 client log");
+    assert!(text.contains("}{"), "documents written one after another");
+    let doc = read("client.log", &text);
+    assert_eq!(doc.format, Format::A2aV10);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    // The document starts on the line where the one before it ends (`}{`).
+    let starts = text.lines().position(|l| l.contains("artifactUpdate")).unwrap();
+    assert_eq!(doc.items[0].locator.line, Some(starts));
+}
+
+#[test]
+fn citations_as_base64_bytes() {
+    let cit = w6_considered(serde_json::json!(4654));
+    // v1.0 raw Part, and the v0.3 adapter's file Part with bytes.
+    let raw = serde_json::json!([{"data": {"Considered": 0.44}}, {"raw": b64(&cit.to_string()), "mediaType": CITATIONS}]);
+    let doc = read("raw.json", &v10_task(raw).to_string());
+    assert_eq!(pointers(&doc), ["/artifacts/0/parts/1/raw"]);
+    assert_eq!(doc.items[0].citation, Some(cit.clone()));
+    let file = format!(
+        r#"{{"kind":"message","messageId":"m","role":"agent","parts":[{{"kind":"data","data":{{"Considered":0.44}}}},{{"kind":"file","file":{{"bytes":"{}","mimeType":"{CITATIONS}"}}}}]}}"#,
+        b64(&cit.to_string())
+    );
+    let doc = read("file.json", &file);
+    assert_eq!(pointers(&doc), ["/parts/1/file/bytes"]);
+    assert_eq!(doc.items[0].citation, Some(cit));
+    // The v0.3 gRPC/REST binding's FilePart.
+    let rest = format!(
+        r#"{{"messageId":"m","role":"ROLE_AGENT","content":[{{"data":{{"data":{{"Considered":0.44}}}}}},{{"file":{{"fileWithBytes":"{}","mimeType":"{CITATIONS}"}}}}]}}"#,
+        b64(&w6_considered(serde_json::json!(4654)).to_string())
+    );
+    let doc = read("rest.json", &rest);
+    assert_eq!(pointers(&doc), ["/content/1/file/fileWithBytes"]);
+    assert_eq!(doc.items[0].result, Some(json(r#"{"Considered":0.44}"#)));
+    // Bytes that are not base64 JSON are a finding, not a silent skip.
+    let bad = serde_json::json!([{"data": {"Considered": 0.44}}, {"raw": "@@@", "mediaType": CITATIONS}]);
+    let doc = read("bad.json", &v10_task(bad).to_string());
+    assert!(doc.findings.iter().any(|f| f.locator.pointer.ends_with("/raw") && f.level == Level::Must));
+}
+
+#[test]
+fn media_types_match_without_case_or_parameters() {
+    let cit = w6_considered(serde_json::json!(4654));
+    for mt in [
+        CITATIONS,
+        "Application/VND.Upperhand.Citations+JSON",
+        "application/vnd.upperhand.citations+json; charset=utf-8",
+    ] {
+        // A citation object that only its media type says is one.
+        let odd = serde_json::json!({"citation": cit});
+        let parts = serde_json::json!([{"data": {"Considered": 0.44}}, {"data": odd, "mediaType": mt}]);
+        let doc = read("t.json", &v10_task(parts).to_string());
+        assert_eq!((doc.items.len(), doc.items[0].by_shape), (1, false), "{mt}");
+        let v03 = serde_json::json!({"kind": "message", "messageId": "m", "role": "agent", "parts": [
+            {"kind": "data", "data": {"Considered": 0.44}},
+            {"kind": "data", "data": cit, "metadata": {"mimeType": mt}}]});
+        let doc = read("m.json", &v03.to_string());
+        assert!(doc.findings.is_empty() && !doc.items[0].by_shape, "{mt}: {:#?}", doc.findings);
     }
 }

@@ -331,3 +331,79 @@ fn odd_numbers_base_n_with_a_tiny_fraction_is_not_a_count() {
     let (_, c) = verify_raw(&w6_with(r#"{"Considered": "44%", "n": 4654.5}"#, "4654"));
     assert_eq!(c["verdict"], "BASE_MISMATCH", "{c:#}");
 }
+
+#[test]
+fn catalog_check_runs_every_declaration_on_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("nhanes2");
+    copy_study(&root().join("datasets/nhanes2"), &study);
+    // A weight column too large for the fixed point, and one with a negative value.
+    let csv = std::fs::read_to_string(study.join("nhanes2.csv")).unwrap();
+    let mut out = String::new();
+    for (i, line) in csv.lines().enumerate() {
+        let extra = match i {
+            0 => "hugewgt,negwgt".to_string(),
+            1 => "1000000000000000,-1".to_string(),
+            _ => "1000000000000000,1".to_string(),
+        };
+        out.push_str(&format!("{line},{extra}\n"));
+    }
+    std::fs::write(study.join("nhanes2.csv"), out).unwrap();
+    let deep = vec!["race = 1"; 1000].join(" OR ");
+    let many: Vec<String> = (1..=300).map(|i| format!("{{ name = \"c{i}\", filter = \"TRUE\" }}")).collect();
+    let toml = std::fs::read_to_string(study.join("study.toml"))
+        .unwrap()
+        .replace("weights = [\"finalwgt\"]", "weights = [\"finalwgt\", \"hugewgt\", \"negwgt\"]")
+        + &format!(
+            "\n[[periods]]\nname = \"Broken\"\nfilter = \"race / (race - race) = 1\"\n\
+         \n[[periods]]\nname = \"Deep\"\nfilter = \"{deep}\"\n\
+         \n[[bases]]\nname = \"Zero\"\nfilter = \"{{column}} / ({{column}} - {{column}}) > 0\"\n\
+         \n[[breakdowns]]\nname = \"bad\"\ncells = [{{ name = \"zero\", filter = \"region / (region - region) = 1\" }}]\n\
+         \n[[breakdowns]]\nname = \"many\"\ncells = [{}]\n",
+            many.join(", ")
+        );
+    std::fs::write(study.join("study.toml"), toml).unwrap();
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for needle in [
+        "period \"Broken\"",
+        "Divide by zero",
+        "period \"Deep\"",
+        "at most 256",
+        "base \"Zero\"",
+        "breakdown \"bad\" cell \"zero\"",
+        "305 breakdown cells; at most 256",
+        "weight \"hugewgt\" is too large",
+        "weight \"negwgt\" has 1 negative",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in\n{text}");
+    }
+}
+
+#[test]
+fn verify_reads_what_check_reads_bom_and_pairs_with_source() {
+    // A UTF-8 byte-order mark, as check accepts it.
+    let pair = json!({"citation": zinc(9189), "result": {"mean": 87.18}});
+    let mut bytes = "\u{feff}".as_bytes().to_vec();
+    bytes.extend(serde_json::to_vec(&pair).unwrap());
+    let out = recite(&["verify", "-", "--format", "json"], Some(&bytes));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // A {citation, source, result} object (a tool's own `source` beside the pair), as check settles it.
+    for extra in [json!({"source": "zinc tool"}), json!({"source": {"tool": "stats"}})] {
+        let mut v = pair.clone();
+        v.as_object_mut().unwrap().insert("source".into(), extra["source"].clone());
+        let (code, c) = verify_json(&v, &[]);
+        assert_eq!(c["verdict"], "REPRODUCED", "{v}: {c:#}");
+        assert_eq!(code, 0);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pair.json");
+        std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+        let out = recite(&["check", file.to_str().unwrap(), "--format", "json"], None);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["inputs"][0]["claims"][0]["verdict"], "REPRODUCED", "check agrees");
+    }
+    // A bare citation with no result still settles on its own (base n only).
+    let (_, c) = verify_json(&zinc(9189), &[]);
+    assert_eq!(c["verdict"], "REPRODUCED", "{c:#}");
+}

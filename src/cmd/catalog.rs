@@ -24,7 +24,8 @@ use super::DataArgs;
 #[command(after_help = USAGE)]
 pub enum Command {
     /// Load every study and prove it: files exist, declared columns and weights exist with the
-    /// right types, every filter plans against the table. Exit 1 on any error.
+    /// right types, every filter (period, base, breakdown cell) and weight runs on the data
+    /// within the size limits, no name belongs to two studies. Exit 1 on any error.
     Check {
         #[command(flatten)]
         data: DataArgs,
@@ -55,47 +56,49 @@ fn check(data: &DataArgs) -> Result<ExitCode> {
 
 fn check_into(data: &DataArgs, o: &mut String) -> Result<ExitCode> {
     let root = data.data_dir();
-    if !root.is_dir() {
-        anyhow::bail!("data folder {} does not exist (set --data DIR or RECITE_DATA)", root.display());
+    if root.is_file() {
+        anyhow::bail!(
+            "data folder {} is a file, not a folder (set --data DIR or RECITE_DATA)",
+            root.display()
+        );
     }
-    let mut files = Vec::new();
-    if root.join("study.toml").is_file() {
-        files.push(root.join("study.toml"));
-    }
-    let mut dirs: Vec<_> = std::fs::read_dir(&root)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    dirs.sort();
-    files.extend(dirs.into_iter().map(|d| d.join("study.toml")).filter(|f| f.is_file()));
-    if files.is_empty() {
-        say!(o, "no study.toml under {}", root.display());
+    let cat = data.catalog()?;
+    if cat.studies.is_empty() && cat.broken.is_empty() {
+        say!(o, "no study.toml under {}", cat.root.display());
         return Ok(ExitCode::from(1));
     }
     let engine = Engine::new();
     let mut errors = 0;
-    for file in &files {
-        match Study::load(file) {
-            Err(e) => {
-                errors += 1;
-                say!(o, "✗ {e:#}");
+    for b in &cat.broken {
+        errors += 1;
+        say!(o, "✗ {}: {}", b.file.display(), b.error);
+    }
+    for (_, owners) in cat.ambiguities() {
+        errors += 1;
+        let list: Vec<String> = owners.iter().map(|(n, f)| format!("{n:?} ({})", f.display())).collect();
+        say!(
+            o,
+            "✗ one name (or alias) for several studies: {}; citations naming it are UNVERIFIABLE",
+            list.join(" and ")
+        );
+    }
+    for study in &cat.studies {
+        let problems = check_study(study, &engine);
+        if problems.is_empty() {
+            say!(
+                o,
+                "✓ {} ({}): {} table(s), {} period(s), {} base(s)",
+                study.study.name,
+                study.file.display(),
+                study.tables.len(),
+                study.periods.len(),
+                study.bases.len()
+            );
+        } else {
+            for p in &problems {
+                say!(o, "✗ {}: {p}", study.file.display());
             }
-            Ok(study) => {
-                let problems = check_study(&study, &engine);
-                if problems.is_empty() {
-                    say!(
-                        o,
-                        "✓ {} ({}): {} table(s), {} period(s), {} base(s)",
-                        study.study.name,
-                        file.display(),
-                        study.tables.len(),
-                        study.periods.len(),
-                        study.bases.len()
-                    );
-                } else {
-                    for p in &problems {
-                        say!(o, "✗ {}: {p}", file.display());
-                    }
-                    errors += problems.len();
-                }
-            }
+            errors += problems.len();
         }
     }
     if errors > 0 {
@@ -105,7 +108,8 @@ fn check_into(data: &DataArgs, o: &mut String) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every problem of one study, each naming its entry.
+/// Every problem of one study, each naming its entry. Every declared filter and weight is run
+/// against the data, so what passes here does not fail at run time.
 pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
     let mut p = Vec::new();
     if study.tables.is_empty() {
@@ -116,6 +120,33 @@ pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
             && let Err(e) = check_iso8601(f)
         {
             p.push(format!("period {:?}: {e}", period.name));
+        }
+    }
+    let n_cells: usize = study.breakdowns.iter().map(|b| b.cells.len()).sum();
+    if n_cells > catalog::MAX_CELLS {
+        p.push(format!(
+            "declares {n_cells} breakdown cells; at most {} are supported (every claim on the study would be UNVERIFIABLE)",
+            catalog::MAX_CELLS
+        ));
+    }
+    // Size limits first, once per filter: a filter past them is never handed to DataFusion.
+    let mut sized = |what: String, sql: &str| match catalog::check_filter_size(sql) {
+        Ok(()) => true,
+        Err(e) => {
+            p.push(format!("{what}: filter {:?} {e}", catalog::shorten(sql)));
+            false
+        }
+    };
+    let periods: Vec<_> =
+        study.periods.iter().filter(|x| sized(format!("period {:?}", x.name), &x.filter)).collect();
+    let bases: Vec<_> =
+        study.bases.iter().filter(|x| sized(format!("base {:?}", x.name), &x.filter)).collect();
+    let mut cells = Vec::new();
+    for b in &study.breakdowns {
+        for cell in &b.cells {
+            if sized(format!("breakdown {:?} cell {:?}", b.name, cell.name), &cell.filter) {
+                cells.push((b, cell));
+            }
         }
     }
     for t in &study.tables {
@@ -146,11 +177,16 @@ pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
                 }
             }
         }
+        let location = t.location(study);
         for w in &t.weights {
             match numeric(w) {
                 Err(_) => p.push(format!("{at}: weight {w:?} is not a column of {}", t.path)),
                 Ok(false) => p.push(format!("{at}: weight {w:?} is not numeric")),
-                Ok(true) => {}
+                Ok(true) => {
+                    if let Err(e) = engine.check_weight(&location, w) {
+                        p.push(format!("{at}: weight {w:?} {e}"));
+                    }
+                }
             }
         }
         if let Some(d) = &t.design {
@@ -160,33 +196,44 @@ pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
                 }
             }
         }
-        let location = t.location(study);
-        // {column} in a base filter is checked with a numeric column of this table.
-        let probe = t
-            .columns
-            .keys()
-            .find(|c| numeric(c).unwrap_or(false))
-            .cloned()
-            .or_else(|| schema.fields().iter().find(|f| f.data_type().is_numeric()).map(|f| f.name().clone()))
-            .unwrap_or_default();
-        for period in &study.periods {
+        // {column} in a base filter is run with every declared numeric column a citation may
+        // name (or, with none declared, the first numeric column of the table).
+        let mut probes: Vec<String> =
+            t.columns.keys().filter(|c| numeric(c).unwrap_or(false)).cloned().collect();
+        if probes.is_empty() {
+            probes.extend(
+                schema.fields().iter().find(|f| f.data_type().is_numeric()).map(|f| f.name().clone()),
+            );
+        }
+        for period in &periods {
             if let Err(e) = engine.check_filter(&location, &period.filter) {
                 p.push(format!("period {:?}: filter {:?} on {at}: {e}", period.name, period.filter));
             }
         }
-        for base in &study.bases {
-            if let Err(e) = engine.check_filter(&location, &catalog::base_filter(base, &probe)) {
-                p.push(format!("base {:?}: filter {:?} on {at}: {e}", base.name, base.filter));
+        for base in &bases {
+            let columns: Vec<&String> = if base.filter.contains("{column}") {
+                probes.iter().collect()
+            } else {
+                probes.iter().take(1).collect()
+            };
+            for column in columns {
+                if let Err(e) = engine.check_filter(&location, &catalog::base_filter(base, column)) {
+                    let with = if base.filter.contains("{column}") {
+                        format!(" with {{column}} = {column:?}")
+                    } else {
+                        String::new()
+                    };
+                    p.push(format!("base {:?}: filter {:?}{with} on {at}: {e}", base.name, base.filter));
+                    break;
+                }
             }
         }
-        for b in &study.breakdowns {
-            for cell in &b.cells {
-                if let Err(e) = engine.check_filter(&location, &cell.filter) {
-                    p.push(format!(
-                        "breakdown {:?} cell {:?}: filter {:?} on {at}: {e}",
-                        b.name, cell.name, cell.filter
-                    ));
-                }
+        for (b, cell) in &cells {
+            if let Err(e) = engine.check_filter(&location, &cell.filter) {
+                p.push(format!(
+                    "breakdown {:?} cell {:?}: filter {:?} on {at}: {e}",
+                    b.name, cell.name, cell.filter
+                ));
             }
         }
     }
@@ -227,6 +274,9 @@ fn show_into(data: &DataArgs, which: Option<&str>, o: &mut String) -> Result<Exi
                 );
             }
             say!(o);
+        }
+        for b in &cat.broken {
+            say!(o, "(cannot be used) {}: {}", b.file.display(), b.error);
         }
         return Ok(ExitCode::SUCCESS);
     };

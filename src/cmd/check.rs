@@ -9,7 +9,9 @@ Examples:
   cat run.sse | recite check -
 
 Inputs are files, folders (read recursively: .json .jsonl .ndjson .sse .txt .log), globs, or -
-for standard input. The format of each is detected from its content: A2A v0.3 and v1.0 (Task,
+for standard input. Only regular files are read: a FIFO, socket or device, a symbolic link loop,
+a file over --max-input-size or one that cannot be read is a finding for itself alone.
+Each input reports at most its first 100 findings, then one that counts the rest. The format of each is detected from its content: A2A v0.3 and v1.0 (Task,
 Message, JSON-RPC responses, SSE streams), AG-UI event logs (SSE, JSON lines, JSON arrays,
 {name, stream} fixtures), or plain JSON / JSON lines of {result, citation}.
 
@@ -21,11 +23,11 @@ Exit status: 0 when nothing counts as a failure, 1 when something does (see --fa
 2 on usage or I/O errors (such as no input at all).";
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use recite::claim;
@@ -36,6 +38,7 @@ use recite::report::{self, ClaimReport, Input, Report};
 use recite::stats::{DfRule, Interval};
 use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};
 
+use super::files::{self, Source};
 use super::{Color, DataArgs};
 
 /// Verify every cited number in transcripts: A2A, AG-UI, JSON lines; text, JSON, Markdown,
@@ -49,9 +52,13 @@ pub struct Args {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Write the report to FILE (atomically) instead of standard output.
+    /// Write the report to FILE (atomically) instead of standard output. FILE may not be one of
+    /// the inputs, a folder, a FIFO or a device.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Inputs larger than this are not read (a finding says so). Bytes, or with KiB, MiB, GiB.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = files::parse_size)]
+    max_input_size: u64,
     /// What makes the exit status 1: verdicts (invalid, unverifiable, discrepant,
     /// base-mismatch, reproduced) and finding levels (must, should), comma-separated.
     #[arg(
@@ -119,53 +126,6 @@ fn fail_on(list: &[String]) -> Result<FailOn> {
     Ok(f)
 }
 
-/// Expands files, folders and globs into the files to read, in a stable order.
-pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for i in inputs {
-        let p = Path::new(i);
-        if i == "-" || p.is_file() {
-            out.push(i.clone());
-        } else if p.is_dir() {
-            let mut found = Vec::new();
-            walk(p, &mut found)?;
-            found.sort();
-            if found.is_empty() {
-                bail!("{i}: no .json, .jsonl, .ndjson, .sse, .txt or .log file in this folder");
-            }
-            out.extend(found.into_iter().map(|f| f.display().to_string()));
-        } else if i.contains(['*', '?', '[']) {
-            let mut found: Vec<PathBuf> = glob::glob(i)
-                .with_context(|| format!("{i}: not a valid glob"))?
-                .filter_map(|e| e.ok())
-                .filter(|p| p.is_file())
-                .collect();
-            found.sort();
-            if found.is_empty() {
-                bail!("{i}: no file matches");
-            }
-            out.extend(found.into_iter().map(|f| f.display().to_string()));
-        } else {
-            bail!("{i}: no such file or folder");
-        }
-    }
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    for e in std::fs::read_dir(dir).with_context(|| format!("reading folder {}", dir.display()))? {
-        let p = e?.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-            ["json", "jsonl", "ndjson", "sse", "txt", "log"].contains(&e.to_lowercase().as_str())
-        }) {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
 /// A progress line on stderr, shown only on a terminal and only once a run passes a second.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
@@ -202,13 +162,19 @@ impl Progress {
 /// Runs `recite check`.
 pub fn run(a: Args) -> Result<ExitCode> {
     let fail = fail_on(&a.fail_on)?;
-    let files = expand_inputs(&a.inputs)?;
+    let sources = files::expand_inputs(&a.inputs)?;
+    let identities = files::identities(sources.iter().map(Source::path));
+    if let Some(o) = &a.output {
+        files::check_output(o, &identities)?;
+    }
+    let data_layer = a.data.data_layer();
     let catalog = a.data.catalog()?;
     let registry = a.data.registry()?;
     let record_schema = match &a.record_schema {
         None => None,
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let bytes = super::read_input(&p.to_string_lossy())?;
+            let text = String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", p.display()))?;
             let v: serde_json::Value =
                 serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", p.display()))?;
             Some(
@@ -220,17 +186,21 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut progress = Progress::new();
     let mut timings = BTreeMap::new();
     let t0 = Instant::now();
-    progress.phase(&format!("reading {} input(s)", files.len()));
-    let stdin = if files.iter().any(|f| f == "-") { Some(super::read_input("-")?) } else { None };
-    let docs: Vec<(String, Result<Document, String>)> = files
+    progress.phase(&format!("reading {} input(s)", sources.len()));
+    let max = a.max_input_size;
+    let stdin = if sources.iter().any(|s| s.path() == "-") { Some(files::read_stdin(max)) } else { None };
+    let docs: Vec<(String, Result<Document, files::Refusal>)> = sources
         .par_iter()
-        .map(|f| {
-            let bytes = if f == "-" {
-                Ok(stdin.clone().unwrap_or_default())
-            } else {
-                std::fs::read(f).map_err(|e| e.to_string())
-            };
-            (f.clone(), bytes.map(|b| transcript::read_bytes(f, &b)))
+        .map(|s| match s {
+            Source::Refused { path, rule, message } => (path.clone(), Err((*rule, message.clone()))),
+            Source::File(f) => {
+                let bytes = if f == "-" {
+                    stdin.clone().unwrap_or_else(|| Ok(Vec::new()))
+                } else {
+                    files::read_file(f, max)
+                };
+                (f.clone(), bytes.map(|b| transcript::read_bytes(f, &b)))
+            }
         })
         .collect();
     timings.insert("read_ms".to_string(), ms(t0));
@@ -264,13 +234,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let t2 = Instant::now();
     progress.phase(&format!("settling {} claim(s)", claims.len()));
     let engine = Engine::new();
-    let (settlements, stats) = pipeline::settle_all(
+    let (settlements, stats) = pipeline::try_settle_all(
         &claims,
         &catalog,
         &registry,
         &engine,
         Options { interval: a.interval, df: a.df, explain: !a.no_explain },
-    );
+    )?;
     timings.insert("settle_ms".to_string(), ms(t2));
     let t3 = Instant::now();
     let mut by_item: BTreeMap<(usize, usize), Settlement> = owners.into_iter().zip(settlements).collect();
@@ -279,11 +249,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .zip(mocas)
         .enumerate()
         .map(|(di, ((file, d), moca))| match d {
-            Err(e) => Input {
+            Err((rule, message)) => Input {
                 file: file.clone(),
                 format: None,
                 claims: Vec::new(),
-                findings: vec![Finding::new(Locator::at(&file, ""), "input/unreadable", Level::Must, e)],
+                findings: vec![Finding::new(Locator::at(&file, ""), rule, Level::Must, message)],
                 moca: Vec::new(),
                 turns: Vec::new(),
             },
@@ -303,11 +273,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     findings.extend(m.findings);
                     moca_events = m.events;
                 }
+                transcript::cap_findings(&mut findings, &file);
                 Input { file, format: Some(d.format), claims, findings, moca: moca_events, turns: d.turns }
             }
         })
         .collect();
     let mut report = Report::new(inputs, stats);
+    report.data_layer = Some(data_layer);
     if a.timings {
         timings.insert("report_ms".to_string(), ms(t3));
         timings.insert("total_ms".to_string(), ms(t0));
@@ -324,7 +296,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Format::Html => report::html::render(&report),
         Format::Junit => report::junit::render(&report),
     };
-    super::write_output(a.output.as_deref(), &text)?;
+    super::write_report(a.output.as_deref(), &text, &identities)?;
     progress.finish();
     let failed = report.claims().any(|(_, c)| fail.verdicts.contains(&c.settlement.verdict))
         || report.inputs.iter().flat_map(|i| &i.findings).any(|f| fail.levels.contains(&f.level));

@@ -105,7 +105,7 @@ fn claims(a: ClaimArgs) -> Result<ExitCode> {
     }
     super::write_output(a.output.as_deref(), &text)?;
     let wrong = made.iter().filter(|c| c.wrong).count();
-    eprintln!("{} claims, {wrong} made wrong", made.len());
+    super::warn(&format!("{} claims, {wrong} made wrong", made.len()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -122,6 +122,10 @@ fn versant(a: VersantArgs) -> Result<ExitCode> {
     write_versant(&spec, &a.out)?;
     let path = a.out.join(FILE_NAME);
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    eprintln!("wrote {} ({bytes} bytes) and study.toml in {:.1?}", path.display(), started.elapsed());
+    super::warn(&format!(
+        "wrote {} ({bytes} bytes) and study.toml in {:.1?}",
+        path.display(),
+        started.elapsed()
+    ));
     Ok(ExitCode::SUCCESS)
 }

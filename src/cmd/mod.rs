@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 use recite::catalog::Catalog;
 use recite::extractor::Registry;
+use recite::report::{DataLayer, DataSource};
 
 /// `say!(out, …)`: a line into a report being built (written once, with [`write_output`]).
 macro_rules! say {
@@ -28,6 +29,7 @@ pub mod card;
 pub mod catalog;
 pub mod check;
 pub mod extractors;
+pub mod files;
 pub mod generate;
 pub mod verify;
 
@@ -68,31 +70,84 @@ enum Command {
 /// Where the data layer and extractors are; shared by every subcommand that needs them.
 #[derive(Debug, Clone, Args)]
 pub struct DataArgs {
-    /// Folder of studies (one `study.toml` per sub-folder). Default: ./datasets, else the
-    /// datasets bundled with this build.
-    #[arg(long, value_name = "DIR", env = "RECITE_DATA", global = true)]
+    /// Folder of studies (one `study.toml` per sub-folder). Default: $RECITE_DATA, else
+    /// ./datasets, else the datasets bundled with this build. Reports say which one answered.
+    #[arg(long, value_name = "DIR", global = true)]
     pub data: Option<PathBuf>,
     /// Folder of extra extractor declarations (`*.toml`), added to the bundled ones.
     #[arg(long, value_name = "DIR", env = "RECITE_EXTRACTORS", global = true)]
     pub extractors: Option<PathBuf>,
 }
 
+/// The datasets bundled with this build.
+fn bundled_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets")
+}
+
 impl DataArgs {
-    /// The data folder to use.
-    pub fn data_dir(&self) -> PathBuf {
-        if let Some(d) = &self.data {
-            return d.clone();
-        }
-        let here = Path::new("datasets");
-        if here.join("versant").is_dir() || here.join("nhanes2").is_dir() {
-            return here.to_path_buf();
-        }
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets")
+    /// The data layer to use and how it was chosen: `--data`, else `RECITE_DATA`, else a
+    /// `./datasets` in the working directory, else the bundled datasets. A working-directory
+    /// layer that is not the bundled one carries a warning: it shadows the bundled layer.
+    pub fn data_layer(&self) -> DataLayer {
+        let env = std::env::var_os("RECITE_DATA").filter(|v| !v.is_empty());
+        let (path, source) = if let Some(d) = &self.data {
+            (d.clone(), DataSource::Flag)
+        } else if let Some(d) = env {
+            (PathBuf::from(d), DataSource::Environment)
+        } else {
+            let here = Path::new("datasets");
+            let bundled = bundled_data();
+            if here.join("versant").is_dir() || here.join("nhanes2").is_dir() {
+                let here_abs = here.canonicalize().unwrap_or_else(|_| here.to_path_buf());
+                match bundled.canonicalize() {
+                    Ok(b) if b == here_abs => (bundled, DataSource::Bundled),
+                    Ok(b) => {
+                        let warning = format!(
+                            "the data layer ./datasets in the working directory ({}) shadows the bundled one ({}); \
+                             pass --data to choose",
+                            here_abs.display(),
+                            b.display()
+                        );
+                        return DataLayer {
+                            path: here_abs.display().to_string(),
+                            source: DataSource::WorkingDirectory,
+                            warning: Some(warning),
+                        };
+                    }
+                    Err(_) => (here_abs, DataSource::WorkingDirectory),
+                }
+            } else {
+                (bundled, DataSource::Bundled)
+            }
+        };
+        DataLayer { path: path.display().to_string(), source, warning: None }
     }
 
-    /// Loads the catalog.
+    /// The data folder to use.
+    pub fn data_dir(&self) -> PathBuf {
+        PathBuf::from(self.data_layer().path)
+    }
+
+    /// Loads the catalog, after saying on stderr when the data layer shadows another.
     pub fn catalog(&self) -> Result<Catalog> {
-        Catalog::load(&self.data_dir())
+        let layer = self.data_layer();
+        if let Some(w) = &layer.warning {
+            warn(&format!("warning: {w}"));
+        }
+        let root = Path::new(&layer.path);
+        match std::fs::metadata(root) {
+            Ok(m) if !m.is_dir() => {
+                anyhow::bail!(
+                    "data folder {} is a file, not a folder (set --data DIR or RECITE_DATA)",
+                    layer.path
+                )
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                anyhow::bail!("cannot read data folder {}: {e}", layer.path)
+            }
+            _ => {}
+        }
+        Catalog::load(root)
     }
 
     /// Loads the extractor registry.
@@ -124,21 +179,28 @@ impl Color {
     }
 }
 
-/// Reads a file, or standard input for `-`.
+/// Reads a file, or standard input for `-`: only a regular file, at most
+/// [`files::DEFAULT_MAX_INPUT_SIZE`] bytes.
 pub fn read_input(path: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
-    if path == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
-        Ok(buf)
-    } else {
-        std::fs::read(path).with_context(|| format!("reading {path}"))
-    }
+    files::read_one(path, files::DEFAULT_MAX_INPUT_SIZE)
 }
 
-/// Writes `text` to `--output FILE` atomically (a temporary file renamed into place, so a
-/// failure never leaves half a report), or to stdout.
+/// A line on stderr. Never fails: a closed or broken stderr is not a reason to stop (nor to
+/// panic, as `eprintln!` would).
+pub fn warn(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// Writes `text` to `--output FILE` atomically, or to stdout (see [`write_report`]).
 pub fn write_output(output: Option<&Path>, text: &str) -> Result<()> {
+    write_report(output, text, &[])
+}
+
+/// Writes `text` to `--output FILE` atomically (a temporary file created exclusively and renamed
+/// into place, so a failure never leaves half a report; never over one of `inputs`, a folder, a
+/// FIFO or a device), or to stdout.
+pub fn write_report(output: Option<&Path>, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
     use std::io::Write;
     match output {
         None => {
@@ -149,19 +211,7 @@ pub fn write_output(output: Option<&Path>, text: &str) -> Result<()> {
                 other => other.context("writing to standard output"),
             }
         }
-        Some(path) => {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let tmp = dir.join(format!(
-                ".{}.{}.tmp",
-                path.file_name().and_then(|n| n.to_str()).unwrap_or("report"),
-                std::process::id()
-            ));
-            std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, path).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                anyhow::anyhow!("moving the report into {}: {e}", path.display())
-            })
-        }
+        Some(path) => files::write_atomically(path, text, inputs),
     }
 }
 

@@ -10,7 +10,8 @@ Examples:
 
 CITATION is an Upperhand citation (the data of an application/vnd.upperhand.citations+json
 Part), or an object {\"citation\": …, \"result\": …} pairing it with the tool result it
-accompanies. The claimed numbers are the numeric leaves of the result (a leaf named after a
+accompanies, read as `recite check` reads it (other keys beside them are allowed; a UTF-8
+byte-order mark is skipped). The claimed numbers are the numeric leaves of the result (a leaf named after a
 measure, e.g. \"Considered\", is compared with that measure; n/base_n with base n), or those
 given with --claim. Each keeps its text: 44% claims a whole percent (±0.5pp), 0.440 three
 decimals (±0.0005). Shares may be claimed as fractions or percents. base n must match exactly.
@@ -32,7 +33,7 @@ use recite::engine::Engine;
 use recite::pipeline::{self, Claim, Options};
 use recite::report::{self, ClaimReport, Input, Report};
 use recite::stats::{DfRule, Interval};
-use recite::transcript::{Format, Locator};
+use recite::transcript::{self, Format, Locator, plain};
 
 use super::{Color, DataArgs};
 
@@ -65,7 +66,8 @@ pub struct Args {
     /// adjacent period, sibling column, other base…); saves one scan per such table.
     #[arg(long)]
     no_explain: bool,
-    /// Write the report to FILE (atomically) instead of standard output.
+    /// Write the report to FILE (atomically) instead of standard output. FILE may not be the
+    /// citation or result file, a folder, a FIFO or a device.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
     /// When to colour the text report.
@@ -86,40 +88,52 @@ enum VerifyFormat {
 
 /// Runs `recite verify`.
 pub fn run(a: Args) -> Result<ExitCode> {
+    let mut read = vec![a.citation.as_str()];
+    if let Some(r) = &a.result {
+        read.extend(r.to_str());
+    }
+    let identities = super::files::identities(read);
+    if let Some(o) = &a.output {
+        super::files::check_output(o, &identities)?;
+    }
     let bytes = super::read_input(&a.citation)?;
     let mut claimed: Vec<Claimed> = Vec::new();
     for c in &a.claim {
         claimed.push(claim::parse_arg(c).map_err(anyhow::Error::msg)?);
     }
     if let Some(path) = &a.result {
+        let bytes = super::read_input(&path.to_string_lossy())?;
         let text =
-            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-        let v: Value = serde_json::from_str(&text)
+            String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("{}: not UTF-8: {e}", path.display()))?;
+        let v: Value = serde_json::from_str(transcript::strip_bom(&text))
             .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", path.display()))?;
         claimed = claim::leaves(&v);
     }
+    let data_layer = a.data.data_layer();
     let catalog = a.data.catalog()?;
     let registry = a.data.registry()?;
     let mut stats = Default::default();
-    let settlement = match serde_json::from_slice::<Value>(&bytes) {
-        Err(e) => Settlement::invalid(vec![Problem {
-            pointer: String::new(),
-            message: format!("not valid JSON: {e}"),
-        }]),
-        Ok(v) => {
-            let (citation, result) = split_pair(v);
+    let parsed = match std::str::from_utf8(&bytes) {
+        Err(e) => Err(format!("not UTF-8: {e}")),
+        Ok(text) => serde_json::from_str::<Value>(transcript::strip_bom(text))
+            .map_err(|e| format!("not valid JSON: {e}"))
+            .and_then(|v| split_pair(&a.citation, v)),
+    };
+    let settlement = match parsed {
+        Err(message) => Settlement::invalid(vec![Problem { pointer: String::new(), message }]),
+        Ok((citation, result)) => {
             if a.claim.is_empty() && a.result.is_none() {
                 claimed = result.as_ref().map(claim::leaves).unwrap_or_default();
             }
             let engine = Engine::new();
             let claims = [Claim { citation, numbers: claimed }];
-            let (mut s, st) = pipeline::settle_all(
+            let (mut s, st) = pipeline::try_settle_all(
                 &claims,
                 &catalog,
                 &registry,
                 &engine,
                 Options { interval: a.interval, df: a.df, explain: !a.no_explain },
-            );
+            )?;
             stats = st;
             s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]))
         }
@@ -128,7 +142,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let text = match a.format {
         VerifyFormat::Text => {
             let style = report::text::Style { color: a.color.enabled() && a.output.is_none() };
-            format!("recite verify {}\n\n{}", a.citation, report::text::settlement(&settlement, style))
+            let e = report::escape::for_terminal;
+            format!(
+                "recite verify {}\n\n{}\n{}\n",
+                e(&a.citation),
+                report::text::settlement(&settlement, style),
+                e(&data_layer.line())
+            )
         }
         VerifyFormat::Json => {
             let input = Input {
@@ -142,20 +162,30 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 moca: Vec::new(),
                 turns: Vec::new(),
             };
-            report::json::render(&Report::new(vec![input], stats))
+            let mut report = Report::new(vec![input], stats);
+            report.data_layer = Some(data_layer);
+            report::json::render(&report)
         }
     };
-    super::write_output(a.output.as_deref(), &text)?;
+    super::write_report(a.output.as_deref(), &text, &identities)?;
     if verdict == Verdict::Reproduced { Ok(ExitCode::SUCCESS) } else { Ok(ExitCode::from(1)) }
 }
 
-/// A `{citation, result}` pair, or a bare citation.
-fn split_pair(v: Value) -> (Value, Option<Value>) {
-    match v {
-        Value::Object(mut o) if o.contains_key("citation") && !o.contains_key("source") => {
-            let c = o.remove("citation").unwrap_or(Value::Null);
-            (c, o.remove("result"))
+/// The citation and result of `v`: a pair read as `check` reads it ([`plain::read_value`]), or
+/// a bare citation. `Err` (settled INVALID) when the pair cites nothing, or more than one
+/// citation (verify settles one; `check` settles them all).
+fn split_pair(file: &str, v: Value) -> Result<(Value, Option<Value>), String> {
+    if !plain::is_pair(&v) {
+        return Ok((v, None));
+    }
+    let doc = plain::read_value(file, &v);
+    let mut cited: Vec<_> = doc.items.into_iter().filter(|i| i.citation.is_some()).collect();
+    match cited.len() {
+        1 => {
+            let item = cited.remove(0);
+            Ok((item.citation.unwrap_or(Value::Null), item.result))
         }
-        other => (other, None),
+        0 => Err("no citation: the object has no \"citation\" beside its result".to_string()),
+        n => Err(format!("{n} citations: verify settles one (recite check settles them all)")),
     }
 }

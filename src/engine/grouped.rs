@@ -21,7 +21,10 @@ use datafusion::logical_expr::Expr;
 use datafusion::prelude::{cast, ident, lit, when};
 use rayon::prelude::*;
 
-use super::{Engine, Filters, Job, Outcome, ScanStats};
+use super::{
+    Engine, EngineError, FIXED_LIMIT, Filters, Job, Outcome, Outcomes, Role, ScanError, ScanStats,
+    check_weight_sums, invalid_weight, overflow, scan_error,
+};
 use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
@@ -47,13 +50,37 @@ pub fn unsuitable(schema: &datafusion::arrow::datatypes::Schema, jobs: &[&Job]) 
     }
     for c in columns {
         match schema.field_with_name(c).map(|f| f.data_type().clone()) {
-            Ok(t) if t.is_integer() => {}
+            Ok(t) if integer_codes(&t) => {}
             Ok(t) => return Some(format!("column {c:?} is {t}, not integer codes")),
             Err(_) => return Some(format!("column {c:?} is not in the table")),
         }
     }
     None
 }
+
+/// Whether a column type holds codes the grouped key takes (UInt64 may not fit an i64 cast).
+pub fn integer_codes(t: &DataType) -> bool {
+    t.is_integer() && *t != DataType::UInt64
+}
+
+/// Why a job was not planned into this scan.
+enum Unplanned {
+    /// A mask is full: the job goes to another scan.
+    Full,
+    /// The job fails.
+    Failed(EngineError),
+}
+
+impl From<EngineError> for Unplanned {
+    fn from(e: EngineError) -> Self {
+        Unplanned::Failed(e)
+    }
+}
+
+/// A weight value that is negative, NaN or infinite.
+const INVALID: u8 = 1;
+/// A fixed-point sum that overflowed.
+const OVERFLOW: u8 = 2;
 
 /// Flags shared across jobs: the same filter is one bit.
 #[derive(Default)]
@@ -63,12 +90,12 @@ struct Flags {
 }
 
 impl Flags {
-    fn bit(&mut self, e: Expr) -> Result<usize, String> {
+    fn bit(&mut self, e: Expr) -> Result<usize, Unplanned> {
         if let Some(&i) = self.index.get(&e) {
             return Ok(i);
         }
         if self.exprs.len() >= MAX_FLAGS {
-            return Err(format!("more than {MAX_FLAGS} distinct filters in one mask"));
+            return Err(Unplanned::Full);
         }
         self.exprs.push(e.clone());
         self.index.insert(e, self.exprs.len() - 1);
@@ -76,10 +103,12 @@ impl Flags {
     }
 
     /// Σ CASE WHEN flag THEN 2^k ELSE 0 END.
-    fn mask(&self) -> Result<Expr, String> {
+    fn mask(&self) -> Result<Expr, EngineError> {
         let mut m = lit(0i64);
         for (k, e) in self.exprs.iter().enumerate() {
-            m = m + when(e.clone(), lit(1i64 << k)).otherwise(lit(0i64)).map_err(|e| e.to_string())?;
+            m = m + when(e.clone(), lit(1i64 << k))
+                .otherwise(lit(0i64))
+                .map_err(|e| EngineError::Internal(e.strip_backtrace()))?;
         }
         Ok(m)
     }
@@ -94,12 +123,14 @@ struct Plan {
     cells: Vec<(String, String, usize)>,
 }
 
-/// Per code: unweighted count, Σw, Σw² (over rows with a valid weight).
+/// Per code: unweighted count, Σw, Σw² (over rows with a valid weight), and whether any row
+/// had a bad weight value or a sum overflowed (INVALID, OVERFLOW).
 #[derive(Default, Clone, Copy)]
 struct Acc {
     n: f64,
     w: f64,
     w2: f64,
+    bad: u8,
 }
 
 impl Engine {
@@ -109,18 +140,18 @@ impl Engine {
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&Job],
-    ) -> Result<(Vec<Result<Outcome, String>>, ScanStats), String> {
+    ) -> Result<(Outcomes, ScanStats), ScanError> {
         let reg = self.register(location)?;
         let mut filters = Filters::new(self, &reg.schema)?;
         let mut columns: Vec<String> = Vec::new();
         let mut weights: Vec<String> = Vec::new();
         let (mut periods, mut cells) = (Flags::default(), Flags::default());
         let mut bases: Vec<Flags> = Vec::new();
-        let mut plans: Vec<Result<Plan, String>> = Vec::new();
+        let mut plans: Vec<Result<Plan, Unplanned>> = Vec::new();
         for job in jobs {
             let r = &job.rows;
-            let mut parsed = |what: &str, sql: &str| filters.get(what, sql);
-            let plan = (|| -> Result<Plan, String> {
+            let mut parsed = |role: Role, sql: &str| filters.get(role, sql);
+            let plan = (|| -> Result<Plan, Unplanned> {
                 let column = match columns.iter().position(|c| *c == r.column) {
                     Some(i) => i,
                     None => {
@@ -129,11 +160,12 @@ impl Engine {
                         columns.len() - 1
                     }
                 };
-                let period = r.period_filter.as_deref().map(|f| parsed("period", f)).transpose()?;
-                let base = r.base_filter.as_deref().map(|f| parsed("base", f)).transpose()?;
+                let period = r.period_filter.as_deref().map(|f| parsed(Role::Period, f)).transpose()?;
+                let base = r.base_filter.as_deref().map(|f| parsed(Role::Base, f)).transpose()?;
                 let mut cell_exprs = Vec::new();
                 for (b, c, f) in &job.cells {
-                    cell_exprs.push((b.clone(), c.clone(), parsed("cell", f)?));
+                    let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
+                    cell_exprs.push((b.clone(), c.clone(), parsed(role, f)?));
                 }
                 let weight = r.weight.as_ref().map(|w| match weights.iter().position(|x| x == w) {
                     Some(i) => i,
@@ -150,10 +182,7 @@ impl Engine {
                             if bases[column].exprs.len() >= MAX_BASE_BITS
                                 && !bases[column].index.contains_key(&b) =>
                         {
-                            return Err(format!(
-                                "more than {MAX_BASE_BITS} bases cited with column {:?}",
-                                r.column
-                            ));
+                            return Err(Unplanned::Full);
                         }
                         Some(b) => Some(bases[column].bit(b)?),
                         None => None,
@@ -162,11 +191,37 @@ impl Engine {
                     cells: cell_exprs
                         .into_iter()
                         .map(|(b, c, e)| Ok((b, c, cells.bit(e)?)))
-                        .collect::<Result<_, String>>()?,
+                        .collect::<Result<_, Unplanned>>()?,
                 })
             })();
             plans.push(plan);
         }
+        // Jobs that did not fit a mask take another scan of their own (the summed one when
+        // none fitted, e.g. a study of more than 62 cells), never an error: what else is in
+        // the batch must not change a job's outcome.
+        let deferred: Vec<usize> = plans
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| matches!(p, Err(Unplanned::Full)))
+            .map(|(i, _)| i)
+            .collect();
+        if deferred.len() == jobs.len() {
+            return self.scan(location, design, jobs);
+        }
+        let mut later = None;
+        if !deferred.is_empty() {
+            let picked: Vec<&Job> = deferred.iter().map(|&i| jobs[i]).collect();
+            later = Some(self.scan_best(location, design, &picked)?);
+        }
+        let plans: Vec<Result<Plan, EngineError>> = plans
+            .into_iter()
+            .map(|p| {
+                p.map_err(|e| match e {
+                    Unplanned::Failed(e) => e,
+                    Unplanned::Full => EngineError::Internal("a deferred job was not scanned".into()),
+                })
+            })
+            .collect();
         // The projection: masks, one key per column, the weights, the design.
         let mut select = vec![periods.mask()?.alias("pm"), cells.mask()?.alias("cm")];
         for (i, c) in columns.iter().enumerate() {
@@ -177,7 +232,7 @@ impl Engine {
                 x * lit(1i64 << bits) + bases[i].mask()?,
             )
             .end()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| EngineError::Internal(e.strip_backtrace()))?;
             select.push(key.alias(format!("k{i}")));
         }
         for (i, w) in weights.iter().enumerate() {
@@ -190,44 +245,49 @@ impl Engine {
         // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
         // groups by their statistics (a tracker written wave by wave reads one wave for one
         // claim). Not with a design: every PSU must stay, even one with no base rows.
-        let every_job_has_a_period = plans.iter().all(|p| p.as_ref().is_ok_and(|p| p.period.is_some()));
+        let every_job_has_a_period = plans
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !deferred.contains(i))
+            .all(|(_, p)| p.as_ref().is_ok_and(|p| p.period.is_some()));
         let keep = (design.is_none() && every_job_has_a_period && !periods.exprs.is_empty())
             .then(|| periods.exprs.iter().cloned().reduce(|a, b| a.or(b)))
             .flatten();
         // DataFusion reads, filters and computes the keys; the counts and sums per key are
         // reduced here, one partition per task, in exact integer arithmetic.
         let n_weights = weights.len();
-        let partials: Vec<Partial> = if columns.is_empty() {
-            Vec::new()
-        } else {
-            self.rt
-                .block_on(async {
-                    let mut df = self.ctx.table(reg.name.as_str()).await?;
-                    if let Some(keep) = &keep {
-                        df = df.filter(keep.clone())?;
-                    }
-                    let streams = df.select(select)?.execute_stream_partitioned().await?;
-                    let mut tasks = tokio::task::JoinSet::new();
-                    for mut stream in streams {
-                        let n_columns = columns.len();
-                        tasks.spawn(async move {
-                            let mut part = Partial::new(n_columns);
-                            while let Some(batch) = futures::StreamExt::next(&mut stream).await {
-                                part.add(&batch?, n_weights)?;
-                            }
-                            Ok::<_, datafusion::error::DataFusionError>(part)
-                        });
-                    }
-                    let mut parts = Vec::new();
-                    while let Some(done) = tasks.join_next().await {
-                        parts.push(
-                            done.map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))??,
-                        );
-                    }
-                    Ok::<_, datafusion::error::DataFusionError>(parts)
-                })
-                .map_err(|e| format!("scanning {}: {e}", location.display()))?
-        };
+        let partials: Vec<Partial> =
+            if columns.is_empty() {
+                Vec::new()
+            } else {
+                self.rt
+                    .block_on(async {
+                        let mut df = self.ctx.table(reg.name.as_str()).await?;
+                        if let Some(keep) = &keep {
+                            df = df.filter(keep.clone())?;
+                        }
+                        let streams = df.select(select)?.execute_stream_partitioned().await?;
+                        let mut tasks = tokio::task::JoinSet::new();
+                        for mut stream in streams {
+                            let n_columns = columns.len();
+                            tasks.spawn(async move {
+                                let mut part = Partial::new(n_columns);
+                                while let Some(batch) = futures::StreamExt::next(&mut stream).await {
+                                    part.add(&batch?, n_weights)?;
+                                }
+                                Ok::<_, datafusion::error::DataFusionError>(part)
+                            });
+                        }
+                        let mut parts = Vec::new();
+                        while let Some(done) = tasks.join_next().await {
+                            parts.push(done.map_err(|e| {
+                                datafusion::error::DataFusionError::ExecutionJoin(Box::new(e))
+                            })??);
+                        }
+                        Ok::<_, datafusion::error::DataFusionError>(parts)
+                    })
+                    .map_err(|e| scan_error(&e))?
+            };
         let rows_total: u64 = partials.iter().map(|p| p.rows).sum();
         let mut psus: BTreeMap<(String, String), ()> = BTreeMap::new();
         for p in &partials {
@@ -260,7 +320,13 @@ impl Engine {
                     weighted: v
                         .weighted
                         .iter()
-                        .map(|(n, w, w2)| Acc { n: *n as f64, w: *w as f64 / scale, w2: *w2 as f64 / scale })
+                        .zip(&v.bad)
+                        .map(|((n, w, w2), bad)| Acc {
+                            n: *n as f64,
+                            w: *w as f64 / scale,
+                            w2: *w2 as f64 / scale,
+                            bad: *bad,
+                        })
                         .collect(),
                 });
             }
@@ -273,7 +339,7 @@ impl Engine {
                 (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
             });
         }
-        let stats = ScanStats {
+        let mut stats = ScanStats {
             tables_scanned: 1,
             scans: usize::from(!columns.is_empty()),
             rows_scanned: rows_total,
@@ -304,40 +370,61 @@ impl Engine {
                 accumulate(plan, &job.rows.missing, &by_column[plan.column], &psu_index, design.is_some())
             })
             .collect();
-        let outcomes = jobs
+        let mut outcomes: Outcomes = jobs
             .par_iter()
             .zip(plans.par_iter())
             .zip(job_key.par_iter())
             .map(|((job, plan), key)| {
                 let plan = plan.as_ref().map_err(Clone::clone)?;
-                let sums = &accumulated[key.expect("a planned job has a key")];
-                Ok(finish(job, plan, sums, &psu_list, design.is_some()))
+                let Some(key) = key else {
+                    return Err(EngineError::Internal("a planned job has no key".into()));
+                };
+                finish(job, plan, &accumulated[*key], &psu_list, design.is_some())
             })
             .collect();
+        if let Some((outs, s)) = later {
+            for (&i, out) in deferred.iter().zip(outs) {
+                outcomes[i] = out;
+            }
+            stats.scans += s.scans;
+            stats.rows_scanned += s.rows_scanned;
+            stats.aggregates += s.aggregates;
+        }
         Ok((outcomes, stats))
     }
 }
 
-/// Exact sums of one group: the row count, and per weight (valid rows, Σw, Σw²) in fixed point.
+/// Exact sums of one group: the row count, and per weight (valid rows, Σw, Σw²) in fixed point
+/// with its INVALID / OVERFLOW flags.
 #[derive(Clone)]
 struct Sums128 {
     n: u64,
     weighted: Vec<(u64, i128, i128)>,
+    bad: Vec<u8>,
 }
 
 impl Sums128 {
     fn new(weights: usize) -> Sums128 {
-        Sums128 { n: 0, weighted: vec![(0, 0, 0); weights] }
+        Sums128 { n: 0, weighted: vec![(0, 0, 0); weights], bad: vec![0; weights] }
     }
 
     fn merge(&mut self, o: &Sums128) {
         self.n += o.n;
-        for (a, b) in self.weighted.iter_mut().zip(&o.weighted) {
-            a.0 += b.0;
-            a.1 += b.1;
-            a.2 += b.2;
+        for ((a, bad), (b, obad)) in
+            self.weighted.iter_mut().zip(&mut self.bad).zip(o.weighted.iter().zip(&o.bad))
+        {
+            *bad |= *obad | add_fixed(a, b);
         }
     }
+}
+
+/// Adds fixed-point sums, checked: OVERFLOW when Σw or Σw² leaves the i128 range.
+#[inline]
+fn add_fixed(a: &mut (u64, i128, i128), b: &(u64, i128, i128)) -> u8 {
+    let (w, o1) = a.1.overflowing_add(b.1);
+    let (w2, o2) = a.2.overflowing_add(b.2);
+    *a = (a.0 + b.0, w, w2);
+    if o1 || o2 { OVERFLOW } else { 0 }
 }
 
 /// Group key within a column: (period mask, cell mask, code·2^B + base mask, PSU index).
@@ -390,6 +477,8 @@ struct Partial {
     counts: Vec<Vec<u64>>,
     /// Per column: per group and weight, (valid rows, Σw, Σw²) in fixed point.
     sums: Vec<Vec<(u64, i128, i128)>>,
+    /// Per column: per group and weight, INVALID / OVERFLOW flags.
+    bad: Vec<Vec<u8>>,
     psu_names: Vec<(String, String)>,
     psu_index: HashMap<(String, String), u32>,
 }
@@ -403,6 +492,7 @@ impl Partial {
             index: vec![FxMap::default(); columns],
             counts: vec![Vec::new(); columns],
             sums: vec![Vec::new(); columns],
+            bad: vec![Vec::new(); columns],
             psu_names: Vec::new(),
             psu_index: HashMap::new(),
         }
@@ -414,7 +504,8 @@ impl Partial {
             let g = g as usize;
             let (pm, cm, psu) = self.row_key_list[rk as usize];
             let weighted = self.sums[c][g * n_weights..(g + 1) * n_weights].to_vec();
-            ((pm, cm, k, psu), Sums128 { n: self.counts[c][g], weighted })
+            let bad = self.bad[c][g * n_weights..(g + 1) * n_weights].to_vec();
+            ((pm, cm, k, psu), Sums128 { n: self.counts[c][g], weighted, bad })
         })
     }
 
@@ -436,14 +527,27 @@ impl Partial {
         let n = b.num_rows();
         self.rows += n as u64;
         let scale = 10f64.powi(i32::from(FIXED_SCALE));
-        // Per row: its interned row key, and per weight (valid, Σw, Σw²) in fixed point.
+        // Per row: its interned row key, and per weight (valid, Σw, Σw²) in fixed point. A
+        // null or zero weight leaves the base; a negative, NaN or infinite one, or one whose
+        // square does not fit the fixed point, flags the row's group (the jobs that select it
+        // fail, naming the weight).
         let mut weighted = vec![(0u64, 0i128, 0i128); n * n_weights];
+        let mut row_bad = vec![0u8; n * n_weights];
         for (i, w) in ws.iter().enumerate() {
             for r in 0..n {
-                if !w.is_null(r) && w.value(r) > 0.0 {
-                    let v = w.value(r);
-                    weighted[r * n_weights + i] =
-                        (1, (v * scale).round() as i128, (v * v * scale).round() as i128);
+                if w.is_null(r) {
+                    continue;
+                }
+                let v = w.value(r);
+                if v.is_nan() || v < 0.0 || v.is_infinite() {
+                    row_bad[r * n_weights + i] = INVALID;
+                } else if v > 0.0 {
+                    let (wv, w2v) = (v * scale, v * v * scale);
+                    if w2v < FIXED_LIMIT {
+                        weighted[r * n_weights + i] = (1, wv.round() as i128, w2v.round() as i128);
+                    } else {
+                        row_bad[r * n_weights + i] = OVERFLOW;
+                    }
                 }
             }
         }
@@ -476,24 +580,28 @@ impl Partial {
         for c in 0..self.index.len() {
             let k = col(&format!("k{c}"))?;
             let k = k.as_primitive::<Int64Type>();
-            let (index, counts, sums) = (&mut self.index[c], &mut self.counts[c], &mut self.sums[c]);
-            for r in 0..n {
+            let (index, counts, sums, bad) =
+                (&mut self.index[c], &mut self.counts[c], &mut self.sums[c], &mut self.bad[c]);
+            for (r, &row_key) in rk.iter().enumerate() {
                 if k.is_null(r) {
                     continue;
                 }
                 let next = counts.len() as u32;
-                let g = *index.entry((rk[r], k.value(r))).or_insert(next);
+                let g = *index.entry((row_key, k.value(r))).or_insert(next);
                 if g == next {
                     counts.push(0);
                     sums.extend(std::iter::repeat_n((0, 0, 0), n_weights));
+                    bad.extend(std::iter::repeat_n(0, n_weights));
                 }
                 let g = g as usize;
                 counts[g] += 1;
-                let row = &weighted[r * n_weights..(r + 1) * n_weights];
-                for (a, b) in sums[g * n_weights..(g + 1) * n_weights].iter_mut().zip(row) {
-                    a.0 += b.0;
-                    a.1 += b.1;
-                    a.2 += b.2;
+                let span = r * n_weights..(r + 1) * n_weights;
+                let (row, row_bad) = (&weighted[span.clone()], &row_bad[span]);
+                let group = g * n_weights..(g + 1) * n_weights;
+                for ((a, b), (flags, f)) in
+                    sums[group.clone()].iter_mut().zip(row).zip(bad[group].iter_mut().zip(row_bad))
+                {
+                    *flags |= *f | add_fixed(a, b);
                 }
             }
         }
@@ -543,6 +651,8 @@ struct BaseSums {
     codes: BTreeMap<i64, Acc>,
     per_psu: Vec<BTreeMap<i64, Acc>>,
     cells: Vec<f64>,
+    /// INVALID / OVERFLOW flags of the selected groups' weight.
+    bad: u8,
 }
 
 /// Sums the rows of a column that a job's period, base, weight and missing codes select.
@@ -557,6 +667,7 @@ fn accumulate(
     let mut per_psu: Vec<BTreeMap<i64, Acc>> =
         vec![BTreeMap::new(); if designed { psu_index.len() } else { 0 }];
     let mut cells = vec![0.0; plan.cells.len()];
+    let mut bad = 0;
     for row in rows {
         if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
             || plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
@@ -566,8 +677,9 @@ fn accumulate(
         }
         let acc = match plan.weight {
             Some(k) => row.weighted[k],
-            None => Acc { n: row.n, w: row.n, w2: row.n },
+            None => Acc { n: row.n, w: row.n, w2: row.n, bad: 0 },
         };
+        bad |= acc.bad;
         let e = codes.entry(row.code).or_default();
         e.n += acc.n;
         e.w += acc.w;
@@ -582,11 +694,26 @@ fn accumulate(
             }
         }
     }
-    BaseSums { codes, per_psu, cells }
+    BaseSums { codes, per_psu, cells, bad }
 }
 
 /// A job's totals, second moments and PSU totals from its base sums.
-fn finish(job: &Job, plan: &Plan, base: &BaseSums, psu_list: &[(String, String)], designed: bool) -> Outcome {
+fn finish(
+    job: &Job,
+    plan: &Plan,
+    base: &BaseSums,
+    psu_list: &[(String, String)],
+    designed: bool,
+) -> Result<Outcome, EngineError> {
+    let weight = job.rows.weight.as_deref();
+    if let Some(w) = weight {
+        if base.bad & INVALID != 0 {
+            return Err(invalid_weight(w));
+        }
+        if base.bad & OVERFLOW != 0 {
+            return Err(overflow(w));
+        }
+    }
     let vars = vars_for(&job.measures);
     let (codes, per_psu) = (&base.codes, &base.per_psu);
     let z = |v: &Var, code: f64| match v {
@@ -627,5 +754,7 @@ fn finish(job: &Job, plan: &Plan, base: &BaseSums, psu_list: &[(String, String)]
         .zip(&base.cells)
         .map(|((b, c, _), n)| (b.clone(), c.clone(), n.round() as u64))
         .collect();
-    Outcome { vars, sums: Sums { n, totals, counts, moments, psus }, cells }
+    let sums = Sums { n, totals, counts, moments, psus };
+    check_weight_sums(weight, &sums)?;
+    Ok(Outcome { vars, sums, cells })
 }

@@ -118,14 +118,14 @@ fn diff(a: &Value, b: &Value, pointer: &str, out: &mut Vec<String>) {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for (key, yv) in y {
-                let here = format!("{pointer}/{}", escape(key));
+                let here = format!("{pointer}/{}", crate::json::escape_token(key));
                 match x.get(key) {
                     Some(xv) => diff(xv, yv, &here, out),
                     None => out.push(here),
                 }
             }
             for key in x.keys().filter(|k| !y.contains_key(*k)) {
-                out.push(format!("{pointer}/{}", escape(key)));
+                out.push(format!("{pointer}/{}", crate::json::escape_token(key)));
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
@@ -141,9 +141,4 @@ fn diff(a: &Value, b: &Value, pointer: &str, out: &mut Vec<String>) {
         _ if a == b => {}
         _ => out.push(pointer.to_string()),
     }
-}
-
-/// Escapes a key for a JSON pointer (RFC 6901).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }

@@ -9,9 +9,11 @@
 
 use std::fmt::Write;
 
-use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
+use std::borrow::Cow;
+
 use serde_json::Value;
 
+use super::escape::{self, cap, cap_at, is_bidi_control, visible};
 use super::{ClaimReport, Input, Report};
 use crate::compare::{Gap, Settlement, Verdict, show};
 use crate::extractor::Unit;
@@ -63,6 +65,22 @@ table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px soli
 /// Tool results longer than this many characters are folded.
 const TOOL_TEXT_SHOWN: usize = 400;
 
+/// Input text as HTML text: capped ([`escape::MAX_ECHO_CHARS`]), controls and bidi controls shown
+/// as `\u{…}`, escaped.
+fn text(s: &str) -> Cow<'static, str> {
+    Cow::Owned(html_escape::encode_text(&visible(&cap(s))).into_owned())
+}
+
+/// A conversation turn's text: as [`text`], capped at [`escape::MAX_TURN_CHARS`].
+fn turn_text(s: &str) -> Cow<'static, str> {
+    Cow::Owned(html_escape::encode_text(&visible(&cap_at(s, escape::MAX_TURN_CHARS))).into_owned())
+}
+
+/// Input text as a double-quoted attribute value, capped.
+fn attr(s: &str) -> Cow<'static, str> {
+    Cow::Owned(html_escape::encode_double_quoted_attribute(&cap(s)).into_owned())
+}
+
 /// The report as one self-contained HTML page.
 pub fn render(report: &Report) -> String {
     let mut o = String::new();
@@ -81,9 +99,16 @@ pub fn render(report: &Report) -> String {
     }
     let _ = write!(
         o,
-        "<span>{} findings</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span></div></header>\n<main>\n",
+        "<span>{} findings</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span>",
         s.findings, report.stats.tables_scanned, report.stats.rows_scanned, report.stats.scans
     );
+    if let Some(d) = &report.data_layer {
+        let _ = write!(o, "<span class=\"stats data-layer\">{}</span>", text(&d.line()));
+        if let Some(w) = &d.warning {
+            let _ = write!(o, "<span class=\"stats data-layer-warning\">warning: {}</span>", text(w));
+        }
+    }
+    o.push_str("</div></header>\n<main>\n");
     for input in &report.inputs {
         render_input(&mut o, input);
     }
@@ -116,10 +141,10 @@ fn render_input(o: &mut String, input: &Input) {
                 o,
                 "<details class=\"tool-text\"><summary>tool result ({} characters)</summary><div class=\"text\">{}</div></details>",
                 turn.text.chars().count(),
-                text(&turn.text)
+                turn_text(&turn.text)
             );
         } else if !turn.text.is_empty() {
-            let _ = write!(o, "<div class=\"text\">{}</div>", text(&turn.text));
+            let _ = write!(o, "<div class=\"text\">{}</div>", turn_text(&turn.text));
         }
         for &i in &turn.items {
             if let Some(c) = input.claims.get(i) {
@@ -481,12 +506,30 @@ fn link(o: &mut String, url: &str) {
         let _ = write!(
             o,
             "<div><a href=\"{}\" rel=\"noopener noreferrer nofollow\">{}</a></div>",
-            attr(url.trim()),
-            text(url)
+            attr(&percent_encode_bidi(url.trim())),
+            // Bidi controls would make the link read as another address than the one it opens.
+            text(&url.chars().filter(|c| !is_bidi_control(*c)).collect::<String>())
         );
     } else {
         let _ = write!(o, "<div class=\"muted\">link not followed: <code>{}</code></div>", text(url));
     }
+}
+
+/// `url` with its bidi controls percent-encoded (as a browser would send them), so none is
+/// written raw into the page.
+fn percent_encode_bidi(url: &str) -> String {
+    let mut o = String::with_capacity(url.len());
+    for c in url.chars() {
+        if is_bidi_control(c) {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                o.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            o.push(c);
+        }
+    }
+    o
 }
 
 fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {

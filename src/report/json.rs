@@ -25,6 +25,8 @@ pub const DIFFERENCES: [&str; 2] = ["difference", "z"];
 pub fn render(report: &Report) -> String {
     let mut v = serde_json::to_value(report).expect("a report always serializes");
     round_floats(&mut v);
+    // Strings from the inputs are echoed at most MAX_ECHO_CHARS characters.
+    super::escape::cap_json(&mut v);
     let mut s = serde_json::to_string_pretty(&v).expect("a value always serializes");
     s.push('\n');
     s

@@ -7,8 +7,10 @@ use super::Report;
 use crate::compare::Verdict;
 use crate::transcript::Level;
 
-/// Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry.
+/// Escapes text for XML attributes and content, capped ([`super::escape::cap`]); replaces
+/// characters XML 1.0 cannot carry with U+FFFD.
 pub fn xml(s: &str) -> String {
+    let s = super::escape::cap(s);
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -47,6 +49,14 @@ pub fn render(report: &Report) -> String {
             xml(&input.file),
             input.claims.len() + input.findings.len()
         );
+        if let Some(d) = &report.data_layer {
+            let _ = writeln!(o, "    <properties>");
+            let _ = writeln!(o, "      <property name=\"data layer\" value=\"{}\"/>", xml(&d.line()));
+            if let Some(w) = &d.warning {
+                let _ = writeln!(o, "      <property name=\"data layer warning\" value=\"{}\"/>", xml(w));
+            }
+            let _ = writeln!(o, "    </properties>");
+        }
         for c in &input.claims {
             let s = &c.settlement;
             let name = match &s.rerun {

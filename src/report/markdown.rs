@@ -6,9 +6,9 @@ use std::fmt::Write;
 use super::Report;
 use crate::compare::show;
 
-/// Escapes text for a Markdown table cell.
+/// Input text as an inert Markdown table cell or list item (see [`super::escape::markdown`]).
 fn cell(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('|', "\\|").replace('\n', " ").replace('<', "&lt;").replace('>', "&gt;")
+    super::escape::markdown(s)
 }
 
 /// The report as Markdown.
@@ -25,8 +25,14 @@ pub fn render(report: &Report) -> String {
         "\n{} finding(s). Scanned {} table(s), {} rows, in {} scan(s).\n",
         s.findings, report.stats.tables_scanned, report.stats.rows_scanned, report.stats.scans
     );
+    if let Some(d) = &report.data_layer {
+        let _ = writeln!(o, "data layer: {} ({})\n", cell(&d.path), cell(d.source.as_str()));
+        if let Some(w) = &d.warning {
+            let _ = writeln!(o, "**warning:** {}\n", cell(w));
+        }
+    }
     for input in &report.inputs {
-        let _ = writeln!(o, "### `{}`\n", cell(&input.file));
+        let _ = writeln!(o, "### {}\n", cell(&input.file));
         if !input.claims.is_empty() {
             let _ = writeln!(
                 o,
@@ -73,7 +79,7 @@ pub fn render(report: &Report) -> String {
         }
         for c in input.claims.iter().filter(|c| super::text::needs_details(c)) {
             let _ =
-                writeln!(o, "- **{}** at `{}`", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));
+                writeln!(o, "- **{}** at {}", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));
             for r in &c.settlement.reasons {
                 let _ = writeln!(o, "  - {}", cell(r));
             }
@@ -81,7 +87,7 @@ pub fn render(report: &Report) -> String {
                 let _ = writeln!(o, "  - likely: {}", cell(&e.message));
             }
             for w in &c.settlement.warnings_audit {
-                let _ = writeln!(o, "  - warning audit ({}): {}", w.kind, cell(&w.message));
+                let _ = writeln!(o, "  - warning audit ({}): {}", cell(&w.kind), cell(&w.message));
             }
         }
         // Every number found but not compared is listed, so nothing is dropped silently.
@@ -111,9 +117,9 @@ pub fn render(report: &Report) -> String {
             for f in &input.findings {
                 let _ = writeln!(
                     o,
-                    "| {:?} | `{}` | {} | {} |",
+                    "| {:?} | {} | {} | {} |",
                     f.level,
-                    f.rule,
+                    cell(&f.rule),
                     cell(&f.locator.to_string()),
                     cell(&f.message)
                 );

@@ -13,6 +13,7 @@ use crate::engine::ScanStats;
 use crate::moca::MocaEvent;
 use crate::transcript::{Finding, Format, Locator, Turn};
 
+pub mod escape;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -29,6 +30,9 @@ pub struct Report {
     pub report_version: u32,
     /// The recite version that wrote it.
     pub recite: String,
+    /// The data layer that answered: where it is and how it was chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_layer: Option<DataLayer>,
     /// Counts by verdict, and of findings.
     pub summary: Summary,
     /// What the run read.
@@ -38,6 +42,52 @@ pub struct Report {
     pub timings: Option<BTreeMap<String, f64>>,
     /// One entry per input, in the order given.
     pub inputs: Vec<Input>,
+}
+
+/// The data layer a run used, and how it was chosen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct DataLayer {
+    /// The folder of studies, as used.
+    pub path: String,
+    /// How it was chosen.
+    pub source: DataSource,
+    /// Set when this layer hides another one (a working-directory `./datasets` over the bundled
+    /// data layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// Where the data layer came from, in the order they are looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataSource {
+    /// `--data DIR`.
+    Flag,
+    /// The `RECITE_DATA` environment variable.
+    Environment,
+    /// `./datasets` in the working directory.
+    WorkingDirectory,
+    /// The datasets bundled with this build.
+    Bundled,
+}
+
+impl DataSource {
+    /// How it is said in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataSource::Flag => "--data",
+            DataSource::Environment => "RECITE_DATA",
+            DataSource::WorkingDirectory => "./datasets in the working directory",
+            DataSource::Bundled => "bundled",
+        }
+    }
+}
+
+impl DataLayer {
+    /// One line for a report: `data layer: PATH (how chosen)`.
+    pub fn line(&self) -> String {
+        format!("data layer: {} ({})", self.path, self.source.as_str())
+    }
 }
 
 /// Counts.
@@ -102,6 +152,7 @@ impl Report {
         Report {
             report_version: REPORT_VERSION,
             recite: env!("CARGO_PKG_VERSION").to_string(),
+            data_layer: None,
             summary,
             stats,
             timings: None,

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::escape::for_terminal as e;
 use super::{ClaimReport, Report};
 use crate::compare::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
 use crate::extractor::Unit;
@@ -46,17 +47,21 @@ impl Style {
 pub fn settlement(s: &Settlement, st: Style) -> String {
     let mut o = String::new();
     if let Some(r) = &s.rerun {
-        let _ = writeln!(o, "  study    {}", r.study);
-        let fielded = r.fielded.as_deref().map(|f| format!(", fielded {f}")).unwrap_or_default();
-        let _ =
-            writeln!(o, "  period   {}  {}", r.period, st.dim(&format!("[{}{fielded}]", r.period_filter)));
+        let _ = writeln!(o, "  study    {}", e(&r.study));
+        let fielded = r.fielded.as_deref().map(|f| format!(", fielded {}", e(f))).unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  period   {}  {}",
+            e(&r.period),
+            st.dim(&format!("[{}{fielded}]", e(&r.period_filter)))
+        );
         let label =
-            if r.column_label.is_empty() { String::new() } else { format!(" \"{}\"", r.column_label) };
-        let _ = writeln!(o, "  source   {}.{}{label} × {}", r.table, r.column, r.function);
-        let _ = writeln!(o, "  weight   {}  {}", r.weight, st.dim(&format!("[{}]", r.design)));
-        let _ = writeln!(o, "  base     {}  {}", r.base, st.dim(&format!("[{}]", r.base_filter)));
-        if let Some(e) = s.measures.iter().find_map(|m| m.estimate) {
-            let _ = writeln!(o, "  sample   {}", st.dim(e.sample.describe()));
+            if r.column_label.is_empty() { String::new() } else { format!(" \"{}\"", e(&r.column_label)) };
+        let _ = writeln!(o, "  source   {}.{}{label} × {}", e(&r.table), e(&r.column), e(&r.function));
+        let _ = writeln!(o, "  weight   {}  {}", e(&r.weight), st.dim(&format!("[{}]", e(&r.design))));
+        let _ = writeln!(o, "  base     {}  {}", e(&r.base), st.dim(&format!("[{}]", e(&r.base_filter))));
+        if let Some(est) = s.measures.iter().find_map(|m| m.estimate) {
+            let _ = writeln!(o, "  sample   {}", st.dim(est.sample.describe()));
         }
         o.push('\n');
     }
@@ -85,31 +90,35 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
     }
     if !s.warnings.is_empty() || !s.warnings_audit.is_empty() {
         for w in &s.warnings {
-            let _ = writeln!(o, "  {} {w}", st.paint("1;33", "warning (claimed):"));
+            let _ = writeln!(o, "  {} {}", st.paint("1;33", "warning (claimed):"), e(w));
         }
         for a in &s.warnings_audit {
-            let _ =
-                writeln!(o, "  {} {}", st.paint("1;33", &format!("warning audit ({}):", a.kind)), a.message);
+            let _ = writeln!(
+                o,
+                "  {} {}",
+                st.paint("1;33", &format!("warning audit ({}):", e(&a.kind))),
+                e(&a.message)
+            );
         }
         o.push('\n');
     }
     for c in &s.not_compared {
-        let at = if c.pointer.is_empty() { String::new() } else { format!(" at {}", c.pointer) };
-        let line = format!("not compared: {}{at}: {}", c.text, c.why_not_compared());
+        let at = if c.pointer.is_empty() { String::new() } else { format!(" at {}", e(&c.pointer)) };
+        let line = format!("not compared: {}{at}: {}", e(&c.text), e(c.why_not_compared()));
         let _ =
             writeln!(o, "  {}", if c.unreadable.is_some() { st.paint("31", &line) } else { st.dim(&line) });
     }
     for n in &s.notes {
-        let _ = writeln!(o, "  {}", st.dim(&format!("note: {n}")));
+        let _ = writeln!(o, "  {}", st.dim(&format!("note: {}", e(n))));
     }
     let _ = writeln!(o, "  {}", st.badge(s.verdict).trim_end());
     for r in &s.reasons {
-        let _ = writeln!(o, "    {r}");
+        let _ = writeln!(o, "    {}", e(r));
     }
     if !s.explanations.is_empty() {
         let _ = writeln!(o, "  {}", st.bold("most likely explanation"));
-        for (i, e) in s.explanations.iter().enumerate() {
-            let line = format!("    {}. {}", i + 1, e.message);
+        for (i, x) in s.explanations.iter().enumerate() {
+            let line = format!("    {}. {}", i + 1, e(&x.message));
             let _ = writeln!(o, "{}", if i == 0 { line } else { st.dim(&line) });
         }
     }
@@ -151,7 +160,7 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
             o,
             "  {:<26} {:>9} {:>11} {:>10} {:>9}  {:<19} {:>7}  {}",
             st.bold(&format!("{:<26}", clip(&row.name))),
-            c.claimed.text,
+            e(&c.claimed.text),
             shown(c, pct),
             format!(
                 "±{}{}",
@@ -190,11 +199,8 @@ fn mark(c: &Comparison, st: Style) -> String {
 }
 
 fn clip(s: &str) -> String {
-    if s.chars().count() <= 26 {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(25).collect::<String>())
-    }
+    let s = e(s);
+    if s.chars().count() <= 26 { s } else { format!("{}…", s.chars().take(25).collect::<String>()) }
 }
 
 /// A whole run: grouped by input, one line per claim, details for every claim not reproduced.
@@ -202,7 +208,7 @@ pub fn render(report: &Report, st: Style) -> String {
     let mut o = String::new();
     for input in &report.inputs {
         let format = input.format.map(|f| format!("{f:?}")).unwrap_or_else(|| "unreadable".into());
-        let _ = writeln!(o, "{} {}", st.bold(&input.file), st.dim(&format!("({format})")));
+        let _ = writeln!(o, "{} {}", st.bold(&e(&input.file)), st.dim(&format!("({format})")));
         for c in &input.claims {
             let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));
         }
@@ -229,12 +235,18 @@ pub fn render(report: &Report, st: Style) -> String {
                 Level::Should => st.paint("1;33", "SHOULD"),
                 Level::Note => st.dim("NOTE  "),
             };
-            let _ = writeln!(o, "  {level} {} {}  {}", f.rule, st.dim(&f.locator.to_string()), f.message);
+            let _ = writeln!(
+                o,
+                "  {level} {} {}  {}",
+                e(&f.rule),
+                st.dim(&e(&f.locator.to_string())),
+                e(&f.message)
+            );
         }
         // Details for every claim not reproduced, and for any whose warnings the audit faults:
         // warnings get the same prominence as values.
         for c in input.claims.iter().filter(|c| needs_details(c)) {
-            let _ = writeln!(o, "\n  {} {}", st.bold("▸"), c.locator);
+            let _ = writeln!(o, "\n  {} {}", st.bold("▸"), e(&c.locator.to_string()));
             for line in settlement(&c.settlement, st).lines() {
                 let _ = writeln!(o, "  {line}");
             }
@@ -263,6 +275,12 @@ pub fn render(report: &Report, st: Style) -> String {
         report.stats.scans,
         if report.stats.scans == 1 { "" } else { "s" },
     );
+    if let Some(d) = &report.data_layer {
+        let _ = writeln!(o, "{}", e(&d.line()));
+        if let Some(w) = &d.warning {
+            let _ = writeln!(o, "{} {}", st.paint("1;33", "warning:"), e(w));
+        }
+    }
     o
 }
 
@@ -275,18 +293,21 @@ pub fn needs_details(c: &ClaimReport) -> bool {
 pub fn one_line(c: &ClaimReport) -> String {
     let s = &c.settlement;
     let what = match &s.rerun {
-        Some(r) => format!("{} · {} · {}({})", r.period, r.base, r.function, r.column),
+        Some(r) => format!("{} · {} · {}({})", e(&r.period), e(&r.base), e(&r.function), e(&r.column)),
         None => String::new(),
     };
     let compared = || s.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl)));
     let number = |(m, cl): (&MeasureRow, &Comparison)| {
-        format!("{} {} → {}", m.name, cl.claimed.text, shown(cl, m.unit == Unit::Proportion))
+        format!("{} {} → {}", e(&m.name), e(&cl.claimed.text), shown(cl, m.unit == Unit::Proportion))
     };
     // The first number not reproduced; else base n when only it differs; else the first number.
     let headline = match (compared().find(|(_, cl)| !cl.matched), &s.base) {
         (Some(wrong), _) => number(wrong),
         (None, Some(b)) if !b.matched => format!("base n {} → {}", b.claimed_n, b.facts.n),
-        _ => compared().next().map(number).unwrap_or_else(|| s.reasons.first().cloned().unwrap_or_default()),
+        _ => compared()
+            .next()
+            .map(number)
+            .unwrap_or_else(|| s.reasons.first().map(|r| e(r)).unwrap_or_default()),
     };
-    format!("{}  {what}  {headline}", c.locator)
+    format!("{}  {what}  {headline}", e(&c.locator.to_string()))
 }

@@ -4,8 +4,8 @@
 //! Reading happens in four small stages, one submodule each, so that each can be tested and
 //! replaced alone:
 //!
-//! 1. [`wire`] turns the text into JSON values with the line each starts on (malformed parts
-//!    become findings and are skipped);
+//! 1. the shared framing layer ([`crate::transcript::frame`]) turns the text into JSON values,
+//!    and [`wire`] unpacks the events (and fixtures) they hold, with the line each starts on;
 //! 2. [`chunks`] expands `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK`
 //!    exactly as the reference TypeScript client does, so event indices match what a client sees;
 //! 3. [`verify`] applies the reference client's `verifyEvents` rules (`ag-ui/stream`);
@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Document, Finding, Format, Level, Locator};
+use super::{Document, Finding, Format, Framed, Level, Locator, RULE_MALFORMED};
 
 mod chunks;
 mod turns;
@@ -131,8 +131,13 @@ fn string_after_colon(rest: &str) -> Option<&str> {
 /// finding and reading goes on; stream-rule breaches are `ag-ui/stream` findings; tool results
 /// that state numbers without an Upperhand citation are `upperhand/conformance` findings.
 pub fn read(file: &str, text: &str) -> Document {
-    let mut findings = Vec::new();
-    let decoded = wire::decode(text);
+    read_framed(file, crate::transcript::frame(file, text))
+}
+
+/// Reads an already framed AG-UI log.
+pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
+    let mut findings = framed.findings;
+    let decoded = wire::unpack(&framed.records);
     for bad in &decoded.malformed {
         findings.push(malformed(file, bad.line, None, &bad.pointer, &bad.message));
     }
@@ -180,7 +185,7 @@ fn malformed(
             pointer: pointer.to_string(),
             ..Locator::default()
         },
-        rule: "input/malformed".to_string(),
+        rule: RULE_MALFORMED.to_string(),
         level: Level::Must,
         message: message.to_string(),
     }

@@ -5,20 +5,25 @@
 //! nothing of the catalog or the engine: they only find and pair things. One malformed part of a
 //! file becomes a [`Finding`]; the rest of the file is still read.
 //!
-//! [`read`] first *frames* the text ([`frame`]: SSE `data:` events, one JSON document, or JSON
-//! lines), then picks the reader from what the values look like: [`agui`] for AG-UI events
-//! (it frames the text itself), [`a2a`] for A2A v0.3 / v1.0 objects, [`plain`] for
-//! `{result, citation}` pairs and bare citations. [`read_bytes`] adds the UTF-8 check.
+//! [`read`] first *frames* the text ([`frame`]: SSE events, one JSON document, JSON lines or
+//! concatenated documents, an array cut short), then picks the reader from what the values look
+//! like: [`agui`] for AG-UI events, [`a2a`] for A2A v0.3 / v1.0 objects, [`plain`] for
+//! `{result, citation}` pairs and bare citations. Every reader asks the JSON questions (is this
+//! quantitative, is this a citation, which media type) through [`crate::json`], so they answer
+//! them alike. [`read_bytes`] adds the UTF-8 check.
 
 use serde::Serialize;
 use serde_json::Value;
 
 pub mod a2a;
 pub mod agui;
+pub mod frame;
 pub mod plain;
 
-/// The media type of an Upperhand citation Part.
-pub const CITATION_MEDIA_TYPE: &str = "application/vnd.upperhand.citations+json";
+pub use crate::json::{
+    CITATION_MEDIA_TYPE, is_citation_media_type, is_quantitative, looks_like_citation, pointer_push,
+};
+pub use frame::{Framed, Framing, Record, frame};
 
 /// Where something was found in an input.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -174,6 +179,42 @@ pub const RULE_UNRECOGNISED: &str = "input/unrecognised";
 /// Rule of a [`Finding`] for a quantitative result without a citation, or a citation without a
 /// result (Upperhand Citations v1, "Conformance (probed)").
 pub const RULE_CONFORMANCE: &str = "upperhand/conformance";
+/// Rule of the finding that stands for an input's findings past the first [`MAX_FINDINGS`].
+pub const RULE_FINDINGS_CAPPED: &str = "input/findings-capped";
+/// Findings reported per input; the rest are counted in one `input/findings-capped` finding
+/// (a 1 MB binary file would otherwise make a finding per byte).
+pub const MAX_FINDINGS: usize = 100;
+
+/// Keeps the first [`MAX_FINDINGS`] of `findings` and replaces the rest with one finding that
+/// counts them, at the most serious level among them (so `--fail-on` sees what was cut). Such
+/// summaries already made (by [`read_bytes`]) are kept as they are.
+pub fn cap_findings(findings: &mut Vec<Finding>, file: &str) {
+    if findings.len() <= MAX_FINDINGS {
+        return;
+    }
+    let (summaries, rest): (Vec<Finding>, Vec<Finding>) =
+        findings.split_off(MAX_FINDINGS).into_iter().partition(|f| f.rule == RULE_FINDINGS_CAPPED);
+    findings.extend(summaries);
+    if rest.is_empty() {
+        return;
+    }
+    let level = rest.iter().map(|f| f.level).min().unwrap_or(Level::Note);
+    let count = |l: Level| rest.iter().filter(|f| f.level == l).count();
+    let message = format!(
+        "{} more finding(s) not shown ({} MUST, {} SHOULD, {} NOTE): only the first {MAX_FINDINGS} of an input are",
+        rest.len(),
+        count(Level::Must),
+        count(Level::Should),
+        count(Level::Note)
+    );
+    findings.push(Finding::new(Locator::at(file, ""), RULE_FINDINGS_CAPPED, level, message));
+}
+
+/// `text` without a leading UTF-8 byte-order mark, which every reader (and `verify`) accepts.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// Rule of the NOTE given when several citations were paired with several results by order (or
 /// share one result), since nothing in the input says which goes with which.
 pub const RULE_PAIRING: &str = "upperhand/pairing";
@@ -212,67 +253,29 @@ impl Document {
     }
 }
 
-/// True when any leaf of `v`, at any depth, is a JSON number: such a value states a number, so
-/// Upperhand requires a citation beside it. Numeric strings (`"44%"`) are not numbers.
-pub fn is_quantitative(v: &Value) -> bool {
-    match v {
-        Value::Number(_) => true,
-        Value::Array(a) => a.iter().any(is_quantitative),
-        Value::Object(o) => o.values().any(is_quantitative),
-        _ => false,
-    }
-}
-
-/// True when `v` has the shape of an Upperhand citation: an object whose `source` is an object
-/// naming at least one of `table`, `column`, `function`, and which has a `study` or a `base`.
-///
-/// Deliberately lenient (one of the three source fields is enough) so that an incomplete
-/// citation is still found, and then reported by validation rather than silently skipped.
-pub fn looks_like_citation(v: &Value) -> bool {
-    let Some(o) = v.as_object() else { return false };
-    let source_ok = o
-        .get("source")
-        .and_then(Value::as_object)
-        .is_some_and(|s| ["table", "column", "function"].iter().any(|k| s.contains_key(*k)));
-    source_ok && (o.contains_key("study") || o.contains_key("base"))
-}
-
-/// True when `media_type` is the citations media type, ignoring case and parameters
-/// (`application/vnd.upperhand.citations+json; charset=utf-8` counts).
-pub fn is_citation_media_type(media_type: &str) -> bool {
-    let essence = media_type.split(';').next().unwrap_or("").trim();
-    essence.eq_ignore_ascii_case(CITATION_MEDIA_TYPE)
-}
-
-/// `base` with one more reference token, escaped as RFC 6901 requires (`~` → `~0`, `/` → `~1`).
-pub fn pointer_push(base: &str, token: impl std::fmt::Display) -> String {
-    let token = token.to_string().replace('~', "~0").replace('/', "~1");
-    format!("{base}/{token}")
-}
-
 /// Reads one input file: detects its format from the content and hands it to that reader.
 ///
 /// Never panics and never fails: what cannot be read becomes a [`Finding`] (rule
 /// `input/malformed`, level MUST) and the rest of the file is still read.
 pub fn read(file: &str, text: &str) -> Document {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = strip_bom(text);
     let framed = frame(file, text);
     match detect_framed(&framed, text) {
-        // The AG-UI reader frames the text itself (and reports what it cannot read).
-        Format::Agui => read_agui(file, text),
+        Format::Agui => agui::read_framed(file, framed),
         Format::Plain => plain::read_framed(file, framed),
         version => a2a::read_framed(file, version, framed),
     }
 }
 
 /// Reads an input given as bytes. Invalid UTF-8 becomes one `input/malformed` finding per bad
-/// sequence (line and byte column); the bytes are then decoded lossily and read as usual, so the
-/// rest of the file still counts.
+/// sequence (line and byte column; past [`MAX_FINDINGS`] only counted); the bytes are then
+/// decoded lossily and read as usual, so the rest of the file still counts.
 pub fn read_bytes(file: &str, bytes: &[u8]) -> Document {
     if let Ok(text) = std::str::from_utf8(bytes) {
         return read(file, text);
     }
     let mut findings = Vec::new();
+    let mut uncounted = 0usize;
     let (mut line, mut column) = (1usize, 1usize);
     for chunk in bytes.utf8_chunks() {
         for b in chunk.valid().bytes() {
@@ -284,7 +287,10 @@ pub fn read_bytes(file: &str, bytes: &[u8]) -> Document {
             }
         }
         let bad = chunk.invalid();
-        if !bad.is_empty() {
+        if !bad.is_empty() && findings.len() >= MAX_FINDINGS {
+            uncounted += 1; // counted, not kept: memory stays bounded
+            column += bad.len();
+        } else if !bad.is_empty() {
             let hex: Vec<String> = bad.iter().map(|b| format!("{b:#04x}")).collect();
             let mut at = Locator::at(file, "").on_line(Some(line));
             at.column = Some(column);
@@ -295,6 +301,10 @@ pub fn read_bytes(file: &str, bytes: &[u8]) -> Document {
     }
     let text = String::from_utf8_lossy(bytes);
     let mut doc = read(file, &text);
+    if uncounted > 0 {
+        let message = format!("{uncounted} more invalid UTF-8 sequence(s), not listed");
+        findings.push(Finding::new(Locator::at(file, ""), RULE_FINDINGS_CAPPED, Level::Must, message));
+    }
     findings.append(&mut doc.findings);
     doc.findings = findings;
     doc
@@ -303,155 +313,6 @@ pub fn read_bytes(file: &str, bytes: &[u8]) -> Document {
 /// Detects the format of `text` from its content alone.
 pub fn detect(text: &str) -> Format {
     detect_framed(&frame("", text), text)
-}
-
-/// The AG-UI reader, behind one function so the dispatch above never changes when it does.
-fn read_agui(file: &str, text: &str) -> Document {
-    agui::read(file, text)
-}
-
-/// How the JSON values of an input are laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
-    /// Nothing but white space.
-    Empty,
-    /// One JSON document.
-    Json,
-    /// One JSON value per line.
-    JsonLines,
-    /// Server-sent events: `data:` lines, an event per blank-line-separated block.
-    Sse,
-}
-
-/// One JSON value of an input.
-#[derive(Debug, Clone)]
-pub struct Record {
-    /// The value.
-    pub value: Value,
-    /// 1-based line where it starts, for JSON lines and SSE (`None` for one JSON document).
-    pub line: Option<usize>,
-}
-
-/// An input split into JSON values, with what could not be read.
-#[derive(Debug, Clone)]
-pub struct Framed {
-    /// How the values were laid out.
-    pub framing: Framing,
-    /// The values that could be read, in file order.
-    pub records: Vec<Record>,
-    /// `input/malformed` findings: the empty file, lines or events that are not JSON.
-    pub findings: Vec<Finding>,
-}
-
-/// Splits `text` into JSON values: SSE when the first non-blank line is an SSE field, else one
-/// JSON document when the whole parses, else JSON lines when most lines parse on their own.
-/// Each value that does not parse becomes a finding and the others are kept.
-pub fn frame(file: &str, text: &str) -> Framed {
-    let first = text.lines().map(str::trim_start).find(|l| !l.is_empty());
-    let Some(first) = first else {
-        let at = Locator { line: Some(1), column: Some(1), ..Locator::at(file, "") };
-        let finding = Finding::new(at, RULE_MALFORMED, Level::Must, "empty input: nothing to read");
-        return Framed { framing: Framing::Empty, records: Vec::new(), findings: vec![finding] };
-    };
-    if is_sse_field(first) {
-        return frame_sse(file, text);
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(value) => {
-            Framed { framing: Framing::Json, records: vec![Record { value, line: None }], findings: vec![] }
-        }
-        Err(_) if looks_like_json_lines(text) => frame_json_lines(file, text),
-        Err(e) => Framed {
-            framing: Framing::Json,
-            records: Vec::new(),
-            findings: vec![json_error(file, &e, e.line(), e.column())],
-        },
-    }
-}
-
-fn is_sse_field(line: &str) -> bool {
-    line.starts_with(':') || ["data:", "event:", "id:", "retry:"].iter().any(|f| line.starts_with(f))
-}
-
-/// JSON lines when at least one line is a JSON object or array on its own and at least half of
-/// the non-blank lines are: a pretty-printed document that does not parse has almost no such
-/// lines, a JSON lines file with a few bad lines has mostly such lines.
-fn looks_like_json_lines(text: &str) -> bool {
-    let (mut lines, mut whole) = (0usize, 0usize);
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        lines += 1;
-        if serde_json::from_str::<Value>(line).is_ok_and(|v| v.is_object() || v.is_array()) {
-            whole += 1;
-        }
-    }
-    whole >= 1 && lines >= 2 && whole * 2 >= lines
-}
-
-fn frame_json_lines(file: &str, text: &str) -> Framed {
-    let mut framed = Framed { framing: Framing::JsonLines, records: Vec::new(), findings: Vec::new() };
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(value) => framed.records.push(Record { value, line: Some(i + 1) }),
-            Err(e) => framed.findings.push(json_error(file, &e, i + 1, e.column())),
-        }
-    }
-    framed
-}
-
-/// One `data:` line of an SSE event: its 1-based file line, the byte length of the `data:` prefix
-/// (so error columns point into the file), and its value.
-struct DataLine<'a> {
-    line: usize,
-    prefix: usize,
-    value: &'a str,
-}
-
-fn frame_sse(file: &str, text: &str) -> Framed {
-    let mut framed = Framed { framing: Framing::Sse, records: Vec::new(), findings: Vec::new() };
-    let mut event: Vec<DataLine> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        if raw.trim().is_empty() {
-            dispatch_sse(file, &mut event, &mut framed);
-            continue;
-        }
-        let Some((field, value)) = raw.split_once(':') else { continue };
-        if field != "data" {
-            continue; // comments, event:, id:, retry:
-        }
-        let value_with_space = value.strip_prefix(' ').unwrap_or(value);
-        let prefix = raw.len() - value_with_space.len();
-        event.push(DataLine { line: i + 1, prefix, value: value_with_space });
-    }
-    dispatch_sse(file, &mut event, &mut framed);
-    framed
-}
-
-fn dispatch_sse(file: &str, event: &mut Vec<DataLine>, framed: &mut Framed) {
-    if event.is_empty() {
-        return;
-    }
-    let payload: Vec<&str> = event.iter().map(|d| d.value).collect();
-    let payload = payload.join("\n");
-    let trimmed = payload.trim();
-    if !trimmed.is_empty() && trimmed != "[DONE]" {
-        match serde_json::from_str::<Value>(&payload) {
-            Ok(value) => framed.records.push(Record { value, line: Some(event[0].line) }),
-            Err(e) => {
-                let at = &event[e.line().clamp(1, event.len()) - 1];
-                framed.findings.push(json_error(file, &e, at.line, at.prefix + e.column()));
-            }
-        }
-    }
-    event.clear();
-}
-
-fn json_error(file: &str, e: &serde_json::Error, line: usize, column: usize) -> Finding {
-    let at = Locator { line: Some(line), column: Some(column.max(1)), ..Locator::at(file, "") };
-    let what = if e.is_eof() { "JSON cut short" } else { "malformed JSON" };
-    Finding::new(at, RULE_MALFORMED, Level::Must, format!("{what}: {e}"))
 }
 
 /// The format of framed input: AG-UI when its values are mostly AG-UI events, else A2A (the

@@ -17,12 +17,26 @@ pub fn read(file: &str, text: &str) -> Document {
     read_framed(file, super::frame(file, text))
 }
 
+/// Reads one JSON value as plain input, literally (what `recite verify` reads when the value
+/// is a pair: see [`is_pair`]).
+pub fn read_value(file: &str, v: &Value) -> Document {
+    let mut doc = Document::new(file, Format::Plain);
+    value(&mut doc, v, "", None);
+    doc
+}
+
+/// True when `v` is a `{result, citation}` / `{result, citations}` object (other keys, such as a
+/// tool's own `source`, are allowed beside them).
+pub fn is_pair(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| ["result", "citation", "citations"].iter().any(|k| o.contains_key(*k)))
+}
+
 /// Reads already framed input as plain pairs.
 pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
     let mut doc = Document::new(file, Format::Plain);
     doc.findings = framed.findings;
     for r in &framed.records {
-        value(&mut doc, &r.value, "", r.line);
+        value(&mut doc, &r.value, &r.pointer, r.line);
     }
     doc
 }
@@ -35,9 +49,7 @@ fn value(doc: &mut Document, v: &Value, ptr: &str, line: Option<usize>) {
                 value(doc, x, &pointer_push(ptr, i), line);
             }
         }
-        Value::Object(o) if ["result", "citation", "citations"].iter().any(|k| o.contains_key(*k)) => {
-            pair(doc, v, at)
-        }
+        Value::Object(_) if is_pair(v) => pair(doc, v, at),
         Value::Object(_) if looks_like_citation(v) => {
             doc.items.push(Item { locator: at, result: None, citation: Some(v.clone()), by_shape: false });
         }

@@ -1,20 +1,25 @@
-//! CHUNK expansion, as the reference TypeScript client's `transformChunks` does it.
+//! CHUNK expansion, as the 1.0 reference client's `transformChunks` does it.
 //!
-//! A `TEXT_MESSAGE_CHUNK` opens a message (synthesized `TEXT_MESSAGE_START`, role defaulting to
-//! `assistant`) unless one is open with the same id, and carries its delta as a
-//! `TEXT_MESSAGE_CONTENT`; `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK` work alike. The open
-//! chunk stream is closed with a synthesized `*_END` by an id change, by any event of the kinds
-//! the client closes on, and (as PROTOCOLS.md says) by the end of the stream. `RAW`,
-//! `ACTIVITY_*`, `REASONING_ENCRYPTED_VALUE` and unknown types pass through without closing.
-//! Expanding here, before anything else, makes event indices the ones a client sees.
+//! Chunk streams are kept per *owner* (one lane for the parent run, one per `subagentRunId`), so
+//! a subagent's chunks neither close nor continue the parent's. A `TEXT_MESSAGE_CHUNK` opens a
+//! message in its lane (synthesized `TEXT_MESSAGE_START`, role defaulting to `assistant`)
+//! unless the lane's open message has the same id, and carries its delta as a
+//! `TEXT_MESSAGE_CONTENT`; `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK` work alike. A lane is
+//! closed with a synthesized `*_END` by an id change in it, by an event of its owner of the kinds
+//! the client closes on, by `SUBAGENT_FINISHED`/`_ERROR` of its subagent, and every lane by
+//! `RUN_*` and `MESSAGES_SNAPSHOT`. recite also closes them at the end of a stream (the client
+//! drops them silently), which adds events only after the last one a client sees. `RAW`,
+//! `ACTIVITY_*`, `REASONING_ENCRYPTED_VALUE`, `SUBAGENT_STARTED` and unknown types pass through.
+//! Deprecated `THINKING_*` events close lanes as the `REASONING_*` events the client translates
+//! them to. Expanding here, before anything else, makes event indices the ones a client sees.
 
 use serde_json::{Map, Value};
 
 use super::Event;
 use super::wire::Raw;
 
-/// The event types before which the client closes an open chunk stream.
-const CLOSING: &[&str] = &[
+/// The event types before which the client closes the open chunk stream of the event's owner.
+const CLOSING_OWN: &[&str] = &[
     "TEXT_MESSAGE_START",
     "TEXT_MESSAGE_CONTENT",
     "TEXT_MESSAGE_END",
@@ -24,24 +29,30 @@ const CLOSING: &[&str] = &[
     "TOOL_CALL_RESULT",
     "STATE_SNAPSHOT",
     "STATE_DELTA",
-    "MESSAGES_SNAPSHOT",
     "CUSTOM",
-    "RUN_STARTED",
-    "RUN_FINISHED",
-    "RUN_ERROR",
     "STEP_STARTED",
     "STEP_FINISHED",
-    "THINKING_START",
-    "THINKING_END",
-    "THINKING_TEXT_MESSAGE_START",
-    "THINKING_TEXT_MESSAGE_CONTENT",
-    "THINKING_TEXT_MESSAGE_END",
     "REASONING_START",
     "REASONING_MESSAGE_START",
     "REASONING_MESSAGE_CONTENT",
     "REASONING_MESSAGE_END",
     "REASONING_END",
 ];
+
+/// The event types before which the client closes every open chunk stream.
+const CLOSING_ALL: &[&str] = &["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"];
+
+/// The `REASONING_*` type the 1.0 client translates a deprecated `THINKING_*` type to.
+pub fn translated(kind: &str) -> &str {
+    match kind {
+        "THINKING_START" => "REASONING_START",
+        "THINKING_END" => "REASONING_END",
+        "THINKING_TEXT_MESSAGE_START" => "REASONING_MESSAGE_START",
+        "THINKING_TEXT_MESSAGE_CONTENT" => "REASONING_MESSAGE_CONTENT",
+        "THINKING_TEXT_MESSAGE_END" => "REASONING_MESSAGE_END",
+        other => other,
+    }
+}
 
 /// The events after expansion.
 #[derive(Debug, Default)]
@@ -50,13 +61,14 @@ pub struct Expanded {
     pub events: Vec<Event>,
     /// The stream (fixture) of each event, parallel to `events`.
     pub streams: Vec<usize>,
-    /// Chunks the client would reject (a first chunk without its id): the event index of the
-    /// chunk, kept as it was, and why.
+    /// Chunks the client would reject (a first chunk without its id, a chunk that disagrees
+    /// with its stream's opener, a chunk that could belong to several lanes): the event index of
+    /// the chunk, kept as it was, and why.
     pub errors: Vec<(usize, String)>,
 }
 
 /// The three kinds of chunk stream.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Text,
     Tool,
@@ -84,6 +96,26 @@ impl Kind {
             ),
         }
     }
+
+    /// The chunk's type and the entity in words, for messages.
+    fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Text => ("TEXT_MESSAGE_CHUNK", "text message"),
+            Kind::Tool => ("TOOL_CALL_CHUNK", "tool call"),
+            Kind::Reasoning => ("REASONING_MESSAGE_CHUNK", "reasoning message"),
+        }
+    }
+}
+
+/// An open chunk stream: its kind, id, and the opener's fields later chunks must agree with.
+#[derive(Debug, Clone)]
+struct Pending {
+    kind: Kind,
+    id: String,
+    /// `role`/`name` of a text message, `toolCallName`/`parentMessageId` of a tool call.
+    fields: Vec<(&'static str, Option<String>)>,
+    /// The opener's `subagentRunId`.
+    tag: Option<Value>,
 }
 
 /// Expands CHUNK events into start/content/end events.
@@ -91,30 +123,58 @@ pub fn expand(raws: &[Raw]) -> Expanded {
     let mut state = State::default();
     for raw in raws {
         if state.stream != Some(raw.stream) {
-            state.close(raw.line);
+            state.close_all(raw.line);
             state.stream = Some(raw.stream);
         }
         let kind = raw.value.get("type").and_then(Value::as_str).unwrap_or_default();
         if let Some(chunk) = Kind::of(kind) {
-            state.chunk(chunk, raw);
-        } else {
-            if CLOSING.contains(&kind) {
-                state.close(raw.line);
+            let before = state.out.events.len();
+            if let Err(message) = state.chunk(chunk, raw) {
+                // The client stops here; recite reports it, keeps the chunk as it was, goes on.
+                state.out.events.truncate(before);
+                state.out.errors.push((state.out.events.len(), message));
+                state.push(raw.value.clone(), raw.line, false);
             }
-            state.push(raw.value.clone(), raw.line, false);
+            continue;
         }
+        let kind = translated(kind);
+        if CLOSING_ALL.contains(&kind) {
+            state.close_all(raw.line);
+        } else if CLOSING_OWN.contains(&kind) {
+            state.close(&owner(&raw.value), raw.line);
+        } else if matches!(kind, "SUBAGENT_FINISHED" | "SUBAGENT_ERROR")
+            && let Some(Value::String(id)) = raw.value.get("subagentRunId")
+        {
+            state.close(&Some(id.clone()), raw.line);
+        }
+        state.push(raw.value.clone(), raw.line, false);
     }
     let last_line = raws.last().and_then(|r| r.line);
-    state.close(last_line);
+    state.close_all(last_line);
     state.out
 }
 
-/// The open chunk stream and what has been produced.
+/// The owner an event names: its `subagentRunId`, `None` (the parent run) when absent or null.
+fn owner(event: &Value) -> Option<String> {
+    event.get("subagentRunId").and_then(Value::as_str).map(str::to_string)
+}
+
+/// A string field; an explicit `null` reads as absent.
+fn text_field(event: &Value, key: &str) -> Option<String> {
+    event.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// A field that is present and not `null`.
+fn present<'a>(event: &'a Value, key: &str) -> Option<&'a Value> {
+    event.get(key).filter(|v| !v.is_null())
+}
+
+/// The open chunk streams, one lane per owner in the order opened, and what has been produced.
 #[derive(Default)]
 struct State {
     out: Expanded,
     stream: Option<usize>,
-    open: Option<(Kind, String)>,
+    lanes: Vec<(Option<String>, Pending)>,
 }
 
 impl State {
@@ -124,82 +184,172 @@ impl State {
         self.out.streams.push(self.stream.unwrap_or_default());
     }
 
-    /// Closes the open chunk stream, if any, with a synthesized end event.
-    fn close(&mut self, line: Option<usize>) {
-        if let Some((kind, id)) = self.open.take() {
-            let (id_field, [_, _, end]) = kind.names();
-            let body = object(&[("type", end.into()), (id_field, id.into())]);
-            self.push(body, line, true);
+    /// Closes the open chunk stream of `lane`, if any, with a synthesized end event.
+    fn close(&mut self, lane: &Option<String>, line: Option<usize>) {
+        let Some(at) = self.lanes.iter().position(|(owner, _)| owner == lane) else { return };
+        let (_, pending) = self.lanes.remove(at);
+        let (id_field, [_, _, end]) = pending.kind.names();
+        let mut fields = vec![("type", Value::from(end)), (id_field, Value::from(pending.id))];
+        if let Some(tag) = pending.tag {
+            fields.push(("subagentRunId", tag));
+        }
+        self.push(object(fields), line, true);
+    }
+
+    fn close_all(&mut self, line: Option<usize>) {
+        while let Some((owner, _)) = self.lanes.first() {
+            let owner = owner.clone();
+            self.close(&owner, line);
         }
     }
 
-    fn chunk(&mut self, kind: Kind, raw: &Raw) {
-        let (id_field, [start, content, _]) = kind.names();
-        let body = &raw.value;
-        let field = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_string);
-        let id = field(id_field);
-        let same =
-            matches!(&self.open, Some((k, open)) if *k == kind && id.as_ref().is_none_or(|i| i == open));
-        if !same {
-            self.close(raw.line);
-            let Some(id) = id else {
-                let name = body["type"].as_str().unwrap_or_default();
-                let message = format!("First {name} must have a {id_field}");
-                self.out.errors.push((self.out.events.len(), message));
-                self.push(body.clone(), raw.line, false);
-                return;
+    fn lane(&self, owner: &Option<String>) -> Option<&Pending> {
+        self.lanes.iter().find(|(o, _)| o == owner).map(|(_, p)| p)
+    }
+
+    /// The lane a chunk belongs to, as the client's `resolveLane` finds it.
+    fn resolve_lane(
+        &self,
+        kind: Kind,
+        id: Option<&str>,
+        tag: Option<String>,
+    ) -> Result<Option<String>, String> {
+        let (chunk_type, entity) = kind.words();
+        if let Some(id) = id {
+            let holder = self.lanes.iter().find(|(_, p)| p.kind == kind && p.id == id);
+            return match holder {
+                Some((owner, _)) if tag.is_some() && tag != *owner => Err(format!(
+                    "Cannot continue {entity} '{id}': chunk subagentRunId '{}' does not match the open stream's subagent '{}'.",
+                    tag.unwrap_or_default(),
+                    owner.as_deref().unwrap_or("(the parent agent)")
+                )),
+                Some((owner, _)) => Ok(owner.clone()),
+                None => Ok(tag),
             };
-            if kind == Kind::Tool && field("toolCallName").is_none() {
-                let message = "First TOOL_CALL_CHUNK must have a toolCallName".to_string();
-                self.out.errors.push((self.out.events.len(), message));
-                self.push(body.clone(), raw.line, false);
-                return;
+        }
+        if tag.is_some() {
+            return Ok(tag);
+        }
+        if self.lane(&None).is_some_and(|p| p.kind == kind) {
+            return Ok(None);
+        }
+        let candidates: Vec<_> = self.lanes.iter().filter(|(_, p)| p.kind == kind).collect();
+        match candidates.as_slice() {
+            [] => Ok(None),
+            [(owner, _)] => Ok(owner.clone()),
+            many => Err(format!(
+                "Ambiguous {chunk_type}: it carries neither a {} nor a subagentRunId, but {} lanes have an open {entity}. Attribute the chunk to the subagent it belongs to.",
+                kind.names().0,
+                many.len()
+            )),
+        }
+    }
+
+    fn chunk(&mut self, kind: Kind, raw: &Raw) -> Result<(), String> {
+        let (id_field, [start, content, _]) = kind.names();
+        let (chunk_type, entity) = kind.words();
+        let body = &raw.value;
+        let id = text_field(body, id_field);
+        let raw_tag = present(body, "subagentRunId").cloned();
+        let lane = self.resolve_lane(kind, id.as_deref(), owner(body))?;
+        let continuing =
+            self.lane(&lane).filter(|p| p.kind == kind && id.as_ref().is_none_or(|i| *i == p.id));
+        let mut produced = false;
+        let (open_id, open_tag) = if let Some(open) = continuing {
+            for (field, established) in &open.fields {
+                if let Some(incoming) = text_field(body, field)
+                    && Some(&incoming) != established.as_ref()
+                {
+                    let established =
+                        established.as_ref().map_or("(absent)".to_string(), |e| format!("'{e}'"));
+                    return Err(format!(
+                        "Cannot continue {entity} '{}': chunk {field} '{incoming}' does not match the open stream's {field} {established}.",
+                        open.id
+                    ));
+                }
             }
-            let mut fields = vec![("type", Value::from(start)), (id_field, Value::from(id.clone()))];
+            (open.id.clone(), open.tag.clone())
+        } else {
+            let Some(id) = id else {
+                return Err(format!("First {chunk_type} must have a {id_field}"));
+            };
+            if kind == Kind::Tool && text_field(body, "toolCallName").is_none() {
+                return Err("First TOOL_CALL_CHUNK must have a toolCallName".to_string());
+            }
+            self.close(&lane, raw.line);
+            let mut event = vec![("type", Value::from(start)), (id_field, Value::from(id.clone()))];
+            let mut fields = Vec::new();
             match kind {
                 Kind::Text => {
-                    let role = field("role").unwrap_or_else(|| "assistant".to_string());
-                    fields.push(("role", role.into()));
-                    if let Some(name) = field("name") {
-                        fields.push(("name", name.into()));
+                    let role = text_field(body, "role").unwrap_or_else(|| "assistant".to_string());
+                    event.push(("role", role.clone().into()));
+                    fields.push(("role", Some(role)));
+                    let name = text_field(body, "name");
+                    if let Some(name) = &name {
+                        event.push(("name", name.clone().into()));
                     }
+                    fields.push(("name", name));
                 }
                 Kind::Tool => {
-                    fields.push(("toolCallName", field("toolCallName").into()));
-                    if let Some(parent) = field("parentMessageId") {
-                        fields.push(("parentMessageId", parent.into()));
+                    let name = text_field(body, "toolCallName");
+                    event.push(("toolCallName", name.clone().into()));
+                    fields.push(("toolCallName", name));
+                    let parent = text_field(body, "parentMessageId");
+                    if let Some(parent) = &parent {
+                        event.push(("parentMessageId", parent.clone().into()));
                     }
+                    fields.push(("parentMessageId", parent));
                 }
-                Kind::Reasoning => {}
+                Kind::Reasoning => event.push(("role", "reasoning".into())),
             }
-            self.push(with_metadata(object(&fields), body), raw.line, true);
-            self.open = Some((kind, id));
+            if let Some(tag) = &raw_tag {
+                event.push(("subagentRunId", tag.clone()));
+            }
+            self.push(with_origin(object(event), body, false), raw.line, true);
+            produced = true;
+            self.lanes.push((lane, Pending { kind, id: id.clone(), fields, tag: raw_tag.clone() }));
+            (id, raw_tag.clone())
+        };
+        // A chunk's own tag wins over the opener's for the event it becomes.
+        let tag = raw_tag.or(open_tag);
+        let with_tag = |mut event: Vec<(&'static str, Value)>| {
+            if let Some(tag) = &tag {
+                event.push(("subagentRunId", tag.clone()));
+            }
+            event
+        };
+        let delta = present(body, "delta").cloned();
+        if delta.is_some() || present(body, "rawEvent").is_some() {
+            let event = with_tag(vec![
+                ("type", content.into()),
+                (id_field, open_id.clone().into()),
+                ("delta", delta.unwrap_or_else(|| "".into())),
+            ]);
+            self.push(with_origin(object(event), body, true), raw.line, true);
+        } else if !produced && present(body, "metadata").is_some() {
+            let event =
+                with_tag(vec![("type", content.into()), (id_field, open_id.into()), ("delta", "".into())]);
+            self.push(with_origin(object(event), body, true), raw.line, true);
         }
-        let open_id = self.open.as_ref().map(|(_, id)| id.clone()).unwrap_or_default();
-        let before = self.out.events.len();
-        if let Some(delta) = field("delta") {
-            let fields =
-                [("type", content.into()), (id_field, open_id.clone().into()), ("delta", delta.into())];
-            self.push(with_metadata(object(&fields), body), raw.line, true);
-        }
-        if same && self.out.events.len() == before && body.get("metadata").is_some() {
-            let fields = [("type", content.into()), (id_field, open_id.into()), ("delta", "".into())];
-            self.push(with_metadata(object(&fields), body), raw.line, true);
-        }
+        Ok(())
     }
 }
 
 /// An object from key/value pairs, in order.
-fn object(fields: &[(&str, Value)]) -> Value {
-    Value::Object(fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Map<_, _>>())
+fn object(fields: Vec<(&str, Value)>) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Map<_, _>>())
 }
 
-/// Copies a chunk's `metadata` onto an event synthesized from it, as the client does.
-fn with_metadata(mut event: Value, chunk: &Value) -> Value {
-    if let (Some(meta), Value::Object(map)) = (chunk.get("metadata"), &mut event)
-        && !meta.is_null()
-    {
-        map.insert("metadata".to_string(), meta.clone());
+/// Copies a chunk's `metadata` (and, for content events, its `rawEvent`) onto an event
+/// synthesized from it, as the client does.
+fn with_origin(mut event: Value, chunk: &Value, raw_event: bool) -> Value {
+    if let Value::Object(map) = &mut event {
+        if let Some(meta) = present(chunk, "metadata") {
+            map.insert("metadata".to_string(), meta.clone());
+        }
+        if raw_event && let Some(raw) = present(chunk, "rawEvent") {
+            map.insert("rawEvent".to_string(), raw.clone());
+        }
     }
     event
 }

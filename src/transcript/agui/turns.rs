@@ -191,7 +191,7 @@ impl Builder<'_> {
     /// Items for a tool result; a quantitative result without a citation is a finding.
     fn add_items(&mut self, event: &Event, turn: usize, owner: Option<String>, split: Split, pointer: &str) {
         if split.citations.is_empty() {
-            let Some(rest) = split.rest.filter(upperhand::is_quantitative) else { return };
+            let Some(rest) = split.rest.filter(crate::json::is_quantitative) else { return };
             let locator = self.locator(event, owner, pointer);
             self.out.findings.push(Finding {
                 locator: locator.clone(),

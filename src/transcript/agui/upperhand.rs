@@ -3,14 +3,17 @@
 //! AG-UI has no Part type, so producers carry the citation Part however their framework lets
 //! them: as an object with a media type (`mediaType`, `mimeType`, …) of
 //! `application/vnd.upperhand.citations+json` wrapping `data`, under a `citation`/`citations`
-//! key, or as a bare object of the citation's shape (`study` and `source {table, column,
-//! function}`). [`split`] takes the citations out and returns the rest of the content, which is
-//! the result they accompany. MOCA citation records (`package`, `node`, `trust`) are neither
+//! key, or as a bare object of the citation's shape ([`crate::json::looks_like_citation`], the
+//! same test the A2A reader applies). [`split`] takes the citations out and returns the rest of
+//! the content, which is the result they accompany. MOCA citation records (`package`, `node`, `trust`) are neither
 //! Upperhand citations nor quantitative claims, and are left alone.
 
 use serde_json::{Map, Value};
 
-use crate::transcript::CITATION_MEDIA_TYPE;
+use crate::json::{
+    declared_media_type, decode_base64_json, escape_token, is_citation_media_type, is_moca_record,
+    looks_like_citation,
+};
 
 /// A citation found in a value.
 #[derive(Debug, Clone)]
@@ -71,23 +74,25 @@ pub fn split_content(content: &Value, pointer: &str) -> Option<Split> {
     }
 }
 
-/// A 1.0 content part whose `source` is inline data of the citation media type.
+/// A 1.0 content part whose `source` is inline data of the citation media type: its `value` is
+/// base64 (JSON text is taken as it is).
 fn source_citation(part: &Value) -> Option<Value> {
     let source = part.get("source")?;
-    (source.get("mimeType").and_then(Value::as_str) == Some(CITATION_MEDIA_TYPE))
-        .then(|| source.get("value").and_then(Value::as_str))
+    let value = source.get("value").and_then(Value::as_str)?;
+    declared_media_type(source)
+        .is_some_and(is_citation_media_type)
+        .then(|| decode_base64_json(value).ok())
         .flatten()
-        .and_then(|v| serde_json::from_str(v).ok())
 }
 
 /// Takes the citations out of a value.
 pub fn split(value: &Value, pointer: &str) -> Split {
     match value {
         Value::Object(map) => {
-            if media_type(map) == Some(CITATION_MEDIA_TYPE) {
+            if declared_media_type(value).is_some_and(is_citation_media_type) {
                 return Split { citations: unwrap_data(map, pointer), rest: None };
             }
-            if is_citation_shape(value) {
+            if looks_like_citation(value) {
                 let found = Found { pointer: pointer.to_string(), citation: value.clone(), by_shape: true };
                 return Split { citations: vec![found], rest: None };
             }
@@ -97,7 +102,7 @@ pub fn split(value: &Value, pointer: &str) -> Split {
             let mut out = Split::default();
             let mut rest = Map::new();
             for (key, member) in map {
-                let here = format!("{pointer}/{}", escape(key));
+                let here = format!("{pointer}/{}", escape_token(key));
                 let piece = if key == "citation" || key == "citations" {
                     by_key(member, &here)
                 } else {
@@ -144,7 +149,7 @@ fn by_key(member: &Value, pointer: &str) -> Split {
         if is_moca_record(v) {
             return None;
         }
-        if media_type(map) == Some(CITATION_MEDIA_TYPE) {
+        if declared_media_type(v).is_some_and(is_citation_media_type) {
             return unwrap_data(map, &p).into_iter().next();
         }
         Some(Found { pointer: p, citation: v.clone(), by_shape: true })
@@ -179,44 +184,10 @@ fn unwrap_data(map: &Map<String, Value>, pointer: &str) -> Vec<Found> {
             items.iter().enumerate().map(|(i, c)| found(c, format!("{pointer}/data/{i}"))).collect()
         }
         Some(data) => vec![found(data, format!("{pointer}/data"))],
-        None => Vec::new(),
+        // Bytes: the citation as base64 (an A2A `raw` Part relayed as is).
+        None => match map.get("raw").and_then(Value::as_str).map(decode_base64_json) {
+            Some(Ok(citation)) => vec![found(&citation, format!("{pointer}/raw"))],
+            _ => Vec::new(),
+        },
     }
-}
-
-/// The media type an object declares for itself, under any of the usual spellings.
-fn media_type(map: &Map<String, Value>) -> Option<&str> {
-    const KEYS: &[&str] = &["mediaType", "media_type", "mimeType", "mime_type", "contentType"];
-    let own = KEYS.iter().find_map(|k| map.get(*k).and_then(Value::as_str));
-    own.or_else(|| {
-        let meta = map.get("metadata")?;
-        KEYS.iter().find_map(|k| meta.get(*k).and_then(Value::as_str))
-    })
-}
-
-/// An object of the Upperhand citation's shape: `study` and `source {table, column, function}`.
-pub fn is_citation_shape(value: &Value) -> bool {
-    let source = value.get("source");
-    value.get("study").is_some()
-        && ["table", "column", "function"].iter().all(|k| source.and_then(|s| s.get(*k)).is_some())
-}
-
-/// A MOCA citation record: `package`, `node` and `trust` objects.
-pub fn is_moca_record(value: &Value) -> bool {
-    ["package", "node", "trust"].iter().all(|k| value.get(*k).is_some_and(Value::is_object))
-}
-
-/// True when the value has a numeric leaf outside MOCA citation records: a result that states a
-/// number, and so must carry a citation.
-pub fn is_quantitative(value: &Value) -> bool {
-    match value {
-        Value::Number(_) => true,
-        Value::Object(map) => !is_moca_record(value) && map.values().any(is_quantitative),
-        Value::Array(items) => items.iter().any(is_quantitative),
-        _ => false,
-    }
-}
-
-/// Escapes a key for a JSON pointer (RFC 6901).
-pub fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }

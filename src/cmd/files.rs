@@ -1,0 +1,375 @@
+//! Input files found and read, reports written: the rules that keep a hostile or broken input
+//! folder from hanging, exhausting or overwriting anything (docs/design.md, "Safety").
+//!
+//! - Only regular files are read. FIFOs, sockets and devices (also behind a symbolic link) are
+//!   refused with a finding; a file is opened with `O_NONBLOCK` and checked again on the open
+//!   handle, so one swapped in after the check cannot block either.
+//! - Symbolic link loops are findings: a link chain that never ends (the system's `ELOOP`), and a
+//!   folder link to one of its own ancestors (not followed). A folder reached twice is read once.
+//! - A file larger than `--max-input-size` is refused unread; a folder or file that cannot be
+//!   read is a finding for itself alone.
+//! - A report goes to a temporary file created exclusively (random name, `O_EXCL`) beside the
+//!   target, then renamed over it; the target may not be an input, a folder, a FIFO or a device.
+
+use std::collections::HashSet;
+use std::fs::Metadata;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+/// Rule of the finding for an input that could not be read (an I/O error, a link loop).
+pub const RULE_UNREADABLE: &str = "input/unreadable";
+/// Rule of the finding for an input that is not a regular file (FIFO, socket, device).
+pub const RULE_NOT_A_FILE: &str = "input/not-a-file";
+/// Rule of the finding for a folder link to one of its own ancestors.
+pub const RULE_LOOP: &str = "input/loop";
+/// Rule of the finding for an input over the size cap.
+pub const RULE_TOO_LARGE: &str = "input/too-large";
+
+/// Default of `--max-input-size`: 256 MiB per input file.
+pub const DEFAULT_MAX_INPUT_SIZE: u64 = 256 << 20;
+
+/// File name extensions read from folders.
+const EXTENSIONS: [&str; 6] = ["json", "jsonl", "ndjson", "sse", "txt", "log"];
+
+/// One input: a file to read (or `-`), or a path refused with why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A regular file (as found), or `-` for standard input.
+    File(String),
+    /// Not read: the path, the finding's rule and message.
+    Refused {
+        /// The path as found.
+        path: String,
+        /// One of the `RULE_*` constants.
+        rule: &'static str,
+        /// Why, in words.
+        message: String,
+    },
+}
+
+impl Source {
+    /// The path as found (`-` for standard input).
+    pub fn path(&self) -> &str {
+        match self {
+            Source::File(p) | Source::Refused { path: p, .. } => p,
+        }
+    }
+}
+
+/// Parses a size: bytes, or with a unit (`k`, `KiB`, `M`, `MiB`, `G`, `GiB`; powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| format!("{s:?}: not a size (e.g. 1000000, 64MiB, 1G)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        other => return Err(format!("{s:?}: unknown unit {other:?} (use KiB, MiB or GiB)")),
+    };
+    n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?}: too large"))
+}
+
+/// What kind of non-regular file `m` describes, in words.
+fn kind(m: &Metadata) -> &'static str {
+    let t = m.file_type();
+    if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn not_a_file(path: String, m: &Metadata) -> Source {
+    let message = format!("{} is not a regular file: {}; not read", path, kind(m));
+    Source::Refused { path, rule: RULE_NOT_A_FILE, message }
+}
+
+fn unreadable(path: String, e: &std::io::Error) -> Source {
+    let message = format!("cannot read {path}: {}", describe(e));
+    Source::Refused { path, rule: RULE_UNREADABLE, message }
+}
+
+/// An I/O error in words, with what it means for the loops recite looks for.
+fn describe(e: &std::io::Error) -> String {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        format!("{e} (a loop of symbolic links)")
+    } else {
+        e.to_string()
+    }
+}
+
+/// Expands files, folders and globs into the inputs to read, in a stable order. A path that
+/// does not exist (or a glob that matches nothing) is a usage error; anything else that cannot
+/// be read is a [`Source::Refused`], so the rest of the batch still runs.
+pub fn expand_inputs(inputs: &[String]) -> Result<Vec<Source>> {
+    let mut out = Vec::new();
+    for i in inputs {
+        if i == "-" {
+            out.push(Source::File(i.clone()));
+            continue;
+        }
+        let p = Path::new(i);
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => out.push(Source::File(i.clone())),
+            Ok(m) if m.is_dir() => {
+                let mut found = Vec::new();
+                let mut walk = Walk { ancestors: Vec::new(), seen: HashSet::new() };
+                walk.folder(p, &m, &mut found);
+                if found.is_empty() {
+                    bail!("{i}: no .json, .jsonl, .ndjson, .sse, .txt or .log file in this folder");
+                }
+                found.sort_by(|a, b| a.path().cmp(b.path()));
+                out.extend(found);
+            }
+            Ok(m) => out.push(not_a_file(i.clone(), &m)),
+            Err(_) if i.contains(['*', '?', '[']) => {
+                let mut found = Vec::new();
+                for entry in glob::glob(i).with_context(|| format!("{i}: not a valid glob"))? {
+                    match entry {
+                        Ok(path) => match std::fs::metadata(&path) {
+                            Ok(m) if m.is_file() => found.push(Source::File(path.display().to_string())),
+                            Ok(m) if m.is_dir() => {}
+                            Ok(m) => found.push(not_a_file(path.display().to_string(), &m)),
+                            Err(e) => found.push(unreadable(path.display().to_string(), &e)),
+                        },
+                        Err(e) => found.push(unreadable(e.path().display().to_string(), e.error())),
+                    }
+                }
+                if found.is_empty() {
+                    bail!("{i}: no file matches");
+                }
+                found.sort_by(|a, b| a.path().cmp(b.path()));
+                out.extend(found);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(p).is_ok() {
+                    bail!("{i}: a symbolic link to a file or folder that does not exist");
+                }
+                bail!("{i}: no such file or folder");
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                bail!("{i}: a file is named as a folder in this path ({e})");
+            }
+            Err(e) => out.push(unreadable(i.clone(), &e)),
+        }
+    }
+    Ok(out)
+}
+
+/// A folder walk: the folders above the current one (to find links to an ancestor) and every
+/// folder read so far (so one reached by two links is read once), by device and inode.
+struct Walk {
+    ancestors: Vec<((u64, u64), PathBuf)>,
+    seen: HashSet<(u64, u64)>,
+}
+
+impl Walk {
+    fn folder(&mut self, dir: &Path, m: &Metadata, out: &mut Vec<Source>) {
+        let id = (m.dev(), m.ino());
+        if let Some((_, ancestor)) = self.ancestors.iter().find(|(a, _)| *a == id) {
+            let message = format!(
+                "{} links to its own ancestor folder {}: a loop, not followed",
+                dir.display(),
+                ancestor.display()
+            );
+            out.push(Source::Refused { path: dir.display().to_string(), rule: RULE_LOOP, message });
+            return;
+        }
+        if !self.seen.insert(id) {
+            return; // already read through another link
+        }
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(Source::Refused {
+                    path: dir.display().to_string(),
+                    rule: RULE_UNREADABLE,
+                    message: format!("cannot read folder {}: {}", dir.display(), describe(&e)),
+                });
+                return;
+            }
+        };
+        self.ancestors.push((id, dir.to_path_buf()));
+        let mut paths = Vec::new();
+        for e in entries {
+            match e {
+                Ok(e) => paths.push(e.path()),
+                Err(e) => out.push(Source::Refused {
+                    path: dir.display().to_string(),
+                    rule: RULE_UNREADABLE,
+                    message: format!("cannot list folder {}: {}", dir.display(), describe(&e)),
+                }),
+            }
+        }
+        paths.sort();
+        for p in paths {
+            let wanted = p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| EXTENSIONS.contains(&e.to_lowercase().as_str()));
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_dir() => self.folder(&p, &m, out),
+                Ok(m) if m.is_file() && wanted => out.push(Source::File(p.display().to_string())),
+                Ok(m) if wanted && !m.is_file() => out.push(not_a_file(p.display().to_string(), &m)),
+                Ok(_) => {}
+                // A link loop or a dangling link under an input's name; other names are skipped as
+                // they would be if they could be read.
+                Err(e) if wanted || e.raw_os_error() == Some(libc::ELOOP) => {
+                    out.push(unreadable(p.display().to_string(), &e))
+                }
+                Err(_) => {}
+            }
+        }
+        self.ancestors.pop();
+    }
+}
+
+/// Why an input was not read: a finding's rule and message.
+pub type Refusal = (&'static str, String);
+
+/// Reads a regular file, at most `max` bytes. Opened without blocking (`O_NONBLOCK`) and checked
+/// on the open handle, so a FIFO or device swapped in after [`expand_inputs`] is refused too.
+pub fn read_file(path: &str, max: u64) -> Result<Vec<u8>, Refusal> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| (RULE_UNREADABLE, format!("cannot read {path}: {}", describe(&e))))?;
+    let m = file.metadata().map_err(|e| (RULE_UNREADABLE, format!("cannot read {path}: {e}")))?;
+    if !m.is_file() {
+        return Err((RULE_NOT_A_FILE, format!("{path} is not a regular file: {}; not read", kind(&m))));
+    }
+    if m.len() > max {
+        return Err(too_large(path, Some(m.len()), max));
+    }
+    read_capped(file, path, max)
+}
+
+/// Reads standard input, at most `max` bytes.
+pub fn read_stdin(max: u64) -> Result<Vec<u8>, Refusal> {
+    read_capped(std::io::stdin().lock(), "-", max)
+}
+
+fn read_capped(r: impl Read, path: &str, max: u64) -> Result<Vec<u8>, Refusal> {
+    let mut buf = Vec::new();
+    r.take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| (RULE_UNREADABLE, format!("cannot read {path}: {e}")))?;
+    if buf.len() as u64 > max {
+        return Err(too_large(path, None, max));
+    }
+    Ok(buf)
+}
+
+fn too_large(path: &str, size: Option<u64>, max: u64) -> Refusal {
+    let size = size.map(|s| format!(" ({s} bytes)")).unwrap_or_default();
+    (RULE_TOO_LARGE, format!("{path}{size} is larger than --max-input-size ({max} bytes); not read"))
+}
+
+/// Reads a file named on the command line (or `-`) for a command that reads one input: the same
+/// rules as for `check`'s inputs, as an error.
+pub fn read_one(path: &str, max: u64) -> Result<Vec<u8>> {
+    if path == "-" {
+        return read_stdin(max).map_err(|(_, m)| anyhow::anyhow!(m));
+    }
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{path}: no such file"),
+        Err(e) => bail!("cannot read {path}: {}", describe(&e)),
+        Ok(m) if !m.is_file() => bail!("{path} is not a regular file: {}", kind(&m)),
+        Ok(_) => read_file(path, max).map_err(|(_, m)| anyhow::anyhow!(m)),
+    }
+}
+
+/// The identity (device, inode) of every regular file among `inputs`.
+pub fn identities<'a>(inputs: impl IntoIterator<Item = &'a str>) -> Vec<(u64, u64)> {
+    inputs
+        .into_iter()
+        .filter(|p| *p != "-")
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| (m.dev(), m.ino()))
+        .collect()
+}
+
+/// Checks that `path` may receive a report: its folder exists and is a folder, and the path is
+/// not a folder, a FIFO, a socket or a device, nor one of the `inputs` (by device and inode, so
+/// through links too).
+pub fn check_output(path: &Path, inputs: &[(u64, u64)]) -> Result<()> {
+    let shown = path.display();
+    let dir = folder_of(path);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => bail!("cannot write the report to {shown}: {} is not a folder", dir.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            bail!("cannot write the report to {shown}: a file is named as a folder in this path")
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("cannot write the report to {shown}: folder {} does not exist", dir.display())
+        }
+        Err(e) => bail!("cannot write the report to {shown}: {e}"),
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if inputs.contains(&(m.dev(), m.ino())) => {
+            bail!("refusing to write the report to {shown}: it is one of the inputs")
+        }
+        Ok(m) if !m.is_file() => {
+            bail!("refusing to write the report to {shown}: it is not a regular file but {}", kind(&m))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Writes `text` to `path` atomically: a temporary file created exclusively with a random name
+/// in the same folder (so a link planted at a predictable name is never followed), renamed over
+/// `path` once complete. Errors name `path`, never the temporary file.
+pub fn write_atomically(path: &Path, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
+    use std::io::Write;
+    check_output(path, inputs)?;
+    let shown = path.display();
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("report");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(folder_of(path))
+        .with_context(|| format!("cannot write the report to {shown}"))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write the report to {shown}"))?;
+    // Checked again just before the rename: the target may have changed during the run.
+    check_output(path, inputs)?;
+    tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot write the report to {shown}: {}", e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("2 kb"), Ok(2048));
+        assert!(parse_size("ten").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
+}
