@@ -754,7 +754,7 @@ fn finish(
         .zip(&base.cells)
         .map(|((b, c, _), n)| (b.clone(), c.clone(), n.round() as u64))
         .collect();
-    let sums = Sums { n, totals, counts, moments, psus };
+    let sums = Sums { n, totals, counts, moments, psus, replicates: None };
     check_weight_sums(weight, &sums)?;
     Ok(Outcome { vars, sums, cells })
 }

@@ -12,6 +12,9 @@
 # Predicates are over x, the cited column ("x >= 2 and x <= 8", "x in [4, 5]").
 # A design is the table's design over every row, the base a domain of it (subset); weights only,
 # the base rows are the whole sample (svydesign(ids = ~1) on them), as docs/semantics.md says.
+# Replicate weights (reps: the columns; rtype, rscale, rscales, rho, mse as svrepdesign takes
+# them) make an svrepdesign over every row, the base again a domain (subset). Intervals are
+# computed where the `intervals` column is 1.
 # Wilson has no survey method: it is computed here from its formula on the domain's Kish base.
 suppressPackageStartupMessages(library(survey))
 options(survey.lonely.psu = "certainty", digits = 17)
@@ -20,6 +23,7 @@ args <- commandArgs(trailingOnly = TRUE)
 cases <- read.delim(args[1], colClasses = "character", na.strings = character(0), quote = "")
 
 sql2r <- function(s) {
+  s <- gsub('"([A-Za-z_][A-Za-z0-9_]*)"', "\\1", s, perl = TRUE)  # quoted identifiers
   s <- gsub("([A-Za-z_][A-Za-z0-9_]*)\\s+BETWEEN\\s+(-?[0-9.]+)\\s+AND\\s+(-?[0-9.]+)",
             "(\\1 >= \\2 & \\1 <= \\3)", s, ignore.case = TRUE, perl = TRUE)
   s <- gsub("\\bAND\\b", "&", s, ignore.case = TRUE, perl = TRUE)
@@ -42,9 +46,34 @@ load_data <- function(path) {
   }
   data_cache[[path]]
 }
+# The table's design over every row, built once per table and weight (a case adds its own
+# indicator columns to a copy, then takes its domain with subset()).
+design_cache <- list()
+full_design <- function(first, d) {
+  key <- paste(first$data, first$strata, first$psu, first$weight)
+  if (is.null(design_cache[[key]])) {
+    design_cache[[key]] <<- svydesign(
+      ids = as.formula(paste0("~", first$psu)), strata = as.formula(paste0("~", first$strata)),
+      weights = as.formula(paste0("~", first$weight)), nest = TRUE, data = d)
+  }
+  design_cache[[key]]
+}
+
+rep_cache <- list()
+rep_design <- function(first, d) {
+  key <- paste(first$data, first$reps, first$weight)
+  if (is.null(rep_cache[[key]])) {
+    cols <- strsplit(first$reps, ",")[[1]]
+    rep_cache[[key]] <<- svrepdesign(
+      data = d, repweights = d[, cols], weights = as.formula(paste0("~", first$weight)),
+      type = first$rtype, combined.weights = TRUE, scale = as.numeric(first$rscale),
+      rscales = as.numeric(strsplit(first$rscales, ",")[[1]]),
+      rho = if (nzchar(first$rho)) as.numeric(first$rho) else NULL, mse = first$mse == "true")
+  }
+  rep_cache[[key]]
+}
 
 num <- function(v) if (is.null(v) || length(v) == 0 || !is.finite(v)) "NA" else sprintf("%.17g", v)
-out <- character(0)
 header <- c("case", "measure", "n", "weighted", "effective", "value", "se", "df", "df_full",
             "logit_lo", "logit_hi", "beta_lo", "beta_hi", "wilson_lo", "wilson_hi", "deff")
 
@@ -58,8 +87,8 @@ wilson <- function(p, neff, df) {
 }
 ci_of <- function(r) as.numeric(attr(r, "ci"))
 
-for (case in unique(cases$case)) {
-  rows <- cases[cases$case == case, , drop = FALSE]
+# One case (a citation: table, weight, period, base, column) and its measures, as output lines.
+run_case <- function(rows) {
   first <- rows[1, ]
   d <- load_data(first$data)
   x <- d[[first$column]]
@@ -73,51 +102,64 @@ for (case in unique(cases$case)) {
     }
   }
   # One indicator column per predicate of the case's measures.
+  own <- list(.x = x)
   for (i in seq_len(nrow(rows))) {
     for (p in c("a", "b")) {
-      if (nzchar(rows[[p]][i])) d[[paste0(".", p, i)]] <- ind(rows[[p]][i], x)
+      if (nzchar(rows[[p]][i])) own[[paste0(".", p, i)]] <- ind(rows[[p]][i], x)
     }
   }
-  d$.x <- x
   designed <- nzchar(first$strata)
-  if (designed) {
-    full <- svydesign(ids = as.formula(paste0("~", first$psu)), strata = as.formula(paste0("~", first$strata)),
-                      weights = as.formula(paste0("~", first$weight)), nest = TRUE, data = d)
+  replicated <- nzchar(first$reps)
+  if (replicated) {
+    full <- rep_design(first, d)
+    full$variables <- cbind(full$variables, as.data.frame(own))
+    sub <- subset(full, domain)
+    df_full <- degf(full)
+  } else if (designed) {
+    full <- full_design(first, d)
+    full$variables <- cbind(full$variables, as.data.frame(own))
     sub <- subset(full, domain)
     df_full <- degf(full)
   } else {
-    sub <- svydesign(ids = ~1, weights = as.formula(paste0("~", first$weight)), data = d[domain, ])
+    sub <- svydesign(ids = ~1, weights = as.formula(paste0("~", first$weight)),
+                     data = cbind(d, as.data.frame(own))[domain, ])
     df_full <- NA
   }
   wd <- w[domain]
+  df_sub <- degf(sub)
+  # Every share of the case in one svymean call (value, SE, design effect).
+  shares <- which(rows$kind == "share")
+  if (length(shares)) {
+    all <- svymean(as.formula(paste0("~", paste0(".a", shares, collapse = " + "))), sub, deff = "replace")
+  }
+  out <- character(0)
   for (i in seq_len(nrow(rows))) {
     m <- rows[i, ]
     fa <- as.formula(paste0("~.a", i))
-    fb <- as.formula(paste0("~.b", i))
     value <- se <- df <- deff <- NA
     ci_l <- ci_b <- ci_w <- c(NA, NA)
     res <- tryCatch({
       if (m$kind == "share") {
-        est <- svymean(fa, sub, deff = "replace")
-        value <- coef(est)[[1]]; se <- SE(est)[[1]]; deff <- deff(est)[[1]]; df <- degf(sub)
-        if (value > 0 && value < 1) {
+        k <- match(i, shares)
+        value <- coef(all)[[k]]; se <- SE(all)[[k]]; deff <- deff(all)[[k]]; df <- df_sub
+        if (value > 0 && value < 1 && m$intervals == "1") {
           ci_l <- ci_of(svyciprop(fa, sub, method = "logit"))
           ci_b <- ci_of(svyciprop(fa, sub, method = "beta"))
           ci_w <- wilson(value, kish(wd), df)
         }
       } else if (m$kind == "mean") {
         est <- svymean(~.x, sub, deff = "replace")
-        value <- coef(est)[[1]]; se <- SE(est)[[1]]; deff <- deff(est)[[1]]; df <- degf(sub)
+        value <- coef(est)[[1]]; se <- SE(est)[[1]]; deff <- deff(est)[[1]]; df <- df_sub
         ci_l <- as.numeric(confint(est, df = df))
       } else if (m$kind == "ratio") {
-        est <- svyratio(fa, fb, sub)
+        est <- svyratio(fa, as.formula(paste0("~.b", i)), sub)
         value <- coef(est)[[1]]; se <- SE(est)[[1]]
-        den <- d[[paste0(".b", i)]] == 1
+        den <- own[[paste0(".b", i)]] == 1
         # The interval is about the denominator's rows, a domain of the base's design (so its SE
         # is svyratio's): subset(subset(design, base), b).
         dsub <- sub[sub$variables[[paste0(".b", i)]] == 1, ]
         df <- degf(dsub)
-        if (value > 0 && value < 1) {
+        if (value > 0 && value < 1 && m$intervals == "1") {
           ci_l <- ci_of(svyciprop(fa, dsub, method = "logit"))
           ci_b <- ci_of(svyciprop(fa, dsub, method = "beta"))
           ci_w <- wilson(value, kish(w[domain & den]), df)
@@ -126,14 +168,25 @@ for (case in unique(cases$case)) {
         s <- as.numeric(m$scale)
         both <- svymean(as.formula(paste0("~.a", i, " + .b", i)), sub)
         est <- svycontrast(both, c(s, -s))
-        value <- coef(est)[[1]]; se <- SE(est)[[1]]; df <- degf(sub)
+        value <- coef(est)[[1]]; se <- SE(est)[[1]]; df <- df_sub
         ci_l <- value + c(-1, 1) * qt(0.975, df) * se
       }
       TRUE
-    }, error = function(e) { message("case ", case, " measure ", m$measure, ": ", conditionMessage(e)); FALSE })
-    out <- c(out, paste(case, m$measure, sum(domain), num(sum(wd)), num(kish(wd)), num(value), num(se),
+    }, error = function(e) { message("case ", first$case, " measure ", m$measure, ": ", conditionMessage(e)); FALSE })
+    out <- c(out, paste(first$case, m$measure, sum(domain), num(sum(wd)), num(kish(wd)), num(value), num(se),
                         num(df), num(df_full), num(ci_l[1]), num(ci_l[2]), num(ci_b[1]), num(ci_b[2]),
                         num(ci_w[1]), num(ci_w[2]), num(deff), sep = "\t"))
   }
+  out
 }
+
+# Tables read and designs built before the cases are split over the machine's cores (forked
+# workers share them; one process where fork is missing).
+for (i in seq_len(nrow(cases))) {
+  d <- load_data(cases$data[i])
+  if (nzchar(cases$reps[i])) rep_design(cases[i, ], d) else if (nzchar(cases$strata[i])) full_design(cases[i, ], d)
+}
+by_case <- split(cases, factor(cases$case, levels = unique(cases$case)))
+cores <- if (.Platform$OS.type == "unix") max(1L, min(2L, parallel::detectCores())) else 1L
+out <- unlist(parallel::mclapply(by_case, run_case, mc.cores = cores, mc.preschedule = TRUE))
 writeLines(c(paste(header, collapse = "\t"), out), args[2])
