@@ -717,3 +717,34 @@ fn r_survey_package_agrees_on_every_measure() {
         "{measures} measures"
     );
 }
+
+/// Replicate weights are summed in the table's one scan (each replicate weight one more
+/// weight of the same scan), and every replicate reaches the estimate.
+#[test]
+fn replicate_weights_are_summed_in_the_same_single_scan() {
+    use recite::engine::Job;
+    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/api");
+    let catalog = Catalog::load(&api).unwrap();
+    let registry = Registry::load(None).unwrap();
+    let engine = Engine::new();
+    let mut jobs = Vec::new();
+    for (table, replicates) in [("apistrat_jkn", 200), ("apistrat_brr", 104), ("apiclus1_jk1", 15)] {
+        let c = json!({"study": "California API", "period": "1999-2000", "base": {"name": "High schools", "n": 1},
+                       "weight": "pw", "source": {"table": table, "column": "sch_wide", "function": "extractShare"}});
+        let r = recite::resolve::resolve(&recite::citation::parse(&c).unwrap(), &catalog, &registry, &engine)
+            .unwrap();
+        assert_eq!(r.rows.replicates.as_ref().map(|x| x.columns.len()), Some(replicates), "{table}");
+        jobs.push(Job { rows: r.rows, measures: r.measures, cells: vec![] });
+    }
+    let (outcomes, scan) = engine.run(&jobs);
+    // Two files (apistrat_rep.csv holds both apistrat sets): one scan each.
+    assert_eq!((scan.tables_scanned, scan.scans), (2, 2), "{scan:?}");
+    for (job, out) in jobs.iter().zip(&outcomes) {
+        let out = out.as_ref().unwrap();
+        let reps = out.sums.replicates.as_ref().unwrap();
+        assert_eq!(reps.totals.len(), job.rows.replicates.as_ref().unwrap().columns.len());
+        let e = stats::estimate(&job.measures, &out.vars, &out.sums, Interval::Logit)[0].unwrap();
+        assert_eq!(e.sample, Sample::Replicates);
+        assert!(e.se > 0.0 && e.df == job.rows.replicates.as_ref().unwrap().df, "{e:?}");
+    }
+}
