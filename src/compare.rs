@@ -376,9 +376,10 @@ fn rerun(r: &Resolved) -> Rerun {
         column_label: r.column_label.clone(),
         function: r.function.clone(),
         weight: r.rows.weight.clone().unwrap_or_else(|| "unweighted".into()),
-        design: match &r.rows.design {
-            Some((s, p)) => format!("strata {s}, PSU {p}"),
-            None => "weights only (each respondent its own PSU)".into(),
+        design: match (&r.rows.replicates, &r.rows.design) {
+            (Some(rep), _) => format!("{} replicate weights ({:?})", rep.columns.len(), rep.method),
+            (None, Some((s, p))) => format!("strata {s}, PSU {p}"),
+            (None, None) => "weights only (each respondent its own PSU)".into(),
         },
         base: r.base.clone(),
         base_filter: r.rows.base_filter.clone().unwrap_or_default(),
