@@ -10,7 +10,6 @@ use recite::compare::{Settlement, Verdict, WarningAudit};
 use recite::engine::Engine;
 use recite::extractor::Registry;
 use recite::pipeline::{self, Claim, Options};
-use recite::stats::Interval;
 use serde_json::{Value, json};
 
 const AWARE: &str = "Adults 18-74, aware of brand";
@@ -43,13 +42,7 @@ fn settle(pair: &Value) -> Settlement {
     let registry = Registry::load(None).unwrap();
     let engine = Engine::new();
     let claims = [Claim { citation: pair["citation"].clone(), numbers: claim::leaves(&pair["result"]) }];
-    let (mut s, _) = pipeline::settle_all(
-        &claims,
-        &catalog,
-        &registry,
-        &engine,
-        Options { interval: Interval::Logit, explain: true },
-    );
+    let (mut s, _) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options::default());
     s.remove(0)
 }
 

@@ -36,7 +36,7 @@ use recite::compare::{Settlement, Verdict};
 use recite::engine::Engine;
 use recite::pipeline::{self, Claim, Options};
 use recite::report::{self, ClaimReport, Input, Report};
-use recite::stats::Interval;
+use recite::stats::{DfRule, Interval};
 use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};
 
 use super::files::{self, Source};
@@ -76,6 +76,10 @@ pub struct Args {
     /// Interval method for shares and conversions.
     #[arg(long, value_enum, default_value_t = Interval::Logit)]
     interval: Interval,
+    /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
+    /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
+    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
+    df: DfRule,
     /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
     /// adjacent period, sibling column, other base…); saves one scan per such table.
     #[arg(long)]
@@ -249,7 +253,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         &catalog,
         &registry,
         &engine,
-        Options { interval: a.interval, explain: !a.no_explain },
+        Options { interval: a.interval, df: a.df, explain: !a.no_explain },
     )?;
     timings.insert("settle_ms".to_string(), ms(t2));
     let t3 = Instant::now();
