@@ -261,7 +261,15 @@ fn agrees(stated: &Stated, unit: Unit, value: f64, count: bool) -> bool {
         pointer: String::new(),
         unreadable: None,
     };
-    let e = Estimate { value, se: 0.0, df: 0.0, ci_low: value, ci_high: value, deff: None };
+    let e = Estimate {
+        value,
+        se: 0.0,
+        df: 0.0,
+        ci_low: value,
+        ci_high: value,
+        deff: None,
+        sample: crate::stats::Sample::BaseRows,
+    };
     compare(unit, Some(&e), &claimed).is_some_and(|c| c.matched)
 }
 

@@ -9,7 +9,15 @@ use crate::compare::{BaseRow, Comparison, MeasureRow};
 use crate::stats::BaseFacts;
 
 fn est(v: f64) -> Option<Estimate> {
-    Some(Estimate { value: v, se: 0.01, df: 100.0, ci_low: v - 0.02, ci_high: v + 0.02, deff: None })
+    Some(Estimate {
+        value: v,
+        se: 0.01,
+        df: 100.0,
+        ci_low: v - 0.02,
+        ci_high: v + 0.02,
+        deff: None,
+        sample: crate::stats::Sample::BaseRows,
+    })
 }
 
 /// A settled claim: measures as (name, unit, claimed text, recomputed), its verdict and base n.
