@@ -1,0 +1,235 @@
+//! SPSS `.sav` / `.zsav` tables and `recite catalog init`, on files written by pyreadstat
+//! (tests/sav/gen.sh): the dictionary arrives in the catalog, user-missing codes are not data,
+//! the Versant examples settle alike from the `.sav` and the Parquet, and a starter catalog
+//! passes `catalog check` and settles a citation unedited.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sav_dir() -> PathBuf {
+    root().join("tests/sav")
+}
+
+fn recite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recite"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("RECITE_DATA")
+        .output()
+        .unwrap()
+}
+
+/// A data layer with one study over `file` (absolute path), columns declared by `columns`.
+fn layer(dir: &Path, file: &Path, columns: &str) {
+    let toml = format!(
+        "[study]\nname = \"SPSS test\"\n\n[[tables]]\nname = \"survey\"\npath = {:?}\nweights = [\"wt\"]\n\n{columns}\n\
+         [[periods]]\nname = \"W1\"\nfilter = \"wave = 1\"\n[[periods]]\nname = \"W2\"\nfilter = \"wave = 2\"\n\
+         [[periods]]\nname = \"W3\"\nfilter = \"wave = 3\"\n\n[[bases]]\nname = \"All\"\nfilter = \"TRUE\"\n",
+        file.display().to_string()
+    );
+    std::fs::write(dir.join("study.toml"), toml).unwrap();
+}
+
+fn expected() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(sav_dir().join("expected.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn spss_dictionary_becomes_column_metadata() {
+    for file in ["labelled.sav", "labelled.zsav", "labelled-bytecode.sav"] {
+        let dir = tempfile::tempdir().unwrap();
+        layer(dir.path(), &sav_dir().join(file), "");
+        let cat = recite::catalog::Catalog::load(dir.path()).unwrap();
+        let t = &cat.studies[0].tables[0];
+        let sat = t.column_meta("sat");
+        assert_eq!(sat.label, "Overall satisfaction", "{file}");
+        assert_eq!(sat.values.get("5").map(String::as_str), Some("Very satisfied"), "{file}");
+        assert_eq!(sat.missing, [8.0, 9.0], "{file}");
+        let nps = t.column_meta("nps");
+        assert_eq!((nps.missing.as_slice(), nps.missing_ranges.as_slice()), (&[][..], &[[97.0, 99.0]][..]));
+        let income = t.column_meta("income");
+        assert_eq!(income.missing, [-1.0], "{file}");
+        assert_eq!(income.missing_ranges, [[90.0, 99.0]], "{file}");
+        assert!(income.codes().iter().all(|(c, _)| *c >= 1.0 && *c <= 6.0), "missing codes are not answers");
+        let city = t.column_meta("city");
+        assert_eq!(city.label, "City of residence");
+        assert!(city.values.is_empty() && city.missing.is_empty());
+        assert_eq!(t.column_meta("wt").label, "Survey weight");
+    }
+}
+
+#[test]
+fn study_toml_overrides_the_spss_dictionary_key_by_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let columns = "[tables.columns.sat]\nlabel = \"Satisfaction (ours)\"\nmissing = []\n";
+    layer(dir.path(), &sav_dir().join("labelled.sav"), columns);
+    let cat = recite::catalog::Catalog::load(dir.path()).unwrap();
+    let sat = cat.studies[0].tables[0].column_meta("sat");
+    assert_eq!(sat.label, "Satisfaction (ours)");
+    assert!(sat.missing.is_empty(), "declared missing = [] keeps 8 and 9 as data");
+    assert_eq!(sat.values.get("9").map(String::as_str), Some("Refused"), "values still from the file");
+}
+
+/// Citations of the weighted mean of every labelled column in every wave, claiming what pandas
+/// computed with the user-missing codes left out (tests/sav/expected.json).
+fn mean_citations() -> (String, Vec<(String, u64, f64)>) {
+    let mut lines = String::new();
+    let mut want = Vec::new();
+    for (key, e) in expected().as_object().unwrap() {
+        let (column, wave) = key.split_once('/').unwrap();
+        let n = e["n"].as_u64().unwrap();
+        let mean = e["weighted_mean"].as_f64().unwrap();
+        let c = json!({
+            "citation": {
+                "study": "SPSS test", "period": wave, "base": {"name": "All", "n": n}, "weight": "wt",
+                "source": {"table": "survey", "column": column, "function": "extractMean"}
+            },
+            "result": {"mean": format!("{mean:.4}")}
+        });
+        lines.push_str(&c.to_string());
+        lines.push('\n');
+        want.push((key.clone(), n, mean));
+    }
+    (lines, want)
+}
+
+fn claims(report: &Value) -> Vec<Value> {
+    report["inputs"].as_array().unwrap().iter().flat_map(|i| i["claims"].as_array().unwrap().clone()).collect()
+}
+
+#[test]
+fn user_missing_codes_are_not_data() {
+    let (lines, want) = mean_citations();
+    for file in ["labelled.sav", "labelled.zsav", "labelled-bytecode.sav"] {
+        let dir = tempfile::tempdir().unwrap();
+        layer(dir.path(), &sav_dir().join(file), "");
+        let input = dir.path().join("claims.jsonl");
+        std::fs::write(&input, &lines).unwrap();
+        let data = dir.path().display().to_string();
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{file}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        let got = claims(&report);
+        assert_eq!(got.len(), want.len(), "{file}");
+        for (claim, (key, n, _)) in got.iter().zip(&want) {
+            assert_eq!(claim["verdict"], "REPRODUCED", "{file} {key}: {claim:#}");
+            assert_eq!(claim["base"]["n"], json!(n), "{file} {key}");
+        }
+    }
+}
+
+/// The bundled data layer with the Versant table read from tests/sav/versant_flat.sav, its
+/// labels, value labels and missing codes left to the SPSS dictionary.
+fn versant_from_sav(dir: &Path) {
+    let text = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
+    let mut study: toml::Table = toml::from_str(&text).unwrap();
+    let table = study["tables"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
+    table.insert("path".into(), sav_dir().join("versant_flat.sav").display().to_string().into());
+    for (_, c) in table["columns"].as_table_mut().unwrap().iter_mut() {
+        let c = c.as_table_mut().unwrap();
+        for k in ["label", "values", "missing"] {
+            c.remove(k);
+        }
+    }
+    std::fs::create_dir(dir.join("versant")).unwrap();
+    std::fs::write(dir.join("versant/study.toml"), toml::to_string(&study).unwrap()).unwrap();
+    let nhanes = std::fs::read_to_string(root().join("datasets/nhanes2/study.toml")).unwrap();
+    let csv = root().join("datasets/nhanes2/nhanes2.csv").display().to_string();
+    std::fs::create_dir(dir.join("nhanes2")).unwrap();
+    std::fs::write(dir.join("nhanes2/study.toml"), nhanes.replace("\"nhanes2.csv\"", &format!("{csv:?}"))).unwrap();
+}
+
+#[test]
+fn versant_examples_settle_alike_from_sav_and_parquet() {
+    let dir = tempfile::tempdir().unwrap();
+    versant_from_sav(dir.path());
+    let data = dir.path().display().to_string();
+    let examples = ["examples/citations/", "examples/transcripts/", "examples/moca/conforming.jsonl"];
+    let run = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["check", "--format", "json"];
+        args.extend(examples);
+        args.extend(extra);
+        let out = recite(&args);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        claims(&report)
+    };
+    let parquet = run(&["--data", "datasets"]);
+    let sav = run(&["--data", &data]);
+    assert!(parquet.len() >= 5, "the examples hold claims: {}", parquet.len());
+    assert_eq!(parquet.len(), sav.len());
+    for (p, s) in parquet.iter().zip(&sav) {
+        assert_eq!(p, s, "a claim settles differently from the .sav");
+    }
+    // The dictionary supplied what the study.toml no longer says.
+    let shown = recite(&["catalog", "show", "Versant", "--data", &data]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("Brand funnel: Versant") && text.contains("3=Considered"), "{text}");
+}
+
+#[test]
+fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("survey");
+    let out_s = out.display().to_string();
+    let sav = sav_dir().join("labelled.sav").display().to_string();
+    let made = recite(&["catalog", "init", &sav, "--out", &out_s]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+    assert!(text.contains("# GUESS: the wave (period) column is \"wave\""), "{text}");
+    assert!(text.contains("# GUESS: weight \"wt\""), "{text}");
+    assert!(text.contains("missing_ranges = [[97, 99]]"), "{text}");
+    let check = recite(&["catalog", "check", "--data", &out_s]);
+    assert!(check.status.success(), "{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    // A citation over the starter catalog, with the names it wrote, settles.
+    let e = &expected()["sat/W2"];
+    let citation = json!({
+        "citation": {
+            "study": "recite SPSS test file", "period": "W2 (February 2026)",
+            "base": {"name": "All respondents", "n": e["n"]}, "weight": "wt",
+            "source": {"table": "labelled", "column": "sat", "function": "extractMean"}
+        },
+        "result": {"mean": format!("{:.3}", e["weighted_mean"].as_f64().unwrap())}
+    });
+    let file = dir.path().join("c.json");
+    std::fs::write(&file, citation.to_string()).unwrap();
+    let v = recite(&["verify", file.to_str().unwrap(), "--data", &out_s]);
+    assert!(v.status.success(), "{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr));
+    // An existing study.toml is kept without --force.
+    let again = recite(&["catalog", "init", &sav, "--out", &out_s]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert!(recite(&["catalog", "init", &sav, "--out", &out_s, "--force"]).status.success());
+}
+
+#[test]
+fn catalog_init_reads_parquet_csv_and_arrow_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        root().join("datasets/versant/versant_flat.parquet"),
+        sav_dir().join("labelled.csv"),
+    ];
+    for f in &files {
+        let out = dir.path().join(f.file_stem().unwrap());
+        let out_s = out.display().to_string();
+        let made = recite(&["catalog", "init", f.to_str().unwrap(), "--out", &out_s]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let check = recite(&["catalog", "check", "--data", &out_s]);
+        assert!(
+            check.status.success(),
+            "{}: {}{}",
+            f.display(),
+            String::from_utf8_lossy(&check.stdout),
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+        assert!(text.contains("# GUESS: the wave (period) column is \"wave\""), "{text}");
+    }
+}
