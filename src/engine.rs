@@ -282,7 +282,8 @@ impl Engine {
                 let table = crate::sav::SavTable::open(location)
                     .map_err(datafusion::error::DataFusionError::Execution)?;
                 self.ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())
-            } else if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e)) {
+            } else if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e))
+            {
                 // Arrow IPC files; the extension selects the files a glob or folder lists.
                 let ext = &text[text.len() - ext.len()..];
                 let opts = datafusion::datasource::file_format::options::ArrowReadOptions {
@@ -350,10 +351,17 @@ impl Engine {
         let mut exprs = vec![count(lit(1))];
         for p in profiles.iter().filter(|p| p.numeric) {
             let v = x(&p.name);
-            let fractional = when(v.clone().is_not_null().and((v.clone() % lit(1.0)).not_eq(lit(0.0))), lit(1i64))
-                .otherwise(lit(0i64))
-                .map_err(|e| e.strip_backtrace())?;
-            exprs.extend([count(v.clone()), min(v.clone()), max(v.clone()), count_distinct(v), sum(fractional)]);
+            let fractional =
+                when(v.clone().is_not_null().and((v.clone() % lit(1.0)).not_eq(lit(0.0))), lit(1i64))
+                    .otherwise(lit(0i64))
+                    .map_err(|e| e.strip_backtrace())?;
+            exprs.extend([
+                count(v.clone()),
+                min(v.clone()),
+                max(v.clone()),
+                count_distinct(v),
+                sum(fractional),
+            ]);
         }
         let batches = aggregate(exprs)?;
         let Some(b) = batches.iter().find(|b| b.num_rows() > 0) else { return Ok(profiles) };

@@ -84,7 +84,8 @@ fn dictionary_of(meta: &SpssMetadata) -> Dictionary {
     };
     for name in &meta.variable_names {
         let text = meta.arrow_data_types.get(name).is_some_and(|t| t.contains("Utf8"));
-        let mut c = Column { label: meta.label(name).unwrap_or_default().trim().to_string(), ..Column::default() };
+        let mut c =
+            Column { label: meta.label(name).unwrap_or_default().trim().to_string(), ..Column::default() };
         if text {
             d.text.push(name.clone());
         } else {
@@ -118,19 +119,24 @@ pub fn code_key(x: f64) -> String {
 struct Bridge {
     writer: arrow_57::ipc::writer::StreamWriter<Vec<u8>>,
     decoder: StreamDecoder,
+    /// Bytes of the last message: the next one is written into that much room, not grown into.
+    last: usize,
 }
 
 impl Bridge {
     fn new(schema: &arrow_57::datatypes::Schema) -> Result<Bridge, String> {
         let writer = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), schema)
             .map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
-        Ok(Bridge { writer, decoder: StreamDecoder::new() })
+        Ok(Bridge { writer, decoder: StreamDecoder::new(), last: 0 })
     }
 
     fn convert(&mut self, batch: &arrow_57::record_batch::RecordBatch) -> Result<RecordBatch, String> {
         let fail = |e: &dyn std::fmt::Display| format!("cannot be bridged to DataFusion: {e}");
+        self.writer.get_mut().reserve(self.last);
         self.writer.write(batch).map_err(|e| fail(&e))?;
+        // DataFusion's decoder takes the bytes as they are: the batch's arrays point into them.
         let mut bytes = Buffer::from(std::mem::take(self.writer.get_mut()));
+        self.last = bytes.len();
         let mut out = None;
         while !bytes.is_empty() {
             if let Some(b) = self.decoder.decode(&mut bytes).map_err(|e| fail(&e))? {
@@ -212,9 +218,7 @@ impl PartitionStream for SavPartition {
         let tx = builder.tx();
         let (path, schema, limit) = (self.path.clone(), self.schema.clone(), self.limit);
         builder.spawn_blocking(move || {
-            let error = |e: String| {
-                DataFusionError::External(format!("{}: {e}", path.display()).into())
-            };
+            let error = |e: String| DataFusionError::External(format!("{}: {e}", path.display()).into());
             let mut scanner = open(&path, BATCH_ROWS).map_err(error)?;
             // No column wanted (COUNT(*)): decode the first one, for its row count.
             let wanted: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
@@ -246,7 +250,11 @@ impl PartitionStream for SavPartition {
 /// Fills `columns` from an SPSS dictionary where `study.toml` does not declare them:
 /// `declared` names, per column, the keys `study.toml` wrote. A column's `missing` and
 /// `missing_ranges` are one declaration: declaring either replaces the file's missing codes.
-pub fn adopt(columns: &mut BTreeMap<String, Column>, dict: &Dictionary, declared: &BTreeMap<String, Vec<String>>) {
+pub fn adopt(
+    columns: &mut BTreeMap<String, Column>,
+    dict: &Dictionary,
+    declared: &BTreeMap<String, Vec<String>>,
+) {
     for (name, file) in &dict.columns {
         let keys = declared.get(name).map(Vec::as_slice).unwrap_or_default();
         let has = |k: &str| keys.iter().any(|d| d == k);

@@ -46,7 +46,12 @@ impl Source {
 }
 
 /// Writes the text of a starter `study.toml` for `files`, to be saved in `out_dir`.
-pub fn starter(files: &[PathBuf], out_dir: &Path, name: Option<&str>, engine: &Engine) -> Result<String, String> {
+pub fn starter(
+    files: &[PathBuf],
+    out_dir: &Path,
+    name: Option<&str>,
+    engine: &Engine,
+) -> Result<String, String> {
     if files.is_empty() {
         return Err("no data file given".into());
     }
@@ -62,12 +67,20 @@ pub fn starter(files: &[PathBuf], out_dir: &Path, name: Option<&str>, engine: &E
         } else {
             None
         };
-        let profiles = engine.profile(&location, MAX_CODES.max(MAX_WAVES)).map_err(|e| format!("{}: {e}", file.display()))?;
+        let profiles = engine
+            .profile(&location, MAX_CODES.max(MAX_WAVES))
+            .map_err(|e| format!("{}: {e}", file.display()))?;
         let mut table = table_name(file);
         while sources.iter().any(|s| s.name == table) {
             table.push('_');
         }
-        sources.push(Source { name: table, path: relative_path(&location, out_dir), dictionary, profiles, location });
+        sources.push(Source {
+            name: table,
+            path: relative_path(&location, out_dir),
+            dictionary,
+            profiles,
+            location,
+        });
     }
     let wave = guess_wave(&sources);
     let mut o = String::new();
@@ -96,7 +109,10 @@ pub fn starter(files: &[PathBuf], out_dir: &Path, name: Option<&str>, engine: &E
     let _ = writeln!(o, "# DECIDE: the bases agents cite, by the names they use, e.g.");
     let _ = writeln!(o, "#   [[bases]]");
     let _ = writeln!(o, "#   name = \"Adults 18-74, aware of brand\"");
-    let _ = writeln!(o, "#   filter = \"age BETWEEN 18 AND 74 AND {{column}} >= 1\"   # {{column}}: the cited column");
+    let _ = writeln!(
+        o,
+        "#   filter = \"age BETWEEN 18 AND 74 AND {{column}} >= 1\"   # {{column}}: the cited column"
+    );
     let _ = writeln!(o, "# This one keeps every row of the period: recite already leaves out no-answer and");
     let _ = writeln!(o, "# missing codes of the cited column.");
     let _ = writeln!(o, "[[bases]]\nname = \"All respondents\"\nfilter = \"TRUE\"\n");
@@ -177,11 +193,15 @@ fn table(o: &mut String, s: &Source, engine: &Engine, wave: Option<&str>) {
         let _ = writeln!(o, "# Not a weight as it stands: {w:?}: {why}.");
     }
     if weights.is_empty() {
-        let _ = writeln!(o, "# DECIDE: no weight column found; list the columns citations may name as `weight`.");
+        let _ =
+            writeln!(o, "# DECIDE: no weight column found; list the columns citations may name as `weight`.");
     }
     let names: Vec<String> = weights.iter().map(|(w, _)| q(w)).collect();
     let _ = writeln!(o, "weights = [{}]", names.join(", "));
-    let _ = writeln!(o, "# DECIDE: a sampling design, if the data has one: design = {{ strata = \"…\", psu = \"…\" }}\n");
+    let _ = writeln!(
+        o,
+        "# DECIDE: a sampling design, if the data has one: design = {{ strata = \"…\", psu = \"…\" }}\n"
+    );
     let questions = guess_questions(s.profiles.iter().map(|p| p.name.as_str()));
     for p in &s.profiles {
         column(o, s, p, questions.get(&p.name), wave == Some(p.name.as_str()));
@@ -204,11 +224,8 @@ fn column(o: &mut String, s: &Source, p: &ColumnProfile, question: Option<&Strin
     }
     let mut values: BTreeMap<String, String> = BTreeMap::new();
     if p.numeric {
-        let mut labelled: Vec<(f64, String)> = meta
-            .values
-            .iter()
-            .filter_map(|(k, v)| k.parse::<f64>().ok().map(|c| (c, v.clone())))
-            .collect();
+        let mut labelled: Vec<(f64, String)> =
+            meta.values.iter().filter_map(|(k, v)| k.parse::<f64>().ok().map(|c| (c, v.clone()))).collect();
         labelled.sort_by(|a, b| a.0.total_cmp(&b.0));
         let unlabelled: Vec<f64> = p
             .values
@@ -236,7 +253,6 @@ fn column(o: &mut String, s: &Source, p: &ColumnProfile, question: Option<&Strin
     }
     if !values.is_empty() {
         let mut pairs: Vec<(&String, &String)> = values.iter().collect();
-        pairs.sort_by(|a, b| catalog::natural_key(a.0).cmp(&catalog::natural_key(b.0)));
         pairs.sort_by(|a, b| {
             let (x, y) = (a.0.parse::<f64>().unwrap_or(f64::MAX), b.0.parse::<f64>().unwrap_or(f64::MAX));
             x.total_cmp(&y)
@@ -252,7 +268,8 @@ fn column(o: &mut String, s: &Source, p: &ColumnProfile, question: Option<&Strin
         let _ = writeln!(o, "missing = [{}]", list.join(", "));
     }
     if !meta.missing_ranges.is_empty() {
-        let list: Vec<String> = meta.missing_ranges.iter().map(|[a, b]| format!("[{}, {}]", num(*a), num(*b))).collect();
+        let list: Vec<String> =
+            meta.missing_ranges.iter().map(|[a, b]| format!("[{}, {}]", num(*a), num(*b))).collect();
         let _ = writeln!(o, "missing_ranges = [{}]", list.join(", "));
     }
     let _ = writeln!(o);
@@ -260,8 +277,14 @@ fn column(o: &mut String, s: &Source, p: &ColumnProfile, question: Option<&Strin
 
 fn periods(o: &mut String, sources: &[Source], wave: Option<&Wave>) {
     let Some(wave) = wave else {
-        let _ = writeln!(o, "# DECIDE: no wave or period column found, so one period holds every row. Declare the");
-        let _ = writeln!(o, "# periods agents cite, each with a filter selecting its rows (e.g. \"fieldwork_month = 4\").");
+        let _ = writeln!(
+            o,
+            "# DECIDE: no wave or period column found, so one period holds every row. Declare the"
+        );
+        let _ = writeln!(
+            o,
+            "# periods agents cite, each with a filter selecting its rows (e.g. \"fieldwork_month = 4\")."
+        );
         let _ = writeln!(o, "[[periods]]\nname = \"All data\"\nfilter = \"TRUE\"\n");
         return;
     };
@@ -269,7 +292,8 @@ fn periods(o: &mut String, sources: &[Source], wave: Option<&Wave>) {
     let meta = first.meta(&wave.column);
     let label = if meta.label.is_empty() { wave.column.clone() } else { meta.label.clone() };
     let _ = writeln!(o, "# GUESS: the wave (period) column is {:?}: {}.", wave.column, wave.why);
-    let _ = writeln!(o, "# One period per value. DECIDE: the names agents cite, and `fielded` (ISO-8601 dates).");
+    let _ =
+        writeln!(o, "# One period per value. DECIDE: the names agents cite, and `fielded` (ISO-8601 dates).");
     let values = first.profile(&wave.column).map(|p| p.values.clone()).unwrap_or_default();
     let mut used: Vec<String> = Vec::new();
     for v in values {
@@ -329,10 +353,7 @@ fn guess_questions<'a>(names: impl Iterator<Item = &'a str>) -> BTreeMap<String,
             *count.entry(s).or_default() += 1;
         }
     }
-    names
-        .iter()
-        .filter_map(|n| stem(n).filter(|s| count[s] >= 2).map(|s| (n.to_string(), s)))
-        .collect()
+    names.iter().filter_map(|n| stem(n).filter(|s| count[s] >= 2).map(|s| (n.to_string(), s))).collect()
 }
 
 /// A table name from a file name: its stem, reduced to letters, digits and `_`.

@@ -101,7 +101,12 @@ fn mean_citations() -> (String, Vec<(String, u64, f64)>) {
 }
 
 fn claims(report: &Value) -> Vec<Value> {
-    report["inputs"].as_array().unwrap().iter().flat_map(|i| i["claims"].as_array().unwrap().clone()).collect()
+    report["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["claims"].as_array().unwrap().clone())
+        .collect()
 }
 
 #[test]
@@ -143,7 +148,8 @@ fn versant_from_sav(dir: &Path) {
     let nhanes = std::fs::read_to_string(root().join("datasets/nhanes2/study.toml")).unwrap();
     let csv = root().join("datasets/nhanes2/nhanes2.csv").display().to_string();
     std::fs::create_dir(dir.join("nhanes2")).unwrap();
-    std::fs::write(dir.join("nhanes2/study.toml"), nhanes.replace("\"nhanes2.csv\"", &format!("{csv:?}"))).unwrap();
+    std::fs::write(dir.join("nhanes2/study.toml"), nhanes.replace("\"nhanes2.csv\"", &format!("{csv:?}")))
+        .unwrap();
 }
 
 #[test]
@@ -187,7 +193,12 @@ fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
     assert!(text.contains("# GUESS: weight \"wt\""), "{text}");
     assert!(text.contains("missing_ranges = [[97, 99]]"), "{text}");
     let check = recite(&["catalog", "check", "--data", &out_s]);
-    assert!(check.status.success(), "{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
     // A citation over the starter catalog, with the names it wrote, settles.
     let e = &expected()["sat/W2"];
     let citation = json!({
@@ -201,7 +212,12 @@ fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
     let file = dir.path().join("c.json");
     std::fs::write(&file, citation.to_string()).unwrap();
     let v = recite(&["verify", file.to_str().unwrap(), "--data", &out_s]);
-    assert!(v.status.success(), "{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr));
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
     // An existing study.toml is kept without --force.
     let again = recite(&["catalog", "init", &sav, "--out", &out_s]);
     assert_eq!(again.status.code(), Some(2));
@@ -212,10 +228,7 @@ fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
 #[test]
 fn catalog_init_reads_parquet_csv_and_arrow_too() {
     let dir = tempfile::tempdir().unwrap();
-    let files = [
-        root().join("datasets/versant/versant_flat.parquet"),
-        sav_dir().join("labelled.csv"),
-    ];
+    let files = [root().join("datasets/versant/versant_flat.parquet"), sav_dir().join("labelled.csv")];
     for f in &files {
         let out = dir.path().join(f.file_stem().unwrap());
         let out_s = out.display().to_string();
@@ -231,5 +244,88 @@ fn catalog_init_reads_parquet_csv_and_arrow_too() {
         );
         let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
         assert!(text.contains("# GUESS: the wave (period) column is \"wave\""), "{text}");
+    }
+}
+
+/// The scan behind BENCHMARKS.md's `.sav` figures: one aggregate over the columns 10,000
+/// generated claims touch, from Parquet, `.sav` and `.zsav` copies of one generated tracker,
+/// and ambers' decoding alone and with the IPC bridge. Needs `RECITE_SAV_BENCH=DIR` holding
+/// `parquet/versant_flat.parquet`, `sav/versant_flat.sav`, `zsav/versant_flat.zsav`.
+#[test]
+#[ignore = "a measurement: needs RECITE_SAV_BENCH"]
+fn scan_cost_sav_vs_parquet() {
+    use datafusion::arrow::buffer::Buffer;
+    use datafusion::arrow::ipc::reader::StreamDecoder;
+    use datafusion::prelude::{ParquetReadOptions, SessionContext, cast, ident};
+    use std::time::Instant;
+    let Ok(dir) = std::env::var("RECITE_SAV_BENCH") else { return };
+    let dir = PathBuf::from(dir);
+    let mut columns = vec!["wave".to_string(), "age".into(), "main_weight".into()];
+    for q in ["s14r", "q20r", "q30r"] {
+        columns.extend((1..=12).map(|i| format!("{q}{i}")));
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let scan = |ctx: &SessionContext| {
+        let t = Instant::now();
+        rt.block_on(async {
+            let df = ctx.table("t").await.unwrap();
+            let sums = columns
+                .iter()
+                .map(|c| {
+                    datafusion::functions_aggregate::expr_fn::sum(cast(
+                        ident(c),
+                        datafusion::arrow::datatypes::DataType::Float64,
+                    ))
+                })
+                .collect();
+            df.aggregate(vec![], sums).unwrap().collect().await.unwrap()
+        });
+        t.elapsed().as_secs_f64()
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ctx = SessionContext::new();
+    let parquet = dir.join("parquet/versant_flat.parquet");
+    rt.block_on(ctx.register_parquet("t", parquet.to_str().unwrap(), ParquetReadOptions::default())).unwrap();
+    let p = median((0..3).map(|_| scan(&ctx)).collect());
+    println!("parquet scan of {} columns: {p:.3} s", columns.len());
+    for file in ["sav/versant_flat.sav", "zsav/versant_flat.zsav"] {
+        let path = dir.join(file);
+        let ctx = SessionContext::new();
+        ctx.register_table("t", std::sync::Arc::new(recite::sav::SavTable::open(&path).unwrap())).unwrap();
+        let s = median((0..3).map(|_| scan(&ctx)).collect());
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let decode = |bridge: bool| {
+            let t = Instant::now();
+            let mut sc = ambers::scan_sav_from_reader(
+                std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&path).unwrap()),
+                65_536,
+            )
+            .unwrap();
+            sc.select(&names).unwrap();
+            let mut w = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), &sc.schema()).unwrap();
+            let (mut d, mut last) = (StreamDecoder::new(), 0);
+            while let Some(b) = sc.next_batch().unwrap() {
+                if bridge {
+                    w.get_mut().reserve(last);
+                    w.write(&b).unwrap();
+                    let mut bytes = Buffer::from(std::mem::take(w.get_mut()));
+                    last = bytes.len();
+                    while !bytes.is_empty() {
+                        d.decode(&mut bytes).unwrap();
+                    }
+                }
+            }
+            t.elapsed().as_secs_f64()
+        };
+        let alone = median((0..3).map(|_| decode(false)).collect());
+        let bridged = median((0..3).map(|_| decode(true)).collect());
+        println!(
+            "{file}: scan {s:.3} s = {:.1}x parquet; ambers decode alone {alone:.3} s, with the IPC bridge {bridged:.3} s (+{:.0}%)",
+            s / p,
+            100.0 * (bridged - alone) / alone
+        );
     }
 }

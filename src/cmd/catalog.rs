@@ -68,7 +68,12 @@ pub fn run(c: Command) -> Result<ExitCode> {
     }
 }
 
-fn init(files: &[std::path::PathBuf], out: &std::path::Path, name: Option<&str>, force: bool) -> Result<ExitCode> {
+fn init(
+    files: &[std::path::PathBuf],
+    out: &std::path::Path,
+    name: Option<&str>,
+    force: bool,
+) -> Result<ExitCode> {
     use anyhow::Context;
     let target = out.join("study.toml");
     if target.exists() && !force {
@@ -77,7 +82,11 @@ fn init(files: &[std::path::PathBuf], out: &std::path::Path, name: Option<&str>,
     let text = recite::starter::starter(files, out, name, &Engine::new()).map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let inputs: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    super::files::write_atomically(&target, &text, &super::files::identities(inputs.iter().map(String::as_str)))?;
+    super::files::write_atomically(
+        &target,
+        &text,
+        &super::files::identities(inputs.iter().map(String::as_str)),
+    )?;
     super::warn(&format!(
         "wrote {}: confirm the GUESS lines, settle the DECIDE ones, then run `recite catalog check --data {}`",
         target.display(),

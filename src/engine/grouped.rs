@@ -25,8 +25,8 @@ use super::{
     Engine, EngineError, FIXED_LIMIT, Filters, Job, Outcome, Outcomes, Role, ScanError, ScanStats,
     check_weight_sums, invalid_weight, overflow, scan_error,
 };
-use crate::stats::{Sums, Var, needed_pairs, vars_for};
 use crate::resolve::Rows;
+use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
 const MAX_FLAGS: usize = 62;
@@ -642,7 +642,12 @@ impl RowsKey {
             base: plan.base,
             weight: plan.weight,
             missing: job.rows.missing.iter().map(|m| m.to_bits()).collect(),
-            missing_ranges: job.rows.missing_ranges.iter().map(|[lo, hi]| [lo.to_bits(), hi.to_bits()]).collect(),
+            missing_ranges: job
+                .rows
+                .missing_ranges
+                .iter()
+                .map(|[lo, hi]| [lo.to_bits(), hi.to_bits()])
+                .collect(),
             cells: plan.cells.iter().map(|(_, _, bit)| *bit).collect(),
         }
     }
