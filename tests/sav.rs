@@ -228,9 +228,13 @@ fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
 #[test]
 fn catalog_init_reads_parquet_csv_and_arrow_too() {
     let dir = tempfile::tempdir().unwrap();
-    let files = [root().join("datasets/versant/versant_flat.parquet"), sav_dir().join("labelled.csv")];
+    let files = [
+        root().join("datasets/versant/versant_flat.parquet"),
+        sav_dir().join("labelled.csv"),
+        sav_dir().join("labelled.arrow"),
+    ];
     for f in &files {
-        let out = dir.path().join(f.file_stem().unwrap());
+        let out = dir.path().join(f.file_name().unwrap());
         let out_s = out.display().to_string();
         let made = recite(&["catalog", "init", f.to_str().unwrap(), "--out", &out_s]);
         assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));

@@ -5,6 +5,7 @@
       user-missing range, both together, string columns, a weight; the same rows uncompressed,
       zlib-compressed (.zsav) and bytecode-compressed (what SPSS writes by default)
   labelled.csv       the same rows, as text, for comparison
+  labelled.arrow     the same rows as an Arrow IPC file (pyarrow, uncompressed)
   expected.json      numbers pandas computes on those rows with the user-missing codes applied
   versant_flat.sav   datasets/versant/versant_flat.parquet with its study.toml's labels, value
       labels and missing codes as the SPSS dictionary (bytecode-compressed)
@@ -127,6 +128,13 @@ def versant():
     )
 
 
+def write_arrow(df, path):
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    feather.write_feather(pa.Table.from_pandas(df, preserve_index=False), path, compression="uncompressed")
+
+
 def main():
     out.mkdir(parents=True, exist_ok=True)
     df, meta = labelled()
@@ -134,6 +142,7 @@ def main():
     pyreadstat.write_sav(df, out / "labelled.zsav", compress=True, **meta)
     pyreadstat.write_sav(df, out / "labelled-bytecode.sav", row_compress=True, **meta)
     df.to_csv(out / "labelled.csv", index=False)
+    write_arrow(df, out / "labelled.arrow")
     (out / "expected.json").write_text(json.dumps(expected(df), indent=1, sort_keys=True) + "\n")
     vdf, vmeta = versant()
     pyreadstat.write_sav(vdf, out / "versant_flat.sav", row_compress=True, **vmeta)
@@ -143,6 +152,8 @@ def main():
     versions = {"pyreadstat": pyreadstat.__version__, "pandas": pd.__version__}
     (out / "versions.json").write_text(json.dumps(versions, indent=1) + "\n")
     for f in sorted(out.iterdir()):
+        if f.suffix in (".py", ".sh", ".txt"):
+            continue
         print(f"{f.name:24} {f.stat().st_size:>9} bytes")
 
 
