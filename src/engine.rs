@@ -278,7 +278,11 @@ impl Engine {
         let name = format!("t{}", tables.len());
         let lower = text.to_lowercase();
         let result = self.rt.block_on(async {
-            if crate::sav::is_sav(location) {
+            if crate::sav::is_sav(location) && is_glob {
+                Err(datafusion::error::DataFusionError::Plan(
+                    "an SPSS table names one .sav or .zsav file, not a glob".into(),
+                ))
+            } else if crate::sav::is_sav(location) {
                 let table = crate::sav::SavTable::open(location)
                     .map_err(datafusion::error::DataFusionError::Execution)?;
                 self.ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())

@@ -333,3 +333,54 @@ fn scan_cost_sav_vs_parquet() {
         );
     }
 }
+
+#[test]
+fn missing_ranges_apply_in_the_grouped_plan_as_codes_do() {
+    // Versant's Parquet holds integer codes, so its claims take the grouped plan.
+    let text = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
+    let parquet = root().join("datasets/versant/versant_flat.parquet").display().to_string();
+    let text = text.replace("\"versant_flat.parquet\"", &format!("{parquet:?}"));
+    let settle = |declaration: &str| -> Vec<Value> {
+        let dir = tempfile::tempdir().unwrap();
+        let with =
+            text.replace("[tables.columns.s14r5]\n", &format!("[tables.columns.s14r5]\n{declaration}\n"));
+        std::fs::write(dir.path().join("study.toml"), with).unwrap();
+        let data = dir.path().display().to_string();
+        let out = recite(&[
+            "check",
+            "examples/citations/versant-w6-considered.json",
+            "--format",
+            "json",
+            "--data",
+            &data,
+        ]);
+        claims(&serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let (range, codes, none) =
+        (settle("missing_ranges = [[3.5, 5]]"), settle("missing = [4, 5]"), settle(""));
+    assert_eq!(range, codes);
+    assert_ne!(range[0]["base"]["n"], none[0]["base"]["n"], "the range left rows out");
+}
+
+#[test]
+fn unreadable_spss_file_makes_its_claims_unverifiable() {
+    let (lines, _) = mean_citations();
+    for (file, bytes, says) in [
+        ("broken.sav", &b"not an SPSS file at all"[..], "not a readable SPSS file"),
+        ("*.sav", &b""[..], "not a glob"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(file);
+        if !file.contains('*') {
+            std::fs::write(&path, bytes).unwrap();
+        }
+        layer(dir.path(), &path, "");
+        let input = dir.path().join("claims.jsonl");
+        std::fs::write(&input, lines.lines().next().unwrap()).unwrap();
+        let data = dir.path().display().to_string();
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        let claim = &claims(&serde_json::from_slice(&out.stdout).unwrap())[0];
+        assert_eq!(claim["verdict"], "UNVERIFIABLE", "{file}");
+        assert!(claim["reasons"].to_string().contains(says), "{file}: {claim:#}");
+    }
+}

@@ -359,6 +359,9 @@ fn show_into(data: &DataArgs, which: Option<&str>, o: &mut String) -> Result<Exi
             if !c.missing.is_empty() {
                 extra.push(format!("missing {:?}", c.missing));
             }
+            for [lo, hi] in &c.missing_ranges {
+                extra.push(format!("missing {lo} to {hi}"));
+            }
             let extra = if extra.is_empty() { String::new() } else { format!("  [{}]", extra.join("; ")) };
             say!(o, "  {n:<14} {}{extra}", c.label);
         }
