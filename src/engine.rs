@@ -298,6 +298,12 @@ impl Engine {
             } else if lower.ends_with(".csv") {
                 let opts = CsvReadOptions::new().has_header(true).schema_infer_max_records(1_000_000);
                 self.ctx.register_csv(&name, &text, opts).await
+            } else if location.is_dir() {
+                // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
+                // partition columns are columns, and a filter on them skips whole folders.
+                let opts = ParquetReadOptions::default().table_partition_cols(hive_partitions(location));
+                let folder = if text.ends_with('/') { text.clone() } else { format!("{text}/") };
+                self.ctx.register_parquet(&name, &folder, opts).await
             } else {
                 self.ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
             }
@@ -855,6 +861,34 @@ impl Engine {
             .collect::<Result<Vec<_>, EngineError>>()?;
         Ok(JobPlan { vars, n, totals, moments, cells, bad_weights })
     }
+}
+
+/// The hive partition columns of a folder (`wave=6/region=2/…`), read down its first branch:
+/// whole-number partitions (in every folder of that level) are Int64, others text.
+fn hive_partitions(folder: &Path) -> Vec<(String, DataType)> {
+    let mut columns = Vec::new();
+    let mut dir = folder.to_path_buf();
+    loop {
+        let Ok(entries) = std::fs::read_dir(&dir) else { break };
+        let mut level: Vec<(String, String, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().to_string();
+                let (k, v) = n.split_once('=')?;
+                Some((k.to_string(), v.to_string(), e.path()))
+            })
+            .collect();
+        level.sort_by(|a, b| a.2.cmp(&b.2));
+        let Some((key, _, next)) = level.first().cloned() else { break };
+        if level.iter().any(|(k, _, _)| *k != key) {
+            break;
+        }
+        let whole = level.iter().all(|(_, v, _)| v.parse::<i64>().is_ok());
+        columns.push((key, if whole { DataType::Int64 } else { DataType::Utf8 }));
+        dir = next;
+    }
+    columns
 }
 
 /// Stack of the engine's threads: deep enough for any filter within the catalog's limits.

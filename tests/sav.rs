@@ -384,3 +384,34 @@ fn unreadable_spss_file_makes_its_claims_unverifiable() {
         assert!(claim["reasons"].to_string().contains(says), "{file}: {claim:#}");
     }
 }
+
+#[test]
+fn hive_partitioned_parquet_settles_like_one_file() {
+    use datafusion::dataframe::DataFrameWriteOptions;
+    use datafusion::prelude::{ParquetReadOptions, SessionContext};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("by_wave");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let ctx = SessionContext::new();
+        let file = root().join("datasets/versant/versant_flat.parquet");
+        let df = ctx.read_parquet(file.to_str().unwrap(), ParquetReadOptions::default()).await.unwrap();
+        let opts = DataFrameWriteOptions::new().with_partition_by(vec!["wave".into()]);
+        df.write_parquet(&format!("{}/", folder.display()), opts, None).await.unwrap();
+    });
+    assert!(folder.join("wave=6").is_dir());
+    let text = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
+    let text = text.replace("\"versant_flat.parquet\"", &format!("{:?}", folder.display().to_string()));
+    std::fs::write(dir.path().join("study.toml"), text).unwrap();
+    let data = dir.path().display().to_string();
+    let run = |data: &str| -> Value {
+        let out = recite(&["check", "examples/citations/", "--format", "json", "--data", data]);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (whole, parts) = (run("datasets"), run(&data));
+    let versant = |r: &Value| -> Vec<Value> {
+        claims(r).into_iter().filter(|c| c["rerun"].to_string().contains("versant")).collect()
+    };
+    assert!(!versant(&whole).is_empty());
+    assert_eq!(versant(&whole), versant(&parts));
+}
