@@ -123,6 +123,11 @@ fn user_missing_codes_are_not_data() {
             .unwrap_or_else(|e| panic!("{file}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
         let got = claims(&report);
         assert_eq!(got.len(), want.len(), "{file}");
+        // Every claim on the file is computed in one scan of it, in batches.
+        assert_eq!(
+            (report["stats"]["tables_scanned"].as_u64(), report["stats"]["scans"].as_u64()),
+            (Some(1), Some(1))
+        );
         for (claim, (key, n, _)) in got.iter().zip(&want) {
             assert_eq!(claim["verdict"], "REPRODUCED", "{file} {key}: {claim:#}");
             assert_eq!(claim["base"]["n"], json!(n), "{file} {key}");
