@@ -179,6 +179,29 @@ pub struct Table {
     /// Column metadata: labels, value labels, missing codes.
     #[serde(default)]
     pub columns: BTreeMap<String, Column>,
+    /// How a CSV file is written, when not comma-separated with a header row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csv: Option<CsvFormat>,
+}
+
+/// `csv = { delimiter = ";", header = false }`: how a table's CSV file is written.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsvFormat {
+    /// The field separator: one ASCII character (default `,`; `\t` for tabs).
+    #[serde(default = "default_delimiter")]
+    pub delimiter: String,
+    /// Whether the first line names the columns (default true; without it they are
+    /// `column_1`, `column_2`, …).
+    #[serde(default = "default_header")]
+    pub header: bool,
+}
+
+fn default_delimiter() -> String {
+    ",".into()
+}
+fn default_header() -> bool {
+    true
 }
 
 /// A stratified cluster design (PSUs sampled with replacement within strata).

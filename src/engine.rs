@@ -225,6 +225,8 @@ pub struct Engine {
     rt: tokio::runtime::Runtime,
     ctx: SessionContext,
     tables: Mutex<HashMap<PathBuf, Arc<Registered>>>,
+    /// CSV formats declared by the catalog, by table location (see [`Engine::declare`]).
+    csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
     grouped: bool,
 }
 
@@ -252,6 +254,7 @@ impl Engine {
             rt,
             ctx: SessionContext::new_with_config(config),
             tables: Mutex::new(HashMap::new()),
+            csv: Mutex::new(HashMap::new()),
             grouped: true,
         }
     }
@@ -296,7 +299,15 @@ impl Engine {
                 };
                 self.ctx.register_arrow(&name, &text, opts).await
             } else if lower.ends_with(".csv") {
-                let opts = CsvReadOptions::new().has_header(true).schema_infer_max_records(1_000_000);
+                let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
+                let (delimiter, header) = match &format {
+                    Some(f) => (csv_delimiter(&f.delimiter)?, f.header),
+                    None => (b',', true),
+                };
+                let opts = CsvReadOptions::new()
+                    .has_header(header)
+                    .delimiter(delimiter)
+                    .schema_infer_max_records(1_000_000);
                 self.ctx.register_csv(&name, &text, opts).await
             } else if location.is_dir() {
                 // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
@@ -319,6 +330,13 @@ impl Engine {
         let reg = Arc::new(Registered { name, schema: Arc::new(schema) });
         tables.insert(location.to_path_buf(), reg.clone());
         Ok(reg)
+    }
+
+    /// Tells the engine how a table's files are written (a CSV format), before its first use.
+    pub fn declare(&self, study: &Study, table: &catalog::Table) {
+        if let (Some(format), Ok(mut m)) = (&table.csv, self.csv.lock()) {
+            m.insert(table.location(study), format.clone());
+        }
     }
 
     /// The schema of the files at `location`.
@@ -863,6 +881,17 @@ impl Engine {
     }
 }
 
+/// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
+fn csv_delimiter(d: &str) -> datafusion::error::Result<u8> {
+    match d {
+        "\\t" | "\t" => Ok(b'\t'),
+        d if d.len() == 1 && d.is_ascii() => Ok(d.as_bytes()[0]),
+        d => Err(datafusion::error::DataFusionError::Plan(format!(
+            "the declared CSV delimiter {d:?} is not one ASCII character"
+        ))),
+    }
+}
+
 /// The hive partition columns of a folder (`wave=6/region=2/…`), read down its first branch:
 /// whole-number partitions (in every folder of that level) are Int64, others text.
 fn hive_partitions(folder: &Path) -> Vec<(String, DataType)> {
@@ -935,6 +964,7 @@ impl Signature {
 
 impl Schemas for Engine {
     fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, String> {
+        self.declare(study, table);
         self.schema_of(&table.location(study))
     }
 }

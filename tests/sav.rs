@@ -420,3 +420,25 @@ fn hive_partitioned_parquet_settles_like_one_file() {
     assert!(!versant(&whole).is_empty());
     assert_eq!(versant(&whole), versant(&parts));
 }
+
+#[test]
+fn csv_with_a_declared_delimiter_is_read() {
+    let (lines, _) = mean_citations();
+    let aware = lines.lines().find(|l| l.contains("\"aware\"") && l.contains("\"W1\"")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let semicolons = std::fs::read_to_string(sav_dir().join("labelled.csv")).unwrap().replace(',', ";");
+    let path = dir.path().join("survey.csv");
+    std::fs::write(&path, semicolons).unwrap();
+    let input = dir.path().join("claims.jsonl");
+    std::fs::write(&input, aware).unwrap();
+    let data = dir.path().display().to_string();
+    let settle = |declared: &str| -> Value {
+        layer(dir.path(), &path, declared);
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        claims(&serde_json::from_slice(&out.stdout).unwrap())[0].clone()
+    };
+    assert_eq!(settle("csv = { delimiter = \";\" }\n")["verdict"], "REPRODUCED");
+    assert_eq!(settle("")["verdict"], "UNVERIFIABLE", "read with commas, there is no column \"aware\"");
+    let bad = settle("csv = { delimiter = \";;\" }\n");
+    assert!(bad["reasons"].to_string().contains("not one ASCII character"), "{bad:#}");
+}

@@ -199,7 +199,7 @@ pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
     }
     for t in &study.tables {
         let at = format!("table {:?}", t.name);
-        let schema = match engine.schema_of(&t.location(study)) {
+        let schema = match recite::resolve::Schemas::schema(engine, study, t) {
             Ok(s) => s,
             Err(e) => {
                 p.push(format!("{at}: path {:?}: {e}", t.path));
