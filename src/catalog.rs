@@ -183,6 +183,29 @@ pub struct Table {
     /// Column metadata: labels, value labels, missing codes.
     #[serde(default)]
     pub columns: BTreeMap<String, Column>,
+    /// How a CSV file is written, when not comma-separated with a header row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csv: Option<CsvFormat>,
+}
+
+/// `csv = { delimiter = ";", header = false }`: how a table's CSV file is written.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsvFormat {
+    /// The field separator: one ASCII character (default `,`; `\t` for tabs).
+    #[serde(default = "default_delimiter")]
+    pub delimiter: String,
+    /// Whether the first line names the columns (default true; without it they are
+    /// `column_1`, `column_2`, …).
+    #[serde(default = "default_header")]
+    pub header: bool,
+}
+
+fn default_delimiter() -> String {
+    ",".into()
+}
+fn default_header() -> bool {
+    true
 }
 
 /// A stratified cluster design (PSUs sampled with replacement within strata).
@@ -329,6 +352,10 @@ pub struct Column {
     /// Codes that mean no answer: excluded from the base, like nulls.
     #[serde(default)]
     pub missing: Vec<f64>,
+    /// Ranges of codes `[low, high]` (both included) that mean no answer, as SPSS declares
+    /// user-missing ranges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_ranges: Vec<[f64; 2]>,
     /// The code set that `extractShare` counts.
     #[serde(default)]
     pub share: Vec<f64>,
@@ -345,10 +372,15 @@ impl Column {
             .values
             .iter()
             .filter_map(|(k, v)| k.trim().parse::<f64>().ok().map(|c| (c, v.clone())))
-            .filter(|(c, _)| !self.missing.contains(c))
+            .filter(|(c, _)| !self.is_missing(*c))
             .collect();
         codes.sort_by(|a, b| a.0.total_cmp(&b.0));
         codes
+    }
+
+    /// Whether a code means no answer (a missing code, or inside a missing range).
+    pub fn is_missing(&self, code: f64) -> bool {
+        self.missing.contains(&code) || self.missing_ranges.iter().any(|[lo, hi]| *lo <= code && code <= *hi)
     }
 
     /// The label of a code, if declared.
@@ -640,7 +672,42 @@ impl Study {
         let cells = study.breakdowns.iter().flat_map(|b| b.cells.iter().map(|c| &c.filter));
         study.oversized =
             filters.chain(cells).filter_map(|f| check_filter_size(f).err().map(|e| (f.clone(), e))).collect();
+        #[cfg(feature = "engine")]
+        study.adopt_file_dictionaries(text);
         Ok(study)
+    }
+
+    /// Column metadata from the tables' own files (SPSS variable labels, value labels,
+    /// user-missing codes) wherever `study.toml` does not declare it. A file that cannot be
+    /// read is left alone here: the engine reports it when the table is used.
+    #[cfg(feature = "engine")]
+    fn adopt_file_dictionaries(&mut self, text: &str) {
+        if !self.tables.iter().any(|t| crate::sav::is_sav(Path::new(&t.path))) {
+            return;
+        }
+        let raw: toml::Table = toml::from_str(text).unwrap_or_default();
+        let raw_tables = raw.get("tables").and_then(|t| t.as_array()).cloned().unwrap_or_default();
+        let dir = self.dir().to_path_buf();
+        for (i, t) in self.tables.iter_mut().enumerate() {
+            if !crate::sav::is_sav(Path::new(&t.path)) {
+                continue;
+            }
+            let Ok(dict) = crate::sav::dictionary(&dir.join(&t.path)) else { continue };
+            let declared: BTreeMap<String, Vec<String>> = raw_tables
+                .get(i)
+                .and_then(|t| t.get("columns"))
+                .and_then(|c| c.as_table())
+                .map(|cols| {
+                    cols.iter()
+                        .map(|(name, c)| {
+                            let keys = c.as_table().map(|c| c.keys().cloned().collect()).unwrap_or_default();
+                            (name.clone(), keys)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            crate::sav::adopt(&mut t.columns, &dict, &declared);
+        }
     }
 
     /// Why a filter of this study is past the size limits ([`check_filter_size`]), if it is.

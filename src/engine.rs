@@ -225,6 +225,8 @@ pub struct Engine {
     rt: tokio::runtime::Runtime,
     ctx: SessionContext,
     tables: Mutex<HashMap<PathBuf, Arc<Registered>>>,
+    /// CSV formats declared by the catalog, by table location (see [`Engine::declare`]).
+    csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
     grouped: bool,
 }
 
@@ -252,6 +254,7 @@ impl Engine {
             rt,
             ctx: SessionContext::new_with_config(config),
             tables: Mutex::new(HashMap::new()),
+            csv: Mutex::new(HashMap::new()),
             grouped: true,
         }
     }
@@ -278,9 +281,40 @@ impl Engine {
         let name = format!("t{}", tables.len());
         let lower = text.to_lowercase();
         let result = self.rt.block_on(async {
-            if lower.ends_with(".csv") {
-                let opts = CsvReadOptions::new().has_header(true).schema_infer_max_records(1_000_000);
+            if crate::sav::is_sav(location) && is_glob {
+                Err(datafusion::error::DataFusionError::Plan(
+                    "an SPSS table names one .sav or .zsav file, not a glob".into(),
+                ))
+            } else if crate::sav::is_sav(location) {
+                let table = crate::sav::SavTable::open(location)
+                    .map_err(datafusion::error::DataFusionError::Execution)?;
+                self.ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())
+            } else if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e))
+            {
+                // Arrow IPC files; the extension selects the files a glob or folder lists.
+                let ext = &text[text.len() - ext.len()..];
+                let opts = datafusion::datasource::file_format::options::ArrowReadOptions {
+                    file_extension: ext,
+                    ..Default::default()
+                };
+                self.ctx.register_arrow(&name, &text, opts).await
+            } else if lower.ends_with(".csv") {
+                let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
+                let (delimiter, header) = match &format {
+                    Some(f) => (csv_delimiter(&f.delimiter)?, f.header),
+                    None => (b',', true),
+                };
+                let opts = CsvReadOptions::new()
+                    .has_header(header)
+                    .delimiter(delimiter)
+                    .schema_infer_max_records(1_000_000);
                 self.ctx.register_csv(&name, &text, opts).await
+            } else if location.is_dir() {
+                // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
+                // partition columns are columns, and a filter on them skips whole folders.
+                let opts = ParquetReadOptions::default().table_partition_cols(hive_partitions(location));
+                let folder = if text.ends_with('/') { text.clone() } else { format!("{text}/") };
+                self.ctx.register_parquet(&name, &folder, opts).await
             } else {
                 self.ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
             }
@@ -298,9 +332,111 @@ impl Engine {
         Ok(reg)
     }
 
+    /// Tells the engine how a table's files are written (a CSV format), before its first use.
+    pub fn declare(&self, study: &Study, table: &catalog::Table) {
+        if let (Some(format), Ok(mut m)) = (&table.csv, self.csv.lock()) {
+            m.insert(table.location(study), format.clone());
+        }
+    }
+
     /// The schema of the files at `location`.
     pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, String> {
         self.register(location).map(|r| r.schema.clone()).map_err(|e| e.to_string())
+    }
+
+    /// What `catalog init` needs to know of each column of a table, in two scans: its type,
+    /// range, distinct count and nulls, and the distinct values of integer columns with at
+    /// most `max_values` of them.
+    pub fn profile(&self, location: &Path, max_values: usize) -> Result<Vec<ColumnProfile>, String> {
+        use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct, max, min};
+        use datafusion::logical_expr::ExprFunctionExt;
+        let reg = self.register(location).map_err(|e| e.to_string())?;
+        let mut profiles: Vec<ColumnProfile> = reg
+            .schema
+            .fields()
+            .iter()
+            .map(|f| ColumnProfile {
+                name: f.name().clone(),
+                data_type: f.data_type().to_string(),
+                numeric: f.data_type().is_numeric(),
+                ..ColumnProfile::default()
+            })
+            .collect();
+        let aggregate = |exprs: Vec<Expr>| -> Result<Vec<RecordBatch>, String> {
+            if exprs.is_empty() {
+                return Ok(Vec::new());
+            }
+            self.rt
+                .block_on(async {
+                    let df = self.ctx.table(reg.name.as_str()).await?;
+                    let exprs: Vec<Expr> =
+                        exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
+                    df.aggregate(vec![], exprs)?.collect().await
+                })
+                .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))
+        };
+        let x = |name: &str| cast(ident(name), DataType::Float64);
+        let mut exprs = vec![count(lit(1))];
+        for p in profiles.iter().filter(|p| p.numeric) {
+            let v = x(&p.name);
+            let fractional =
+                when(v.clone().is_not_null().and((v.clone() % lit(1.0)).not_eq(lit(0.0))), lit(1i64))
+                    .otherwise(lit(0i64))
+                    .map_err(|e| e.strip_backtrace())?;
+            exprs.extend([
+                count(v.clone()),
+                min(v.clone()),
+                max(v.clone()),
+                count_distinct(v),
+                sum(fractional),
+            ]);
+        }
+        let batches = aggregate(exprs)?;
+        let Some(b) = batches.iter().find(|b| b.num_rows() > 0) else { return Ok(profiles) };
+        let rows = value_at(b.column(0), 0) as u64;
+        let mut at = 1;
+        for p in profiles.iter_mut() {
+            p.rows = rows;
+            if !p.numeric {
+                continue;
+            }
+            let non_null = value_at(b.column(at), 0) as u64;
+            p.nulls = rows - non_null.min(rows);
+            let read = |c: usize| {
+                let col = b.column(c);
+                (!col.is_null(0)).then(|| cast_f64(col))
+            };
+            p.min = read(at + 1).flatten();
+            p.max = read(at + 2).flatten();
+            p.distinct = value_at(b.column(at + 3), 0) as u64;
+            p.integral = value_at(b.column(at + 4), 0) == 0.0;
+            at += 5;
+        }
+        let listed: Vec<usize> = (0..profiles.len())
+            .filter(|&i| {
+                let p = &profiles[i];
+                p.numeric && p.integral && p.distinct > 0 && p.distinct as usize <= max_values
+            })
+            .collect();
+        let exprs = listed
+            .iter()
+            .map(|&i| array_agg(x(&profiles[i].name)).distinct().build().map_err(|e| e.strip_backtrace()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let batches = aggregate(exprs)?;
+        if let Some(b) = batches.iter().find(|b| b.num_rows() > 0) {
+            for (c, &i) in listed.iter().enumerate() {
+                let list = b.column(c).as_list::<i32>();
+                if list.is_null(0) {
+                    continue;
+                }
+                let values = list.value(0);
+                let values = values.as_primitive::<Float64Type>();
+                let mut v: Vec<f64> = values.iter().flatten().collect();
+                v.sort_by(f64::total_cmp);
+                profiles[i].values = v;
+            }
+        }
+        Ok(profiles)
     }
 
     /// Proves a catalog filter against a table (used by `catalog check`): within the size
@@ -737,6 +873,9 @@ impl Engine {
         if !r.missing.is_empty() {
             base = base.and(x.clone().in_list(r.missing.iter().map(|&m| lit(m)).collect(), true));
         }
+        for [lo, hi] in &r.missing_ranges {
+            base = base.and(x.clone().not_between(lit(*lo), lit(*hi)));
+        }
         if let Some(f) = &r.period_filter {
             base = base.and(parse(Role::Period, f)?);
         }
@@ -791,6 +930,45 @@ impl Engine {
     }
 }
 
+/// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
+fn csv_delimiter(d: &str) -> datafusion::error::Result<u8> {
+    match d {
+        "\\t" | "\t" => Ok(b'\t'),
+        d if d.len() == 1 && d.is_ascii() => Ok(d.as_bytes()[0]),
+        d => Err(datafusion::error::DataFusionError::Plan(format!(
+            "the declared CSV delimiter {d:?} is not one ASCII character"
+        ))),
+    }
+}
+
+/// The hive partition columns of a folder (`wave=6/region=2/…`), read down its first branch:
+/// whole-number partitions (in every folder of that level) are Int64, others text.
+fn hive_partitions(folder: &Path) -> Vec<(String, DataType)> {
+    let mut columns = Vec::new();
+    let mut dir = folder.to_path_buf();
+    loop {
+        let Ok(entries) = std::fs::read_dir(&dir) else { break };
+        let mut level: Vec<(String, String, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().to_string();
+                let (k, v) = n.split_once('=')?;
+                Some((k.to_string(), v.to_string(), e.path()))
+            })
+            .collect();
+        level.sort_by(|a, b| a.2.cmp(&b.2));
+        let Some((key, _, next)) = level.first().cloned() else { break };
+        if level.iter().any(|(k, _, _)| *k != key) {
+            break;
+        }
+        let whole = level.iter().all(|(_, v, _)| v.parse::<i64>().is_ok());
+        columns.push((key, if whole { DataType::Int64 } else { DataType::Utf8 }));
+        dir = next;
+    }
+    columns
+}
+
 /// Stack of the engine's threads: deep enough for any filter within the catalog's limits.
 const ENGINE_STACK: usize = 16 << 20;
 
@@ -835,6 +1013,7 @@ impl Signature {
 
 impl Schemas for Engine {
     fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, String> {
+        self.declare(study, table);
         self.schema_of(&table.location(study))
     }
 }
@@ -962,6 +1141,38 @@ pub fn pred_expr(p: &Pred, x: &Expr) -> Expr {
         Clause::In(vs) => x.clone().in_list(vs.iter().map(|v| lit(*v)).collect(), false),
     });
     clauses.reduce(|a, b| a.and(b)).unwrap_or(lit(true))
+}
+
+/// One column of a table as `catalog init` sees it ([`Engine::profile`]).
+#[derive(Debug, Clone, Default)]
+pub struct ColumnProfile {
+    /// The column's name.
+    pub name: String,
+    /// Its Arrow type, in words.
+    pub data_type: String,
+    /// Whether it holds numbers (the only columns a citation can compute on).
+    pub numeric: bool,
+    /// Rows in the table.
+    pub rows: u64,
+    /// Rows with no value (numeric columns).
+    pub nulls: u64,
+    /// Smallest and largest value (numeric columns with any value).
+    pub min: Option<f64>,
+    /// See `min`.
+    pub max: Option<f64>,
+    /// Distinct values (numeric columns).
+    pub distinct: u64,
+    /// Every value is a whole number (numeric columns).
+    pub integral: bool,
+    /// The distinct values, ascending, when few and whole.
+    pub values: Vec<f64>,
+}
+
+fn cast_f64(col: &Arc<dyn Array>) -> Option<f64> {
+    match col.data_type() {
+        DataType::Float64 => Some(col.as_primitive::<Float64Type>().value(0)),
+        _ => None,
+    }
 }
 
 /// An aggregate's value as f64 (NULL, from no matching rows, is 0).

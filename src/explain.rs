@@ -117,6 +117,7 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
             }
             v.rows.column = sib.to_string();
             v.rows.missing = meta.missing.clone();
+            v.rows.missing_ranges = meta.missing_ranges.clone();
             v.column_label = meta.label.clone();
             v.measures = measures;
             let label = if meta.label.is_empty() { String::new() } else { format!(" ({})", meta.label) };

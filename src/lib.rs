@@ -6,6 +6,7 @@
 //! - [`citation`]: an Upperhand v1 citation Part, parsed and validated;
 //! - [`claim`]: the claimed numbers, kept as text so their shown precision survives;
 //! - [`catalog`] and [`extractor`]: the declared data layer and the registered functions;
+//!   [`sav`] reads SPSS files and their dictionaries into it;
 //! - [`resolve`]: citation + catalog + registry → what to compute, by catalog names only;
 //! - [`engine`]: DataFusion, every measure of every item on one table in one scan;
 //! - [`stats`]: standard errors, intervals, effective base;
@@ -46,6 +47,10 @@ pub mod pipeline;
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod resolve;
+#[cfg(feature = "engine")]
+pub mod sav;
+#[cfg(feature = "engine")]
+pub mod starter;
 #[cfg(feature = "engine")]
 pub mod stats;
 #[cfg(feature = "engine")]

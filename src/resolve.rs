@@ -38,10 +38,20 @@ pub struct Rows {
     pub column: String,
     /// Codes of the column that count as no answer.
     pub missing: Vec<f64>,
+    /// Ranges of codes `[low, high]` of the column that count as no answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_ranges: Vec<[f64; 2]>,
     /// The weight column, or `None` for w = 1.
     pub weight: Option<String>,
     /// The table's replicate weights, when it declares them and the estimate is weighted.
     pub replicates: Option<Replication>,
+}
+
+impl Rows {
+    /// Whether a code of the column counts as no answer (a missing code or in a missing range).
+    pub fn is_missing(&self, code: f64) -> bool {
+        self.missing.contains(&code) || self.missing_ranges.iter().any(|[lo, hi]| *lo <= code && code <= *hi)
+    }
 }
 
 /// A citation, resolved.
@@ -240,6 +250,7 @@ pub fn resolve(
             base_filter: Some(catalog::base_filter(base, &column)),
             column,
             missing: column_meta.missing.clone(),
+            missing_ranges: column_meta.missing_ranges.clone(),
             weight,
             replicates,
         },

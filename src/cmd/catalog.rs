@@ -6,6 +6,8 @@ Examples:
   recite catalog check --data my/data   … under another folder
   recite catalog show                   list the studies
   recite catalog show Versant           tables, columns, labels, periods, bases, weights
+  recite catalog init survey.sav --out data/survey
+                                        a starter study.toml from a data file, to confirm
 
 The data layer is one study.toml per folder: see docs/catalog.md.";
 
@@ -30,6 +32,24 @@ pub enum Command {
         #[command(flatten)]
         data: DataArgs,
     },
+    /// Write a starter study.toml from data files (.sav/.zsav, .parquet, .csv, .arrow): every
+    /// column with its labels, codes and missing codes; a guessed wave column (a period per
+    /// value) and weights, marked GUESS; an "All respondents" base; DECIDE comments where a
+    /// human must choose. `recite catalog check` passes on it as written.
+    Init {
+        /// The data files: one table each.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<std::path::PathBuf>,
+        /// The folder to write study.toml into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: std::path::PathBuf,
+        /// The study's name (default: the SPSS file label, else the file name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Replace an existing study.toml.
+        #[arg(long)]
+        force: bool,
+    },
     /// List the studies, or one study in full.
     Show {
         /// A study name or alias.
@@ -44,7 +64,35 @@ pub fn run(c: Command) -> Result<ExitCode> {
     match c {
         Command::Check { data } => check(&data),
         Command::Show { study, data } => show(&data, study.as_deref()),
+        Command::Init { files, out, name, force } => init(&files, &out, name.as_deref(), force),
     }
+}
+
+fn init(
+    files: &[std::path::PathBuf],
+    out: &std::path::Path,
+    name: Option<&str>,
+    force: bool,
+) -> Result<ExitCode> {
+    use anyhow::Context;
+    let target = out.join("study.toml");
+    if target.exists() && !force {
+        anyhow::bail!("{} already exists: pass --force to replace it", target.display());
+    }
+    let text = recite::starter::starter(files, out, name, &Engine::new()).map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let inputs: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    super::files::write_atomically(
+        &target,
+        &text,
+        &super::files::identities(inputs.iter().map(String::as_str)),
+    )?;
+    super::warn(&format!(
+        "wrote {}: confirm the GUESS lines, settle the DECIDE ones, then run `recite catalog check --data {}`",
+        target.display(),
+        out.display()
+    ));
+    Ok(ExitCode::SUCCESS)
 }
 
 fn check(data: &DataArgs) -> Result<ExitCode> {
@@ -151,7 +199,7 @@ pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
     }
     for t in &study.tables {
         let at = format!("table {:?}", t.name);
-        let schema = match engine.schema_of(&t.location(study)) {
+        let schema = match recite::resolve::Schemas::schema(engine, study, t) {
             Ok(s) => s,
             Err(e) => {
                 p.push(format!("{at}: path {:?}: {e}", t.path));
@@ -328,6 +376,9 @@ fn show_into(data: &DataArgs, which: Option<&str>, o: &mut String) -> Result<Exi
             }
             if !c.missing.is_empty() {
                 extra.push(format!("missing {:?}", c.missing));
+            }
+            for [lo, hi] in &c.missing_ranges {
+                extra.push(format!("missing {lo} to {hi}"));
             }
             let extra = if extra.is_empty() { String::new() } else { format!("  [{}]", extra.join("; ")) };
             say!(o, "  {n:<14} {}{extra}", c.label);

@@ -25,6 +25,7 @@ use super::{
     Engine, EngineError, FIXED_LIMIT, Filters, Job, Outcome, Outcomes, Role, ScanError, ScanStats,
     check_weight_sums, invalid_weight, overflow, scan_error,
 };
+use crate::resolve::Rows;
 use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
@@ -367,7 +368,7 @@ impl Engine {
         let accumulated: Vec<BaseSums> = distinct
             .par_iter()
             .map(|(plan, job)| {
-                accumulate(plan, &job.rows.missing, &by_column[plan.column], &psu_index, design.is_some())
+                accumulate(plan, &job.rows, &by_column[plan.column], &psu_index, design.is_some())
             })
             .collect();
         let mut outcomes: Outcomes = jobs
@@ -629,6 +630,7 @@ struct RowsKey {
     base: Option<usize>,
     weight: Option<usize>,
     missing: Vec<u64>,
+    missing_ranges: Vec<[u64; 2]>,
     cells: Vec<usize>,
 }
 
@@ -640,6 +642,12 @@ impl RowsKey {
             base: plan.base,
             weight: plan.weight,
             missing: job.rows.missing.iter().map(|m| m.to_bits()).collect(),
+            missing_ranges: job
+                .rows
+                .missing_ranges
+                .iter()
+                .map(|[lo, hi]| [lo.to_bits(), hi.to_bits()])
+                .collect(),
             cells: plan.cells.iter().map(|(_, _, bit)| *bit).collect(),
         }
     }
@@ -658,7 +666,7 @@ struct BaseSums {
 /// Sums the rows of a column that a job's period, base, weight and missing codes select.
 fn accumulate(
     plan: &Plan,
-    missing: &[f64],
+    selected: &Rows,
     rows: &[Row],
     psu_index: &HashMap<&(String, String), usize>,
     designed: bool,
@@ -671,7 +679,7 @@ fn accumulate(
     for row in rows {
         if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
             || plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
-            || missing.contains(&(row.code as f64))
+            || selected.is_missing(row.code as f64)
         {
             continue;
         }

@@ -1,0 +1,273 @@
+//! SPSS `.sav` and `.zsav` tables: read with [`ambers`], streamed into DataFusion.
+//!
+//! ambers decodes onto arrow 57; DataFusion 55 is on arrow 59. Each decoded batch crosses as
+//! Arrow IPC stream bytes: written by arrow-ipc 57, decoded by DataFusion's own arrow-ipc (which
+//! takes the bytes' buffer without a second copy). The C Data Interface would avoid that one
+//! copy but needs arrow's `ffi` feature on DataFusion's arrow-data and arrow-schema, which
+//! rebuilds the whole DataFusion tree; the copy costs little beside decoding (see BENCHMARKS.md).
+//!
+//! A scan reads only the columns the plan needs (ambers' projection), in batches, on a blocking
+//! thread feeding a bounded channel, so a file is never held decoded in memory.
+//!
+//! The file's dictionary (variable labels, value labels, user-missing codes and ranges) is read
+//! by [`dictionary`] and becomes the catalog's column metadata where `study.toml` does not say
+//! otherwise (see `catalog::Study::parse`).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ambers::{MissingSpec, SpssMetadata, Value};
+use async_trait::async_trait;
+use datafusion::arrow::array::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::buffer::Buffer;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::ipc::reader::{StreamDecoder, StreamReader};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{Expr, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+
+use crate::catalog::Column;
+
+/// Rows decoded per batch: large enough that the per-batch bridge is noise, small enough that
+/// a wide projection stays a few MiB.
+const BATCH_ROWS: usize = 65_536;
+/// Decoded batches waiting for the plan: the reader stays at most this far ahead.
+const QUEUE: usize = 2;
+
+/// Whether a table path names an SPSS file (`.sav` or `.zsav`, any case).
+pub fn is_sav(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("sav") || e.eq_ignore_ascii_case("zsav"))
+}
+
+type Scanner = ambers::Scanner<BufReader<File>>;
+
+fn open(path: &Path, batch_rows: usize) -> Result<Scanner, String> {
+    let file = File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    // ambers' own open() asks for a 64 MiB buffer; 1 MiB reads as fast.
+    ambers::scan_sav_from_reader(BufReader::with_capacity(1 << 20, file), batch_rows)
+        .map_err(|e| format!("is not a readable SPSS file: {e}"))
+}
+
+/// An SPSS file's dictionary, as the catalog sees it.
+#[derive(Debug, Clone, Default)]
+pub struct Dictionary {
+    /// The file label.
+    pub file_label: String,
+    /// Every variable in file order, with what the file says about it.
+    pub columns: Vec<(String, Column)>,
+    /// Variables that hold text (their value labels and missing codes are not numbers).
+    pub text: Vec<String>,
+    /// The weight variable SPSS has switched on in the file (`WEIGHT BY`), if any.
+    pub weight: Option<String>,
+}
+
+/// Reads the dictionary of a `.sav` / `.zsav` file (no data is decoded).
+pub fn dictionary(path: &Path) -> Result<Dictionary, String> {
+    let scanner = open(path, 1)?;
+    Ok(dictionary_of(scanner.metadata()))
+}
+
+fn dictionary_of(meta: &SpssMetadata) -> Dictionary {
+    let mut d = Dictionary {
+        file_label: meta.file_label.trim().to_string(),
+        weight: meta.weight_variable.clone(),
+        ..Dictionary::default()
+    };
+    for name in &meta.variable_names {
+        let text = meta.arrow_data_types.get(name).is_some_and(|t| t.contains("Utf8"));
+        let mut c =
+            Column { label: meta.label(name).unwrap_or_default().trim().to_string(), ..Column::default() };
+        if text {
+            d.text.push(name.clone());
+        } else {
+            if let Some(labels) = meta.value_labels(name) {
+                for (v, l) in labels {
+                    if let Value::Numeric(x) = v {
+                        c.values.insert(code_key(*x), l.trim().to_string());
+                    }
+                }
+            }
+            for spec in meta.variable_missing_values.get(name).into_iter().flatten() {
+                match spec {
+                    MissingSpec::Value(x) => c.missing.push(*x),
+                    MissingSpec::Range { lo, hi } => c.missing_ranges.push([*lo, *hi]),
+                    MissingSpec::StringValue(_) => {}
+                }
+            }
+        }
+        d.columns.push((name.clone(), c));
+    }
+    d
+}
+
+/// A code as a `values` key: integers without a decimal point, as people write them.
+pub fn code_key(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x}") }
+}
+
+/// Arrow IPC from ambers' arrow to DataFusion's: one writer and one decoder per scan, so the
+/// schema crosses once and each batch is one message.
+struct Bridge {
+    writer: arrow_57::ipc::writer::StreamWriter<Vec<u8>>,
+    decoder: StreamDecoder,
+    /// Bytes of the last message: the next one is written into that much room, not grown into.
+    last: usize,
+}
+
+impl Bridge {
+    fn new(schema: &arrow_57::datatypes::Schema) -> Result<Bridge, String> {
+        let writer = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), schema)
+            .map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
+        Ok(Bridge { writer, decoder: StreamDecoder::new(), last: 0 })
+    }
+
+    fn convert(&mut self, batch: &arrow_57::record_batch::RecordBatch) -> Result<RecordBatch, String> {
+        let fail = |e: &dyn std::fmt::Display| format!("cannot be bridged to DataFusion: {e}");
+        self.writer.get_mut().reserve(self.last);
+        self.writer.write(batch).map_err(|e| fail(&e))?;
+        // DataFusion's decoder takes the bytes as they are: the batch's arrays point into them.
+        let mut bytes = Buffer::from(std::mem::take(self.writer.get_mut()));
+        self.last = bytes.len();
+        let mut out = None;
+        while !bytes.is_empty() {
+            if let Some(b) = self.decoder.decode(&mut bytes).map_err(|e| fail(&e))? {
+                out = Some(b);
+            }
+        }
+        out.ok_or_else(|| fail(&"no batch came through"))
+    }
+}
+
+/// The schema of an SPSS file in DataFusion's arrow.
+fn schema_of(scanner: &Scanner) -> Result<SchemaRef, String> {
+    let schema = scanner.schema();
+    let mut w = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), &schema)
+        .map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
+    w.finish().map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
+    let bytes = w.into_inner().map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
+    let reader = StreamReader::try_new(std::io::Cursor::new(bytes), None)
+        .map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
+    Ok(reader.schema())
+}
+
+/// A `.sav` / `.zsav` file as a DataFusion table.
+#[derive(Debug)]
+pub struct SavTable {
+    path: PathBuf,
+    schema: SchemaRef,
+}
+
+impl SavTable {
+    /// Opens the file and reads its schema (its dictionary, not its data).
+    pub fn open(path: &Path) -> Result<SavTable, String> {
+        let scanner = open(path, 1)?;
+        Ok(SavTable { path: path.to_path_buf(), schema: schema_of(&scanner)? })
+    }
+}
+
+#[async_trait]
+impl TableProvider for SavTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let schema = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
+        };
+        let partition = SavPartition { path: self.path.clone(), schema: schema.clone(), limit };
+        Ok(Arc::new(StreamingTableExec::try_new(schema, vec![Arc::new(partition)], None, [], false, limit)?))
+    }
+}
+
+/// One scan of an SPSS file: the projected columns, decoded on a blocking thread.
+#[derive(Debug)]
+struct SavPartition {
+    path: PathBuf,
+    schema: SchemaRef,
+    limit: Option<usize>,
+}
+
+impl PartitionStream for SavPartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), QUEUE);
+        let tx = builder.tx();
+        let (path, schema, limit) = (self.path.clone(), self.schema.clone(), self.limit);
+        builder.spawn_blocking(move || {
+            let error = |e: String| DataFusionError::External(format!("{}: {e}", path.display()).into());
+            let mut scanner = open(&path, BATCH_ROWS).map_err(error)?;
+            // No column wanted (COUNT(*)): decode the first one, for its row count.
+            let wanted: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            let first = scanner.metadata().variable_names.first().cloned().unwrap_or_default();
+            let select: Vec<&str> = if wanted.is_empty() { vec![first.as_str()] } else { wanted };
+            scanner.select(&select).map_err(|e| error(e.to_string()))?;
+            if let Some(n) = limit {
+                scanner.limit(n);
+            }
+            let mut bridge = Bridge::new(&scanner.schema()).map_err(error)?;
+            while let Some(batch) = scanner.next_batch().map_err(|e| error(e.to_string()))? {
+                let out = if schema.fields().is_empty() {
+                    let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+                    RecordBatch::try_new_with_options(schema.clone(), vec![], &opts)?
+                } else {
+                    let b = bridge.convert(&batch).map_err(error)?;
+                    RecordBatch::try_new(schema.clone(), b.columns().to_vec())?
+                };
+                if tx.blocking_send(Ok(out)).is_err() {
+                    break; // the plan stopped reading (a limit, an error elsewhere)
+                }
+            }
+            Ok(())
+        });
+        builder.build()
+    }
+}
+
+/// Fills `columns` from an SPSS dictionary where `study.toml` does not declare them:
+/// `declared` names, per column, the keys `study.toml` wrote. A column's `missing` and
+/// `missing_ranges` are one declaration: declaring either replaces the file's missing codes.
+pub fn adopt(
+    columns: &mut BTreeMap<String, Column>,
+    dict: &Dictionary,
+    declared: &BTreeMap<String, Vec<String>>,
+) {
+    for (name, file) in &dict.columns {
+        let keys = declared.get(name).map(Vec::as_slice).unwrap_or_default();
+        let has = |k: &str| keys.iter().any(|d| d == k);
+        let c = columns.entry(name.clone()).or_default();
+        if !has("label") {
+            c.label = file.label.clone();
+        }
+        if !has("values") {
+            c.values = file.values.clone();
+        }
+        if !has("missing") && !has("missing_ranges") {
+            c.missing = file.missing.clone();
+            c.missing_ranges = file.missing_ranges.clone();
+        }
+    }
+}

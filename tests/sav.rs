@@ -1,0 +1,444 @@
+//! SPSS `.sav` / `.zsav` tables and `recite catalog init`, on files written by pyreadstat
+//! (tests/sav/gen.sh): the dictionary arrives in the catalog, user-missing codes are not data,
+//! the Versant examples settle alike from the `.sav` and the Parquet, and a starter catalog
+//! passes `catalog check` and settles a citation unedited.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sav_dir() -> PathBuf {
+    root().join("tests/sav")
+}
+
+fn recite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_recite"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("RECITE_DATA")
+        .output()
+        .unwrap()
+}
+
+/// A data layer with one study over `file` (absolute path), columns declared by `columns`.
+fn layer(dir: &Path, file: &Path, columns: &str) {
+    let toml = format!(
+        "[study]\nname = \"SPSS test\"\n\n[[tables]]\nname = \"survey\"\npath = {:?}\nweights = [\"wt\"]\n\n{columns}\n\
+         [[periods]]\nname = \"W1\"\nfilter = \"wave = 1\"\n[[periods]]\nname = \"W2\"\nfilter = \"wave = 2\"\n\
+         [[periods]]\nname = \"W3\"\nfilter = \"wave = 3\"\n\n[[bases]]\nname = \"All\"\nfilter = \"TRUE\"\n",
+        file.display().to_string()
+    );
+    std::fs::write(dir.join("study.toml"), toml).unwrap();
+}
+
+fn expected() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(sav_dir().join("expected.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn spss_dictionary_becomes_column_metadata() {
+    for file in ["labelled.sav", "labelled.zsav", "labelled-bytecode.sav"] {
+        let dir = tempfile::tempdir().unwrap();
+        layer(dir.path(), &sav_dir().join(file), "");
+        let cat = recite::catalog::Catalog::load(dir.path()).unwrap();
+        let t = &cat.studies[0].tables[0];
+        let sat = t.column_meta("sat");
+        assert_eq!(sat.label, "Overall satisfaction", "{file}");
+        assert_eq!(sat.values.get("5").map(String::as_str), Some("Very satisfied"), "{file}");
+        assert_eq!(sat.missing, [8.0, 9.0], "{file}");
+        let nps = t.column_meta("nps");
+        assert_eq!((nps.missing.as_slice(), nps.missing_ranges.as_slice()), (&[][..], &[[97.0, 99.0]][..]));
+        let income = t.column_meta("income");
+        assert_eq!(income.missing, [-1.0], "{file}");
+        assert_eq!(income.missing_ranges, [[90.0, 99.0]], "{file}");
+        assert!(income.codes().iter().all(|(c, _)| *c >= 1.0 && *c <= 6.0), "missing codes are not answers");
+        let city = t.column_meta("city");
+        assert_eq!(city.label, "City of residence");
+        assert!(city.values.is_empty() && city.missing.is_empty());
+        assert_eq!(t.column_meta("wt").label, "Survey weight");
+    }
+}
+
+#[test]
+fn study_toml_overrides_the_spss_dictionary_key_by_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let columns = "[tables.columns.sat]\nlabel = \"Satisfaction (ours)\"\nmissing = []\n";
+    layer(dir.path(), &sav_dir().join("labelled.sav"), columns);
+    let cat = recite::catalog::Catalog::load(dir.path()).unwrap();
+    let sat = cat.studies[0].tables[0].column_meta("sat");
+    assert_eq!(sat.label, "Satisfaction (ours)");
+    assert!(sat.missing.is_empty(), "declared missing = [] keeps 8 and 9 as data");
+    assert_eq!(sat.values.get("9").map(String::as_str), Some("Refused"), "values still from the file");
+}
+
+/// Citations of the weighted mean of every labelled column in every wave, claiming what pandas
+/// computed with the user-missing codes left out (tests/sav/expected.json).
+fn mean_citations() -> (String, Vec<(String, u64, f64)>) {
+    let mut lines = String::new();
+    let mut want = Vec::new();
+    for (key, e) in expected().as_object().unwrap() {
+        let (column, wave) = key.split_once('/').unwrap();
+        let n = e["n"].as_u64().unwrap();
+        let mean = e["weighted_mean"].as_f64().unwrap();
+        let c = json!({
+            "citation": {
+                "study": "SPSS test", "period": wave, "base": {"name": "All", "n": n}, "weight": "wt",
+                "source": {"table": "survey", "column": column, "function": "extractMean"}
+            },
+            "result": {"mean": format!("{mean:.4}")}
+        });
+        lines.push_str(&c.to_string());
+        lines.push('\n');
+        want.push((key.clone(), n, mean));
+    }
+    (lines, want)
+}
+
+fn claims(report: &Value) -> Vec<Value> {
+    report["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["claims"].as_array().unwrap().clone())
+        .collect()
+}
+
+#[test]
+fn user_missing_codes_are_not_data() {
+    let (lines, want) = mean_citations();
+    for file in ["labelled.sav", "labelled.zsav", "labelled-bytecode.sav"] {
+        let dir = tempfile::tempdir().unwrap();
+        layer(dir.path(), &sav_dir().join(file), "");
+        let input = dir.path().join("claims.jsonl");
+        std::fs::write(&input, &lines).unwrap();
+        let data = dir.path().display().to_string();
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{file}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        let got = claims(&report);
+        assert_eq!(got.len(), want.len(), "{file}");
+        // Every claim on the file is computed in one scan of it, in batches.
+        assert_eq!(
+            (report["stats"]["tables_scanned"].as_u64(), report["stats"]["scans"].as_u64()),
+            (Some(1), Some(1))
+        );
+        for (claim, (key, n, _)) in got.iter().zip(&want) {
+            assert_eq!(claim["verdict"], "REPRODUCED", "{file} {key}: {claim:#}");
+            assert_eq!(claim["base"]["n"], json!(n), "{file} {key}");
+        }
+    }
+}
+
+/// The bundled data layer with the Versant table read from tests/sav/versant_flat.sav, its
+/// labels, value labels and missing codes left to the SPSS dictionary.
+fn versant_from_sav(dir: &Path) {
+    let text = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
+    let mut study: toml::Table = toml::from_str(&text).unwrap();
+    let table = study["tables"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
+    table.insert("path".into(), sav_dir().join("versant_flat.sav").display().to_string().into());
+    for (_, c) in table["columns"].as_table_mut().unwrap().iter_mut() {
+        let c = c.as_table_mut().unwrap();
+        for k in ["label", "values", "missing"] {
+            c.remove(k);
+        }
+    }
+    std::fs::create_dir(dir.join("versant")).unwrap();
+    std::fs::write(dir.join("versant/study.toml"), toml::to_string(&study).unwrap()).unwrap();
+    let nhanes = std::fs::read_to_string(root().join("datasets/nhanes2/study.toml")).unwrap();
+    let csv = root().join("datasets/nhanes2/nhanes2.csv").display().to_string();
+    std::fs::create_dir(dir.join("nhanes2")).unwrap();
+    std::fs::write(dir.join("nhanes2/study.toml"), nhanes.replace("\"nhanes2.csv\"", &format!("{csv:?}")))
+        .unwrap();
+}
+
+#[test]
+fn versant_examples_settle_alike_from_sav_and_parquet() {
+    let dir = tempfile::tempdir().unwrap();
+    versant_from_sav(dir.path());
+    let data = dir.path().display().to_string();
+    let examples = ["examples/citations/", "examples/transcripts/", "examples/moca/conforming.jsonl"];
+    let run = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["check", "--format", "json"];
+        args.extend(examples);
+        args.extend(extra);
+        let out = recite(&args);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        claims(&report)
+    };
+    let parquet = run(&["--data", "datasets"]);
+    let sav = run(&["--data", &data]);
+    assert!(parquet.len() >= 5, "the examples hold claims: {}", parquet.len());
+    assert_eq!(parquet.len(), sav.len());
+    for (p, s) in parquet.iter().zip(&sav) {
+        assert_eq!(p, s, "a claim settles differently from the .sav");
+    }
+    // The dictionary supplied what the study.toml no longer says.
+    let shown = recite(&["catalog", "show", "Versant", "--data", &data]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("Brand funnel: Versant") && text.contains("3=Considered"), "{text}");
+}
+
+#[test]
+fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("survey");
+    let out_s = out.display().to_string();
+    let sav = sav_dir().join("labelled.sav").display().to_string();
+    let made = recite(&["catalog", "init", &sav, "--out", &out_s]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+    assert!(text.contains("# GUESS: the wave (period) column is \"wave\""), "{text}");
+    assert!(text.contains("# GUESS: weight \"wt\""), "{text}");
+    assert!(text.contains("missing_ranges = [[97, 99]]"), "{text}");
+    let check = recite(&["catalog", "check", "--data", &out_s]);
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    // A citation over the starter catalog, with the names it wrote, settles.
+    let e = &expected()["sat/W2"];
+    let citation = json!({
+        "citation": {
+            "study": "recite SPSS test file", "period": "W2 (February 2026)",
+            "base": {"name": "All respondents", "n": e["n"]}, "weight": "wt",
+            "source": {"table": "labelled", "column": "sat", "function": "extractMean"}
+        },
+        "result": {"mean": format!("{:.3}", e["weighted_mean"].as_f64().unwrap())}
+    });
+    let file = dir.path().join("c.json");
+    std::fs::write(&file, citation.to_string()).unwrap();
+    let v = recite(&["verify", file.to_str().unwrap(), "--data", &out_s]);
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+    // An existing study.toml is kept without --force.
+    let again = recite(&["catalog", "init", &sav, "--out", &out_s]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert!(recite(&["catalog", "init", &sav, "--out", &out_s, "--force"]).status.success());
+}
+
+#[test]
+fn catalog_init_reads_parquet_csv_and_arrow_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        root().join("datasets/versant/versant_flat.parquet"),
+        sav_dir().join("labelled.csv"),
+        sav_dir().join("labelled.arrow"),
+    ];
+    for f in &files {
+        let out = dir.path().join(f.file_name().unwrap());
+        let out_s = out.display().to_string();
+        let made = recite(&["catalog", "init", f.to_str().unwrap(), "--out", &out_s]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let check = recite(&["catalog", "check", "--data", &out_s]);
+        assert!(
+            check.status.success(),
+            "{}: {}{}",
+            f.display(),
+            String::from_utf8_lossy(&check.stdout),
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+        assert!(text.contains("# GUESS: the wave (period) column is \"wave\""), "{text}");
+    }
+}
+
+/// The scan behind BENCHMARKS.md's `.sav` figures: one aggregate over the columns 10,000
+/// generated claims touch, from Parquet, `.sav` and `.zsav` copies of one generated tracker,
+/// and ambers' decoding alone and with the IPC bridge. Needs `RECITE_SAV_BENCH=DIR` holding
+/// `parquet/versant_flat.parquet`, `sav/versant_flat.sav`, `zsav/versant_flat.zsav`.
+#[test]
+#[ignore = "a measurement: needs RECITE_SAV_BENCH"]
+fn scan_cost_sav_vs_parquet() {
+    use datafusion::arrow::buffer::Buffer;
+    use datafusion::arrow::ipc::reader::StreamDecoder;
+    use datafusion::prelude::{ParquetReadOptions, SessionContext, cast, ident};
+    use std::time::Instant;
+    let Ok(dir) = std::env::var("RECITE_SAV_BENCH") else { return };
+    let dir = PathBuf::from(dir);
+    let mut columns = vec!["wave".to_string(), "age".into(), "main_weight".into()];
+    for q in ["s14r", "q20r", "q30r"] {
+        columns.extend((1..=12).map(|i| format!("{q}{i}")));
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let scan = |ctx: &SessionContext| {
+        let t = Instant::now();
+        rt.block_on(async {
+            let df = ctx.table("t").await.unwrap();
+            let sums = columns
+                .iter()
+                .map(|c| {
+                    datafusion::functions_aggregate::expr_fn::sum(cast(
+                        ident(c),
+                        datafusion::arrow::datatypes::DataType::Float64,
+                    ))
+                })
+                .collect();
+            df.aggregate(vec![], sums).unwrap().collect().await.unwrap()
+        });
+        t.elapsed().as_secs_f64()
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ctx = SessionContext::new();
+    let parquet = dir.join("parquet/versant_flat.parquet");
+    rt.block_on(ctx.register_parquet("t", parquet.to_str().unwrap(), ParquetReadOptions::default())).unwrap();
+    let p = median((0..3).map(|_| scan(&ctx)).collect());
+    println!("parquet scan of {} columns: {p:.3} s", columns.len());
+    for file in ["sav/versant_flat.sav", "zsav/versant_flat.zsav"] {
+        let path = dir.join(file);
+        let ctx = SessionContext::new();
+        ctx.register_table("t", std::sync::Arc::new(recite::sav::SavTable::open(&path).unwrap())).unwrap();
+        let s = median((0..3).map(|_| scan(&ctx)).collect());
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let decode = |bridge: bool| {
+            let t = Instant::now();
+            let mut sc = ambers::scan_sav_from_reader(
+                std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&path).unwrap()),
+                65_536,
+            )
+            .unwrap();
+            sc.select(&names).unwrap();
+            let mut w = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), &sc.schema()).unwrap();
+            let (mut d, mut last) = (StreamDecoder::new(), 0);
+            while let Some(b) = sc.next_batch().unwrap() {
+                if bridge {
+                    w.get_mut().reserve(last);
+                    w.write(&b).unwrap();
+                    let mut bytes = Buffer::from(std::mem::take(w.get_mut()));
+                    last = bytes.len();
+                    while !bytes.is_empty() {
+                        d.decode(&mut bytes).unwrap();
+                    }
+                }
+            }
+            t.elapsed().as_secs_f64()
+        };
+        let alone = median((0..3).map(|_| decode(false)).collect());
+        let bridged = median((0..3).map(|_| decode(true)).collect());
+        println!(
+            "{file}: scan {s:.3} s = {:.1}x parquet; ambers decode alone {alone:.3} s, with the IPC bridge {bridged:.3} s (+{:.0}%)",
+            s / p,
+            100.0 * (bridged - alone) / alone
+        );
+    }
+}
+
+#[test]
+fn missing_ranges_apply_in_the_grouped_plan_as_codes_do() {
+    // Versant's Parquet holds integer codes, so its claims take the grouped plan.
+    let text = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
+    let parquet = root().join("datasets/versant/versant_flat.parquet").display().to_string();
+    let text = text.replace("\"versant_flat.parquet\"", &format!("{parquet:?}"));
+    let settle = |declaration: &str| -> Vec<Value> {
+        let dir = tempfile::tempdir().unwrap();
+        let with =
+            text.replace("[tables.columns.s14r5]\n", &format!("[tables.columns.s14r5]\n{declaration}\n"));
+        std::fs::write(dir.path().join("study.toml"), with).unwrap();
+        let data = dir.path().display().to_string();
+        let out = recite(&[
+            "check",
+            "examples/citations/versant-w6-considered.json",
+            "--format",
+            "json",
+            "--data",
+            &data,
+        ]);
+        claims(&serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let (range, codes, none) =
+        (settle("missing_ranges = [[3.5, 5]]"), settle("missing = [4, 5]"), settle(""));
+    assert_eq!(range, codes);
+    assert_ne!(range[0]["base"]["n"], none[0]["base"]["n"], "the range left rows out");
+}
+
+#[test]
+fn unreadable_spss_file_makes_its_claims_unverifiable() {
+    let (lines, _) = mean_citations();
+    for (file, bytes, says) in [
+        ("broken.sav", &b"not an SPSS file at all"[..], "not a readable SPSS file"),
+        ("*.sav", &b""[..], "not a glob"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(file);
+        if !file.contains('*') {
+            std::fs::write(&path, bytes).unwrap();
+        }
+        layer(dir.path(), &path, "");
+        let input = dir.path().join("claims.jsonl");
+        std::fs::write(&input, lines.lines().next().unwrap()).unwrap();
+        let data = dir.path().display().to_string();
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        let claim = &claims(&serde_json::from_slice(&out.stdout).unwrap())[0];
+        assert_eq!(claim["verdict"], "UNVERIFIABLE", "{file}");
+        assert!(claim["reasons"].to_string().contains(says), "{file}: {claim:#}");
+    }
+}
+
+#[test]
+fn hive_partitioned_parquet_settles_like_one_file() {
+    use datafusion::dataframe::DataFrameWriteOptions;
+    use datafusion::prelude::{ParquetReadOptions, SessionContext};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("by_wave");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let ctx = SessionContext::new();
+        let file = root().join("datasets/versant/versant_flat.parquet");
+        let df = ctx.read_parquet(file.to_str().unwrap(), ParquetReadOptions::default()).await.unwrap();
+        let opts = DataFrameWriteOptions::new().with_partition_by(vec!["wave".into()]);
+        df.write_parquet(&format!("{}/", folder.display()), opts, None).await.unwrap();
+    });
+    assert!(folder.join("wave=6").is_dir());
+    let text = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
+    let text = text.replace("\"versant_flat.parquet\"", &format!("{:?}", folder.display().to_string()));
+    std::fs::write(dir.path().join("study.toml"), text).unwrap();
+    let data = dir.path().display().to_string();
+    let run = |data: &str| -> Value {
+        let out = recite(&["check", "examples/citations/", "--format", "json", "--data", data]);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (whole, parts) = (run("datasets"), run(&data));
+    let versant = |r: &Value| -> Vec<Value> {
+        claims(r).into_iter().filter(|c| c["rerun"].to_string().contains("versant")).collect()
+    };
+    assert!(!versant(&whole).is_empty());
+    assert_eq!(versant(&whole), versant(&parts));
+}
+
+#[test]
+fn csv_with_a_declared_delimiter_is_read() {
+    let (lines, _) = mean_citations();
+    let aware = lines.lines().find(|l| l.contains("\"aware\"") && l.contains("\"W1\"")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let semicolons = std::fs::read_to_string(sav_dir().join("labelled.csv")).unwrap().replace(',', ";");
+    let path = dir.path().join("survey.csv");
+    std::fs::write(&path, semicolons).unwrap();
+    let input = dir.path().join("claims.jsonl");
+    std::fs::write(&input, aware).unwrap();
+    let data = dir.path().display().to_string();
+    let settle = |declared: &str| -> Value {
+        layer(dir.path(), &path, declared);
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        claims(&serde_json::from_slice(&out.stdout).unwrap())[0].clone()
+    };
+    assert_eq!(settle("csv = { delimiter = \";\" }\n")["verdict"], "REPRODUCED");
+    assert_eq!(settle("")["verdict"], "UNVERIFIABLE", "read with commas, there is no column \"aware\"");
+    let bad = settle("csv = { delimiter = \";;\" }\n");
+    assert!(bad["reasons"].to_string().contains("not one ASCII character"), "{bad:#}");
+}
