@@ -7,7 +7,7 @@
 //! turn of a document. Ambiguity is reported, never resolved by a guess, and when candidates
 //! disagree the most doubtful status is given: the cardinal rule holds here too.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -104,6 +104,128 @@ pub struct Source {
     pub base_n: Option<u64>,
     /// True for the base's count.
     pub count: bool,
+    /// For a number of a record a MOCA `moca.citations` event cites: which record.
+    pub record: Option<Record>,
+}
+
+/// A record a `moca.citations` event cites for one assistant message, as a [`Source`] of the
+/// numbers its text states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// How reports name it: its marker and key (`[1] https://…@4.2.0#refund-window.md`).
+    pub label: String,
+    /// How the answer refers to it: its marker and node references.
+    pub refs: Vec<String>,
+    /// The status of a stated number that repeats this number of the record.
+    pub status: Status,
+    /// Why that status, in words.
+    pub why: String,
+}
+
+/// The numbers of the records a `moca.citations` event cites (docs/answers.md). A record's
+/// numbers are those its text states, found by the rules for answers; the text is the one the
+/// Reader returned in the run when it did. A number counts as checked only when the Reader
+/// returned the record unchanged and its trust flags nothing.
+pub fn record_sources(event: &crate::moca::MocaEvent) -> Vec<Source> {
+    let mut out = Vec::new();
+    if event.ignored {
+        return out;
+    }
+    for (ci, c) in event.citations.iter().enumerate() {
+        let key = c.key.clone().unwrap_or_else(|| format!("citation {ci}"));
+        let label = match &c.marker {
+            Some(m) => format!("{m} {key}"),
+            None => key.clone(),
+        };
+        let mut refs: Vec<String> = c.marker.iter().filter(|m| !m.is_empty()).cloned().collect();
+        refs.extend(crate::moca::references(&c.record));
+        let sent = c.record.get("text").and_then(serde_json::Value::as_str);
+        let flags = trust_flags(&c.record);
+        let (texts, status, why): (Vec<&str>, Status, String) = match (c.returned, &c.reader_text) {
+            (Some(true), Some(t)) if flags.is_empty() => {
+                (vec![t], Status::Traced, "returned by the Reader in this run, unchanged".into())
+            }
+            (Some(true), Some(t)) => {
+                (vec![t], Status::TracedUnverified, format!("the Reader's record is {}", flags.join(", ")))
+            }
+            (Some(false), Some(t)) => (
+                vec![t],
+                Status::TracedUnverified,
+                "the event's record differs from the one the Reader returned".into(),
+            ),
+            _ => (
+                sent.into_iter().collect(),
+                Status::TracedUnverified,
+                "a record the Reader did not return in this run".into(),
+            ),
+        };
+        let mut push = |text: &str, status: Status, why: String| {
+            for n in find(text).into_iter().filter(|n| n.range.is_none() && n.kind != Kind::Points) {
+                out.push(record_number(ci, &label, &refs, &n, status, why.clone()));
+            }
+        };
+        for t in &texts {
+            push(t, status, why.clone());
+        }
+        // A number the event's copy states and the Reader's does not: the data (the Reader's
+        // record) does not support it.
+        if let (Some(false), Some(reader), Some(sent)) = (c.returned, &c.reader_text, sent) {
+            let theirs = find(reader);
+            for n in find(sent).into_iter().filter(|n| n.range.is_none() && n.kind != Kind::Points) {
+                if !theirs.iter().any(|r| r.text == n.text) {
+                    let why = "the event's record states it, the Reader's record does not".to_string();
+                    out.push(record_number(ci, &label, &refs, &n, Status::TracedToDiscrepant, why));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The trust flags that leave a record's content in doubt: stale, superseded, contested, out of
+/// force.
+fn trust_flags(record: &serde_json::Value) -> Vec<&'static str> {
+    let flag = |k: &str| record.pointer(&format!("/trust/{k}"));
+    let set = |k: &str| flag(k).is_some_and(|v| !v.is_null() && v != &serde_json::Value::Bool(false));
+    let mut out = Vec::new();
+    if flag("stale").and_then(serde_json::Value::as_bool) == Some(true) {
+        out.push("stale");
+    }
+    if set("superseded") {
+        out.push("superseded");
+    }
+    if set("contested") {
+        out.push("contested");
+    }
+    if flag("inForce").and_then(serde_json::Value::as_bool) == Some(false) {
+        out.push("out of force");
+    }
+    out
+}
+
+/// One number of a cited record's text as a source.
+fn record_number(ci: usize, label: &str, refs: &[String], n: &Stated, status: Status, why: String) -> Source {
+    let percent = n.kind == Kind::Percent;
+    Source {
+        claim: ci,
+        measure: label.to_string(),
+        unit: Some(if percent { Unit::Proportion } else { Unit::Value }),
+        claimed: Some(Claimed {
+            text: n.text.clone(),
+            value: n.value,
+            decimals: n.decimals,
+            percent,
+            key: None,
+            pointer: String::new(),
+            unreadable: None,
+        }),
+        recomputed: None,
+        matched: status == Status::Traced,
+        verdict: Verdict::Unverifiable,
+        base_n: None,
+        count: n.kind == Kind::Count,
+        record: Some(Record { label: label.to_string(), refs: refs.to_vec(), status, why }),
+    }
 }
 
 /// The cited numbers of one settled claim: each measure (claimed or not), its base n, and, for
@@ -122,6 +244,7 @@ pub fn sources(claim: usize, s: &Settlement, leaves: &[Claimed], citation_n: Opt
         verdict: s.verdict,
         base_n,
         count: false,
+        record: None,
     };
     for row in &s.measures {
         let rec = row.estimate.map(|e| e.value);
@@ -185,7 +308,12 @@ pub struct StatedNumber {
     /// The measure it was traced to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure: Option<String>,
-    /// The tool's claimed number for that measure.
+    /// The MOCA-cited record it was traced to (its marker and key), for an answer a
+    /// `moca.citations` event cites records for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
+    /// The tool's claimed number for that measure; for a MOCA-cited record, the number (for a
+    /// MISQUOTED one, the numbers of its kind) the record's text states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<String>,
     /// recite's recomputed number for that measure, at the stated precision.
@@ -289,6 +417,9 @@ fn claimed_value(src: &Source, c: &Claimed) -> (Unit, f64) {
 /// its recomputed value is TRACED even when another number of the same claim did not (the same
 /// re-run reproduced it); a wrong base n leaves every number of its claim in doubt.
 fn traced_status(src: &Source) -> Status {
+    if let Some(r) = &src.record {
+        return r.status;
+    }
     match src.verdict {
         Verdict::Invalid | Verdict::Unverifiable => Status::TracedUnverified,
         _ if src.recomputed.is_none() => Status::TracedUnverified,
@@ -319,10 +450,6 @@ fn stem(measure: &str) -> String {
 /// any; with `others` (the other numbers of the sentence), only the mentions nearer to this
 /// number than to any other count (`44% would consider it, and 58% would recommend it`: the
 /// 58% is not about consideration).
-fn mention(sentence: &str, offset: usize, measure: &str, at: usize) -> Option<usize> {
-    mention_owned(sentence, offset, measure, at, &[])
-}
-
 fn mention_owned(sentence: &str, offset: usize, measure: &str, at: usize, others: &[usize]) -> Option<usize> {
     // A conversion (`Considered → Purchased`) is mentioned only when both its stages are: `47%
     // would consider it` is about Considered, not about the step from it to Purchased.
@@ -354,6 +481,32 @@ fn mention_owned(sentence: &str, offset: usize, measure: &str, at: usize, others
     best
 }
 
+/// Byte distance from the number at `at` to the nearest place `sentence` names `src`: its
+/// measure, or for a MOCA-cited record its marker or node reference (as [`mention_owned`]).
+fn names(sentence: &str, offset: usize, src: &Source, at: usize, others: &[usize]) -> Option<usize> {
+    let Some(r) = &src.record else {
+        return mention_owned(sentence, offset, &src.measure, at, others);
+    };
+    let mut best: Option<usize> = None;
+    for needle in r.refs.iter().filter(|n| !n.is_empty()) {
+        for (p, _) in sentence.match_indices(needle.as_str()) {
+            let d = (offset + p).abs_diff(at);
+            if others.iter().all(|&o| (offset + p).abs_diff(o) >= d) {
+                best = Some(best.map_or(d, |b| b.min(d)));
+            }
+        }
+    }
+    best
+}
+
+/// How a report names a source: `claim #1 Considered`, or the cited record.
+fn key_of(s: &Source) -> String {
+    match &s.record {
+        Some(r) => format!("record {}", r.label),
+        None => format!("claim #{} {}", s.claim + 1, s.measure),
+    }
+}
+
 /// Traces one stated number to the sources of its exchange. `sentence` is its sentence's text,
 /// `offset` where that sentence starts in the answer, `counts` the counts stated in it.
 /// `others` are where the sentence's other numbers start.
@@ -374,6 +527,7 @@ pub fn trace(
         status: Status::Uncited,
         claim: None,
         measure: None,
+        record: None,
         claimed: None,
         recomputed: None,
         ambiguous: false,
@@ -411,44 +565,49 @@ pub fn trace(
         .collect();
     // A range is loose: it only traces to a measure its sentence names.
     let named =
-        |s: &&Source| stated.range.is_none() || mention(sentence, offset, &s.measure, stated.start).is_some();
+        |s: &&Source| stated.range.is_none() || names(sentence, offset, s, stated.start, &[]).is_some();
     let by_claim: Vec<&Source> = by_claim.into_iter().filter(&named).collect();
     let by_rec: Vec<&Source> = by_rec.into_iter().filter(&named).collect();
     let (tier, recomputed_only) = if !by_claim.is_empty() { (by_claim, false) } else { (by_rec, true) };
     // A value that only coincides with a measure the sentence does not name, next to a cited
     // measure it does name (`consideration is 48%` against detractors 47.6%), is a misquote.
     let coincidence = !tier.is_empty()
-        && tier.iter().all(|s| !s.count && mention(sentence, offset, &s.measure, stated.start).is_none())
+        && tier.iter().all(|s| !s.count && names(sentence, offset, s, stated.start, &[]).is_none())
         && sources.iter().any(|s| {
             !s.count
                 && (stated.kind == Kind::Number || s.unit.is_none_or(|u| u == Unit::Proportion))
-                && mention_owned(sentence, offset, &s.measure, stated.start, others).is_some()
+                && names(sentence, offset, s, stated.start, others).is_some()
         });
     if !tier.is_empty() && !coincidence {
         let picked = narrow(tier, sentence, offset, stated.start, counts);
         let status_of = |s: &Source| if recomputed_only { Status::RecomputedOnly } else { traced_status(s) };
         let worst = picked.iter().copied().max_by_key(|s| doubt(status_of(s))).unwrap_or(picked[0]);
-        let mut keys: Vec<String> =
-            picked.iter().map(|s| format!("claim #{} {}", s.claim + 1, s.measure)).collect();
+        let mut keys: Vec<String> = picked.iter().map(|s| key_of(s)).collect();
         keys.dedup();
         out.status = status_of(worst);
-        out.claim = Some(worst.claim);
-        out.measure = Some(worst.measure.clone());
+        point_at(&mut out, worst);
         out.claimed = worst.claimed.as_ref().map(|c| c.text.clone());
         out.recomputed = show_rec(worst);
         if keys.len() > 1 {
             out.ambiguous = true;
             out.candidates = keys;
         }
-        out.why = match out.status {
-            Status::Traced => format!("the cited {} that recite reproduced", worst.measure),
-            Status::TracedToDiscrepant => {
-                format!("repeats the cited {}, which the data does not support", worst.measure)
-            }
-            Status::TracedUnverified => {
-                format!("repeats the cited {}, which could not be re-run or was not checked", worst.measure)
-            }
-            _ => format!("recite's recomputed {}, which the tool did not state so", worst.measure),
+        out.why = match (&worst.record, out.status) {
+            (Some(r), Status::Traced) => format!("stated by the cited record {} ({})", r.label, r.why),
+            (Some(r), _) => format!("repeats the cited record {}, not checked: {}", r.label, r.why),
+            (None, status) => match status {
+                Status::Traced => format!("the cited {} that recite reproduced", worst.measure),
+                Status::TracedToDiscrepant => {
+                    format!("repeats the cited {}, which the data does not support", worst.measure)
+                }
+                Status::TracedUnverified => {
+                    format!(
+                        "repeats the cited {}, which could not be re-run or was not checked",
+                        worst.measure
+                    )
+                }
+                _ => format!("recite's recomputed {}, which the tool did not state so", worst.measure),
+            },
         };
         if out.ambiguous {
             out.why.push_str(&format!(" (ambiguous: {} cited measures fit)", out.candidates.len()));
@@ -465,11 +624,11 @@ pub fn trace(
         .iter()
         .filter(|s| compatible(s))
         .filter_map(|s| {
-            let d = if s.count {
+            let d = if s.count && s.record.is_none() {
                 // A count stated as `n =` is about a base.
                 Some(0)
             } else {
-                mention_owned(sentence, offset, &s.measure, stated.start, others)
+                names(sentence, offset, s, stated.start, others)
             };
             d.map(|d| (d, s))
         })
@@ -477,27 +636,53 @@ pub fn trace(
     about.sort_by_key(|(d, _)| *d);
     if let Some(&(d, first)) = about.first() {
         let nearest: Vec<&Source> = about.iter().filter(|(e, _)| *e == d).map(|(_, s)| *s).collect();
-        let mut keys: Vec<String> =
-            nearest.iter().map(|s| format!("claim #{} {}", s.claim + 1, s.measure)).collect();
+        let mut keys: Vec<String> = nearest.iter().map(|s| key_of(s)).collect();
         keys.dedup();
         out.status = Status::Misquoted;
-        out.claim = Some(first.claim);
-        out.measure = Some(first.measure.clone());
+        point_at(&mut out, first);
         out.claimed = first.claimed.as_ref().map(|c| c.text.clone());
         out.recomputed = show_rec(first);
-        out.why = format!(
-            "the sentence is about the cited {}, but {} is neither its claimed ({}) nor its recomputed value ({})",
-            first.measure,
-            stated.text,
-            out.claimed.as_deref().unwrap_or("not stated"),
-            out.recomputed.as_deref().unwrap_or("not re-run")
-        );
+        out.why = match &first.record {
+            Some(r) => {
+                // Every number of that record's kind, so the reader sees what it does say.
+                let said: Vec<&str> = nearest
+                    .iter()
+                    .filter(|s| s.record.as_ref().is_some_and(|x| x.label == r.label))
+                    .filter_map(|s| s.claimed.as_ref().map(|c| c.text.as_str()))
+                    .collect();
+                out.claimed = Some(said.join(", "));
+                format!(
+                    "the sentence refers to the cited record {}, but {} is not a number it states ({})",
+                    r.label,
+                    stated.text,
+                    said.join(", ")
+                )
+            }
+            None => format!(
+                "the sentence is about the cited {}, but {} is neither its claimed ({}) nor its recomputed value ({})",
+                first.measure,
+                stated.text,
+                out.claimed.as_deref().unwrap_or("not stated"),
+                out.recomputed.as_deref().unwrap_or("not re-run")
+            ),
+        };
         if keys.len() > 1 {
             out.ambiguous = true;
             out.candidates = keys;
         }
     }
     out
+}
+
+/// Points a stated number at its source: a claim and measure, or a MOCA-cited record.
+fn point_at(out: &mut StatedNumber, src: &Source) {
+    match &src.record {
+        Some(r) => out.record = Some(r.label.clone()),
+        None => {
+            out.claim = Some(src.claim);
+            out.measure = Some(src.measure.clone());
+        }
+    }
 }
 
 /// Several candidates: keep those whose measure the sentence mentions, then those whose base n
@@ -518,7 +703,7 @@ fn narrow<'a>(
     let mut picked = tier;
     if distinct(&picked) > 1 {
         let named: Vec<&Source> =
-            picked.iter().copied().filter(|s| mention(sentence, offset, &s.measure, at).is_some()).collect();
+            picked.iter().copied().filter(|s| names(sentence, offset, s, at, &[]).is_some()).collect();
         if !named.is_empty() {
             picked = named;
         }
@@ -537,7 +722,8 @@ fn narrow<'a>(
 }
 
 fn trace_points(stated: &Stated, sources: &[Source], mut out: StatedNumber) -> StatedNumber {
-    let props: Vec<&Source> = sources.iter().filter(|s| s.unit == Some(Unit::Proportion)).collect();
+    let props: Vec<&Source> =
+        sources.iter().filter(|s| s.unit == Some(Unit::Proportion) && s.record.is_none()).collect();
     let fits =
         |a: f64, b: f64| ((a - b).abs() * 100.0 - stated.value.abs()).abs() <= stated.half_unit() + 1e-9;
     for (i, a) in props.iter().enumerate() {
@@ -581,13 +767,34 @@ fn trace_points(stated: &Stated, sources: &[Source], mut out: StatedNumber) -> S
 /// A turn's exchange runs from the user message before it to the next user message (the A2A
 /// task, the AG-UI run); a conversation with no user turn is one exchange.
 pub fn audit(turns: &[Turn], sources: &[Vec<Source>]) -> Vec<Answer> {
+    audit_cited(turns, sources, &HashMap::new())
+}
+
+/// [`audit`], where `cited` holds, by message id, the numbers of the records `moca.citations`
+/// events cite for that assistant message ([`record_sources`]): that message's numbers are also
+/// traced to them, and a number inside one of their markers (`[12]`) is not a stated number.
+pub fn audit_cited(
+    turns: &[Turn],
+    sources: &[Vec<Source>],
+    cited: &HashMap<String, Vec<Source>>,
+) -> Vec<Answer> {
     let mut out = Vec::new();
     for (ti, turn) in turns.iter().enumerate() {
         let role = turn.role.to_lowercase();
         if !matches!(role.as_str(), "agent" | "assistant" | "model") || turn.text.trim().is_empty() {
             continue;
         }
-        let stated = find(&turn.text);
+        let records = turn.message_id.as_ref().and_then(|id| cited.get(id));
+        let mut stated = find(&turn.text);
+        if let Some(records) = records {
+            let markers: Vec<(usize, usize)> = records
+                .iter()
+                .filter_map(|s| s.record.as_ref())
+                .flat_map(|r| r.refs.iter().filter(|m| !m.is_empty()))
+                .flat_map(|m| turn.text.match_indices(m.as_str()).map(|(p, m)| (p, p + m.len())))
+                .collect();
+            stated.retain(|n| !markers.iter().any(|&(a, b)| n.start >= a && n.end <= b));
+        }
         if stated.is_empty() {
             continue;
         }
@@ -601,6 +808,7 @@ pub fn audit(turns: &[Turn], sources: &[Vec<Source>]) -> Vec<Answer> {
             .flat_map(|t| t.items.iter())
             .filter_map(|&i| sources.get(i))
             .flatten()
+            .chain(records.into_iter().flatten())
             .cloned()
             .collect();
         out.push(audit_text(ti, turn, &stated, &scope));
@@ -672,3 +880,76 @@ pub fn summary(counts: &BTreeMap<Status, usize>) -> String {
 
 #[cfg(test)]
 mod corpus;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::moca::{MocaCitation, MocaEvent};
+
+    /// An event citing one record whose text (as sent) is `sent`.
+    fn event(
+        returned: Option<bool>,
+        reader: Option<&str>,
+        sent: Option<&str>,
+        trust: serde_json::Value,
+    ) -> MocaEvent {
+        let mut record = serde_json::json!({"package": {}, "node": {"ref": "kb@1#a.md"}, "trust": trust});
+        if let Some(t) = sent {
+            record["text"] = t.into();
+        }
+        MocaEvent {
+            message_id: Some("m".into()),
+            citations: vec![MocaCitation {
+                marker: Some("[1]".into()),
+                key: crate::moca::key(&record),
+                record,
+                passed: returned == Some(true),
+                returned,
+                reader_text: reader.map(str::to_string),
+            }],
+            ..MocaEvent::default()
+        }
+    }
+
+    fn statuses(text: &str, ev: &MocaEvent) -> Vec<(String, Status)> {
+        let turn = Turn {
+            role: "assistant".into(),
+            text: text.into(),
+            message_id: Some("m".into()),
+            ..Turn::default()
+        };
+        let cited = HashMap::from([("m".to_string(), record_sources(ev))]);
+        audit_cited(&[turn], &[], &cited)
+            .into_iter()
+            .flat_map(|a| a.numbers)
+            .map(|n| (n.text, n.status))
+            .collect()
+    }
+
+    #[test]
+    fn moca_cited_number_only_traced_when_the_reader_returned_the_record_unchanged() {
+        let ok = serde_json::json!({"stale": false, "superseded": false, "inForce": true});
+        let text = "Refunds within 30 days [1].";
+        let returned = event(Some(true), Some("A refund within 30 days."), None, ok.clone());
+        assert_eq!(statuses(text, &returned), [("30".to_string(), Status::Traced)]);
+        // A node the Reader never returned in the run: its number was not checked.
+        let invented = event(None, None, Some("A refund within 30 days."), ok.clone());
+        assert_eq!(statuses(text, &invented), [("30".to_string(), Status::TracedUnverified)]);
+        // The event changed the record's text: the Reader's record does not say 30.
+        let changed =
+            event(Some(false), Some("A refund within 14 days."), Some("A refund within 30 days."), ok);
+        assert_eq!(statuses(text, &changed), [("30".to_string(), Status::TracedToDiscrepant)]);
+        // A superseded node's number is in doubt.
+        let superseded = serde_json::json!({"superseded": {"by": "kb@2#a.md"}});
+        let old = event(Some(true), Some("A refund within 30 days."), None, superseded);
+        assert_eq!(statuses(text, &old), [("30".to_string(), Status::TracedUnverified)]);
+    }
+
+    #[test]
+    fn moca_cited_marker_is_not_a_stated_number() {
+        let ev = event(Some(true), Some("Within 30 days."), None, serde_json::json!({}));
+        let mut ev12 = ev.clone();
+        ev12.citations[0].marker = Some("[12]".into());
+        assert_eq!(statuses("Refunds within 30 days [12].", &ev12), [("30".to_string(), Status::Traced)]);
+    }
+}

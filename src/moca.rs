@@ -91,6 +91,13 @@ pub struct MocaCitation {
     /// not counted: they are about the event, not the record); false for the entries of an
     /// event ignored for its version, which were not checked.
     pub passed: bool,
+    /// Whether the Reader returned this node in the run: `Some(true)` unchanged (`text` aside),
+    /// `Some(false)` changed, `None` not returned or not checked. For the answer audit.
+    #[serde(skip)]
+    pub returned: Option<bool>,
+    /// The `text` of the record the Reader returned, when it returned one with a text.
+    #[serde(skip)]
+    pub reader_text: Option<String>,
 }
 
 /// Checks every `moca.citations` event of an AG-UI document. `record_schema`, when given (for
@@ -329,9 +336,11 @@ impl Checker<'_> {
                 );
             }
             self.schema(event, rec, &record_ptr, &label);
-            if shape.is_empty() {
-                self.returned(event, rec, run_index, &record_ptr, &label);
-            }
+            let (returned, reader_text) = if shape.is_empty() {
+                self.returned(event, rec, run_index, &record_ptr, &label)
+            } else {
+                (None, None)
+            };
             let key = key(rec);
             if let Some(answer) = answer {
                 match first_mention(answer, marker, rec) {
@@ -364,7 +373,14 @@ impl Checker<'_> {
                 self.finding(event, "moca/§3-unique", Level::Must, &base, why);
             }
             let passed = self.report.findings.len() == before;
-            shown.push(MocaCitation { marker: marker.map(str::to_string), record: rec.clone(), key, passed });
+            shown.push(MocaCitation {
+                marker: marker.map(str::to_string),
+                record: rec.clone(),
+                key,
+                passed,
+                returned,
+                reader_text,
+            });
         }
         shown
     }
@@ -385,8 +401,16 @@ impl Checker<'_> {
         }
     }
 
-    /// §3 only nodes the Reader returned in this run, unchanged.
-    fn returned(&mut self, event: &Event, rec: &Value, run_index: usize, pointer: &str, label: &str) {
+    /// §3 only nodes the Reader returned in this run, unchanged. Returns whether it was returned
+    /// unchanged (`None`: not returned), and the text of the Reader's record.
+    fn returned(
+        &mut self,
+        event: &Event,
+        rec: &Value,
+        run_index: usize,
+        pointer: &str,
+        label: &str,
+    ) -> (Option<bool>, Option<String>) {
         let candidates: Vec<&Value> = self.runs[run_index]
             .records
             .iter()
@@ -406,15 +430,20 @@ impl Checker<'_> {
                 None => format!("{label} cites {k}, which the Reader did not return in this run"),
             };
             self.finding(event, "moca/§3-returned-in-run", Level::Must, pointer, why);
-            return;
+            return (None, None);
         }
-        let best =
-            candidates.iter().map(|r| record::changes(rec, r)).min_by_key(Vec::len).unwrap_or_default();
+        let Some((best, reader)) =
+            candidates.iter().map(|r| (record::changes(rec, r), *r)).min_by_key(|(c, _)| c.len())
+        else {
+            return (None, None);
+        };
+        let reader_text = reader.get("text").and_then(Value::as_str).map(str::to_string);
         if !best.is_empty() {
             let at: Vec<String> = best.iter().map(|p| format!("{pointer}{p}")).collect();
             let why = format!("{label} differs from the record the Reader returned at {}", at.join(", "));
             self.finding(event, "moca/§3-unchanged", Level::Must, &at[0], why);
         }
+        (Some(best.is_empty()), reader_text)
     }
 
     /// §3 SHOULD: an event for each assistant message with content, in a run that has any.
@@ -451,5 +480,7 @@ fn shown_citation(entry: &Value, passed: bool) -> MocaCitation {
         key: key(&record),
         record,
         passed,
+        returned: None,
+        reader_text: None,
     }
 }

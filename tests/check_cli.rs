@@ -1467,6 +1467,32 @@ fn answers_a_number_no_tool_returned_is_uncited() {
 }
 
 #[test]
+fn answers_moca_cited_message_is_traced_to_its_cited_records() {
+    let file = "tests/fixtures/answers/moca-cited.jsonl";
+    let (_, report) = check_json(&[file]);
+    let numbers = answer_numbers(&report, "moca-cited.jsonl");
+    // 30 is in record [1]'s text (the Reader's: the event left it out); record [2] states 90;
+    // no record states 25%.
+    let want: Vec<(String, String)> = [("30", "TRACED"), ("60", "MISQUOTED"), ("25%", "UNCITED")]
+        .iter()
+        .map(|(t, s)| (t.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(numbers, want);
+    let n = &report["inputs"][0]["answers"][0]["numbers"];
+    assert_eq!(n[0]["record"], json!("[1] https://example.com/moca/support-kb@4.2.0#refund-window.md"));
+    assert_eq!((&n[1]["claimed"], &n[1]["ambiguous"]), (&json!("90"), &json!(false)));
+    assert!(n[1]["record"].as_str().unwrap().starts_with("[2] "), "{n}");
+    assert!(n[2].get("record").is_none(), "{n}");
+    // The markers [1] and [2] are not stated numbers; the log keeps the MOCA rules.
+    let findings = &report["inputs"][0]["findings"];
+    assert!(findings.as_array().is_none_or(|f| f.is_empty()), "{findings}");
+    assert_eq!(check_code(&[file, "--fail-on", "misquoted"]), 1);
+    assert_eq!(check_code(&[file, "--fail-on", "traced-to-discrepant,traced-unverified"]), 0);
+    let html = stdout(&recite(&["check", file, "--format", "html"]));
+    assert!(html.contains("<mark class=\"ans MISQUOTED\""), "the HTML highlights the misquote");
+}
+
+#[test]
 fn answers_of_the_bundled_examples_all_have_a_status_in_every_format() {
     let (code, report) = check_json(&["examples/transcripts/", "--fail-on", "misquoted,uncited"]);
     assert_eq!(code, 0, "the bundled answers quote their citations");

@@ -15,9 +15,14 @@ fn line(n: &StatedNumber) -> String {
     if let (Some(c), Some(m)) = (n.claim, &n.measure) {
         let _ = write!(s, " claim #{} {m}", c + 1);
     }
+    if let Some(r) = &n.record {
+        let _ = write!(s, " record {r}");
+    }
     let mut detail = Vec::new();
     if let Some(c) = &n.claimed {
-        detail.push(format!("claimed {c}"));
+        // A MOCA record is not a claim re-run: it states its numbers.
+        let verb = if n.record.is_some() { "the record states" } else { "claimed" };
+        detail.push(format!("{verb} {c}"));
     }
     if let Some(r) = &n.recomputed {
         detail.push(format!("recomputed {r}"));
@@ -96,7 +101,11 @@ pub fn markdown(o: &mut String, answers: &[Answer]) {
                     format!("claim #{} {m} (ambiguous: {})", c + 1, n.candidates.join("; "))
                 }
                 (Some(c), Some(m)) => format!("claim #{} {m}", c + 1),
-                _ => String::new(),
+                _ => match &n.record {
+                    Some(r) if n.ambiguous => format!("record {r} (ambiguous: {})", n.candidates.join("; ")),
+                    Some(r) => format!("record {r}"),
+                    None => String::new(),
+                },
             };
             let _ = writeln!(
                 o,

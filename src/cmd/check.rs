@@ -282,7 +282,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                         settlement: by_item.remove(&(di, ii)).unwrap_or_else(uncited),
                     })
                     .collect();
-                let answers = audit_answers(&d, &claims);
+                let answers = audit_answers(&d, &claims, moca.as_ref());
                 let mut findings = d.findings;
                 let mut moca_events = Vec::new();
                 if let Some(m) = moca {
@@ -335,7 +335,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
 }
 
 /// The answer-text audit of one document: its agent turns' numbers traced to its claims.
-fn audit_answers(d: &Document, claims: &[ClaimReport]) -> Vec<recite::answers::Answer> {
+/// An assistant message that `moca.citations` events cite records for is also traced to the
+/// numbers of those records.
+fn audit_answers(
+    d: &Document,
+    claims: &[ClaimReport],
+    moca: Option<&recite::moca::MocaReport>,
+) -> Vec<recite::answers::Answer> {
     let sources: Vec<Vec<answers::Source>> = d
         .items
         .iter()
@@ -352,7 +358,13 @@ fn audit_answers(d: &Document, claims: &[ClaimReport]) -> Vec<recite::answers::A
             answers::sources(i, &c.settlement, &leaves, n)
         })
         .collect();
-    answers::audit(&d.turns, &sources)
+    let mut cited: std::collections::HashMap<String, Vec<answers::Source>> = Default::default();
+    for ev in moca.iter().flat_map(|m| &m.events) {
+        if let Some(id) = &ev.message_id {
+            cited.entry(id.clone()).or_default().extend(answers::record_sources(ev));
+        }
+    }
+    answers::audit_cited(&d.turns, &sources, &cited)
 }
 
 /// The answer audit alone: the text section, or just the answers as JSON.
