@@ -11,6 +11,7 @@ mod readers;
 mod report_schema;
 mod sdk_corpus;
 mod statistics;
+mod support;
 mod synth;
 mod verify_cli;
 mod warnings;

@@ -1,8 +1,7 @@
 //! The warnings audit: small-base cells a claim did not disclose, warnings the data does not
 //! support, very small cells; and that every report shows the audit beside the values.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claim;
@@ -13,12 +12,10 @@ use recite::pipeline::{self, Claim, Options};
 use recite::stats::Interval;
 use serde_json::{Value, json};
 
+use crate::support::{recite, root};
+
 const AWARE: &str = "Adults 18-74, aware of brand";
 const REAL_WARNING: &str = "Base under 100 in the 65-74 cell";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// A Versant W6 funnel citation with its warnings.
 fn citation(column: &str, base: &str, n: u64, warnings: &[&str]) -> Value {
@@ -142,16 +139,6 @@ fn a_cell_the_base_cannot_contain_is_empty_not_small() {
     }));
     assert_eq!(s.verdict, Verdict::Reproduced, "{:?}", s.reasons);
     assert!(s.warnings_audit.iter().all(|a| !a.message.contains("Male")), "{:#?}", s.warnings_audit);
-}
-
-fn recite(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recite"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("RECITE_DATA")
-        .output()
-        .unwrap()
 }
 
 fn write(dir: &Path, name: &str, v: &Value) -> String {
