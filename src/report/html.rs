@@ -117,7 +117,7 @@ pub fn render(report: &Report) -> String {
 }
 
 fn render_input(o: &mut String, input: &Input) {
-    let format = input.format.map(|f| format!("{f:?}")).unwrap_or_else(|| "unreadable".into());
+    let format = input.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
     let _ = writeln!(
         o,
         "<section class=\"input\"><h2>{} <span class=\"muted\">({format})</span></h2>",

@@ -204,7 +204,7 @@ fn clip(s: &str) -> String {
 pub fn render(report: &Report, st: Style) -> String {
     let mut o = String::new();
     for input in &report.inputs {
-        let format = input.format.map(|f| format!("{f:?}")).unwrap_or_else(|| "unreadable".into());
+        let format = input.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
         let _ = writeln!(o, "{} {}", st.bold(&e(&input.file)), st.dim(&format!("({format})")));
         for c in &input.claims {
             let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));

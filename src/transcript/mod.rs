@@ -154,6 +154,18 @@ pub enum Format {
     Plain,
 }
 
+impl std::fmt::Display for Format {
+    /// The format's name as the specifications spell it, for reports people read.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::A2aV03 => "A2A v0.3",
+            Format::A2aV10 => "A2A v1.0",
+            Format::Agui => "AG-UI",
+            Format::Plain => "plain",
+        })
+    }
+}
+
 /// One input file, read.
 #[derive(Debug, Clone)]
 pub struct Document {
