@@ -1,7 +1,15 @@
 //! The engine: DataFusion, in process. Every estimate of every job on one table is computed in
-//! ONE scan of that table: each needed sum becomes one `SUM(CASE WHEN … THEN … END)` aggregate
-//! of a single aggregate plan (the CASE form measured fastest on DataFusion 55; see DESIGN.md),
-//! and identical aggregates from different jobs are computed once.
+//! ONE scan of that table, by one of two plans:
+//!
+//! - the grouped plan (`grouped`), when every cited column holds integer codes and there are
+//!   at most `grouped::MAX_COLUMNS` of them: DataFusion computes packed keys per row and recite
+//!   reduces them to the count, Σw and Σw² per code, period, base and cell, from which every
+//!   sum is taken; its cost depends on the columns cited, not on the number of claims;
+//! - otherwise the summed plan: each needed sum one `SUM(CASE WHEN … THEN … END)` aggregate of a
+//!   single aggregate plan (the CASE form measured fastest on DataFusion 55; see
+//!   docs/design.md), identical aggregates from different jobs computed once.
+//!
+//! `tests/it/engine_plans.rs` proves the two plans agree.
 //!
 //! Names reach DataFusion only as column expressions built from the catalog (`ident`), values
 //! only as literals. The SQL that is parsed is the catalog's own period, base and cell filters,

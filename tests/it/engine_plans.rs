@@ -1,6 +1,7 @@
-//! The two scan plans agree: the grouped scan (sums per code, one grouping set per cited
-//! column) and the summed scan (one `SUM(CASE …)` per sum) give the same base counts, cells,
-//! estimates and standard errors, on a generated claim set and on the NHANES II design.
+//! The two scan plans agree: the grouped scan (packed keys per row, reduced by recite to the
+//! count, Σw and Σw² per code, period, base and cell) and the summed scan (one `SUM(CASE …)` per
+//! sum) give the same base counts, cells, estimates and standard errors, on a generated claim
+//! set and on the NHANES II design.
 //! (The statistics themselves are checked against published figures in `statistics.rs`.)
 
 use std::path::Path;
