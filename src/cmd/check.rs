@@ -31,9 +31,9 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use recite::claim;
-use recite::compare::{Settlement, Verdict};
+use recite::settle::compare::{Settlement, Verdict};
 use recite::engine::Engine;
-use recite::pipeline::{self, Claim, Options};
+use recite::settle::pipeline::{self, Claim, Options};
 use recite::report::{self, ClaimReport, Input, Report};
 use recite::stats::Interval;
 use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};

@@ -28,9 +28,9 @@ use serde_json::Value;
 
 use recite::citation::Problem;
 use recite::claim::{self, Claimed};
-use recite::compare::{Settlement, Verdict};
+use recite::settle::compare::{Settlement, Verdict};
 use recite::engine::Engine;
-use recite::pipeline::{self, Claim, Options};
+use recite::settle::pipeline::{self, Claim, Options};
 use recite::report::{self, ClaimReport, Input, Report};
 use recite::stats::Interval;
 use recite::transcript::{self, Format, Locator, plain};

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::escape::{self, cap, cap_at, is_bidi_control, visible};
 use super::{ClaimReport, Input, Report};
-use crate::compare::{Gap, Settlement, Verdict, show};
+use crate::settle::compare::{Gap, Settlement, Verdict, show};
 use crate::extractor::Unit;
 use crate::moca::MocaEvent;
 use crate::transcript::Level;

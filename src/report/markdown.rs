@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::compare::show;
+use crate::settle::compare::show;
 
 /// Input text as an inert Markdown table cell or list item (see [`super::escape::markdown`]).
 fn cell(s: &str) -> String {

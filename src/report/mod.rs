@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::compare::{Settlement, Verdict};
+use crate::settle::compare::{Settlement, Verdict};
 use crate::engine::ScanStats;
 use crate::moca::MocaEvent;
 use crate::transcript::{Finding, Format, Locator, Turn};

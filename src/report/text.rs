@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::escape::for_terminal as e;
 use super::{ClaimReport, Report};
-use crate::compare::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
+use crate::settle::compare::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
 use crate::extractor::Unit;
 use crate::transcript::Level;
 

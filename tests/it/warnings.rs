@@ -5,10 +5,10 @@ use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claim;
-use recite::compare::{Settlement, Verdict, WarningAudit};
+use recite::settle::compare::{Settlement, Verdict, WarningAudit};
 use recite::engine::Engine;
 use recite::extractor::Registry;
-use recite::pipeline::{self, Claim, Options};
+use recite::settle::pipeline::{self, Claim, Options};
 use recite::stats::Interval;
 use serde_json::{Value, json};
 

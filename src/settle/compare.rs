@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::citation::{Citation, Problem};
 use crate::claim::{Claimed, fold};
 use crate::engine::Outcome;
-use crate::explain::Explanation;
+use crate::settle::explain::Explanation;
 use crate::extractor::{Measure, Unit};
 use crate::resolve::Resolved;
 use crate::stats::{self, BaseFacts, Estimate, Interval};

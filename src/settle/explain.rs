@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use crate::catalog::{self, Catalog};
-use crate::compare::{self, Settlement};
+use crate::settle::compare::{self, Settlement};
 use crate::engine::{Job, Outcome};
 use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
