@@ -31,10 +31,10 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use recite::claim;
-use recite::settle::compare::{Settlement, Verdict};
 use recite::engine::Engine;
-use recite::settle::pipeline::{self, Claim, Options};
 use recite::report::{self, ClaimReport, Input, Report};
+use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{Settlement, Verdict};
 use recite::stats::Interval;
 use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};
 

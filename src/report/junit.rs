@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::settle::compare::Verdict;
+use crate::settle::Verdict;
 use crate::transcript::Level;
 
 /// Escapes text for XML attributes and content, capped ([`super::escape::cap`]); replaces

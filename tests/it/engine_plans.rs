@@ -8,9 +8,9 @@ use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claimset::{ClaimSpec, generate};
-use recite::settle::compare::Settlement;
 use recite::engine::Engine;
 use recite::extractor::Registry;
+use recite::settle::Settlement;
 use recite::settle::pipeline::{self, Claim, Options};
 use serde_json::json;
 
@@ -62,7 +62,7 @@ fn grouped_and_summed_scans_agree_on_versant_claims() {
     same(&grouped, &summed);
     // The generator's wrong claims are exactly the ones not reproduced.
     let wrong = made.iter().filter(|c| c.wrong).count();
-    let not_reproduced = grouped.iter().filter(|s| s.verdict != recite::settle::compare::Verdict::Reproduced).count();
+    let not_reproduced = grouped.iter().filter(|s| s.verdict != recite::settle::Verdict::Reproduced).count();
     assert_eq!(wrong, not_reproduced);
 }
 
@@ -149,7 +149,7 @@ fn more_than_62_periods_in_one_batch_all_settle() {
     let opts = Options { explain: false, ..Options::default() };
     let (grouped, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::new(), opts);
     for (d, s) in grouped.iter().enumerate() {
-        assert_eq!(s.verdict, recite::settle::compare::Verdict::Reproduced, "day {}: {:?}", d + 1, s.reasons);
+        assert_eq!(s.verdict, recite::settle::Verdict::Reproduced, "day {}: {:?}", d + 1, s.reasons);
     }
     let (summed, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::summed_only(), opts);
     same(&grouped, &summed);
@@ -172,7 +172,7 @@ fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
         let verdicts: Vec<String> = settled
             .iter()
             .map(|s| match s.verdict {
-                recite::settle::compare::Verdict::Unverifiable => s.reasons.join("; "),
+                recite::settle::Verdict::Unverifiable => s.reasons.join("; "),
                 v => format!("{v:?}"),
             })
             .collect();

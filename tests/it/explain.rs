@@ -12,12 +12,11 @@ use std::path::Path;
 use recite::catalog::Catalog;
 use recite::citation;
 use recite::claim;
-use recite::settle::compare::{Settlement, Verdict};
 use recite::engine::{Engine, Job, ScanStats};
-use recite::settle::explain::Cause;
 use recite::extractor::Registry;
-use recite::settle::pipeline::{self, Claim, Options};
 use recite::resolve::{self, Resolved};
+use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{Cause, Settlement, Verdict};
 use recite::stats::{self, Interval};
 use serde_json::{Value, json};
 

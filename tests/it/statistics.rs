@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use recite::catalog::Catalog;
-use recite::settle::compare::{Settlement, Verdict};
 use recite::engine::Engine;
 use recite::extractor::Registry;
 use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{Settlement, Verdict};
 use recite::stats::Interval;
 use serde_json::{Value, json};
 

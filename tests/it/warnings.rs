@@ -5,10 +5,10 @@ use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claim;
-use recite::settle::compare::{Settlement, Verdict, WarningAudit};
 use recite::engine::Engine;
 use recite::extractor::Registry;
 use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{AuditKind, Settlement, Verdict, WarningAudit};
 use recite::stats::Interval;
 use serde_json::{Value, json};
 
@@ -51,7 +51,7 @@ fn settle(pair: &Value) -> Settlement {
 }
 
 /// The audit findings of one kind that name a cell.
-fn findings<'a>(s: &'a Settlement, kind: &str, cell: &str) -> Vec<&'a WarningAudit> {
+fn findings<'a>(s: &'a Settlement, kind: AuditKind, cell: &str) -> Vec<&'a WarningAudit> {
     s.warnings_audit.iter().filter(|a| a.kind == kind && a.message.contains(cell)).collect()
 }
 
@@ -59,7 +59,7 @@ fn findings<'a>(s: &'a Settlement, kind: &str, cell: &str) -> Vec<&'a WarningAud
 fn an_undisclosed_small_cell_is_flagged() {
     let s = settle(&versant(&[]));
     assert_eq!(s.verdict, Verdict::Reproduced, "the audit does not change the verdict: {:?}", s.reasons);
-    let found = findings(&s, "undisclosed", "65-74");
+    let found = findings(&s, AuditKind::Undisclosed, "65-74");
     assert_eq!(found.len(), 1, "{:#?}", s.warnings_audit);
     let m = &found[0].message;
     assert!(m.contains("the 65-74 cell (age band) has an unweighted base of 76"), "{m}");
@@ -83,7 +83,7 @@ fn a_disclosed_small_cell_is_not_flagged() {
 #[test]
 fn a_warning_the_data_does_not_support_is_flagged() {
     let s = settle(&versant(&["Base under 100 in the 18-34 cell"]));
-    let found = findings(&s, "unsupported", "18-34");
+    let found = findings(&s, AuditKind::Unsupported, "18-34");
     assert_eq!(found.len(), 1, "{:#?}", s.warnings_audit);
     assert!(
         found[0].message.contains("\"Base under 100 in the 18-34 cell\" is not supported"),
@@ -91,7 +91,7 @@ fn a_warning_the_data_does_not_support_is_flagged() {
         found[0].message
     );
     // And the real small cell is still undisclosed.
-    assert_eq!(findings(&s, "undisclosed", "65-74").len(), 1, "{:#?}", s.warnings_audit);
+    assert_eq!(findings(&s, AuditKind::Undisclosed, "65-74").len(), 1, "{:#?}", s.warnings_audit);
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn a_very_small_cell_is_described_as_very_low() {
     let pair = json!({"citation": citation("s14r12", AWARE, 309, &[]), "result": {"Considered": "30.4%"}});
     let s = settle(&pair);
     assert_eq!(s.verdict, Verdict::Reproduced, "{:?}", s.reasons);
-    let found = findings(&s, "undisclosed", "65-74");
+    let found = findings(&s, AuditKind::Undisclosed, "65-74");
     assert_eq!(found.len(), 1, "{:#?}", s.warnings_audit);
     let m = &found[0].message;
     let n: u64 = m
@@ -125,7 +125,7 @@ fn cell_names_are_whole_words() {
         "result": {"Considered": "44.2%"}
     }));
     let unsupported: Vec<&WarningAudit> =
-        s.warnings_audit.iter().filter(|a| a.kind == "unsupported").collect();
+        s.warnings_audit.iter().filter(|a| a.kind == AuditKind::Unsupported).collect();
     assert_eq!(unsupported.len(), 1, "{:#?}", s.warnings_audit);
     assert!(unsupported[0].message.contains("the Midwest cell (region)"), "{}", unsupported[0].message);
 }
