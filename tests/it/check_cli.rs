@@ -179,6 +179,19 @@ fn examples_settle_all_five_verdicts() {
 }
 
 #[test]
+fn the_json_report_names_the_plan_each_scan_took_and_why() {
+    let (_, report) = check_json(&[EXAMPLES]);
+    let plans = report["stats"]["plans"].as_array().expect("stats.plans");
+    assert_eq!(plans.len() as u64, report["stats"]["scans"].as_u64().unwrap(), "one plan per scan");
+    for p in plans {
+        assert!(["grouped", "summed"].contains(&p["plan"].as_str().unwrap()), "{p}");
+        assert!(!p["reason"].as_str().unwrap().is_empty(), "{p}");
+    }
+    let versant = plans.iter().find(|p| p["table"] == "versant_flat").expect("the Versant table's scan");
+    assert_eq!(versant["plan"], "grouped", "{versant}");
+}
+
+#[test]
 fn example_citations_reproduce_and_explain() {
     let out = recite(&["verify", "examples/citations/versant-w6-considered.json"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
