@@ -268,6 +268,12 @@ impl Engine {
             select.push(cast(ident(s), DataType::Utf8).alias("s"));
             select.push(cast(ident(p), DataType::Utf8).alias("p"));
         }
+        let layout = Layout { columns: columns.len(), weights: weights.len(), design: design.is_some() };
+        if select.len() != layout.width() {
+            return Err(ScanError::Fatal(EngineError::Internal(
+                "the grouped projection is out of layout".into(),
+            )));
+        }
         // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
         // groups by their statistics (a tracker written wave by wave reads one wave for one
         // claim). Not with a design: every PSU must stay, even one with no base rows.
@@ -299,7 +305,7 @@ impl Engine {
                             tasks.spawn(async move {
                                 let mut part = Partial::new(n_columns);
                                 while let Some(batch) = futures::StreamExt::next(&mut stream).await {
-                                    part.add(&batch?, n_weights)?;
+                                    part.add(&batch?, &layout)?;
                                 }
                                 Ok::<_, datafusion::error::DataFusionError>(part)
                             });
@@ -430,6 +436,47 @@ impl Engine {
     }
 }
 
+/// Where each value sits in the grouped scan's projection, which is built in this order: the
+/// period mask, the cell mask, one packed key per cited column, one value per weight, and the
+/// design's stratum and PSU. The reduction reads the batches by these indices.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// Cited columns (one key each).
+    columns: usize,
+    /// Weights.
+    weights: usize,
+    /// Whether the table has a design (stratum and PSU last).
+    design: bool,
+}
+
+impl Layout {
+    /// The period mask.
+    const PERIODS: usize = 0;
+    /// The cell mask.
+    const CELLS: usize = 1;
+
+    /// The packed key of cited column `c`.
+    fn key(&self, c: usize) -> usize {
+        2 + c
+    }
+
+    /// Weight `i`.
+    fn weight(&self, i: usize) -> usize {
+        2 + self.columns + i
+    }
+
+    /// The stratum and PSU, with a design.
+    fn design(&self) -> Option<(usize, usize)> {
+        let at = 2 + self.columns + self.weights;
+        self.design.then_some((at, at + 1))
+    }
+
+    /// Columns in all.
+    fn width(&self) -> usize {
+        2 + self.columns + self.weights + if self.design { 2 } else { 0 }
+    }
+}
+
 /// Exact sums of one group: the row count, and per weight (valid rows, Σw, Σw²) in fixed point
 /// with its INVALID / OVERFLOW flags.
 #[derive(Clone)]
@@ -548,21 +595,22 @@ impl Partial {
         })
     }
 
-    /// Adds one batch of (pm, cm, k0…, w0…, [s, p]) rows, column by column.
-    fn add(&mut self, b: &RecordBatch, n_weights: usize) -> datafusion::error::Result<()> {
+    /// Adds one batch of rows laid out as `layout` says, column by column.
+    fn add(&mut self, b: &RecordBatch, layout: &Layout) -> datafusion::error::Result<()> {
         use datafusion::arrow::datatypes::Float64Type;
-        let schema = b.schema();
-        let col = |name: &str| schema.index_of(name).map(|i| b.column(i).clone());
-        let pm = col("pm")?;
-        let pm = pm.as_primitive::<Int64Type>();
-        let cm = col("cm")?;
-        let cm = cm.as_primitive::<Int64Type>();
-        let ws: Vec<_> = (0..n_weights).map(|i| col(&format!("w{i}"))).collect::<Result<_, _>>()?;
-        let ws: Vec<_> = ws.iter().map(|w| w.as_primitive::<Float64Type>()).collect();
-        let design = match (col("s"), col("p")) {
-            (Ok(s), Ok(p)) => Some((s, p)),
-            _ => None,
-        };
+        if b.num_columns() != layout.width() {
+            return Err(datafusion::error::DataFusionError::Internal(format!(
+                "a grouped batch has {} columns, its layout {}",
+                b.num_columns(),
+                layout.width()
+            )));
+        }
+        let n_weights = layout.weights;
+        let pm = b.column(Layout::PERIODS).as_primitive::<Int64Type>();
+        let cm = b.column(Layout::CELLS).as_primitive::<Int64Type>();
+        let ws: Vec<_> =
+            (0..n_weights).map(|i| b.column(layout.weight(i)).as_primitive::<Float64Type>()).collect();
+        let design = layout.design().map(|(s, p)| (b.column(s), b.column(p)));
         let n = b.num_rows();
         self.rows += n as u64;
         let scale = 10f64.powi(i32::from(FIXED_SCALE));
@@ -617,8 +665,7 @@ impl Partial {
             rk.push(i);
         }
         for c in 0..self.index.len() {
-            let k = col(&format!("k{c}"))?;
-            let k = k.as_primitive::<Int64Type>();
+            let k = b.column(layout.key(c)).as_primitive::<Int64Type>();
             let (index, counts, sums, bad) =
                 (&mut self.index[c], &mut self.counts[c], &mut self.sums[c], &mut self.bad[c]);
             for (r, &row_key) in rk.iter().enumerate() {
