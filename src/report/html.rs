@@ -17,7 +17,6 @@ use super::escape::{self, cap, cap_at, is_bidi_control, visible};
 use super::{ClaimReport, Input, Report};
 use crate::moca::MocaEvent;
 use crate::settle::verdict::{Gap, Settlement, Verdict};
-use crate::transcript::Level;
 
 const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
@@ -171,11 +170,7 @@ fn render_input(o: &mut String, input: &Input) {
     if !input.findings.is_empty() {
         o.push_str("<h3>Findings</h3>");
         for f in &input.findings {
-            let level = match f.level {
-                Level::Must => "MUST",
-                Level::Should => "SHOULD",
-                Level::Note => "NOTE",
-            };
+            let level = f.level.as_str();
             let _ = write!(
                 o,
                 "<div class=\"finding\"><span class=\"{level}\">{level}</span> <code>{}</code> <span class=\"muted\">{}</span> {}</div>",

@@ -92,7 +92,7 @@ pub fn render(report: &Report) -> String {
             } else {
                 let _ = writeln!(
                     o,
-                    ">\n      <failure type=\"{:?}\" message=\"{}\"/>\n    </testcase>",
+                    ">\n      <failure type=\"{}\" message=\"{}\"/>\n    </testcase>",
                     f.level,
                     xml(&f.message)
                 );

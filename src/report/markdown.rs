@@ -111,7 +111,7 @@ pub fn render(report: &Report) -> String {
             for f in &input.findings {
                 let _ = writeln!(
                     o,
-                    "| {:?} | {} | {} | {} |",
+                    "| {} | {} | {} | {} |",
                     f.level,
                     cell(&f.rule),
                     cell(&f.locator.to_string()),

@@ -113,6 +113,23 @@ pub enum Level {
     Note,
 }
 
+impl Level {
+    /// The level as the specifications write it: `MUST`, `SHOULD`, `NOTE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::Note => "NOTE",
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Something wrong with an input that is not about one claim's numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
