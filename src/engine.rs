@@ -34,7 +34,6 @@ use serde::Serialize;
 use crate::catalog::{self, Study};
 use crate::extractor::{Clause, Measure, Op, Pred};
 use crate::resolve::{Rows, Schemas};
-use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// What to compute over one set of base rows.
 #[derive(Debug, Clone)]
@@ -262,6 +261,9 @@ fn invalid_weight(weight: &str) -> EngineError {
 }
 
 mod grouped;
+pub mod sums;
+
+pub use sums::{Sums, Var, needed_pairs, vars_for};
 
 struct Registered {
     name: String,

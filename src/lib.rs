@@ -7,8 +7,9 @@
 //! - [`claim`]: the claimed numbers, kept as text so their shown precision survives;
 //! - [`catalog`] and [`extractor`]: the declared data layer and the registered functions;
 //! - [`resolve`]: citation + catalog + registry → what to compute, by catalog names only;
-//! - [`engine`]: DataFusion, every measure of every item on one table in one scan;
-//! - [`stats`]: standard errors, intervals, effective base;
+//! - [`engine`]: DataFusion, every measure of every item on one table in one scan, returning
+//!   the sufficient statistics of [`engine::sums`];
+//! - [`stats`]: standard errors, intervals, effective base, from those sums;
 //! - [`settle`]: claimed vs recomputed → a verdict ([`settle::compare`]), what the agent most
 //!   likely computed instead ([`settle::explain`]), and the whole path for many claims, fused
 //!   per table ([`settle::pipeline`]);

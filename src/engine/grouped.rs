@@ -25,7 +25,7 @@ use super::{
     Engine, EngineError, FIXED_LIMIT, Filters, Job, Outcome, Outcomes, PlanChoice, Role, ScanError, ScanPlan,
     ScanStats, check_weight_sums, invalid_weight, overflow, scan_error, table_of,
 };
-use crate::stats::{Sums, Var, needed_pairs, vars_for};
+use super::{Sums, Var, needed_pairs, vars_for};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
 const MAX_FLAGS: usize = 62;
