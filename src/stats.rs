@@ -1,7 +1,7 @@
 //! Sampling error: Taylor linearisation of every measure, and its confidence interval.
 //!
 //! Every measure is a smooth function θ = f(T₁…Tₖ) of weighted totals Tⱼ = Σ w·zⱼ over the base
-//! rows, where zⱼ is 1, an indicator 1[pred] or the column x. Its linearised variable is
+//! rows, where zⱼ is 1, an indicator 1\[pred\] or the column x. Its linearised variable is
 //! uᵢ = Σⱼ ∂f/∂Tⱼ · wᵢ zᵢⱼ, and:
 //!
 //! - weights only (each respondent its own PSU, one stratum):

@@ -13,7 +13,7 @@ use crate::extractor::{Kind, Measure, Pred};
 pub enum Var {
     /// z = 1 (Σw).
     One,
-    /// z = 1[pred].
+    /// z = 1\[pred\].
     Ind(Pred),
     /// z = x.
     X,

@@ -5,7 +5,7 @@
 //! nothing of the catalog or the engine: they only find and pair things. One malformed part of a
 //! file becomes a [`Finding`]; the rest of the file is still read.
 //!
-//! [`read`] first *frames* the text ([`frame`]: SSE events, one JSON document, JSON lines or
+//! [`read`] first *frames* the text ([`mod@frame`]: SSE events, one JSON document, JSON lines or
 //! concatenated documents, an array cut short), then picks the reader from what the values look
 //! like: [`agui`] for AG-UI events, [`a2a`] for A2A v0.3 / v1.0 objects, [`plain`] for
 //! `{result, citation}` pairs and bare citations. Every reader asks the JSON questions (is this
