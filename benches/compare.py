@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def sh(cmd, **kw):
-    print("+", " ".join(str(c) for c in cmd), file=sys.stderr)
+    cmd = [str(c) for c in cmd]  # sizes and paths arrive as ints and Paths
+    print("+", " ".join(cmd), file=sys.stderr)
     return subprocess.run(cmd, check=True, **kw)
 
 

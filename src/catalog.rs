@@ -645,9 +645,9 @@ pub const MAX_FILTER_DEPTH: usize = 256;
 /// [`MAX_FILTER_BYTES`], and at most [`MAX_FILTER_DEPTH`] operators and nesting levels (a bound
 /// on the depth of its expression tree, counted on its tokens, so nothing recursive runs first).
 pub fn check_filter_size(sql: &str) -> Result<(), String> {
-    use datafusion::sql::sqlparser::dialect::GenericDialect;
-    use datafusion::sql::sqlparser::keywords::Keyword;
-    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    use sqlparser::dialect::GenericDialect;
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
     if sql.len() > MAX_FILTER_BYTES {
         return Err(format!("is too large: {} bytes (at most {MAX_FILTER_BYTES})", sql.len()));
     }
