@@ -176,6 +176,10 @@ pub struct Table {
     /// A sampling design, when the data has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub design: Option<Design>,
+    /// Replicate weights, when the data carries them: weighted estimates then take their SEs
+    /// from the replicates, as R's `svrepdesign`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicates: Option<Replicates>,
     /// Column metadata: labels, value labels, missing codes.
     #[serde(default)]
     pub columns: BTreeMap<String, Column>,
@@ -189,6 +193,126 @@ pub struct Design {
     pub strata: String,
     /// The primary sampling unit column (numbered within stratum or globally).
     pub psu: String,
+}
+
+/// `[tables.replicates]`: replicate weight columns and how R's `svrepdesign` combines them:
+/// V = scale · Σᵣ rscaleᵣ (θᵣ − θ̄)², θ̄ the replicates' mean (or θ̂ with `mse`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Replicates {
+    /// The replicate weight columns: a name pattern where `*` stands for any characters (e.g.
+    /// `repwt_*`), matched in the table's column order. Each holds the replicate's full weight
+    /// (the sampling weight times the replicate's factor, R's "analysis" weights).
+    pub columns: String,
+    /// How the replicates were made.
+    pub method: ReplicateMethod,
+    /// The variance's multiplier; by default the method's: JK1 (R−1)/R, JKn 1, BRR 1/R,
+    /// Fay 1/(R(1−ρ)²), bootstrap 1/(R−1), for R replicates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// One multiplier per replicate (JKn: (nₕ−1)/nₕ of the replicate's stratum); 1 by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rscales: Vec<f64>,
+    /// Fay's ρ (the default scale of Fay needs it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho: Option<f64>,
+    /// Deviations from the full-sample estimate rather than from the replicates' mean (R's
+    /// `mse = TRUE`).
+    #[serde(default)]
+    pub mse: bool,
+    /// Degrees of freedom of intervals: R's `degf()` of the design (the rank of the replicate
+    /// weights − 1); replicates − 1 by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub df: Option<f64>,
+}
+
+/// How replicate weights were made (R's `svrepdesign(type = …)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+pub enum ReplicateMethod {
+    /// Delete-one jackknife, one stratum.
+    JK1,
+    /// Stratified delete-one jackknife.
+    JKn,
+    /// Balanced repeated replication.
+    BRR,
+    /// Fay's modified BRR.
+    Fay,
+    /// Bootstrap.
+    #[serde(rename = "bootstrap")]
+    Bootstrap,
+}
+
+impl Replicates {
+    /// The replication of a table with these columns (its schema's names, in order): the
+    /// matching columns, and the scale, rscales and df with the method's defaults.
+    #[cfg(feature = "engine")]
+    pub fn resolve<'a>(
+        &self,
+        names: impl Iterator<Item = &'a str>,
+    ) -> Result<crate::engine::Replication, String> {
+        let columns: Vec<String> =
+            names.filter(|n| pattern_matches(&self.columns, n)).map(str::to_string).collect();
+        if columns.is_empty() {
+            return Err(format!(
+                "no column matches the replicate weight pattern {:?}",
+                shorten(&self.columns)
+            ));
+        }
+        let r = columns.len() as f64;
+        let scale = match (self.scale, self.method) {
+            (Some(s), _) => s,
+            (None, ReplicateMethod::JK1) => (r - 1.0) / r,
+            (None, ReplicateMethod::JKn) => 1.0,
+            (None, ReplicateMethod::BRR) => 1.0 / r,
+            (None, ReplicateMethod::Fay) => match self.rho {
+                Some(rho) if (0.0..1.0).contains(&rho) => 1.0 / (r * (1.0 - rho).powi(2)),
+                _ => return Err("Fay replicates need `rho` (0 ≤ ρ < 1) or `scale`".into()),
+            },
+            (None, ReplicateMethod::Bootstrap) => 1.0 / (r - 1.0),
+        };
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(format!("the replicate scale {scale} is not a positive number"));
+        }
+        let rscales = match self.rscales.len() {
+            0 if self.method == ReplicateMethod::JKn => {
+                return Err("JKn replicates need `rscales`, (nₕ−1)/nₕ for each replicate".into());
+            }
+            0 => vec![1.0; columns.len()],
+            k if k != columns.len() => {
+                return Err(format!("{k} rscales declared for {} replicate weight columns", columns.len()));
+            }
+            _ => self.rscales.clone(),
+        };
+        if rscales.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err("every rscale must be a number ≥ 0".into());
+        }
+        let df = self.df.unwrap_or(r - 1.0);
+        if !(df.is_finite() && df >= 1.0) {
+            return Err(format!("the replicate df {df} is not a number ≥ 1"));
+        }
+        Ok(crate::engine::Replication { method: self.method, columns, scale, rscales, mse: self.mse, df })
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters.
+#[cfg(feature = "engine")]
+fn pattern_matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return name == pattern;
+    }
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 /// `[tables.columns.NAME]`.
@@ -719,6 +843,40 @@ mod tests {
         let nested = format!("{}wave = 1{}", "(".repeat(300), ")".repeat(300));
         assert!(check_filter_size(&nested).unwrap_err().contains("300 nesting levels"));
         assert!(check_filter_size(&"x".repeat(MAX_FILTER_BYTES + 1)).unwrap_err().contains("bytes"));
+    }
+
+    #[test]
+    fn replicate_declarations_take_r_svrepdesign_defaults() {
+        let decl = |method, rho, rscales: Vec<f64>| Replicates {
+            columns: "rep_*".into(),
+            method,
+            scale: None,
+            rscales,
+            rho,
+            mse: false,
+            df: None,
+        };
+        let names =
+            |n: usize| (1..=n).map(|i| format!("rep_{i}")).chain(["pw".to_string(), "rep".to_string()]);
+        let resolve = |d: &Replicates, n| d.resolve(names(n).collect::<Vec<_>>().iter().map(String::as_str));
+        // R's as.svrepdesign prints: JK1 over 15 PSUs 0.9333333333333333; BRR and Fay (ρ = 0.3)
+        // with 104 replicates 0.009615384615384616 and 0.0196232339089482.
+        let jk1 = resolve(&decl(ReplicateMethod::JK1, None, vec![]), 15).unwrap();
+        assert_eq!((jk1.columns.len(), jk1.scale, jk1.df), (15, 0.9333333333333333, 14.0));
+        assert_eq!(jk1.columns[9], "rep_10");
+        assert_eq!(
+            resolve(&decl(ReplicateMethod::BRR, None, vec![]), 104).unwrap().scale,
+            0.009615384615384616
+        );
+        let fay = resolve(&decl(ReplicateMethod::Fay, Some(0.3), vec![]), 104).unwrap();
+        assert!((fay.scale / 0.0196232339089482 - 1.0).abs() < 1e-15);
+        assert!(resolve(&decl(ReplicateMethod::Fay, None, vec![]), 104).unwrap_err().contains("rho"));
+        assert!(resolve(&decl(ReplicateMethod::JKn, None, vec![]), 4).unwrap_err().contains("rscales"));
+        assert!(
+            resolve(&decl(ReplicateMethod::JKn, None, vec![0.5; 3]), 4).unwrap_err().contains("3 rscales")
+        );
+        let none = Replicates { columns: "w*x".into(), ..decl(ReplicateMethod::JK1, None, vec![]) };
+        assert!(resolve(&none, 4).unwrap_err().contains("no column matches"));
     }
 
     #[test]

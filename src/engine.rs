@@ -263,7 +263,7 @@ fn invalid_weight(weight: &str) -> EngineError {
 mod grouped;
 pub mod sums;
 
-pub use sums::{Sums, Var, needed_pairs, vars_for};
+pub use sums::{Replicated, Replication, Sums, Var, needed_pairs, vars_for};
 
 struct Registered {
     name: String,
@@ -432,7 +432,52 @@ impl Engine {
     /// Runs every job, one scan per table, tables in parallel. One job's error (a filter that
     /// does not plan or fails on the data, a weight that cannot be summed) never fails the
     /// others; a table that cannot be read fails only its jobs.
+    ///
+    /// A job with replicate weights adds one job per replicate weight, on the same rows with
+    /// that weight: the same table, so the same single scan, whose totals are the replicate's.
     pub fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+        if jobs.iter().all(|j| j.rows.replicates.is_none()) {
+            return self.run_jobs(jobs);
+        }
+        let mut all = jobs.to_vec();
+        let mut spans = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            let start = all.len();
+            for column in job.rows.replicates.iter().flat_map(|r| &r.columns) {
+                let rows = Rows { weight: Some(column.clone()), replicates: None, ..job.rows.clone() };
+                all.push(Job { rows, measures: job.measures.clone(), cells: vec![] });
+            }
+            spans.push(start..all.len());
+        }
+        let (mut outcomes, stats) = self.run_jobs(&all);
+        let replicas = outcomes.split_off(jobs.len());
+        for ((job, span), outcome) in jobs.iter().zip(spans).zip(outcomes.iter_mut()) {
+            let Some(spec) = &job.rows.replicates else { continue };
+            let mut totals = Vec::with_capacity(span.len());
+            let mut failed = None;
+            for r in &replicas[span.start - jobs.len()..span.end - jobs.len()] {
+                match r {
+                    Ok(o) => totals.push(o.sums.totals.clone()),
+                    Err(e) => {
+                        failed = Some(e.clone());
+                        break;
+                    }
+                }
+            }
+            // A replicate that cannot be summed fails the estimate: no SE is better than a wrong one.
+            if let Some(e) = failed {
+                if outcome.is_ok() {
+                    *outcome = Err(e);
+                }
+            } else if let Ok(out) = outcome {
+                out.sums.replicates = Some(Replicated { spec: spec.clone(), totals });
+            }
+        }
+        (outcomes, stats)
+    }
+
+    /// [`Engine::run`] without replicate weights.
+    fn run_jobs(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
         let mut by_table = BTreeMap::new();
         for (i, job) in jobs.iter().enumerate() {
             by_table
@@ -729,6 +774,7 @@ impl Engine {
                     return Err(invalid_weight(w));
                 }
                 let totals: Vec<f64> = plan.totals.iter().map(|&s| total(s)).collect();
+                let counts: Vec<f64> = plan.counts.iter().map(|&s| total(s)).collect();
                 let moments = plan.moments.iter().map(|(&jk, &s)| (jk, total(s))).collect();
                 let psus = if design.is_some() {
                     rows.iter()
@@ -742,7 +788,7 @@ impl Engine {
                     .iter()
                     .map(|(b, c, s)| (b.clone(), c.clone(), total(*s).round() as u64))
                     .collect();
-                let sums = Sums { n: total(plan.n), totals, moments, psus };
+                let sums = Sums { n: total(plan.n), totals, counts, moments, psus, replicates: None };
                 check_weight_sums(weight, &sums)?;
                 Ok(Outcome { vars: plan.vars, sums, cells })
             })
@@ -792,15 +838,18 @@ impl Engine {
         let vars = vars_for(&job.measures);
         let n = aggs.slot(sum_when(base.clone(), lit(1.0))?);
         let mut totals = Vec::new();
+        let mut counts = Vec::new();
         for v in &vars {
             let (cond, xpow) = var_parts(v, &x);
-            totals.push(aggs.slot(sum_when(and_all(base.clone(), cond), times(w.clone(), &x, xpow))?));
+            let rows = and_all(base.clone(), cond);
+            totals.push(aggs.slot(sum_when(rows.clone(), times(w.clone(), &x, xpow))?));
+            counts.push(aggs.slot(sum_when(rows, lit(1.0))?));
         }
         let mut moments = HashMap::new();
         let w2 = w.clone() * w.clone();
         for (j, k) in needed_pairs(&job.measures, &vars) {
-            // With a design the PSU totals carry the variance; only Σw² (effective base) is needed.
-            if !weights_only && (j, k) != (0, 0) {
+            // With a design the PSU totals carry the variance; only Σw²·zⱼ (effective bases).
+            if !weights_only && j != k {
                 continue;
             }
             let (pred, pow) = product(&vars[j], &vars[k]);
@@ -811,7 +860,7 @@ impl Engine {
             .into_iter()
             .map(|(b, c, f)| Ok((b, c, aggs.slot(sum_when(base.clone().and(f), lit(1.0))?))))
             .collect::<Result<Vec<_>, EngineError>>()?;
-        Ok(JobPlan { vars, n, totals, moments, cells, bad_weights })
+        Ok(JobPlan { vars, n, totals, counts, moments, cells, bad_weights })
     }
 }
 
@@ -907,6 +956,7 @@ struct JobPlan {
     vars: Vec<Var>,
     n: usize,
     totals: Vec<usize>,
+    counts: Vec<usize>,
     moments: HashMap<(usize, usize), usize>,
     cells: Vec<(String, String, usize)>,
     /// Rows of the base with a bad weight value (weighted jobs).

@@ -18,10 +18,14 @@
 //! Without the default `engine` feature only the reading half builds (transcript, citation,
 //! claim, json, catalog, extractor, moca, card): what the fuzz targets need, without DataFusion.
 //!
+//! [`answers`] traces every number of an agent's answer text to the cited, re-run results.
+//!
 //! [`json`] is the JSON toolkit they all share (pointers, numeric leaves, citation shape, media
 //! types, base64). [`moca`] checks MOCA `moca.citations` events in AG-UI logs; [`synth`] makes
 //! the Versant data and [`claimset`] claim sets over it, for benchmarks.
 
+#[cfg(feature = "engine")]
+pub mod answers;
 pub mod card;
 pub mod catalog;
 pub mod citation;

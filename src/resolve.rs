@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::catalog::{self, Catalog, Column, Design, NotFound, Study, Thresholds};
 use crate::citation::Citation;
+use crate::engine::Replication;
 use crate::extractor::{Measure, Registry};
 
 /// Where the resolver gets a table's columns from (the engine, in practice).
@@ -39,6 +40,8 @@ pub struct Rows {
     pub missing: Vec<f64>,
     /// The weight column, or `None` for w = 1.
     pub weight: Option<String>,
+    /// The table's replicate weights, when it declares them and the estimate is weighted.
+    pub replicates: Option<Replication>,
 }
 
 /// A citation, resolved.
@@ -91,6 +94,7 @@ pub fn resolve(
     let table = study.table(&c.source.table).map_err(miss);
     let mut notes = Vec::new();
     let (mut column, mut column_meta, mut weight, mut design) = (None, Column::default(), None, None);
+    let mut replicates = None;
     if let Ok(table) = &table {
         match schemas.schema(study, table) {
             Err(e) => why.push(format!("table {:?}: {e}", table.name)),
@@ -133,6 +137,26 @@ pub fn resolve(
                     }
                 }
                 design = table.design.as_ref().map(|Design { strata, psu }| (strata.clone(), psu.clone()));
+                // Replicates carry a weighted estimate's variance; unweighted ones stay simple.
+                if let (Some(decl), true) = (&table.replicates, c.weight.is_some()) {
+                    match decl.resolve(schema.fields().iter().map(|f| f.name().as_str())) {
+                        Ok(r) => {
+                            for col in &r.columns {
+                                if let Ok(f) = schema.field_with_name(col)
+                                    && !f.data_type().is_numeric()
+                                {
+                                    why.push(format!(
+                                        "replicate weight {col:?} of table {:?} holds {}, not numbers",
+                                        table.name,
+                                        f.data_type()
+                                    ));
+                                }
+                            }
+                            replicates = Some(r);
+                        }
+                        Err(e) => why.push(format!("table {:?}: {e}", table.name)),
+                    }
+                }
             }
         }
     }
@@ -217,6 +241,7 @@ pub fn resolve(
             column,
             missing: column_meta.missing.clone(),
             weight,
+            replicates,
         },
         measures,
         thresholds: study.thresholds,

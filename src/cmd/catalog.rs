@@ -189,6 +189,24 @@ pub fn check_study(study: &Study, engine: &Engine) -> Vec<String> {
                 }
             }
         }
+        // Replicate weights: the pattern, the method's needs, and each column as a weight.
+        if let Some(r) = &t.replicates {
+            match r.resolve(schema.fields().iter().map(|f| f.name().as_str())) {
+                Err(e) => p.push(format!("{at}: replicates: {e}")),
+                Ok(rep) => {
+                    for w in &rep.columns {
+                        match numeric(w) {
+                            Ok(true) => {
+                                if let Err(e) = engine.check_weight(&location, w) {
+                                    p.push(format!("{at}: replicate weight {w:?} {e}"));
+                                }
+                            }
+                            _ => p.push(format!("{at}: replicate weight {w:?} is not numeric")),
+                        }
+                    }
+                }
+            }
+        }
         if let Some(d) = &t.design {
             for (role, c) in [("strata", &d.strata), ("psu", &d.psu)] {
                 if numeric(c).is_err() {

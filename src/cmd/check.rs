@@ -27,15 +27,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 
+use recite::answers::{self, Status};
 use recite::claim;
 use recite::engine::Engine;
 use recite::report::{self, ClaimReport, Input, Report};
 use recite::settle::pipeline::{self, Claim, Options};
 use recite::settle::{Settlement, Verdict};
-use recite::stats::Interval;
+use recite::stats::{DfRule, Interval};
 use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};
 
 use super::files::{self, Source};
@@ -60,7 +61,8 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = files::parse_size)]
     max_input_size: u64,
     /// What makes the exit status 1: verdicts (invalid, unverifiable, discrepant,
-    /// base-mismatch, reproduced) and finding levels (must, should), comma-separated.
+    /// base-mismatch, reproduced), finding levels (must, should) and answer statuses (uncited,
+    /// misquoted, traced-to-discrepant, traced-unverified, recomputed-only), comma-separated.
     #[arg(
         long,
         value_name = "LIST",
@@ -74,6 +76,10 @@ pub struct Args {
     /// Interval method for shares and conversions.
     #[arg(long, value_enum, default_value_t = Interval::Logit)]
     interval: Interval,
+    /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
+    /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
+    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
+    df: DfRule,
     /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
     /// adjacent period, sibling column, other base…); saves one scan per such table.
     #[arg(long)]
@@ -81,6 +87,9 @@ pub struct Args {
     /// A JSON Schema (e.g. citation-record.schema.json) every MOCA citation record must pass.
     #[arg(long, value_name = "FILE")]
     record_schema: Option<PathBuf>,
+    /// Report only the answer-text audit: every number of each agent answer and its status.
+    #[arg(long)]
+    answers_only: bool,
     /// When to colour the text report.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -107,16 +116,25 @@ pub enum Format {
 struct FailOn {
     verdicts: Vec<Verdict>,
     levels: Vec<Level>,
+    answers: Vec<Status>,
 }
 
 fn fail_on(list: &[String]) -> Result<FailOn> {
-    let mut f = FailOn { verdicts: Vec::new(), levels: Vec::new() };
+    let mut f = FailOn { verdicts: Vec::new(), levels: Vec::new(), answers: Vec::new() };
     for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
         match item.to_lowercase().as_str() {
             "must" => f.levels.push(Level::Must),
             "should" => f.levels.push(Level::Should),
             "note" => f.levels.push(Level::Note),
-            _ => f.verdicts.push(item.parse().map_err(anyhow::Error::msg).context("--fail-on")?),
+            _ => match (item.parse::<Status>(), item.parse::<Verdict>()) {
+                (Ok(s), _) => f.answers.push(s),
+                (_, Ok(v)) => f.verdicts.push(v),
+                _ => bail!(
+                    "--fail-on: unknown item {item:?} (expected verdicts invalid, unverifiable, discrepant, \
+                     base-mismatch, reproduced; levels must, should, note; answer statuses uncited, misquoted, \
+                     traced-to-discrepant, traced-unverified, recomputed-only, traced)"
+                ),
+            },
         }
     }
     Ok(f)
@@ -235,7 +253,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         &catalog,
         &registry,
         &engine,
-        Options { interval: a.interval, explain: !a.no_explain },
+        Options { interval: a.interval, df: a.df, explain: !a.no_explain },
     )?;
     timings.insert("settle_ms".to_string(), ms(t2));
     let t3 = Instant::now();
@@ -251,10 +269,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 claims: Vec::new(),
                 findings: vec![Finding::new(Locator::at(&file, ""), rule, Level::Must, message)],
                 moca: Vec::new(),
+                answers: Vec::new(),
                 turns: Vec::new(),
             },
             Ok(d) => {
-                let claims = d
+                let claims: Vec<ClaimReport> = d
                     .items
                     .iter()
                     .enumerate()
@@ -263,6 +282,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                         settlement: by_item.remove(&(di, ii)).unwrap_or_else(uncited),
                     })
                     .collect();
+                let answers = audit_answers(&d, &claims);
                 let mut findings = d.findings;
                 let mut moca_events = Vec::new();
                 if let Some(m) = moca {
@@ -270,7 +290,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     moca_events = m.events;
                 }
                 transcript::cap_findings(&mut findings, &file);
-                Input { file, format: Some(d.format), claims, findings, moca: moca_events, turns: d.turns }
+                Input {
+                    file,
+                    format: Some(d.format),
+                    claims,
+                    findings,
+                    moca: moca_events,
+                    answers,
+                    turns: d.turns,
+                }
             }
         })
         .collect();
@@ -283,6 +311,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     progress.phase("writing the report");
     let text = match a.format {
+        _ if a.answers_only => answers_only(&report, a.format),
         Format::Text => report::text::render(
             &report,
             report::text::Style { color: a.color.enabled() && a.output.is_none() },
@@ -295,8 +324,56 @@ pub fn run(a: Args) -> Result<ExitCode> {
     super::write_report(a.output.as_deref(), &text, &identities)?;
     progress.finish();
     let failed = report.claims().any(|(_, c)| fail.verdicts.contains(&c.settlement.verdict))
-        || report.inputs.iter().flat_map(|i| &i.findings).any(|f| fail.levels.contains(&f.level));
+        || report.inputs.iter().flat_map(|i| &i.findings).any(|f| fail.levels.contains(&f.level))
+        || report
+            .inputs
+            .iter()
+            .flat_map(|i| &i.answers)
+            .flat_map(|a| &a.numbers)
+            .any(|n| fail.answers.contains(&n.status));
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The answer-text audit of one document: its agent turns' numbers traced to its claims.
+fn audit_answers(d: &Document, claims: &[ClaimReport]) -> Vec<recite::answers::Answer> {
+    let sources: Vec<Vec<answers::Source>> = d
+        .items
+        .iter()
+        .zip(claims)
+        .enumerate()
+        .map(|(i, (item, c))| {
+            let leaves = item.result.as_ref().map(claim::leaves).unwrap_or_default();
+            let n = item
+                .citation
+                .as_ref()
+                .and_then(|c| c.pointer("/base/n"))
+                // An INVALID citation may state n as a string: the answer may still repeat it.
+                .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(claim::exact_count)));
+            answers::sources(i, &c.settlement, &leaves, n)
+        })
+        .collect();
+    answers::audit(&d.turns, &sources)
+}
+
+/// The answer audit alone: the text section, or just the answers as JSON.
+fn answers_only(report: &Report, format: Format) -> String {
+    if format == Format::Json {
+        let answers: Vec<serde_json::Value> =
+            report.inputs.iter().map(|i| serde_json::json!({"file": i.file, "answers": i.answers})).collect();
+        let mut v = serde_json::json!({"answer_numbers": report.summary.answer_numbers, "inputs": answers});
+        report::json::cap_strings(&mut v);
+        return serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+    }
+    let mut o = String::new();
+    for input in &report.inputs {
+        o.push_str(&report::escape::for_terminal(&input.file));
+        o.push('\n');
+        if input.answers.is_empty() {
+            o.push_str("  no agent answer states a number\n");
+        }
+        answers::render::text(&mut o, &input.answers);
+    }
+    o
 }
 
 /// The settlement of a quantitative result that came without a citation.

@@ -32,7 +32,7 @@ use recite::engine::Engine;
 use recite::report::{self, ClaimReport, Input, Report};
 use recite::settle::pipeline::{self, Claim, Options};
 use recite::settle::{Settlement, Verdict};
-use recite::stats::Interval;
+use recite::stats::{DfRule, Interval};
 use recite::transcript::{self, Format, Locator, plain};
 
 use super::{Color, DataArgs};
@@ -58,6 +58,10 @@ pub struct Args {
     /// Interval method for shares and conversions.
     #[arg(long, value_enum, default_value_t = Interval::Logit)]
     interval: Interval,
+    /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
+    /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
+    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
+    df: DfRule,
     /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
     /// adjacent period, sibling column, other base…); saves one scan per such table.
     #[arg(long)]
@@ -128,7 +132,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 &catalog,
                 &registry,
                 &engine,
-                Options { interval: a.interval, explain: !a.no_explain },
+                Options { interval: a.interval, df: a.df, explain: !a.no_explain },
             )?;
             stats = st;
             s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]))
@@ -148,6 +152,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         VerifyFormat::Json => {
             let input = Input {
+                answers: Vec::new(),
                 file: a.citation.clone(),
                 format: Some(Format::Plain),
                 claims: vec![ClaimReport {

@@ -816,9 +816,16 @@ fn finish(
         by_code.iter().map(|(c, a)| z(v, *c as f64) * a.w).sum::<f64>()
     };
     let totals: Vec<f64> = vars.iter().map(|v| total(v, codes)).collect();
+    let counts: Vec<f64> = vars
+        .iter()
+        .map(|v| {
+            let inside = |c: f64| if let Var::Ind(p) = v { p.matches(c) } else { true };
+            codes.iter().filter(|(c, _)| inside(**c as f64)).map(|(_, a)| a.n).sum::<f64>()
+        })
+        .collect();
     let mut moments = HashMap::new();
     for (j, k) in needed_pairs(&job.measures, &vars) {
-        if designed && (j, k) != (0, 0) {
+        if designed && j != k {
             continue;
         }
         let m =
@@ -837,7 +844,7 @@ fn finish(
         .zip(&base.cells)
         .map(|((b, c, _), n)| (b.clone(), c.clone(), n.round() as u64))
         .collect();
-    let sums = Sums { n, totals, moments, psus };
+    let sums = Sums { n, totals, counts, moments, psus, replicates: None };
     check_weight_sums(weight, &sums)?;
     Ok(Outcome { vars, sums, cells })
 }

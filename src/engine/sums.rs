@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+
 use crate::extractor::{Kind, Measure, Pred};
 
 /// A linear variable z whose weighted total over the base rows an estimate needs.
@@ -88,8 +90,40 @@ pub struct Sums {
     pub n: f64,
     /// Tⱼ = Σ w·zⱼ, one per variable.
     pub totals: Vec<f64>,
-    /// Σ w²·zⱼ·zₖ for j ≤ k (weights-only variance).
+    /// The unweighted count of base rows in each variable's domain: where its indicator is 1
+    /// (a conversion's denominator rows), every base row for 1, x and x².
+    pub counts: Vec<f64>,
+    /// Σ w²·zⱼ·zₖ for j ≤ k (weights-only variance; with a design only j = k).
     pub moments: HashMap<(usize, usize), f64>,
     /// With a declared design: (stratum, Tⱼ within that PSU) for every PSU of the table.
     pub psus: Vec<(String, Vec<f64>)>,
+    /// With replicate weights: how they combine, and each replicate's Tⱼ = Σ wᵣ·zⱼ.
+    pub replicates: Option<Replicated>,
+}
+
+/// Replicate weights resolved for a table (R's `svrepdesign`): the columns and how replicate
+/// estimates combine into a variance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replication {
+    /// How the replicates were made.
+    pub method: crate::catalog::ReplicateMethod,
+    /// The replicate weight columns, in order.
+    pub columns: Vec<String>,
+    /// The variance's multiplier.
+    pub scale: f64,
+    /// One multiplier per replicate.
+    pub rscales: Vec<f64>,
+    /// Deviations from the full-sample estimate rather than the replicates' mean.
+    pub mse: bool,
+    /// Degrees of freedom of intervals.
+    pub df: f64,
+}
+
+/// The replicate totals of one set of base rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replicated {
+    /// How they combine.
+    pub spec: Replication,
+    /// Per replicate, Tⱼ = Σ wᵣ·zⱼ in the order of [`Sums::totals`].
+    pub totals: Vec<Vec<f64>>,
 }

@@ -88,7 +88,8 @@ pub fn render(report: &Report) -> String {
 <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\
 <meta name=\"referrer\" content=\"no-referrer\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>recite report</title><style>{STYLE}</style></head><body>\n"
+<title>recite report</title><style>{STYLE}{}</style></head><body>\n",
+        crate::answers::render::HTML_STYLE
     );
     let s = &report.summary;
     let _ = write!(o, "<header><h1>recite: {} claims checked</h1><div class=\"summary\">", s.claims);
@@ -122,7 +123,8 @@ fn render_input(o: &mut String, input: &Input) {
         text(&input.file)
     );
     let mut shown = vec![false; input.claims.len()];
-    for turn in &input.turns {
+    for (ti, turn) in input.turns.iter().enumerate() {
+        let answer = input.answers.iter().find(|a| a.turn == ti);
         let role = turn.role.to_lowercase();
         let class = match role.as_str() {
             "user" | "agent" | "assistant" | "tool" | "system" | "developer" => role.as_str(),
@@ -141,6 +143,9 @@ fn render_input(o: &mut String, input: &Input) {
                 turn.text.chars().count(),
                 turn_text(&turn.text)
             );
+        } else if let Some(a) = answer {
+            let _ = write!(o, "<div class=\"text\">{}</div>", crate::answers::render::html_text(a));
+            o.push_str(&crate::answers::render::html_summary(a));
         } else if !turn.text.is_empty() {
             let _ = write!(o, "<div class=\"text\">{}</div>", turn_text(&turn.text));
         }

@@ -25,11 +25,39 @@ pub const DIFFERENCES: [&str; 2] = ["difference", "z"];
 pub fn render(report: &Report) -> String {
     let mut v = serde_json::to_value(report).expect("a report always serializes");
     round_floats(&mut v);
-    // Strings from the inputs are echoed at most MAX_ECHO_CHARS characters.
-    super::escape::cap_json(&mut v);
+    cap_strings(&mut v);
     let mut s = serde_json::to_string_pretty(&v).expect("a value always serializes");
     s.push('\n');
     s
+}
+
+/// Caps the strings from the inputs in place: each at [`MAX_ECHO_CHARS`] characters, but an
+/// answer's text (`inputs[].answers[].text`) at [`MAX_TURN_CHARS`], as the HTML report shows a
+/// turn, so its numbers' byte offsets hold for any answer shorter than that.
+///
+/// [`MAX_ECHO_CHARS`]: super::escape::MAX_ECHO_CHARS
+/// [`MAX_TURN_CHARS`]: super::escape::MAX_TURN_CHARS
+pub fn cap_strings(v: &mut Value) {
+    use super::escape::{MAX_TURN_CHARS, cap_at, cap_json};
+    let mut texts = Vec::new();
+    for_answer_texts(v, |t| texts.push(std::mem::take(t)));
+    cap_json(v);
+    let mut texts = texts.into_iter();
+    for_answer_texts(v, |t| {
+        if let Some(Value::String(s)) = texts.next() {
+            *t = Value::String(cap_at(&s, MAX_TURN_CHARS).into_owned());
+        }
+    });
+}
+
+/// Calls `f` on every `inputs[].answers[].text`, in order.
+fn for_answer_texts(v: &mut Value, mut f: impl FnMut(&mut Value)) {
+    let inputs = v.get_mut("inputs").and_then(Value::as_array_mut).into_iter().flatten();
+    for answer in inputs.filter_map(|i| i.get_mut("answers")?.as_array_mut()).flatten() {
+        if let Some(t) = answer.get_mut("text") {
+            f(t);
+        }
+    }
 }
 
 /// Rounds every non-integer number to [`SIGNIFICANT`] digits ([`SIGNIFICANT_DIFFERENCES`] for

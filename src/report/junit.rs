@@ -30,24 +30,27 @@ pub fn xml(s: &str) -> String {
 /// The report as JUnit XML.
 pub fn render(report: &Report) -> String {
     let mut o = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let total: usize = report.inputs.iter().map(|i| i.claims.len() + i.findings.len()).sum();
+    let stated = |i: &super::Input| i.answers.iter().map(|a| a.numbers.len()).sum::<usize>();
+    let total: usize = report.inputs.iter().map(|i| i.claims.len() + i.findings.len() + stated(i)).sum();
     let failures: usize = report
         .inputs
         .iter()
         .map(|i| {
             i.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced).count()
                 + i.findings.iter().filter(|f| f.level != Level::Note).count()
+                + crate::answers::render::junit_failures(&i.answers)
         })
         .sum();
     let _ = writeln!(o, "<testsuites name=\"recite\" tests=\"{total}\" failures=\"{failures}\">");
     for input in &report.inputs {
         let fails = input.claims.iter().filter(|c| c.settlement.verdict != Verdict::Reproduced).count()
-            + input.findings.iter().filter(|f| f.level != Level::Note).count();
+            + input.findings.iter().filter(|f| f.level != Level::Note).count()
+            + crate::answers::render::junit_failures(&input.answers);
         let _ = writeln!(
             o,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\">",
             xml(&input.file),
-            input.claims.len() + input.findings.len()
+            input.claims.len() + input.findings.len() + stated(input)
         );
         if let Some(d) = &report.data_layer {
             let _ = writeln!(o, "    <properties>");
@@ -98,6 +101,7 @@ pub fn render(report: &Report) -> String {
                 );
             }
         }
+        crate::answers::render::junit(&mut o, &input.file, &input.answers);
         let _ = writeln!(o, "  </testsuite>");
     }
     o.push_str("</testsuites>\n");

@@ -71,6 +71,7 @@ pub fn render(report: &Report) -> String {
             }
             o.push('\n');
         }
+        crate::answers::render::markdown(&mut o, &input.answers);
         for c in input.claims.iter().filter(|c| super::text::needs_details(c)) {
             let _ =
                 writeln!(o, "- **{}** at {}", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));

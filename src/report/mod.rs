@@ -20,7 +20,7 @@ pub mod markdown;
 pub mod text;
 
 /// The version of the JSON report's shape; bumped on any incompatible change.
-pub const REPORT_VERSION: u32 = 1;
+pub const REPORT_VERSION: u32 = 2;
 
 /// Everything one run settled.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -100,6 +100,9 @@ pub struct Summary {
     pub findings: usize,
     /// Inputs that could not be read at all.
     pub unreadable_inputs: usize,
+    /// Numbers stated in agent answers, per status (every status, when any answer was audited).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub answer_numbers: BTreeMap<crate::answers::Status, usize>,
 }
 
 /// One input file.
@@ -118,6 +121,9 @@ pub struct Input {
     /// The MOCA `moca.citations` events of an AG-UI log, as checked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moca: Vec<MocaEvent>,
+    /// The agent answers, every stated number traced to the cited results (docs/answers.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<crate::answers::Answer>,
     /// The conversation (HTML report only; left out of JSON).
     #[serde(skip)]
     pub turns: Vec<Turn>,
@@ -146,6 +152,12 @@ impl Report {
             }
             for c in &input.claims {
                 *summary.verdicts.entry(c.settlement.verdict).or_default() += 1;
+            }
+            for n in input.answers.iter().flat_map(|a| &a.numbers) {
+                if summary.answer_numbers.is_empty() {
+                    summary.answer_numbers = crate::answers::Status::ALL.iter().map(|s| (*s, 0)).collect();
+                }
+                *summary.answer_numbers.entry(n.status).or_default() += 1;
             }
         }
         Report {

@@ -59,6 +59,9 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
         let _ = writeln!(o, "  source   {}.{}{label} × {}", e(&r.table), e(&r.column), e(&r.function));
         let _ = writeln!(o, "  weight   {}  {}", e(&r.weight), st.dim(&format!("[{}]", e(&r.design))));
         let _ = writeln!(o, "  base     {}  {}", e(&r.base), st.dim(&format!("[{}]", e(&r.base_filter))));
+        if let Some(est) = s.measures.iter().find_map(|m| m.estimate) {
+            let _ = writeln!(o, "  sample   {}", st.dim(est.sample.describe()));
+        }
         o.push('\n');
     }
     if !s.measures.is_empty() {
@@ -204,6 +207,7 @@ pub fn render(report: &Report, st: Style) -> String {
         for c in &input.claims {
             let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));
         }
+        crate::answers::render::text(&mut o, &input.answers);
         if !input.moca.is_empty() {
             let citations: usize = input.moca.iter().map(|e| e.citations.len()).sum();
             let passed: usize = input.moca.iter().flat_map(|e| &e.citations).filter(|c| c.passed).count();

@@ -11,7 +11,7 @@ use crate::extractor::{Measure, Unit};
 use crate::resolve::Resolved;
 use crate::settle::audit::audit_warnings;
 use crate::settle::verdict::{BaseRow, Comparison, Gap, MeasureRow, Rerun, Settlement, Verdict, show};
-use crate::stats::{self, Estimate, Interval};
+use crate::stats::{self, Estimate, Method};
 
 /// Result keys that state the base's unweighted count rather than a measure.
 const BASE_N_KEYS: &[&str] =
@@ -21,14 +21,8 @@ const GENERIC_KEYS: &[&str] =
     &["value", "share", "pct", "percent", "percentage", "result", "estimate", "number"];
 
 /// Settles one resolved claim against the engine's outcome.
-pub fn settle(
-    c: &Citation,
-    r: &Resolved,
-    out: &Outcome,
-    claims: &[Claimed],
-    interval: Interval,
-) -> Settlement {
-    let estimates = stats::estimate(&r.measures, &out.vars, &out.sums, interval);
+pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], method: Method) -> Settlement {
+    let estimates = stats::estimate(&r.measures, &out.vars, &out.sums, method);
     let facts = stats::base_facts(&out.sums);
     let mut rows: Vec<MeasureRow> = r
         .measures
@@ -76,6 +70,9 @@ pub fn settle(
         }
     }
     let base_ok = claimed_n.iter().all(|&n| n == facts.n) && unreadable_n.is_empty();
+    // The base row shows (and explanations look for) the n that failed: a result's `"n": 1295`
+    // beside a citation's right 1296 is a claim of 1295.
+    let shown_n = claimed_n.iter().copied().find(|&n| n != facts.n).unwrap_or(c.base.n);
     for row in &rows {
         for cmp in row.claims.iter().filter(|c| !c.matched) {
             reasons.push(format!(
@@ -133,7 +130,7 @@ pub fn settle(
         reasons,
         problems: Vec::new(),
         rerun: Some(rerun(r)),
-        base: Some(BaseRow { name: r.base.clone(), claimed_n: c.base.n, facts, matched: base_ok }),
+        base: Some(BaseRow { name: r.base.clone(), claimed_n: shown_n, facts, matched: base_ok }),
         measures: rows,
         not_compared,
         warnings: c.warnings.clone(),
@@ -154,9 +151,10 @@ fn rerun(r: &Resolved) -> Rerun {
         column_label: r.column_label.clone(),
         function: r.function.clone(),
         weight: r.rows.weight.clone().unwrap_or_else(|| "unweighted".into()),
-        design: match &r.rows.design {
-            Some((s, p)) => format!("strata {s}, PSU {p}"),
-            None => "weights only (each respondent its own PSU)".into(),
+        design: match (&r.rows.replicates, &r.rows.design) {
+            (Some(rep), _) => format!("{} replicate weights ({:?})", rep.columns.len(), rep.method),
+            (None, Some((s, p))) => format!("strata {s}, PSU {p}"),
+            (None, None) => "weights only (each respondent its own PSU)".into(),
         },
         base: r.base.clone(),
         base_filter: r.rows.base_filter.clone().unwrap_or_default(),
@@ -205,10 +203,16 @@ pub fn compare(unit: Unit, estimate: Option<&Estimate>, claim: &Claimed) -> Opti
     Some(Comparison { claimed: claim.clone(), shown, tolerance, matched, difference, z, gap, percent })
 }
 
-/// The recomputed value as a reason shows it: with enough digits that a difference from the
-/// claim is visible (`0.0078`, not `0.01`, against a claimed `0.01`).
+/// The recomputed value as a reason shows it: the claim's decimals plus one, and at least two
+/// significant digits, so neither the value nor its difference from the claim is rounded
+/// away (`0.0078`, not `0.01`, against a claimed `0.8` or `0.01`).
 pub fn show_recomputed(cmp: &Comparison) -> String {
-    let mut digits = (cmp.claimed.decimals + 1).max(0);
+    let significant = if cmp.shown.is_finite() && cmp.shown != 0.0 {
+        1 - cmp.shown.abs().log10().floor() as i32
+    } else {
+        0
+    };
+    let mut digits = (cmp.claimed.decimals + 1).max(significant).max(0);
     while digits < 10 && cmp.shown != cmp.claimed.value {
         let v: f64 = show(cmp.shown, digits, false).parse().unwrap_or(cmp.shown);
         let hides_gap = (v - cmp.claimed.value).abs() < 1e-12;

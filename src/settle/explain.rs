@@ -12,7 +12,7 @@ use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
 use crate::settle::compare;
 use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
-use crate::stats::{self, Interval};
+use crate::stats::{self, Method};
 
 /// A variant computation of one claim.
 #[derive(Debug, Clone)]
@@ -94,7 +94,7 @@ pub fn judge(
     s: &Settlement,
     claimed_n: u64,
     tried: &[(&Variant, &Outcome)],
-    interval: Interval,
+    method: Method,
 ) -> Vec<Explanation> {
     let mut found: Vec<(bool, f64, Explanation)> = Vec::new();
     let compared: Vec<(&str, Unit, &Comparison)> =
@@ -115,7 +115,7 @@ pub fn judge(
         if variant.cause == Cause::OtherBase && same_as_no_base.contains(&variant.resolved.base.as_str()) {
             continue;
         }
-        let estimates = stats::estimate(&variant.resolved.measures, &out.vars, &out.sums, interval);
+        let estimates = stats::estimate(&variant.resolved.measures, &out.vars, &out.sums, method);
         let n = stats::base_facts(&out.sums).n;
         let mut all = !compared.is_empty();
         let mut distance = 0.0;

@@ -15,7 +15,7 @@ use crate::resolve::{self, Resolved};
 use crate::settle::compare;
 use crate::settle::explain;
 use crate::settle::verdict::{Settlement, Verdict};
-use crate::stats::Interval;
+use crate::stats::{DfRule, Interval, Method};
 
 /// A settlement, with the citation and resolution it came from when it got that far.
 type Settled = (Settlement, Option<(Box<Citation>, Box<Resolved>)>);
@@ -34,13 +34,22 @@ pub struct Claim {
 pub struct Options {
     /// The interval method for proportions.
     pub interval: Interval,
+    /// Where a designed estimate's degrees of freedom come from.
+    pub df: DfRule,
     /// Look for what a claim not reproduced most likely computed instead.
     pub explain: bool,
 }
 
+impl Options {
+    /// The estimation method these options ask for.
+    pub fn method(&self) -> Method {
+        Method { interval: self.interval, df: self.df }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
-        Options { interval: Interval::Logit, explain: true }
+        Options { interval: Interval::Logit, df: DfRule::Domain, explain: true }
     }
 }
 
@@ -98,14 +107,14 @@ pub fn try_settle_all(
         .map(|((s, claim), j)| match (s, j) {
             (Stage::Done(s), _) => (*s, None),
             (Stage::Ready(cit, r), Some(j)) => match &outcomes[j] {
-                Ok(out) => (compare::settle(&cit, &r, out, &claim.numbers, opts.interval), Some((cit, r))),
+                Ok(out) => (compare::settle(&cit, &r, out, &claim.numbers, opts.method()), Some((cit, r))),
                 Err(e) => (Settlement::unverifiable(vec![engine_reason(e, &r)]), None),
             },
             (Stage::Ready(..), None) => (Settlement::unverifiable(vec!["internal: no job".into()]), None),
         })
         .collect();
     if opts.explain {
-        stats.explanation_scans = explain_all(&mut settled, catalog, registry, engine, opts.interval)?;
+        stats.explanation_scans = explain_all(&mut settled, catalog, registry, engine, opts.method())?;
     }
     Ok((settled.into_iter().map(|(s, _)| s).collect(), stats))
 }
@@ -134,7 +143,7 @@ fn explain_all(
     catalog: &Catalog,
     registry: &Registry,
     engine: &Engine,
-    interval: Interval,
+    method: Method,
 ) -> Result<usize, EngineError> {
     let mut variants = Vec::new();
     for (i, (s, ctx)) in settled.iter().enumerate() {
@@ -159,7 +168,9 @@ fn explain_all(
             .filter_map(|(v, o)| o.as_ref().ok().map(|o| (v, o)))
             .collect();
         if matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
-            s.explanations = explain::judge(s, cit.base.n, &tried, interval);
+            // The base n that failed: the citation's, or a result's `n` that differs from it.
+            let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
+            s.explanations = explain::judge(s, claimed_n, &tried, method);
         }
     }
     Ok(stats.scans)

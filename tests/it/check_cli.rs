@@ -388,11 +388,17 @@ fn every_format_renders_the_examples() {
                 let elements = xml_elements(&body);
                 let testcases = elements.iter().filter(|(n, _)| n == "testcase").count();
                 let failures: Vec<_> = elements.iter().filter(|(n, _)| n == "failure").collect();
-                // No findings in the examples: one testcase per claim.
-                assert_eq!(testcases, all.len(), "{body}");
+                // No findings in the examples: one testcase per claim and per number stated in an
+                // answer; the examples' answers quote their citations, so no answer fails.
+                let stated = report["summary"]["answer_numbers"]
+                    .as_object()
+                    .map_or(0, |m| m.values().map(|n| n.as_u64().unwrap() as usize).sum());
+                assert!(stated > 0, "the examples' answers state numbers");
+                assert_eq!(testcases, all.len() + stated, "{body}");
                 assert_eq!(failures.len(), not_reproduced, "{body}");
                 assert!(failures.iter().all(|(_, parent)| parent == "testcase"));
-                assert!(body.contains(&format!("tests=\"{}\" failures=\"{not_reproduced}\"", all.len())));
+                let tests = all.len() + stated;
+                assert!(body.contains(&format!("tests=\"{tests}\" failures=\"{not_reproduced}\"")));
                 for v in ["DISCREPANT", "BASE_MISMATCH", "UNVERIFIABLE", "INVALID"] {
                     assert!(body.contains(&format!("<failure type=\"{v}\"")), "{v}");
                 }
@@ -470,7 +476,7 @@ fn output_file_is_written_atomically() {
 
 #[test]
 fn json_report_is_byte_identical_and_timings_only_on_request() {
-    let args = ["check", EXAMPLES, "examples/citations/", "--format", "json"];
+    let args = ["check", EXAMPLES, "examples/citations/", "tests/fixtures/answers/", "--format", "json"];
     let a = recite(&args);
     let b = recite(&args);
     assert_eq!(code(&a), 1);
@@ -478,6 +484,10 @@ fn json_report_is_byte_identical_and_timings_only_on_request() {
     assert!(a.stdout == b.stdout, "two runs over the same inputs differ");
     let plain: Value = serde_json::from_slice(&a.stdout).unwrap();
     assert!(plain.get("timings").is_none());
+    assert!(plain["summary"]["answer_numbers"]["MISQUOTED"].as_u64() > Some(0), "the answers are in it");
+    let mut only = args.to_vec();
+    only.push("--answers-only");
+    assert!(recite(&only).stdout == recite(&only).stdout, "two --answers-only runs differ");
 
     let mut with = args.to_vec();
     with.push("--timings");
@@ -1377,4 +1387,144 @@ fn data_layer_in_the_working_directory_shadowing_the_bundled_one_is_warned() {
     let warning = report["data_layer"]["warning"].as_str().expect("a warning in the report");
     assert!(warning.contains("bundled"), "{warning}");
     assert!(stderr(&out).contains("shadows the bundled"), "{}", stderr(&out));
+}
+
+// The answer-text audit (docs/answers.md)
+
+/// Every stated number of every answer of a JSON report: (text, status).
+fn answer_numbers(report: &Value, file_suffix: &str) -> Vec<(String, String)> {
+    let input = report["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["file"].as_str().unwrap().ends_with(file_suffix));
+    let Some(input) = input else { return Vec::new() };
+    input["answers"]
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|a| a["numbers"].as_array().unwrap().iter())
+        .map(|n| (n["text"].as_str().unwrap().to_string(), n["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn answers_say_47_for_a_cited_44_is_misquoted_and_fails_fail_on_misquoted() {
+    let (_, report) = check_json(&["tests/fixtures/answers/misquoted.json"]);
+    let numbers = answer_numbers(&report, "misquoted.json");
+    assert!(numbers.contains(&("47%".into(), "MISQUOTED".into())), "{numbers:?}");
+    assert!(numbers.contains(&("4,654".into(), "TRACED".into())), "{numbers:?}");
+    assert_eq!(report["summary"]["answer_numbers"]["MISQUOTED"], 1);
+    // `47% would consider it` names Considered, not the conversion Considered → Purchased.
+    let n47 = &report["inputs"][0]["answers"][0]["numbers"][1];
+    assert_eq!(
+        (&n47["text"], &n47["measure"], &n47["ambiguous"]),
+        (&json!("47%"), &json!("Considered"), &json!(false))
+    );
+    assert_eq!(check_code(&["tests/fixtures/answers/misquoted.json", "--fail-on", "misquoted"]), 1);
+    assert_eq!(check_code(&["tests/fixtures/answers/misquoted.json", "--fail-on", "uncited"]), 0);
+    // A typo is an error that names it and lists the answer statuses too.
+    let out = recite(&["check", "tests/fixtures/answers/misquoted.json", "--fail-on", "misquote"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains("\"misquote\"") && err.contains("traced-to-discrepant"), "{err}");
+}
+
+#[test]
+fn answers_a_number_no_tool_returned_is_uncited() {
+    let (_, report) = check_json(&["tests/fixtures/answers/uncited.json"]);
+    let numbers = answer_numbers(&report, "uncited.json");
+    assert!(numbers.contains(&("58%".into(), "UNCITED".into())), "{numbers:?}");
+    assert!(numbers.contains(&("44%".into(), "TRACED".into())), "{numbers:?}");
+    assert_eq!(check_code(&["tests/fixtures/answers/uncited.json", "--fail-on", "misquoted,uncited"]), 1);
+}
+
+#[test]
+fn answers_of_the_bundled_examples_all_have_a_status_in_every_format() {
+    let (code, report) = check_json(&["examples/transcripts/", "--fail-on", "misquoted,uncited"]);
+    assert_eq!(code, 0, "the bundled answers quote their citations");
+    for file in ["agui-run.sse", "a2a-v03-task.json", "a2a-v10-stream.sse"] {
+        let numbers = answer_numbers(&report, file);
+        assert!(!numbers.is_empty(), "{file}: no answer number");
+        assert!(numbers.iter().all(|(_, s)| !s.is_empty()), "{file}: {numbers:?}");
+    }
+    let agui = answer_numbers(&report, "agui-run.sse");
+    for (text, status) in
+        [("69.4%", "TRACED"), ("-25.1", "TRACED_UNVERIFIED"), ("3,241", "TRACED_UNVERIFIED")]
+    {
+        assert!(agui.contains(&(text.into(), status.into())), "{text} {status}: {agui:?}");
+    }
+    // `from 30.6% to 27%` is a change: each value traced on its own, not a range fitting both.
+    let v10 = answer_numbers(&report, "a2a-v10-stream.sse");
+    for (text, status) in [("30.6%", "TRACED_TO_DISCREPANT"), ("27%", "TRACED")] {
+        assert!(v10.contains(&(text.into(), status.into())), "{text} {status}: {v10:?}");
+    }
+    let total: usize = ["agui-run.sse", "a2a-v03-task.json", "a2a-v10-stream.sse"]
+        .iter()
+        .map(|f| answer_numbers(&report, f).len())
+        .sum();
+    for format in ["text", "markdown", "html", "junit"] {
+        let out = stdout(&recite(&["check", "examples/transcripts/", "--format", format]));
+        let shown = ["TRACED", "MISQUOTED", "UNCITED", "RECOMPUTED_ONLY"]
+            .iter()
+            .map(|s| out.matches(s).count())
+            .sum::<usize>();
+        assert!(shown >= total, "{format}: {shown} statuses shown for {total} numbers");
+    }
+    let html = stdout(&recite(&["check", "examples/transcripts/agui-run.sse", "--format", "html"]));
+    assert!(
+        html.contains("<mark class=\"ans TRACED\" tabindex=\"0\" data-tip=\""),
+        "numbers highlighted in place"
+    );
+    assert!(!html.contains("<script"));
+}
+
+#[test]
+fn answers_only_lists_every_number_with_its_status() {
+    let out = recite(&["check", "tests/fixtures/answers/misquoted.json", "--answers-only"]);
+    let text = stdout(&out);
+    assert!(text.contains("47% MISQUOTED claim #1 Considered (claimed 0.44, recomputed 44%)"), "{text}");
+    assert!(!text.contains("REPRODUCED"), "only the answers: {text}");
+}
+
+#[test]
+fn answers_hostile_text_stays_inert_in_text_markdown_and_junit() {
+    // The misquoting fixture with markup, a Markdown link, a right-to-left override and a
+    // terminal escape in its answer and its message id.
+    let hostile =
+        "<script>alert(1)</script> [x](javascript:alert(1)) ![i](http://example.com/i.png) \u{202e}\u{1b}[2J";
+    let mut t: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/answers/misquoted.json")).unwrap(),
+    )
+    .unwrap();
+    let text = t.pointer_mut("/result/history/1/parts/0/text").unwrap();
+    *text = Value::String(format!("{hostile} {}", text.as_str().unwrap()));
+    *t.pointer_mut("/result/history/1/messageId").unwrap() = Value::String(format!("m2{hostile}"));
+    let dir = tempdir();
+    let file = write(dir.path(), "hostile.json", &serde_json::to_string(&t).unwrap());
+    let (_, report) = check_json(&[&file]);
+    assert!(
+        answer_numbers(&report, "hostile.json").contains(&("47%".into(), "MISQUOTED".into())),
+        "{report:#}"
+    );
+    for format in ["text", "markdown", "junit"] {
+        for extra in [&[][..], &["--answers-only"][..]] {
+            let mut args = vec!["check", file.as_str(), "--format", format];
+            args.extend_from_slice(extra);
+            let out = stdout(&recite(&args));
+            assert!(out.contains("MISQUOTED"), "{format} {extra:?}: {out}");
+            assert!(!out.contains('\u{1b}'), "{format} {extra:?}: a control as it is");
+            // JUnit XML carries bidi characters as text (docs/design.md); the others show them.
+            if format != "junit" || !extra.is_empty() {
+                assert!(!out.contains('\u{202e}'), "{format} {extra:?}: a bidi override as it is");
+            }
+            if format != "text" && extra.is_empty() {
+                assert!(!out.contains("<script"), "{format}: markup as it is: {out}");
+            }
+            if format == "markdown" && extra.is_empty() {
+                assert!(!out.contains("](javascript") && !out.contains("!["), "a live Markdown link: {out}");
+            }
+        }
+    }
 }

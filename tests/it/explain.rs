@@ -52,7 +52,7 @@ impl Recite {
             &self.catalog,
             &self.registry,
             &self.engine,
-            Options { interval: Interval::Logit, explain },
+            Options { explain, ..Options::default() },
         )
     }
 

@@ -925,3 +925,146 @@ fn html_link_text_drops_bidi_overrides() {
     // Nowhere else on the page either.
     assert!(!html.contains('\u{202e}'), "a right-to-left override on the page");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The answer-text audit (issue 12)
+
+/// What a hostile agent wraps around its misquoting answer: markup, a Markdown link and image,
+/// a right-to-left override, a terminal escape.
+const ANSWER_PREFIX: &str = "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](javascript:alert(1)) \
+![i](http://example.com/i.png) \u{202e}";
+
+/// `tests/fixtures/answers/misquoted.json` (its answer says 47% for a cited 44%) with
+/// [`ANSWER_PREFIX`] before the answer, a terminal escape after it and an extra uncited 58%.
+fn hostile_answer(dir: &Path) -> PathBuf {
+    let fixture = std::fs::read_to_string(root().join("tests/fixtures/answers/misquoted.json")).unwrap();
+    let mut t: Value = serde_json::from_str(&fixture).unwrap();
+    let text = t.pointer_mut("/result/history/1/parts/0/text").expect("the agent's answer");
+    let answer = text.as_str().unwrap().trim_end_matches('.').to_string();
+    *text = Value::String(format!("{ANSWER_PREFIX}{answer}; 58% would recommend it.\u{1b}[2J"));
+    let path = dir.join("hostile-answer.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&t).unwrap()).unwrap();
+    path
+}
+
+/// `s` as the report shows input text: control (but tab and newline) and bidi characters as
+/// `\u{…}`.
+fn shown(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            let bidi = matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+            if (c.is_control() && c != '\t' && c != '\n') || bidi {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn answer_numbers_highlighted_in_place_with_their_citation_on_hover_and_focus() {
+    let Some(browser) = chromium() else { return };
+    let dir = scratch();
+    let hostile = hostile_answer(dir.path());
+    let inputs = [
+        hostile.to_str().unwrap(),
+        "examples/transcripts/agui-run.sse",
+        "examples/transcripts/a2a-v10-stream.sse",
+    ];
+    let page = dir.path().join("answers.html");
+    let (json_code, report) = check_json(&inputs);
+    let (html_code, html) = check_html(&inputs, &page);
+    assert_eq!(html_code, json_code);
+    assert_static_page(&html);
+    assert!(!html.contains('\u{202e}') && !html.contains('\u{1b}'), "controls written as they are");
+
+    let dom = Dom::parse(&dump_dom(&browser, &page));
+    assert_eq!(dom.title(), TITLE, "no script ran");
+    let wrong = active_content(&dom);
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // The tip shows on hover and on keyboard focus alike, by CSS: the page runs no script.
+    let style = dom.text(dom.find_tag(0, "style")[0]);
+    assert!(style.contains(".ans:hover::after,.ans:focus::after{content:attr(data-tip)"), "{style}");
+
+    let sections: Vec<_> =
+        dom.elements().filter(|&n| dom.tag(n) == "section" && dom.has_class(n, "input")).collect();
+    let reported = report["inputs"].as_array().unwrap();
+    assert_eq!(sections.len(), reported.len());
+    let mut statuses = Vec::new();
+    for (input, &section) in reported.iter().zip(&sections) {
+        let file = input["file"].as_str().unwrap();
+        let answers = input["answers"].as_array().unwrap_or_else(|| panic!("{file}: no answer audited"));
+        let turns = dom.find(section, "turn");
+        for answer in answers {
+            let turn = turns[answer["turn"].as_u64().unwrap() as usize];
+            let texts: Vec<_> =
+                dom.find(turn, "text").into_iter().filter(|&t| dom.parent(t) == turn).collect();
+            assert_eq!(texts.len(), 1, "{file}: one text for the answer");
+            // The answer reads as written, the numbers marked inside it.
+            let written = answer["text"].as_str().unwrap();
+            assert_eq!(dom.text(texts[0]), shown(written), "{file}: the answer's text");
+            let marks = dom.find_tag(texts[0], "mark");
+            let numbers = answer["numbers"].as_array().unwrap();
+            assert_eq!(marks.len(), numbers.len(), "{file}: one mark per stated number");
+            for (&mark, n) in marks.iter().zip(numbers) {
+                let (text, status) = (n["text"].as_str().unwrap(), n["status"].as_str().unwrap());
+                let (start, end) =
+                    (n["start"].as_u64().unwrap() as usize, n["end"].as_u64().unwrap() as usize);
+                assert_eq!(&written[start..end], text, "{file}: the number's span");
+                assert_eq!(dom.text(mark), text, "{file}: marked in place");
+                assert!(dom.has_class(mark, "ans") && dom.has_class(mark, status), "{file}: {text} {status}");
+                assert_eq!(dom.attr(mark, "data-status"), Some(status));
+                assert_eq!(dom.attr(mark, "tabindex"), Some("0"), "{file}: {text} is a tab stop");
+                let tip = dom.attr(mark, "data-tip").unwrap_or_else(|| panic!("{file}: {text} has no tip"));
+                assert_eq!(
+                    dom.attr(mark, "aria-label"),
+                    Some(tip),
+                    "{file}: the label says what the tip says"
+                );
+                assert!(tip.starts_with(&format!("{text} {status}")), "{tip}");
+                if let (Some(c), Some(m)) = (n["claim"].as_u64(), n["measure"].as_str()) {
+                    assert!(tip.contains(&format!("claim #{} {m}", c + 1)), "{file}: citation in {tip:?}");
+                }
+                for key in ["claimed", "recomputed"] {
+                    if let Some(v) = n[key].as_str() {
+                        assert!(tip.contains(&format!("{key} {v}")), "{file}: {key} value in {tip:?}");
+                    }
+                }
+                statuses.push((file.to_string(), text.to_string(), status.to_string(), tip.to_string()));
+            }
+            let summary = dom.find(turn, "ans-summary");
+            assert_eq!(summary.len(), 1, "{file}: the answer's summary");
+            assert_eq!(dom.find_tag(summary[0], "li").len(), numbers.len(), "{file}: every number listed");
+        }
+    }
+    // Every mark on the page is recite's, inside an answer's text.
+    for mark in dom.find_tag(0, "mark") {
+        assert!(
+            dom.has_class(mark, "ans") && dom.has_class(dom.parent(mark), "text"),
+            "{:?}",
+            dom.attrs(mark)
+        );
+    }
+    let hostile_file = hostile.to_str().unwrap();
+    let misquoted = statuses
+        .iter()
+        .find(|(f, t, s, _)| f == hostile_file && t == "47%" && s == "MISQUOTED")
+        .expect("47% MISQUOTED");
+    assert!(
+        misquoted.3.contains("claimed 0.44") && misquoted.3.contains("recomputed 44%"),
+        "{}",
+        misquoted.3
+    );
+    assert!(
+        statuses.iter().any(|(f, t, s, _)| f == hostile_file && t == "58%" && s == "UNCITED"),
+        "{statuses:#?}"
+    );
+    assert!(
+        statuses.iter().any(|(f, _, s, _)| f.ends_with("agui-run.sse") && s == "TRACED"),
+        "{statuses:#?}"
+    );
+    // The hostile markup is text.
+    let all = dom.text(0);
+    assert!(all.contains("<script>alert(1)</script>") && all.contains("<img src=x onerror=alert(1)>"));
+}

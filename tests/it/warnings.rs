@@ -9,7 +9,6 @@ use recite::engine::Engine;
 use recite::extractor::Registry;
 use recite::settle::pipeline::{self, Claim, Options};
 use recite::settle::{AuditKind, Settlement, Verdict, WarningAudit};
-use recite::stats::Interval;
 use serde_json::{Value, json};
 
 use crate::support::{recite, root};
@@ -40,13 +39,7 @@ fn settle(pair: &Value) -> Settlement {
     let registry = Registry::load(None).unwrap();
     let engine = Engine::new();
     let claims = [Claim { citation: pair["citation"].clone(), numbers: claim::leaves(&pair["result"]) }];
-    let (mut s, _) = pipeline::settle_all(
-        &claims,
-        &catalog,
-        &registry,
-        &engine,
-        Options { interval: Interval::Logit, explain: true },
-    );
+    let (mut s, _) = pipeline::settle_all(&claims, &catalog, &registry, &engine, Options::default());
     s.remove(0)
 }
 
