@@ -15,7 +15,7 @@ use crate::claim::{Claimed, fold};
 use crate::extractor::Unit;
 use crate::settle::compare::{compare, reads_as_percent};
 use crate::settle::verdict::{Settlement, Verdict, show};
-use crate::stats::{Estimate, Sample};
+use crate::stats::Estimate;
 use crate::transcript::Turn;
 
 pub mod find;
@@ -269,7 +269,7 @@ fn agrees(stated: &Stated, unit: Unit, value: f64, count: bool) -> bool {
         ci_low: value,
         ci_high: value,
         deff: None,
-        sample: Sample::BaseRows,
+        sample: crate::stats::Sample::BaseRows,
     };
     compare(unit, Some(&e), &claimed).is_some_and(|c| c.matched)
 }

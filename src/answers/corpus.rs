@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::claim::parse_number;
 use crate::settle::{BaseRow, Comparison, MeasureRow};
-use crate::stats::{BaseFacts, Sample};
+use crate::stats::BaseFacts;
 
 fn est(v: f64) -> Option<Estimate> {
     Some(Estimate {
@@ -16,7 +16,7 @@ fn est(v: f64) -> Option<Estimate> {
         ci_low: v - 0.02,
         ci_high: v + 0.02,
         deff: None,
-        sample: Sample::BaseRows,
+        sample: crate::stats::Sample::BaseRows,
     })
 }
 
