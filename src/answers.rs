@@ -1,7 +1,7 @@
 //! The answer-text audit: every number an agent's answer states, traced to the cited results of
 //! the same exchange (docs/answers.md).
 //!
-//! [`find`] finds the stated numbers; [`trace`] matches each with the [`Source`]s (the cited
+//! [`mod@find`] finds the stated numbers; [`trace`] matches each with the [`Source`]s (the cited
 //! numbers, as claimed and as recomputed) at the number's shown precision, with the same
 //! half-unit rule as claims ([`crate::settle::compare::compare`]); [`audit`] does it for every agent
 //! turn of a document. Ambiguity is reported, never resolved by a guess, and when candidates
