@@ -11,7 +11,7 @@ use recite::catalog::Catalog;
 use recite::claimset::{ClaimSpec, generate};
 use recite::engine::Engine;
 use recite::extractor::Registry;
-use recite::pipeline::{self, Claim, Options};
+use recite::settle::pipeline::{self, Claim, Options};
 use recite::synth::{VersantSpec, write_versant};
 use serde_json::json;
 

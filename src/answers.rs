@@ -1,9 +1,9 @@
 //! The answer-text audit: every number an agent's answer states, traced to the cited results of
 //! the same exchange (docs/answers.md).
 //!
-//! [`find`] finds the stated numbers; [`trace`] matches each with the [`Source`]s (the cited
+//! [`mod@find`] finds the stated numbers; [`trace`] matches each with the [`Source`]s (the cited
 //! numbers, as claimed and as recomputed) at the number's shown precision, with the same
-//! half-unit rule as claims ([`crate::compare::compare`]); [`audit`] does it for every agent
+//! half-unit rule as claims ([`crate::settle::compare::compare`]); [`audit`] does it for every agent
 //! turn of a document. Ambiguity is reported, never resolved by a guess, and when candidates
 //! disagree the most doubtful status is given: the cardinal rule holds here too.
 
@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::claim::{Claimed, fold};
-use crate::compare::{Settlement, Verdict, compare, reads_as_percent, show};
 use crate::extractor::Unit;
+use crate::settle::compare::{compare, reads_as_percent};
+use crate::settle::verdict::{Settlement, Verdict, show};
 use crate::stats::Estimate;
 use crate::transcript::Turn;
 

@@ -268,10 +268,11 @@ pub enum ReplicateMethod {
 impl Replicates {
     /// The replication of a table with these columns (its schema's names, in order): the
     /// matching columns, and the scale, rscales and df with the method's defaults.
+    #[cfg(feature = "engine")]
     pub fn resolve<'a>(
         &self,
         names: impl Iterator<Item = &'a str>,
-    ) -> Result<crate::stats::Replication, String> {
+    ) -> Result<crate::engine::Replication, String> {
         let columns: Vec<String> =
             names.filter(|n| pattern_matches(&self.columns, n)).map(str::to_string).collect();
         if columns.is_empty() {
@@ -312,11 +313,12 @@ impl Replicates {
         if !(df.is_finite() && df >= 1.0) {
             return Err(format!("the replicate df {df} is not a number ≥ 1"));
         }
-        Ok(crate::stats::Replication { method: self.method, columns, scale, rscales, mse: self.mse, df })
+        Ok(crate::engine::Replication { method: self.method, columns, scale, rscales, mse: self.mse, df })
     }
 }
 
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters.
+#[cfg(feature = "engine")]
 fn pattern_matches(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::catalog::{Catalog, Study};
 use crate::engine::Engine;
 use crate::extractor::{Registry, Unit};
-use crate::pipeline::{self, Claim, Options};
+use crate::settle::pipeline::{self, Claim, Options};
 use crate::synth::SplitMix64;
 
 /// What to generate.

@@ -1,7 +1,15 @@
 //! The engine: DataFusion, in process. Every estimate of every job on one table is computed in
-//! ONE scan of that table: each needed sum becomes one `SUM(CASE WHEN … THEN … END)` aggregate
-//! of a single aggregate plan (the CASE form measured fastest on DataFusion 55; see DESIGN.md),
-//! and identical aggregates from different jobs are computed once.
+//! ONE scan of that table, by one of two plans:
+//!
+//! - the grouped plan (`grouped`), when every cited column holds integer codes and there are
+//!   at most `grouped::MAX_COLUMNS` of them: DataFusion computes packed keys per row and recite
+//!   reduces them to the count, Σw and Σw² per code, period, base and cell, from which every
+//!   sum is taken; its cost depends on the columns cited, not on the number of claims;
+//! - otherwise the summed plan: each needed sum one `SUM(CASE WHEN … THEN … END)` aggregate of a
+//!   single aggregate plan (the CASE form measured fastest on DataFusion 55; see
+//!   docs/design.md), identical aggregates from different jobs computed once.
+//!
+//! `tests/it/engine_plans.rs` proves the two plans agree.
 //!
 //! Names reach DataFusion only as column expressions built from the catalog (`ident`), values
 //! only as literals. The SQL that is parsed is the catalog's own period, base and cell filters,
@@ -26,7 +34,6 @@ use serde::Serialize;
 use crate::catalog::{self, Study};
 use crate::extractor::{Clause, Measure, Op, Pred};
 use crate::resolve::{Rows, Schemas};
-use crate::stats::{Replicated, Sums, Var, needed_pairs, vars_for};
 
 /// What to compute over one set of base rows.
 #[derive(Debug, Clone)]
@@ -64,6 +71,46 @@ pub struct ScanStats {
     pub aggregates: usize,
     /// Extra fused scans made to explain claims not reproduced (one per table that has any).
     pub explanation_scans: usize,
+    /// The plan each scan of the settling run took, and why, in table order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<PlanChoice>,
+}
+
+impl ScanStats {
+    /// Adds what another scan of the same run read.
+    pub(crate) fn absorb(&mut self, other: ScanStats) {
+        self.scans += other.scans;
+        self.rows_scanned += other.rows_scanned;
+        self.aggregates += other.aggregates;
+        self.plans.extend(other.plans);
+    }
+}
+
+/// The two ways one scan of a table is planned (docs/design.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScanPlan {
+    /// DataFusion computes packed keys per row; recite reduces them to sums per code
+    /// (`engine/grouped.rs`).
+    Grouped,
+    /// One `SUM(CASE …)` aggregate per sum.
+    Summed,
+}
+
+/// The plan one scan of a table took, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct PlanChoice {
+    /// The table, by its catalog name.
+    pub table: String,
+    /// The plan.
+    pub plan: ScanPlan,
+    /// Why this plan, in words.
+    pub reason: String,
+}
+
+/// The catalog name of the table a scan's jobs read.
+fn table_of(jobs: &[&Job]) -> String {
+    jobs.first().map(|j| j.rows.table.clone()).unwrap_or_default()
 }
 
 /// The jobs of one scan: a table's files and design, and which jobs read it.
@@ -214,6 +261,9 @@ fn invalid_weight(weight: &str) -> EngineError {
 }
 
 mod grouped;
+pub mod sums;
+
+pub use sums::{Replicated, Replication, Sums, Var, needed_pairs, vars_for};
 
 struct Registered {
     name: String,
@@ -587,9 +637,7 @@ impl Engine {
             for (i, r) in outs {
                 results[i] = r;
             }
-            stats.scans += s.scans;
-            stats.rows_scanned += s.rows_scanned;
-            stats.aggregates += s.aggregates;
+            stats.absorb(s);
         }
         stats.tables_scanned =
             groups.iter().map(|((location, _), _)| location).collect::<std::collections::BTreeSet<_>>().len();
@@ -643,9 +691,7 @@ impl Engine {
             for (&i, r) in part.iter().zip(outs) {
                 results[i] = r;
             }
-            stats.scans += s.scans;
-            stats.rows_scanned += s.rows_scanned;
-            stats.aggregates += s.aggregates;
+            stats.absorb(s);
         }
         (results, stats)
     }
@@ -764,10 +810,36 @@ impl Engine {
                 }
             }
         }
-        match grouped::unsuitable(&schema, jobs) {
-            None if self.grouped => self.scan_grouped(location, design, jobs),
-            _ => self.scan(location, design, jobs),
+        let (plan, reason) = self.choose(&schema, jobs);
+        match plan {
+            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason),
+            ScanPlan::Summed => self.scan_summed(location, design, jobs, reason),
         }
+    }
+
+    /// The plan for one scan of a table's jobs, and why: grouped when every cited column holds
+    /// integer codes and there are few enough of them, else summed.
+    fn choose(&self, schema: &Schema, jobs: &[&Job]) -> (ScanPlan, String) {
+        if !self.grouped {
+            return (ScanPlan::Summed, "the grouped plan is turned off (Engine::summed_only)".into());
+        }
+        match grouped::unsuitable(schema, jobs) {
+            Some(why) => (ScanPlan::Summed, why),
+            None => (ScanPlan::Grouped, grouped::suitable(jobs)),
+        }
+    }
+
+    /// The summed scan, recorded in the stats as the plan taken, for `reason`.
+    pub(crate) fn scan_summed(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        jobs: &[&Job],
+        reason: String,
+    ) -> Result<(Outcomes, ScanStats), ScanError> {
+        let (outcomes, mut stats) = self.scan(location, design, jobs)?;
+        stats.plans.push(PlanChoice { table: table_of(jobs), plan: ScanPlan::Summed, reason });
+        Ok((outcomes, stats))
     }
 
     /// One scan of one table for all its jobs, every sum one `SUM(CASE …)` aggregate.
@@ -824,6 +896,7 @@ impl Engine {
             rows_scanned: total(rows_slot) as u64,
             aggregates: n_aggs,
             explanation_scans: 0,
+            plans: Vec::new(),
         };
         let outcomes = plans
             .into_iter()

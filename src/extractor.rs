@@ -81,13 +81,13 @@ pub struct MeasureDef {
     /// Repetition over codes.
     #[serde(default)]
     pub each: Option<Each>,
-    /// `share = "PRED"`: Σw·1[pred] / Σw.
+    /// `share = "PRED"`: Σw·1\[pred\] / Σw.
     #[serde(default)]
     pub share: Option<String>,
     /// `mean = "x"`: Σw·x / Σw.
     #[serde(default)]
     pub mean: Option<String>,
-    /// `ratio = ["NUM", "DEN"]`: Σw·1[num] / Σw·1[den].
+    /// `ratio = ["NUM", "DEN"]`: Σw·1\[num\] / Σw·1\[den\].
     #[serde(default)]
     pub ratio: Option<[String; 2]>,
     /// `difference = ["A", "B"]`: scale·(A − B), over measures named earlier.
@@ -222,13 +222,13 @@ pub fn num(v: f64) -> String {
 /// What a measure computes, expanded for one column.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Kind {
-    /// Σw·1[pred] / Σw.
+    /// Σw·1\[pred\] / Σw.
     Share(Pred),
     /// Σw·x / Σw.
     Mean,
-    /// Σw·1[num] / Σw·1[den].
+    /// Σw·1\[num\] / Σw·1\[den\].
     Ratio(Pred, Pred),
-    /// scale·(m[a] − m[b]), indices of earlier measures.
+    /// scale·(m\[a\] − m\[b\]), indices of earlier measures.
     Difference {
         /// The first measure.
         a: usize,

@@ -8,11 +8,12 @@
 //! - [`catalog`] and [`extractor`]: the declared data layer and the registered functions;
 //!   [`sav`] reads SPSS files and their dictionaries into it;
 //! - [`resolve`]: citation + catalog + registry → what to compute, by catalog names only;
-//! - [`engine`]: DataFusion, every measure of every item on one table in one scan;
-//! - [`stats`]: standard errors, intervals, effective base;
-//! - [`pipeline`]: the whole path for many claims, fused per table;
-//! - [`compare`]: claimed vs recomputed → a [`compare::Verdict`]; [`explain`]: what the agent
-//!   most likely computed instead;
+//! - [`engine`]: DataFusion, every measure of every item on one table in one scan, returning
+//!   the sufficient statistics of [`engine::sums`];
+//! - [`stats`]: standard errors, intervals, effective base, from those sums;
+//! - [`settle`]: claimed vs recomputed → a verdict ([`settle::compare`]), what the agent most
+//!   likely computed instead ([`settle::explain`]), and the whole path for many claims, fused
+//!   per table ([`settle::pipeline`]);
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
 //! Without the default `engine` feature only the reading half builds (transcript, citation,
@@ -33,22 +34,17 @@ pub mod claim;
 #[cfg(feature = "engine")]
 pub mod claimset;
 #[cfg(feature = "engine")]
-pub mod compare;
-#[cfg(feature = "engine")]
 pub mod engine;
-#[cfg(feature = "engine")]
-pub mod explain;
 pub mod extractor;
 pub mod json;
 pub mod moca;
-#[cfg(feature = "engine")]
-pub mod pipeline;
 #[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod resolve;
 #[cfg(feature = "engine")]
 pub mod sav;
+pub mod settle;
 #[cfg(feature = "engine")]
 pub mod starter;
 #[cfg(feature = "engine")]

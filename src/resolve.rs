@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use crate::catalog::{self, Catalog, Column, Design, NotFound, Study, Thresholds};
 use crate::citation::Citation;
+use crate::engine::Replication;
 use crate::extractor::{Measure, Registry};
-use crate::stats::Replication;
 
 /// Where the resolver gets a table's columns from (the engine, in practice).
 pub trait Schemas {

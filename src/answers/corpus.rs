@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::claim::parse_number;
-use crate::compare::{BaseRow, Comparison, MeasureRow};
+use crate::settle::{BaseRow, Comparison, MeasureRow};
 use crate::stats::BaseFacts;
 
 fn est(v: f64) -> Option<Estimate> {

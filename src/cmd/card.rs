@@ -52,7 +52,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             None => say!(o, "  citations extension: not declared (optional)"),
         }
         for f in &r.findings {
-            say!(o, "  {:?} {}: {}", f.level, f.rule, f.message);
+            say!(o, "  {} {}: {}", f.level, f.rule, f.message);
         }
     }
     super::write_output(None, &o)?;

@@ -32,10 +32,10 @@ use rayon::prelude::*;
 
 use recite::answers::{self, Status};
 use recite::claim;
-use recite::compare::{Settlement, Verdict};
 use recite::engine::Engine;
-use recite::pipeline::{self, Claim, Options};
 use recite::report::{self, ClaimReport, Input, Report};
+use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{Settlement, Verdict};
 use recite::stats::{DfRule, Interval};
 use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};
 

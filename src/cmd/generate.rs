@@ -4,7 +4,7 @@ const USAGE: &str = "\
 Examples:
   recite generate versant --out datasets/versant                the bundled 50,000 rows
   recite generate versant --rows 1000000 --extra-questions 160 --out /tmp/versant-1m
-  recite generate claims --data /tmp/versant-1m --count 10000 --wrong 0.1 --out claims.jsonl
+  recite generate claims --data /tmp/versant-1m --count 10000 --wrong 0.1 --output claims.jsonl
 
 `versant` writes versant_flat.parquet (zstd, several row groups) and its study.toml. The same
 spec and seed always give the same file: rows are a pure function of (seed, row index), drawn

@@ -28,10 +28,10 @@ use serde_json::Value;
 
 use recite::citation::Problem;
 use recite::claim::{self, Claimed};
-use recite::compare::{Settlement, Verdict};
 use recite::engine::Engine;
-use recite::pipeline::{self, Claim, Options};
 use recite::report::{self, ClaimReport, Input, Report};
+use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{Settlement, Verdict};
 use recite::stats::{DfRule, Interval};
 use recite::transcript::{self, Format, Locator, plain};
 

@@ -22,11 +22,11 @@ use datafusion::prelude::{cast, ident, lit, when};
 use rayon::prelude::*;
 
 use super::{
-    Engine, EngineError, FIXED_LIMIT, Filters, Job, Outcome, Outcomes, Role, ScanError, ScanStats,
-    check_weight_sums, invalid_weight, overflow, scan_error,
+    Engine, EngineError, FIXED_LIMIT, Filters, Job, Outcome, Outcomes, PlanChoice, Role, ScanError, ScanPlan,
+    ScanStats, check_weight_sums, invalid_weight, overflow, scan_error, table_of,
 };
+use super::{Sums, Var, needed_pairs, vars_for};
 use crate::resolve::Rows;
-use crate::stats::{Sums, Var, needed_pairs, vars_for};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
 const MAX_FLAGS: usize = 62;
@@ -34,14 +34,44 @@ const MAX_FLAGS: usize = 62;
 pub const MAX_COLUMNS: usize = 56;
 /// Codes must fit in the key beside the base mask (|code| < 2^42, base bits ≤ 20: < 2^62).
 const MAX_CODE: i64 = 1 << 42;
+/// The key of a row whose code is beyond ±2^42: no packed key can be this (|key| < 2^62), so
+/// the reduction sees it, and the table is scanned by the summed plan instead of losing rows.
+const OUT_OF_RANGE: i64 = i64::MIN;
 /// Decimal places kept of weights (and squared weights) when they are summed in fixed point.
 pub const FIXED_SCALE: i8 = 12;
 /// Most bases cited with one column.
 const MAX_BASE_BITS: usize = 20;
 
-/// Why a table's jobs cannot take the grouped scan (they take the summed one). Integer
-/// columns with codes beyond ±2^42 are not grouped (their rows would be dropped): such
-/// magnitudes are not codes, so this is only documented, not detected.
+/// The packed key of a cited column's code: `code·2^bits + base mask` for a code within ±2^42,
+/// [`OUT_OF_RANGE`] beyond, null for a null code (the row is not in that column's base).
+fn key_expr(code: Expr, bits: i64, base_mask: Expr) -> Result<Expr, EngineError> {
+    let in_range =
+        code.clone().is_not_null().and(code.clone().lt(lit(MAX_CODE))).and(code.clone().gt(lit(-MAX_CODE)));
+    when(in_range, code.clone() * lit(1i64 << bits) + base_mask)
+        .when(code.is_not_null(), lit(OUT_OF_RANGE))
+        .end()
+        .map_err(|e| EngineError::Internal(e.strip_backtrace()))
+}
+
+/// A packed key's code and base mask (the inverse of [`key_expr`], negative codes included).
+fn unpack(key: i64, bits: i64) -> (i64, i64) {
+    (key >> bits, key & ((1i64 << bits) - 1))
+}
+
+/// Why the grouped scan suits a table's jobs, in words.
+pub fn suitable(jobs: &[&Job]) -> String {
+    let mut columns: Vec<&str> = jobs.iter().map(|j| j.rows.column.as_str()).collect();
+    columns.sort_unstable();
+    columns.dedup();
+    match columns.as_slice() {
+        [one] => format!("the cited column {one:?} holds integer codes"),
+        all => format!("all {} cited columns hold integer codes", all.len()),
+    }
+}
+
+/// Why a table's jobs cannot take the grouped scan (they take the summed one). A column whose
+/// codes turn out to lie beyond ±2^42 is found during the grouped scan, which then gives way to
+/// the summed one (see [`OUT_OF_RANGE`]).
 pub fn unsuitable(schema: &datafusion::arrow::datatypes::Schema, jobs: &[&Job]) -> Option<String> {
     let mut columns: Vec<&str> = jobs.iter().map(|j| j.rows.column.as_str()).collect();
     columns.sort_unstable();
@@ -141,6 +171,7 @@ impl Engine {
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&Job],
+        reason: String,
     ) -> Result<(Outcomes, ScanStats), ScanError> {
         let reg = self.register(location)?;
         let mut filters = Filters::new(self, &reg.schema)?;
@@ -207,7 +238,8 @@ impl Engine {
             .map(|(i, _)| i)
             .collect();
         if deferred.len() == jobs.len() {
-            return self.scan(location, design, jobs);
+            let why = "more periods, cells or bases than the grouped plan's masks hold";
+            return self.scan_summed(location, design, jobs, why.into());
         }
         let mut later = None;
         if !deferred.is_empty() {
@@ -227,13 +259,7 @@ impl Engine {
         let mut select = vec![periods.mask()?.alias("pm"), cells.mask()?.alias("cm")];
         for (i, c) in columns.iter().enumerate() {
             let bits = bases[i].exprs.len() as i64;
-            let x = cast(ident(c), DataType::Int64);
-            let key = when(
-                x.clone().is_not_null().and(x.clone().lt(lit(MAX_CODE))).and(x.clone().gt(lit(-MAX_CODE))),
-                x * lit(1i64 << bits) + bases[i].mask()?,
-            )
-            .end()
-            .map_err(|e| EngineError::Internal(e.strip_backtrace()))?;
+            let key = key_expr(cast(ident(c), DataType::Int64), bits, bases[i].mask()?)?;
             select.push(key.alias(format!("k{i}")));
         }
         for (i, w) in weights.iter().enumerate() {
@@ -242,6 +268,12 @@ impl Engine {
         if let Some((s, p)) = design {
             select.push(cast(ident(s), DataType::Utf8).alias("s"));
             select.push(cast(ident(p), DataType::Utf8).alias("p"));
+        }
+        let layout = Layout { columns: columns.len(), weights: weights.len(), design: design.is_some() };
+        if select.len() != layout.width() {
+            return Err(ScanError::Fatal(EngineError::Internal(
+                "the grouped projection is out of layout".into(),
+            )));
         }
         // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
         // groups by their statistics (a tracker written wave by wave reads one wave for one
@@ -274,7 +306,7 @@ impl Engine {
                             tasks.spawn(async move {
                                 let mut part = Partial::new(n_columns);
                                 while let Some(batch) = futures::StreamExt::next(&mut stream).await {
-                                    part.add(&batch?, n_weights)?;
+                                    part.add(&batch?, &layout)?;
                                 }
                                 Ok::<_, datafusion::error::DataFusionError>(part)
                             });
@@ -289,6 +321,13 @@ impl Engine {
                     })
                     .map_err(|e| scan_error(&e))?
             };
+        if let Some(c) = (0..columns.len()).find(|&c| partials.iter().any(|p| p.out_of_range[c])) {
+            let why = format!(
+                "column {:?} holds codes beyond ±2^42, which the grouped key cannot pack",
+                columns[c]
+            );
+            return self.scan_summed(location, design, jobs, why);
+        }
         let rows_total: u64 = partials.iter().map(|p| p.rows).sum();
         let mut psus: BTreeMap<(String, String), ()> = BTreeMap::new();
         for p in &partials {
@@ -311,11 +350,12 @@ impl Engine {
         for (c, map) in merged.into_iter().enumerate() {
             let bits = bases[c].exprs.len() as i64;
             for ((pm, cm, key, psu), v) in map {
+                let (code, bmask) = unpack(key, bits);
                 by_column[c].push(Row {
                     pm,
                     cm,
-                    code: key >> bits,
-                    bmask: key & ((1i64 << bits) - 1),
+                    code,
+                    bmask,
                     psu,
                     n: v.n as f64,
                     weighted: v
@@ -346,7 +386,11 @@ impl Engine {
             rows_scanned: rows_total,
             aggregates: 1 + 3 * weights.len(),
             explanation_scans: 0,
+            plans: Vec::new(),
         };
+        if !columns.is_empty() {
+            stats.plans.push(PlanChoice { table: table_of(jobs), plan: ScanPlan::Grouped, reason });
+        }
         // Jobs that select the same rows (column, period, base, weight, missing codes, cells)
         // share one accumulation: a batch of claims repeats these a lot.
         let psu_index: HashMap<&(String, String), usize> =
@@ -387,11 +431,50 @@ impl Engine {
             for (&i, out) in deferred.iter().zip(outs) {
                 outcomes[i] = out;
             }
-            stats.scans += s.scans;
-            stats.rows_scanned += s.rows_scanned;
-            stats.aggregates += s.aggregates;
+            stats.absorb(s);
         }
         Ok((outcomes, stats))
+    }
+}
+
+/// Where each value sits in the grouped scan's projection, which is built in this order: the
+/// period mask, the cell mask, one packed key per cited column, one value per weight, and the
+/// design's stratum and PSU. The reduction reads the batches by these indices.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// Cited columns (one key each).
+    columns: usize,
+    /// Weights.
+    weights: usize,
+    /// Whether the table has a design (stratum and PSU last).
+    design: bool,
+}
+
+impl Layout {
+    /// The period mask.
+    const PERIODS: usize = 0;
+    /// The cell mask.
+    const CELLS: usize = 1;
+
+    /// The packed key of cited column `c`.
+    fn key(&self, c: usize) -> usize {
+        2 + c
+    }
+
+    /// Weight `i`.
+    fn weight(&self, i: usize) -> usize {
+        2 + self.columns + i
+    }
+
+    /// The stratum and PSU, with a design.
+    fn design(&self) -> Option<(usize, usize)> {
+        let at = 2 + self.columns + self.weights;
+        self.design.then_some((at, at + 1))
+    }
+
+    /// Columns in all.
+    fn width(&self) -> usize {
+        2 + self.columns + self.weights + if self.design { 2 } else { 0 }
     }
 }
 
@@ -480,6 +563,8 @@ struct Partial {
     sums: Vec<Vec<(u64, i128, i128)>>,
     /// Per column: per group and weight, INVALID / OVERFLOW flags.
     bad: Vec<Vec<u8>>,
+    /// Per column: whether a row's code was beyond ±2^42 (its key is [`OUT_OF_RANGE`]).
+    out_of_range: Vec<bool>,
     psu_names: Vec<(String, String)>,
     psu_index: HashMap<(String, String), u32>,
 }
@@ -494,6 +579,7 @@ impl Partial {
             counts: vec![Vec::new(); columns],
             sums: vec![Vec::new(); columns],
             bad: vec![Vec::new(); columns],
+            out_of_range: vec![false; columns],
             psu_names: Vec::new(),
             psu_index: HashMap::new(),
         }
@@ -510,21 +596,22 @@ impl Partial {
         })
     }
 
-    /// Adds one batch of (pm, cm, k0…, w0…, [s, p]) rows, column by column.
-    fn add(&mut self, b: &RecordBatch, n_weights: usize) -> datafusion::error::Result<()> {
+    /// Adds one batch of rows laid out as `layout` says, column by column.
+    fn add(&mut self, b: &RecordBatch, layout: &Layout) -> datafusion::error::Result<()> {
         use datafusion::arrow::datatypes::Float64Type;
-        let schema = b.schema();
-        let col = |name: &str| schema.index_of(name).map(|i| b.column(i).clone());
-        let pm = col("pm")?;
-        let pm = pm.as_primitive::<Int64Type>();
-        let cm = col("cm")?;
-        let cm = cm.as_primitive::<Int64Type>();
-        let ws: Vec<_> = (0..n_weights).map(|i| col(&format!("w{i}"))).collect::<Result<_, _>>()?;
-        let ws: Vec<_> = ws.iter().map(|w| w.as_primitive::<Float64Type>()).collect();
-        let design = match (col("s"), col("p")) {
-            (Ok(s), Ok(p)) => Some((s, p)),
-            _ => None,
-        };
+        if b.num_columns() != layout.width() {
+            return Err(datafusion::error::DataFusionError::Internal(format!(
+                "a grouped batch has {} columns, its layout {}",
+                b.num_columns(),
+                layout.width()
+            )));
+        }
+        let n_weights = layout.weights;
+        let pm = b.column(Layout::PERIODS).as_primitive::<Int64Type>();
+        let cm = b.column(Layout::CELLS).as_primitive::<Int64Type>();
+        let ws: Vec<_> =
+            (0..n_weights).map(|i| b.column(layout.weight(i)).as_primitive::<Float64Type>()).collect();
+        let design = layout.design().map(|(s, p)| (b.column(s), b.column(p)));
         let n = b.num_rows();
         self.rows += n as u64;
         let scale = 10f64.powi(i32::from(FIXED_SCALE));
@@ -579,12 +666,15 @@ impl Partial {
             rk.push(i);
         }
         for c in 0..self.index.len() {
-            let k = col(&format!("k{c}"))?;
-            let k = k.as_primitive::<Int64Type>();
+            let k = b.column(layout.key(c)).as_primitive::<Int64Type>();
             let (index, counts, sums, bad) =
                 (&mut self.index[c], &mut self.counts[c], &mut self.sums[c], &mut self.bad[c]);
             for (r, &row_key) in rk.iter().enumerate() {
                 if k.is_null(r) {
+                    continue;
+                }
+                if k.value(r) == OUT_OF_RANGE {
+                    self.out_of_range[c] = true;
                     continue;
                 }
                 let next = counts.len() as u32;
@@ -765,4 +855,61 @@ fn finish(
     let sums = Sums { n, totals, counts, moments, psus, replicates: None };
     check_weight_sums(weight, &sums)?;
     Ok(Outcome { vars, sums, cells })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::array::{ArrayRef, Int64Array};
+    use datafusion::prelude::SessionContext;
+
+    use super::*;
+
+    /// The keys DataFusion computes for `codes` with `bits` base flags, all set to `mask`.
+    fn keys(codes: &[Option<i64>], bits: i64, mask: i64) -> Vec<Option<i64>> {
+        let column: ArrayRef = Arc::new(Int64Array::from(codes.to_vec()));
+        let batch = RecordBatch::try_from_iter([("x", column)]).unwrap();
+        let key = key_expr(ident("x"), bits, lit(mask)).unwrap().alias("k");
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let out = rt.block_on(async {
+            SessionContext::new()
+                .read_batch(batch)
+                .unwrap()
+                .select(vec![key])
+                .unwrap()
+                .collect()
+                .await
+                .unwrap()
+        });
+        out.iter()
+            .flat_map(|b| {
+                let k = b.column(0).as_primitive::<Int64Type>().clone();
+                (0..b.num_rows()).map(move |r| (!k.is_null(r)).then(|| k.value(r)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn key_packing_keeps_negative_codes_and_base_masks() {
+        let codes = [-(MAX_CODE - 1), -300, -3, -1, 0, 1, 5, MAX_CODE - 1];
+        for bits in [0, 1, 5, MAX_BASE_BITS as i64] {
+            for mask in [0, 1 % (1 << bits), (1 << bits) - 1] {
+                let got = keys(&codes.map(Some), bits, mask);
+                for (code, key) in codes.iter().zip(got) {
+                    let key = key.expect("a code in range has a key");
+                    assert_ne!(key, OUT_OF_RANGE);
+                    assert_eq!(unpack(key, bits), (*code, mask), "code {code}, {bits} base bits");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_packing_marks_codes_beyond_the_bound_and_leaves_nulls_out() {
+        let got =
+            keys(&[Some(MAX_CODE), Some(-MAX_CODE), Some(i64::MAX), Some(i64::MIN), None, Some(7)], 3, 5);
+        let out = Some(OUT_OF_RANGE);
+        assert_eq!(got, [out, out, out, out, None, Some(7 * 8 + 5)]);
+    }
 }

@@ -15,10 +15,8 @@ use serde_json::Value;
 
 use super::escape::{self, cap, cap_at, is_bidi_control, visible};
 use super::{ClaimReport, Input, Report};
-use crate::compare::{Gap, Settlement, Verdict, show};
-use crate::extractor::Unit;
 use crate::moca::MocaEvent;
-use crate::transcript::Level;
+use crate::settle::verdict::{Gap, Settlement, Verdict};
 
 const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
@@ -118,7 +116,7 @@ pub fn render(report: &Report) -> String {
 }
 
 fn render_input(o: &mut String, input: &Input) {
-    let format = input.format.map(|f| format!("{f:?}")).unwrap_or_else(|| "unreadable".into());
+    let format = input.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
     let _ = writeln!(
         o,
         "<section class=\"input\"><h2>{} <span class=\"muted\">({format})</span></h2>",
@@ -177,11 +175,7 @@ fn render_input(o: &mut String, input: &Input) {
     if !input.findings.is_empty() {
         o.push_str("<h3>Findings</h3>");
         for f in &input.findings {
-            let level = match f.level {
-                Level::Must => "MUST",
-                Level::Should => "SHOULD",
-                Level::Note => "NOTE",
-            };
+            let level = f.level.as_str();
             let _ = write!(
                 o,
                 "<div class=\"finding\"><span class=\"{level}\">{level}</span> <code>{}</code> <span class=\"muted\">{}</span> {}</div>",
@@ -203,11 +197,7 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
     let _ = write!(o, "<div class=\"claim\" data-verdict=\"{v}\">");
     let compared: Vec<_> = s.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).collect();
     if compared.is_empty() {
-        let what = s
-            .rerun
-            .as_ref()
-            .map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column))
-            .unwrap_or_else(|| "citation".into());
+        let what = s.rerun.as_ref().map(|r| r.label()).unwrap_or_else(|| "citation".into());
         let _ = write!(
             o,
             "<span class=\"cited\" data-verdict=\"{v}\">{} <span class=\"badge {v}\">{v}</span></span>",
@@ -224,7 +214,6 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
     }
     let base_ok = s.base.as_ref().is_none_or(|b| b.matched);
     for (m, cl) in &compared {
-        let pct = cl.percent;
         let nv = match s.verdict {
             Verdict::Invalid | Verdict::Unverifiable => s.verdict,
             _ if !cl.matched => Verdict::Discrepant,
@@ -232,7 +221,7 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
             _ => Verdict::Reproduced,
         }
         .as_str();
-        let recomputed = show(cl.shown, cl.claimed.decimals + 1, pct);
+        let recomputed = cl.recomputed(0);
         let _ = write!(
             o,
             "<span class=\"cited\" data-verdict=\"{nv}\" title=\"recomputed {}\">{}: <span class=\"num\">{}</span> <span class=\"badge {nv}\">{nv}</span>",
@@ -280,7 +269,7 @@ fn details(o: &mut String, s: &Settlement) {
     if !s.measures.is_empty() {
         o.push_str("<table><tr><th>measure</th><th>claimed</th><th>recomputed</th><th>SE</th><th>95% CI</th><th>gap</th></tr>");
         for m in &s.measures {
-            let pct = m.unit == Unit::Proportion;
+            let pct = m.in_percent();
             let (val, se, ci) = match &m.estimate {
                 Some(e) if pct => (
                     format!("{:.2}%", e.value * 100.0),
@@ -331,8 +320,12 @@ fn details(o: &mut String, s: &Settlement) {
         let _ = write!(o, "<div class=\"warn\">⚠ warning (claimed): {}</div>", text(w));
     }
     for w in &s.warnings_audit {
-        let _ =
-            write!(o, "<div class=\"warn\">⚠ warning audit ({}): {}</div>", text(&w.kind), text(&w.message));
+        let _ = write!(
+            o,
+            "<div class=\"warn\">⚠ warning audit ({}): {}</div>",
+            text(w.kind.as_str()),
+            text(&w.message)
+        );
     }
     for r in &s.reasons {
         let _ = write!(o, "<div>{}</div>", text(r));

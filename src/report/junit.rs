@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::compare::Verdict;
+use crate::settle::Verdict;
 use crate::transcript::Level;
 
 /// Escapes text for XML attributes and content, capped ([`super::escape::cap`]); replaces
@@ -95,7 +95,7 @@ pub fn render(report: &Report) -> String {
             } else {
                 let _ = writeln!(
                     o,
-                    ">\n      <failure type=\"{:?}\" message=\"{}\"/>\n    </testcase>",
+                    ">\n      <failure type=\"{}\" message=\"{}\"/>\n    </testcase>",
                     f.level,
                     xml(&f.message)
                 );

@@ -4,7 +4,6 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::compare::show;
 
 /// Input text as an inert Markdown table cell or list item (see [`super::escape::markdown`]).
 fn cell(s: &str) -> String {
@@ -41,11 +40,7 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(o, "|---|---|---|---|---:|---:|---:|");
             for c in &input.claims {
                 let st = &c.settlement;
-                let what = st
-                    .rerun
-                    .as_ref()
-                    .map(|r| format!("{} · {} · {}({})", r.period, r.base, r.function, r.column))
-                    .unwrap_or_default();
+                let what = st.rerun.as_ref().map(|r| r.label()).unwrap_or_default();
                 let base =
                     st.base.as_ref().map(|b| format!("{} → {}", b.claimed_n, b.facts.n)).unwrap_or_default();
                 let compared: Vec<_> =
@@ -62,7 +57,6 @@ pub fn render(report: &Report) -> String {
                     );
                 }
                 for (m, cl) in compared {
-                    let pct = cl.percent;
                     let _ = writeln!(
                         o,
                         "| **{}** | {} | {} | {} | {} | {} | {base} |",
@@ -71,7 +65,7 @@ pub fn render(report: &Report) -> String {
                         cell(&what),
                         cell(&m.name),
                         cell(&cl.claimed.text),
-                        show(cl.shown, cl.claimed.decimals + 1, pct)
+                        cl.recomputed(0)
                     );
                 }
             }
@@ -88,7 +82,7 @@ pub fn render(report: &Report) -> String {
                 let _ = writeln!(o, "  - likely: {}", cell(&e.message));
             }
             for w in &c.settlement.warnings_audit {
-                let _ = writeln!(o, "  - warning audit ({}): {}", cell(&w.kind), cell(&w.message));
+                let _ = writeln!(o, "  - warning audit ({}): {}", cell(w.kind.as_str()), cell(&w.message));
             }
         }
         // Every number found but not compared is listed, so nothing is dropped silently.
@@ -118,7 +112,7 @@ pub fn render(report: &Report) -> String {
             for f in &input.findings {
                 let _ = writeln!(
                     o,
-                    "| {:?} | {} | {} | {} |",
+                    "| {} | {} | {} | {} |",
                     f.level,
                     cell(&f.rule),
                     cell(&f.locator.to_string()),

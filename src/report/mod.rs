@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::compare::{Settlement, Verdict};
-use crate::engine::ScanStats;
 use crate::moca::MocaEvent;
+use crate::settle::{ScanStats, Settlement, Verdict};
 use crate::transcript::{Finding, Format, Locator, Turn};
 
 pub mod escape;

@@ -6,8 +6,7 @@ use std::fmt::Write;
 
 use super::escape::for_terminal as e;
 use super::{ClaimReport, Report};
-use crate::compare::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
-use crate::extractor::Unit;
+use crate::settle::verdict::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
 use crate::transcript::Level;
 
 /// Colours on or off.
@@ -96,7 +95,7 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
             let _ = writeln!(
                 o,
                 "  {} {}",
-                st.paint("1;33", &format!("warning audit ({}):", e(&a.kind))),
+                st.paint("1;33", &format!("warning audit ({}):", a.kind.as_str())),
                 e(&a.message)
             );
         }
@@ -126,7 +125,7 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
 }
 
 fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
-    let pct = row.unit == Unit::Proportion;
+    let pct = row.in_percent();
     let (se, ci) = match &row.estimate {
         Some(e) if pct => (
             format!("{:.2}pp", e.se * 100.0),
@@ -161,7 +160,7 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
             "  {:<26} {:>9} {:>11} {:>10} {:>9}  {:<19} {:>7}  {}",
             st.bold(&format!("{:<26}", clip(&row.name))),
             e(&c.claimed.text),
-            shown(c, pct),
+            c.recomputed(1),
             format!(
                 "±{}{}",
                 show(c.tolerance, c.claimed.decimals + 1, false),
@@ -190,10 +189,6 @@ fn measure_lines(o: &mut String, row: &MeasureRow, st: Style) {
     }
 }
 
-fn shown(c: &Comparison, pct: bool) -> String {
-    show(c.shown, (c.claimed.decimals + 1).max(1), pct && c.percent)
-}
-
 fn mark(c: &Comparison, st: Style) -> String {
     if c.matched { st.paint("32", "✓") } else { st.paint("31", "✗") }
 }
@@ -207,7 +202,7 @@ fn clip(s: &str) -> String {
 pub fn render(report: &Report, st: Style) -> String {
     let mut o = String::new();
     for input in &report.inputs {
-        let format = input.format.map(|f| format!("{f:?}")).unwrap_or_else(|| "unreadable".into());
+        let format = input.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
         let _ = writeln!(o, "{} {}", st.bold(&e(&input.file)), st.dim(&format!("({format})")));
         for c in &input.claims {
             let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));
@@ -294,12 +289,12 @@ pub fn needs_details(c: &ClaimReport) -> bool {
 pub fn one_line(c: &ClaimReport) -> String {
     let s = &c.settlement;
     let what = match &s.rerun {
-        Some(r) => format!("{} · {} · {}({})", e(&r.period), e(&r.base), e(&r.function), e(&r.column)),
+        Some(r) => e(&r.label()),
         None => String::new(),
     };
     let compared = || s.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl)));
     let number = |(m, cl): (&MeasureRow, &Comparison)| {
-        format!("{} {} → {}", e(&m.name), e(&cl.claimed.text), shown(cl, m.unit == Unit::Proportion))
+        format!("{} {} → {}", e(&m.name), e(&cl.claimed.text), cl.recomputed(1))
     };
     // The first number not reproduced; else base n when only it differs; else the first number.
     let headline = match (compared().find(|(_, cl)| !cl.matched), &s.base) {

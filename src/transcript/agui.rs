@@ -4,13 +4,13 @@
 //! Reading happens in four small stages, one submodule each, so that each can be tested and
 //! replaced alone:
 //!
-//! 1. the shared framing layer ([`crate::transcript::frame`]) turns the text into JSON values,
-//!    and [`wire`] unpacks the events (and fixtures) they hold, with the line each starts on;
-//! 2. [`chunks`] expands `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK`
+//! 1. the shared framing layer ([`mod@crate::transcript::frame`]) turns the text into JSON values,
+//!    and `wire` unpacks the events (and fixtures) they hold, with the line each starts on;
+//! 2. `chunks` expands `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK`
 //!    exactly as the reference TypeScript client does, so event indices match what a client sees;
-//! 3. [`verify`] applies the reference client's `verifyEvents` rules (`ag-ui/stream`);
-//! 4. [`turns`] rebuilds the conversation and pairs Upperhand citations with the tool results
-//!    they accompany ([`upperhand`]).
+//! 3. `verify` applies the reference client's `verifyEvents` rules (`ag-ui/stream`);
+//! 4. `turns` rebuilds the conversation and pairs Upperhand citations with the tool results
+//!    they accompany (`upperhand`).
 //!
 //! MOCA `moca.citations` events are kept in [`Document::events`] and checked by
 //! [`crate::moca`], which needs the whole run.

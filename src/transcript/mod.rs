@@ -5,7 +5,7 @@
 //! nothing of the catalog or the engine: they only find and pair things. One malformed part of a
 //! file becomes a [`Finding`]; the rest of the file is still read.
 //!
-//! [`read`] first *frames* the text ([`frame`]: SSE events, one JSON document, JSON lines or
+//! [`read`] first *frames* the text ([`mod@frame`]: SSE events, one JSON document, JSON lines or
 //! concatenated documents, an array cut short), then picks the reader from what the values look
 //! like: [`agui`] for AG-UI events, [`a2a`] for A2A v0.3 / v1.0 objects, [`plain`] for
 //! `{result, citation}` pairs and bare citations. Every reader asks the JSON questions (is this
@@ -113,6 +113,23 @@ pub enum Level {
     Note,
 }
 
+impl Level {
+    /// The level as the specifications write it: `MUST`, `SHOULD`, `NOTE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::Note => "NOTE",
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Something wrong with an input that is not about one claim's numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
@@ -152,6 +169,18 @@ pub enum Format {
     Agui,
     /// Plain JSON or JSON lines of `{result, citation}`, or a bare citation.
     Plain,
+}
+
+impl std::fmt::Display for Format {
+    /// The format's name as the specifications spell it, for reports people read.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::A2aV03 => "A2A v0.3",
+            Format::A2aV10 => "A2A v1.0",
+            Format::Agui => "AG-UI",
+            Format::Plain => "plain",
+        })
+    }
 }
 
 /// One input file, read.

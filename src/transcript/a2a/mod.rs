@@ -3,16 +3,16 @@
 //! Reading happens in passes, one submodule each, because a stream only says what an artifact
 //! holds once its last chunk has arrived:
 //!
-//! 0. [`detect`]: is a value A2A, and which version; the shapes and field spellings of both;
-//! 1. [`walk`]: walk every record (Task, Message, JSON-RPC response or request, v0.3
+//! 0. `detect`: is a value A2A, and which version; the shapes and field spellings of both;
+//! 1. `walk`: walk every record (Task, Message, JSON-RPC response or request, v0.3
 //!    `status-update`/`artifact-update`, v1.0 `{task}`/`{message}`/`{statusUpdate}`/
 //!    `{artifactUpdate}`) into *containers* — messages and artifacts, in conversation order.
 //!    A message seen twice (history and `status.message`, or a final Task after a stream) is
 //!    kept once; an artifact chunk with `append: true` extends the artifact with its id.
-//! 2. [`parts`]: what each Part is (text, citations by media type, shape or bytes, data, an ADK
+//! 2. `parts`: what each Part is (text, citations by media type, shape or bytes, data, an ADK
 //!    tool result), the v0.3 adapters' `{"value": …}` and gRPC/REST `{"data": …}` wrappers
 //!    undone;
-//! 3. [`pair`]: within each container, citation Parts accompany its quantitative data Parts
+//! 3. `pair`: within each container, citation Parts accompany its quantitative data Parts
 //!    (Upperhand: "a Part of this media type in the same result"); ADK `function_response`
 //!    tool results pair with the citations inside them first.
 //!

@@ -6,9 +6,10 @@ use std::collections::BTreeSet;
 use recite::moca::{self, MocaReport};
 use recite::transcript::{Document, Level, agui};
 
+use crate::support;
+
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/moca/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    support::fixture(&format!("moca/{name}"))
 }
 
 fn load(name: &str) -> Document {

@@ -1,23 +1,20 @@
 //! The warnings audit: small-base cells a claim did not disclose, warnings the data does not
 //! support, very small cells; and that every report shows the audit beside the values.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claim;
-use recite::compare::{Settlement, Verdict, WarningAudit};
 use recite::engine::Engine;
 use recite::extractor::Registry;
-use recite::pipeline::{self, Claim, Options};
+use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{AuditKind, Settlement, Verdict, WarningAudit};
 use serde_json::{Value, json};
+
+use crate::support::{recite, root};
 
 const AWARE: &str = "Adults 18-74, aware of brand";
 const REAL_WARNING: &str = "Base under 100 in the 65-74 cell";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// A Versant W6 funnel citation with its warnings.
 fn citation(column: &str, base: &str, n: u64, warnings: &[&str]) -> Value {
@@ -47,7 +44,7 @@ fn settle(pair: &Value) -> Settlement {
 }
 
 /// The audit findings of one kind that name a cell.
-fn findings<'a>(s: &'a Settlement, kind: &str, cell: &str) -> Vec<&'a WarningAudit> {
+fn findings<'a>(s: &'a Settlement, kind: AuditKind, cell: &str) -> Vec<&'a WarningAudit> {
     s.warnings_audit.iter().filter(|a| a.kind == kind && a.message.contains(cell)).collect()
 }
 
@@ -55,7 +52,7 @@ fn findings<'a>(s: &'a Settlement, kind: &str, cell: &str) -> Vec<&'a WarningAud
 fn an_undisclosed_small_cell_is_flagged() {
     let s = settle(&versant(&[]));
     assert_eq!(s.verdict, Verdict::Reproduced, "the audit does not change the verdict: {:?}", s.reasons);
-    let found = findings(&s, "undisclosed", "65-74");
+    let found = findings(&s, AuditKind::Undisclosed, "65-74");
     assert_eq!(found.len(), 1, "{:#?}", s.warnings_audit);
     let m = &found[0].message;
     assert!(m.contains("the 65-74 cell (age band) has an unweighted base of 76"), "{m}");
@@ -79,7 +76,7 @@ fn a_disclosed_small_cell_is_not_flagged() {
 #[test]
 fn a_warning_the_data_does_not_support_is_flagged() {
     let s = settle(&versant(&["Base under 100 in the 18-34 cell"]));
-    let found = findings(&s, "unsupported", "18-34");
+    let found = findings(&s, AuditKind::Unsupported, "18-34");
     assert_eq!(found.len(), 1, "{:#?}", s.warnings_audit);
     assert!(
         found[0].message.contains("\"Base under 100 in the 18-34 cell\" is not supported"),
@@ -87,7 +84,7 @@ fn a_warning_the_data_does_not_support_is_flagged() {
         found[0].message
     );
     // And the real small cell is still undisclosed.
-    assert_eq!(findings(&s, "undisclosed", "65-74").len(), 1, "{:#?}", s.warnings_audit);
+    assert_eq!(findings(&s, AuditKind::Undisclosed, "65-74").len(), 1, "{:#?}", s.warnings_audit);
 }
 
 #[test]
@@ -96,7 +93,7 @@ fn a_very_small_cell_is_described_as_very_low() {
     let pair = json!({"citation": citation("s14r12", AWARE, 309, &[]), "result": {"Considered": "30.4%"}});
     let s = settle(&pair);
     assert_eq!(s.verdict, Verdict::Reproduced, "{:?}", s.reasons);
-    let found = findings(&s, "undisclosed", "65-74");
+    let found = findings(&s, AuditKind::Undisclosed, "65-74");
     assert_eq!(found.len(), 1, "{:#?}", s.warnings_audit);
     let m = &found[0].message;
     let n: u64 = m
@@ -121,7 +118,7 @@ fn cell_names_are_whole_words() {
         "result": {"Considered": "44.2%"}
     }));
     let unsupported: Vec<&WarningAudit> =
-        s.warnings_audit.iter().filter(|a| a.kind == "unsupported").collect();
+        s.warnings_audit.iter().filter(|a| a.kind == AuditKind::Unsupported).collect();
     assert_eq!(unsupported.len(), 1, "{:#?}", s.warnings_audit);
     assert!(unsupported[0].message.contains("the Midwest cell (region)"), "{}", unsupported[0].message);
 }
@@ -135,16 +132,6 @@ fn a_cell_the_base_cannot_contain_is_empty_not_small() {
     }));
     assert_eq!(s.verdict, Verdict::Reproduced, "{:?}", s.reasons);
     assert!(s.warnings_audit.iter().all(|a| !a.message.contains("Male")), "{:#?}", s.warnings_audit);
-}
-
-fn recite(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recite"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("RECITE_DATA")
-        .output()
-        .unwrap()
 }
 
 fn write(dir: &Path, name: &str, v: &Value) -> String {

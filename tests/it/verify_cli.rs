@@ -1,41 +1,17 @@
 //! `recite verify` and `recite catalog` end to end, through the binary: every verdict kind,
 //! hostile citations, exit codes, and the catalog proof.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn recite(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_recite"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("RECITE_DATA")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        // A hostile input may be refused before it is all read: a broken pipe is fine.
-        let _ = input.write_all(bytes);
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
+use crate::support::{recite, recite_stdin, root};
 
 fn verify_json(citation: &Value, extra: &[&str]) -> (i32, Value) {
     let bytes = serde_json::to_vec(citation).unwrap();
     let mut args = vec!["verify", "-", "--format", "json"];
     args.extend_from_slice(extra);
-    let out = recite(&args, Some(&bytes));
+    let out = recite_stdin(&args, &bytes);
     let code = out.status.code().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
@@ -150,7 +126,7 @@ fn a_ten_megabyte_name_is_invalid_not_a_crash() {
 #[test]
 fn deeply_nested_json_is_invalid_not_a_crash() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-    let out = recite(&["verify", "-", "--format", "json"], Some(deep.as_bytes()));
+    let out = recite_stdin(&["verify", "-", "--format", "json"], deep.as_bytes());
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = &v["inputs"][0]["claims"][0];
@@ -160,7 +136,7 @@ fn deeply_nested_json_is_invalid_not_a_crash() {
 
 #[test]
 fn malformed_json_names_line_and_column() {
-    let out = recite(&["verify", "-"], Some(b"{\n  \"study\": \"NHANES II\",\n  \"period\": }\n"));
+    let out = recite_stdin(&["verify", "-"], b"{\n  \"study\": \"NHANES II\",\n  \"period\": }\n");
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("INVALID") && text.contains("line 3 column"), "{text}");
@@ -168,18 +144,18 @@ fn malformed_json_names_line_and_column() {
 
 #[test]
 fn usage_and_io_errors_exit_2() {
-    let out = recite(&["verify", "no/such/file.json"], None);
+    let out = recite(&["verify", "no/such/file.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.json"));
-    let out = recite(&["verify"], None);
+    let out = recite(&["verify"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = recite(&["verify", "-", "--claim", "forty"], Some(b"{}"));
+    let out = recite_stdin(&["verify", "-", "--claim", "forty"], b"{}");
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn text_report_shows_what_was_rerun() {
-    let out = recite(&["verify", "examples/citations/nhanes2-zinc.json"], None);
+    let out = recite(&["verify", "examples/citations/nhanes2-zinc.json"]);
     let text = String::from_utf8_lossy(&out.stdout);
     for needle in [
         "NHANES II",
@@ -198,8 +174,8 @@ fn text_report_shows_what_was_rerun() {
 
 #[test]
 fn the_json_report_is_byte_identical_across_runs() {
-    let a = recite(&["verify", "examples/citations/nhanes2-zinc.json", "--format", "json"], None);
-    let b = recite(&["verify", "examples/citations/nhanes2-zinc.json", "--format", "json"], None);
+    let a = recite(&["verify", "examples/citations/nhanes2-zinc.json", "--format", "json"]);
+    let b = recite(&["verify", "examples/citations/nhanes2-zinc.json", "--format", "json"]);
     assert_eq!(a.stdout, b.stdout);
 }
 
@@ -213,7 +189,7 @@ fn copy_study(from: &Path, to: &Path) {
 
 #[test]
 fn catalog_check_passes_on_the_bundled_data() {
-    let out = recite(&["catalog", "check"], None);
+    let out = recite(&["catalog", "check"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("✓ NHANES II"), "{text}");
@@ -230,7 +206,7 @@ fn catalog_check_points_at_a_broken_study() {
         .replace("weights = [\"finalwgt\"]", "weights = [\"finalwgt\", \"weight2\"]")
         .replace("[tables.columns.zinc]", "[tables.columns.zinc_level]");
     std::fs::write(study.join("study.toml"), broken).unwrap();
-    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()], None);
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("study.toml"), "{text}");
@@ -248,7 +224,7 @@ fn catalog_check_reports_a_study_file_that_does_not_parse() {
     let study = dir.path().join("bad");
     std::fs::create_dir_all(&study).unwrap();
     std::fs::write(study.join("study.toml"), "[study]\nname = \"Bad\"\n[[tables]]\nname = 3\n").unwrap();
-    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()], None);
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
     assert!(text.contains("bad/study.toml") && text.contains("line 4"), "{text}");
@@ -256,7 +232,7 @@ fn catalog_check_reports_a_study_file_that_does_not_parse() {
 
 /// `recite verify -` over a raw JSON text (numbers kept exactly as written).
 fn verify_raw(text: &str) -> (i32, Value) {
-    let out = recite(&["verify", "-", "--format", "json"], Some(text.as_bytes()));
+    let out = recite_stdin(&["verify", "-", "--format", "json"], text.as_bytes());
     let code = out.status.code().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
@@ -363,7 +339,7 @@ fn catalog_check_runs_every_declaration_on_the_data() {
             many.join(", ")
         );
     std::fs::write(study.join("study.toml"), toml).unwrap();
-    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()], None);
+    let out = recite(&["catalog", "check", "--data", dir.path().to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     for needle in [
@@ -387,7 +363,7 @@ fn verify_reads_what_check_reads_bom_and_pairs_with_source() {
     let pair = json!({"citation": zinc(9189), "result": {"mean": 87.18}});
     let mut bytes = "\u{feff}".as_bytes().to_vec();
     bytes.extend(serde_json::to_vec(&pair).unwrap());
-    let out = recite(&["verify", "-", "--format", "json"], Some(&bytes));
+    let out = recite_stdin(&["verify", "-", "--format", "json"], &bytes);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     // A {citation, source, result} object (a tool's own `source` beside the pair), as check settles it.
     for extra in [json!({"source": "zinc tool"}), json!({"source": {"tool": "stats"}})] {
@@ -399,7 +375,7 @@ fn verify_reads_what_check_reads_bom_and_pairs_with_source() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("pair.json");
         std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
-        let out = recite(&["check", file.to_str().unwrap(), "--format", "json"], None);
+        let out = recite(&["check", file.to_str().unwrap(), "--format", "json"]);
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["inputs"][0]["claims"][0]["verdict"], "REPRODUCED", "check agrees");
     }

@@ -9,11 +9,12 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::citation::{self, Citation};
 use crate::claim::Claimed;
-use crate::compare::{self, Settlement, Verdict};
 use crate::engine::{Engine, EngineError, Job, Role, ScanStats};
-use crate::explain;
 use crate::extractor::Registry;
 use crate::resolve::{self, Resolved};
+use crate::settle::compare;
+use crate::settle::explain;
+use crate::settle::verdict::{Settlement, Verdict};
 use crate::stats::{DfRule, Interval, Method};
 
 /// A settlement, with the citation and resolution it came from when it got that far.

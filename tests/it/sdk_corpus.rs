@@ -10,14 +10,11 @@
 //! reported at once, so one reader defect does not hide the others.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::{recite, root};
 
 fn manifest() -> Vec<Value> {
     let path = root().join("tests/fixtures/sdk/manifest.json");
@@ -33,15 +30,10 @@ fn str_of<'a>(v: &'a Value, key: &str, entry: &str) -> &'a str {
 
 /// `recite check FILES --format json`, from the crate root (so `datasets/` is the data layer).
 fn check(files: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_recite"))
-        .arg("check")
-        .args(files)
-        .args(["--format", "json"])
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("RECITE_DATA")
-        .output()
-        .expect("run recite");
+    let mut args = vec!["check"];
+    args.extend_from_slice(files);
+    args.extend_from_slice(&["--format", "json"]);
+    let out = recite(&args);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("recite check wrote no JSON report ({e}): {}", String::from_utf8_lossy(&out.stderr))
     })

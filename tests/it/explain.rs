@@ -7,28 +7,24 @@
 //! the correct citation, with the base n the mistaken computation had where the mistake changes
 //! the rows (period, base, column); a weight changes no row, so those claims keep the right n.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::citation;
 use recite::claim;
-use recite::compare::{Settlement, Verdict};
 use recite::engine::{Engine, Job, ScanStats};
-use recite::explain::Cause;
 use recite::extractor::Registry;
-use recite::pipeline::{self, Claim, Options};
 use recite::resolve::{self, Resolved};
+use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{Cause, Settlement, Verdict};
 use recite::stats::{self, Interval};
 use serde_json::{Value, json};
+
+use crate::support::{recite, report, root};
 
 const AWARE: &str = "Adults 18-74, aware of brand";
 const ALL: &str = "All adults 18-74";
 const VERSANT: &str = "s14r5";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 struct Recite {
     catalog: Catalog,
@@ -279,18 +275,10 @@ fn without_explain_nothing_is_explained_or_scanned() {
 fn verify_json(dir: &Path, pair: &Value, extra: &[&str]) -> Value {
     let file = dir.join("claim.json");
     std::fs::write(&file, serde_json::to_vec(pair).unwrap()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_recite"))
-        .arg("verify")
-        .arg(&file)
-        .args(["--format", "json"])
-        .args(extra)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("RECITE_DATA")
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+    let file = file.to_str().expect("UTF-8 temp path");
+    let mut args = vec!["verify", file, "--format", "json"];
+    args.extend_from_slice(extra);
+    report(&recite(&args))
 }
 
 #[test]

@@ -3,55 +3,16 @@
 //! in a batch, folders, globs and stdin, colour, and fusion of 1,000 claims into one scan.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use crate::support::{code, command, recite, recite_stdin, root, run, stderr, stdout};
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn command(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_recite"));
-    c.args(args).current_dir(root()).env("NO_COLOR", "1").env_remove("RECITE_DATA");
-    c
-}
-
-fn run(mut c: Command, stdin: Option<&[u8]>) -> Output {
-    let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        let _ = input.write_all(bytes);
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn recite(args: &[&str]) -> Output {
-    run(command(args), None)
-}
-
-fn recite_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    run(command(args), Some(stdin))
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exited with a code")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// `recite check ARGS --format json`: the exit code and the report.
 fn check_json(args: &[&str]) -> (i32, Value) {
@@ -215,6 +176,19 @@ fn examples_settle_all_five_verdicts() {
     for v in ["REPRODUCED", "DISCREPANT", "BASE_MISMATCH", "UNVERIFIABLE", "INVALID"] {
         assert!(text.contains(v), "{v} missing from the text report:\n{text}");
     }
+}
+
+#[test]
+fn the_json_report_names_the_plan_each_scan_took_and_why() {
+    let (_, report) = check_json(&[EXAMPLES]);
+    let plans = report["stats"]["plans"].as_array().expect("stats.plans");
+    assert_eq!(plans.len() as u64, report["stats"]["scans"].as_u64().unwrap(), "one plan per scan");
+    for p in plans {
+        assert!(["grouped", "summed"].contains(&p["plan"].as_str().unwrap()), "{p}");
+        assert!(!p["reason"].as_str().unwrap().is_empty(), "{p}");
+    }
+    let versant = plans.iter().find(|p| p["table"] == "versant_flat").expect("the Versant table's scan");
+    assert_eq!(versant["plan"], "grouped", "{versant}");
 }
 
 #[test]

@@ -8,9 +8,10 @@ use std::process::Command;
 use recite::transcript::{Document, Format, Level, agui};
 use serde_json::{Value, json};
 
+use crate::support;
+
 fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/agui/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    support::fixture(&format!("agui/{name}"))
 }
 
 fn load(name: &str) -> Document {
@@ -820,17 +821,10 @@ fn agui_fixture_files() -> Vec<String> {
 
 /// `recite check FILES --format json`: each input's findings, by file.
 fn recite_findings(files: &[String]) -> BTreeMap<String, Vec<Value>> {
-    let out = Command::new(env!("CARGO_BIN_EXE_recite"))
-        .arg("check")
-        .args(files)
-        .args(["--format", "json"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env_remove("RECITE_DATA")
-        .output()
-        .expect("recite runs");
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("recite check: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let mut args = vec!["check"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend_from_slice(&["--format", "json"]);
+    let report = support::report(&support::recite(&args));
     let inputs = report["inputs"].as_array().expect("inputs");
     inputs
         .iter()

@@ -6,50 +6,13 @@
 //! Variants are ordinary engine jobs, so all variants of all unsettled claims on a table run in
 //! ONE more fused scan of that table; a run where everything reproduces pays nothing.
 
-use serde::Serialize;
-
 use crate::catalog::{self, Catalog};
-use crate::compare::{self, Settlement};
 use crate::engine::{Job, Outcome};
 use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
+use crate::settle::compare;
+use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
 use crate::stats::{self, Method};
-
-/// What kind of mistake an explanation names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Cause {
-    /// The previous period.
-    PreviousPeriod,
-    /// The next period.
-    NextPeriod,
-    /// No weight.
-    Unweighted,
-    /// Another declared weight.
-    OtherWeight,
-    /// Another declared base.
-    OtherBase,
-    /// No base filter at all.
-    NoBase,
-    /// A sibling column of the same question.
-    SiblingColumn,
-    /// Another measure of the same extractor (e.g. another funnel stage).
-    OtherMeasure,
-    /// A percent read as a fraction or the reverse.
-    PercentFraction,
-}
-
-/// One computation that reproduces the claim.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Explanation {
-    /// The kind of mistake.
-    pub cause: Cause,
-    /// In words, e.g. "44% is what extractFunnel gives on W5 (March 2026): the claim likely
-    /// used the previous period".
-    pub message: String,
-    /// Whether the variant also reproduces the claimed base n.
-    pub reproduces_base: bool,
-}
 
 /// A variant computation of one claim.
 #[derive(Debug, Clone)]
@@ -135,7 +98,7 @@ pub fn judge(
     method: Method,
 ) -> Vec<Explanation> {
     let mut found: Vec<(bool, f64, Explanation)> = Vec::new();
-    let compared: Vec<(&str, Unit, &compare::Comparison)> =
+    let compared: Vec<(&str, Unit, &Comparison)> =
         s.measures.iter().flat_map(|m| m.claims.iter().map(move |c| (m.name.as_str(), m.unit, c))).collect();
     let base_failed = s.base.as_ref().is_some_and(|b| !b.matched);
     // Every declared base's rows are a subset of the rows with no base filter (same period,
@@ -189,16 +152,7 @@ pub fn judge(
             Some((text, name)) => format!("{text} ({name}) is what {} gives", variant.resolved.function),
             None => format!("base n {claimed_n} is what {} gives", variant.resolved.function),
         };
-        let why = match variant.cause {
-            Cause::PreviousPeriod => "the claim likely used the previous period",
-            Cause::NextPeriod => "the claim likely used the next period",
-            Cause::Unweighted => "the claim is likely unweighted",
-            Cause::OtherWeight => "the claim likely used another weight",
-            Cause::OtherBase => "the claim likely used another base",
-            Cause::NoBase => "the claim likely left the base filter out",
-            Cause::SiblingColumn => "the claim likely read a sibling column of the same question",
-            Cause::OtherMeasure | Cause::PercentFraction => "",
-        };
+        let why = variant.cause.wording();
         let also = if base_ok { format!(", with base n {n}") } else { format!(" (base n there: {n})") };
         let what = if variant.cause == Cause::NoBase && !same_as_no_base.is_empty() {
             let bases: Vec<String> = same_as_no_base.iter().map(|b| format!("{b:?}")).collect();

@@ -1,16 +1,17 @@
-//! The two scan plans agree: the grouped scan (sums per code, one grouping set per cited
-//! column) and the summed scan (one `SUM(CASE …)` per sum) give the same base counts, cells,
-//! estimates and standard errors, on a generated claim set and on the NHANES II design.
+//! The two scan plans agree: the grouped scan (packed keys per row, reduced by recite to the
+//! count, Σw and Σw² per code, period, base and cell) and the summed scan (one `SUM(CASE …)` per
+//! sum) give the same base counts, cells, estimates and standard errors, on a generated claim
+//! set and on the NHANES II design.
 //! (The statistics themselves are checked against published figures in `statistics.rs`.)
 
 use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claimset::{ClaimSpec, generate};
-use recite::compare::Settlement;
-use recite::engine::Engine;
+use recite::engine::{Engine, ScanPlan};
 use recite::extractor::Registry;
-use recite::pipeline::{self, Claim, Options};
+use recite::settle::Settlement;
+use recite::settle::pipeline::{self, Claim, Options};
 use serde_json::json;
 
 fn close(a: f64, b: f64, what: &str) {
@@ -58,10 +59,19 @@ fn grouped_and_summed_scans_agree_on_versant_claims() {
     let (summed, ss) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::summed_only(), opts);
     assert_eq!((gs.scans, ss.scans), (1, 1));
     assert_eq!(gs.rows_scanned, ss.rows_scanned);
+    let plans = |s: &recite::engine::ScanStats| {
+        s.plans.iter().map(|p| (p.table.clone(), p.plan, p.reason.clone())).collect::<Vec<_>>()
+    };
+    let columns = made.iter().map(|c| c.line["citation"]["source"]["column"].as_str().unwrap());
+    let columns: std::collections::BTreeSet<&str> = columns.collect();
+    let why = format!("all {} cited columns hold integer codes", columns.len());
+    assert_eq!(plans(&gs), [("versant_flat".to_string(), ScanPlan::Grouped, why)]);
+    let off = "the grouped plan is turned off (Engine::summed_only)".to_string();
+    assert_eq!(plans(&ss), [("versant_flat".to_string(), ScanPlan::Summed, off)]);
     same(&grouped, &summed);
     // The generator's wrong claims are exactly the ones not reproduced.
     let wrong = made.iter().filter(|c| c.wrong).count();
-    let not_reproduced = grouped.iter().filter(|s| s.verdict != recite::compare::Verdict::Reproduced).count();
+    let not_reproduced = grouped.iter().filter(|s| s.verdict != recite::settle::Verdict::Reproduced).count();
     assert_eq!(wrong, not_reproduced);
 }
 
@@ -84,9 +94,10 @@ fn grouped_and_summed_scans_agree_on_a_design() {
     same(&grouped, &summed);
 }
 
-/// A data layer of one table, `days.parquet`: 70 days of 50 rows, an integer code `x` and the
-/// same as a float `xf`, and weights `w` (fine), `neg`, `nan`, `inf` (one bad value each, on
-/// day 70) and `huge` (10^13, beyond the fixed point).
+/// A data layer of one table, `days.parquet`: 70 days of 50 rows, an integer code `x`, the
+/// same as a float `xf` and as `big` with one code of 2^43 (beyond the grouped key) on day 70,
+/// and weights `w` (fine), `neg`, `nan`, `inf` (one bad value each, on day 70) and `huge`
+/// (10^13, beyond the fixed point).
 fn days_layer(dir: &Path) {
     use datafusion::arrow::array::{Float64Array, Int64Array};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -105,6 +116,15 @@ fn days_layer(dir: &Path) {
     let columns: Vec<(Field, datafusion::arrow::array::ArrayRef)> = vec![
         (Field::new("day", DataType::Int64, false), Arc::new(Int64Array::from(day))),
         (Field::new("x", DataType::Int64, false), Arc::new(Int64Array::from(x.clone()))),
+        (
+            Field::new("big", DataType::Int64, false),
+            Arc::new(Int64Array::from(
+                x.iter()
+                    .enumerate()
+                    .map(|(i, &v)| if i == rows - 1 { 1 << 43 } else { v })
+                    .collect::<Vec<_>>(),
+            )),
+        ),
         float("xf", x.iter().map(|&v| v as f64).collect()),
         float("w", w.clone()),
         float("neg", bad(-1.0)),
@@ -125,6 +145,7 @@ fn days_layer(dir: &Path) {
          weights = [\"w\", \"neg\", \"nan\", \"inf\", \"huge\"]\n\n\
          [tables.columns.x]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
          [tables.columns.xf]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
+         [tables.columns.big]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
          {periods}[[bases]]\nname = \"All\"\nfilter = \"TRUE\"\n"
     );
     std::fs::write(dir.join("study.toml"), toml).unwrap();
@@ -148,7 +169,7 @@ fn more_than_62_periods_in_one_batch_all_settle() {
     let opts = Options { explain: false, ..Options::default() };
     let (grouped, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::new(), opts);
     for (d, s) in grouped.iter().enumerate() {
-        assert_eq!(s.verdict, recite::compare::Verdict::Reproduced, "day {}: {:?}", d + 1, s.reasons);
+        assert_eq!(s.verdict, recite::settle::Verdict::Reproduced, "day {}: {:?}", d + 1, s.reasons);
     }
     let (summed, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::summed_only(), opts);
     same(&grouped, &summed);
@@ -171,7 +192,7 @@ fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
         let verdicts: Vec<String> = settled
             .iter()
             .map(|s| match s.verdict {
-                recite::compare::Verdict::Unverifiable => s.reasons.join("; "),
+                recite::settle::Verdict::Unverifiable => s.reasons.join("; "),
                 v => format!("{v:?}"),
             })
             .collect();
@@ -187,4 +208,24 @@ fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
         expect(8, "weight \"huge\" is too large");
         expect(9, "weight \"huge\" is too large");
     }
+}
+
+#[test]
+fn codes_beyond_the_grouped_key_are_detected_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    days_layer(dir.path());
+    let catalog = Catalog::load(dir.path()).unwrap();
+    let registry = Registry::load(None).unwrap();
+    let claims = [day_share(70, "w", "big"), day_share(1, "w", "big")];
+    let opts = Options { explain: false, ..Options::default() };
+    let (grouped, gs) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::new(), opts);
+    let (summed, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::summed_only(), opts);
+    same(&grouped, &summed);
+    // The row coded 2^43 stays in day 70's base: all 50 rows.
+    for s in &grouped {
+        assert_eq!(s.verdict, recite::settle::Verdict::Reproduced, "{:?}", s.reasons);
+    }
+    assert_eq!(gs.plans.len(), 1, "{:?}", gs.plans);
+    assert_eq!(gs.plans[0].plan, ScanPlan::Summed);
+    assert!(gs.plans[0].reason.contains("\"big\" holds codes beyond ±2^42"), "{}", gs.plans[0].reason);
 }

@@ -1,15 +1,10 @@
 //! The JSON report against its committed JSON Schema (`docs/report.schema.json`), which is
 //! generated from the Rust types: the committed file must be current, and real reports must
-//! validate against it. Regenerate with `RECITE_UPDATE_SCHEMA=1 cargo test --test report_schema`.
-
-use std::path::PathBuf;
-use std::process::Command;
+//! validate against it. Regenerate with `RECITE_UPDATE_SCHEMA=1 cargo test --test it report_schema`.
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::{recite, root};
 
 #[test]
 fn the_committed_schema_is_generated_from_the_types() {
@@ -21,12 +16,12 @@ fn the_committed_schema_is_generated_from_the_types() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "docs/report.schema.json is stale: run RECITE_UPDATE_SCHEMA=1 cargo test --test report_schema"
+        "docs/report.schema.json is stale: run RECITE_UPDATE_SCHEMA=1 cargo test --test it report_schema"
     );
 }
 
 fn report(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_recite")).args(args).current_dir(root()).output().unwrap();
+    let out = recite(args);
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
 }

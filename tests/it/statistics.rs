@@ -7,11 +7,11 @@ use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claim::{self, Claimed};
-use recite::compare::{Settlement, Verdict};
 use recite::engine::Engine;
 use recite::extractor::Registry;
-use recite::pipeline::{self, Claim, Options};
 use recite::report::text::{self, Style};
+use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::{Settlement, Verdict};
 use recite::stats::{self, DfRule, Interval, Sample};
 use serde_json::{Value, json};
 

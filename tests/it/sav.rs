@@ -4,26 +4,17 @@
 //! passes `catalog check` and settles a citation unedited.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+use crate::support::recite;
+
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::support::root().to_path_buf()
 }
 
 fn sav_dir() -> PathBuf {
     root().join("tests/sav")
-}
-
-fn recite(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recite"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env_remove("RECITE_DATA")
-        .output()
-        .unwrap()
 }
 
 /// A data layer with one study over `file` (absolute path), columns declared by `columns`.

@@ -1,0 +1,18 @@
+//! recite's integration tests, one test binary (each `tests/*.rs` would be its own binary,
+//! and each links DataFusion). Run one module with `cargo test --test it check_cli::`.
+
+mod agui;
+mod check_cli;
+mod engine_plans;
+mod explain;
+mod html_report;
+mod moca;
+mod readers;
+mod report_schema;
+mod sav;
+mod sdk_corpus;
+mod statistics;
+mod support;
+mod synth;
+mod verify_cli;
+mod warnings;

@@ -1,0 +1,74 @@
+//! What the test modules share: running the `recite` binary the way a user would, reading the
+//! report it writes, and the fixtures under `tests/fixtures/`.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The crate root: the binary runs from here, so the bundled `datasets/` is its data layer.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `recite ARGS` from the crate root, colour off and `RECITE_DATA` unset, not yet run.
+pub fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_recite"));
+    c.args(args).current_dir(root()).env("NO_COLOR", "1").env_remove("RECITE_DATA");
+    c
+}
+
+/// Runs `c` with `stdin` as its standard input (empty when `None`) and waits for it.
+pub fn run(mut c: Command, stdin: Option<&[u8]>) -> Output {
+    let mut child =
+        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run recite");
+    let mut input = child.stdin.take().expect("stdin");
+    if let Some(bytes) = stdin {
+        // A hostile input may be refused before it is all read: a broken pipe is fine.
+        let _ = input.write_all(bytes);
+    }
+    drop(input);
+    child.wait_with_output().expect("wait for recite")
+}
+
+/// `recite ARGS` with an empty standard input.
+pub fn recite(args: &[&str]) -> Output {
+    run(command(args), None)
+}
+
+/// `recite ARGS` reading `stdin`.
+pub fn recite_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    run(command(args), Some(stdin))
+}
+
+/// The exit code of a run.
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited with a code")
+}
+
+/// A run's standard output, which must be UTF-8.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
+}
+
+/// A run's standard error, lossily decoded.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The JSON report a run wrote to standard output; panics with its stderr when there is none.
+pub fn report(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not a JSON report ({e}): {}", stderr(out)))
+}
+
+/// The bytes of `tests/fixtures/PATH`.
+pub fn fixture_bytes(path: &str) -> Vec<u8> {
+    let full = root().join("tests/fixtures").join(path);
+    std::fs::read(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// The text of `tests/fixtures/PATH`.
+pub fn fixture(path: &str) -> String {
+    String::from_utf8(fixture_bytes(path)).unwrap_or_else(|e| panic!("tests/fixtures/{path}: {e}"))
+}
