@@ -44,6 +44,7 @@ pub mod report;
 pub mod resolve;
 #[cfg(feature = "engine")]
 pub mod sav;
+#[cfg(feature = "engine")]
 pub mod settle;
 #[cfg(feature = "engine")]
 pub mod starter;
