@@ -199,6 +199,28 @@ pub struct CsvFormat {
     /// `column_1`, `column_2`, …).
     #[serde(default = "default_header")]
     pub header: bool,
+    /// The decimal mark of numbers: `.` (default) or `,` (European exports: `0,44`,
+    /// `1.234,5`, where `.` groups thousands).
+    #[serde(default = "default_decimal")]
+    pub decimal: String,
+    /// The file's character encoding, by its WHATWG label (default `utf-8`; `windows-1252`,
+    /// `latin1`, `utf-16` with a byte-order mark, …).
+    #[serde(default = "default_encoding")]
+    pub encoding: String,
+}
+
+impl CsvFormat {
+    /// Whether the file must be converted (to UTF-8, `.` decimals) before the CSV reader sees it.
+    pub fn needs_transcoding(&self) -> bool {
+        self.decimal != "." || !matches!(self.encoding.to_ascii_lowercase().as_str(), "utf-8" | "utf8")
+    }
+}
+
+fn default_decimal() -> String {
+    ".".into()
+}
+fn default_encoding() -> String {
+    "utf-8".into()
 }
 
 fn default_delimiter() -> String {

@@ -358,7 +358,19 @@ impl Engine {
                     .has_header(header)
                     .delimiter(delimiter)
                     .schema_infer_max_records(1_000_000);
-                self.ctx.register_csv(&name, &text, opts).await
+                match format.filter(|f| f.needs_transcoding()) {
+                    // Another encoding or a decimal comma: the reader takes a converted copy.
+                    Some(_) if is_glob => Err(datafusion::error::DataFusionError::Plan(
+                        "a CSV table with a declared encoding or decimal comma names one file, not a glob"
+                            .into(),
+                    )),
+                    Some(f) => {
+                        let copy = crate::transcode::cached_copy(location, &f, delimiter)
+                            .map_err(datafusion::error::DataFusionError::Execution)?;
+                        self.ctx.register_csv(&name, &copy.to_string_lossy(), opts).await
+                    }
+                    None => self.ctx.register_csv(&name, &text, opts).await,
+                }
             } else if location.is_dir() {
                 // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
                 // partition columns are columns, and a filter on them skips whole folders.

@@ -6,7 +6,8 @@
 //! - [`citation`]: an Upperhand v1 citation Part, parsed and validated;
 //! - [`claim`]: the claimed numbers, kept as text so their shown precision survives;
 //! - [`catalog`] and [`extractor`]: the declared data layer and the registered functions;
-//!   [`sav`] reads SPSS files and their dictionaries into it;
+//!   [`sav`] reads SPSS files and their dictionaries into it; [`transcode`] converts CSV files
+//!   in other encodings or with decimal commas for the engine;
 //! - [`resolve`]: citation + catalog + registry → what to compute, by catalog names only;
 //! - [`engine`]: DataFusion, every measure of every item on one table in one scan, returning
 //!   the sufficient statistics of [`engine::sums`];
@@ -52,4 +53,6 @@ pub mod starter;
 pub mod stats;
 #[cfg(feature = "engine")]
 pub mod synth;
+#[cfg(feature = "engine")]
+pub mod transcode;
 pub mod transcript;

@@ -459,3 +459,70 @@ fn csv_with_a_declared_delimiter_is_read() {
     let bad = settle("csv = { delimiter = \";;\" }\n");
     assert!(bad["reasons"].to_string().contains("not one ASCII character"), "{bad:#}");
 }
+
+/// tests/sav/european.csv: windows-1252, `;`, decimal commas (`1.234,5` is 1234.5), quoted text
+/// holding `;` and `,`. By hand, revenu weighted by wt: wave 1 (1234.5·0.5 + 2.5·1.5 + 10·2) / 4
+/// = 641 / 4 = 160.25 over 3 respondents; wave 2 (3.25 + 4.75) / 2 = 4 over 2.
+#[test]
+fn csv_with_decimal_comma_and_windows_1252_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sav_dir().join("european.csv");
+    let mut lines = String::new();
+    for (wave, n, mean) in [("W1", 3, "160.25"), ("W2", 2, "4.00")] {
+        let c = json!({
+            "citation": {
+                "study": "SPSS test", "period": wave, "base": {"name": "All", "n": n}, "weight": "wt",
+                "source": {"table": "survey", "column": "revenu", "function": "extractMean"}
+            },
+            "result": {"mean": mean}
+        });
+        lines.push_str(&format!("{c}\n"));
+    }
+    let input = dir.path().join("claims.jsonl");
+    std::fs::write(&input, lines).unwrap();
+    let data = dir.path().display().to_string();
+    let settle = |declared: &str| -> Vec<Value> {
+        layer(dir.path(), &path, declared);
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        claims(&serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let european = "csv = { delimiter = \";\", decimal = \",\", encoding = \"windows-1252\" }\n";
+    for c in settle(european) {
+        assert_eq!(c["verdict"], "REPRODUCED", "{c:#}");
+    }
+    // Read with `.` decimals, revenu is text: nothing passes.
+    for c in settle("csv = { delimiter = \";\", encoding = \"latin-1\" }\n") {
+        assert_ne!(c["verdict"], "REPRODUCED", "{c:#}");
+    }
+    let bad = settle("csv = { delimiter = \";\", encoding = \"klingon\" }\n");
+    assert!(bad[0]["reasons"].to_string().contains("\"klingon\" is not known"), "{:#}", bad[0]);
+
+    // The copy the engine reads: UTF-8, quoted text whole, only numbers converted.
+    let format = recite::catalog::CsvFormat {
+        delimiter: ";".into(),
+        header: true,
+        decimal: ",".into(),
+        encoding: "windows-1252".into(),
+    };
+    let copy =
+        std::fs::read_to_string(recite::transcode::cached_copy(&path, &format, b';').unwrap()).unwrap();
+    assert!(copy.contains("1;1;Genève;\"très bien; 2,5 fois\";1234.5;0.5\r\n"), "{copy}");
+    assert!(copy.contains("4;2;Orléans;\"a, b\";3.25;1\r\n"), "{copy}");
+    let mut utf16 = vec![0xFF, 0xFE];
+    utf16.extend("x;y\n\"1,5\";Zoë\n".encode_utf16().flat_map(u16::to_le_bytes));
+    let mut out = Vec::new();
+    recite::transcode::transcode(
+        &utf16[..],
+        &mut out,
+        recite::transcode::encoding("utf-16").unwrap(),
+        b';',
+        true,
+    )
+    .unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "x;y\n1.5;Zoë\n");
+    for (field, number) in
+        [("-1.234,5", Some("-1234.5")), ("0,44", Some("0.44")), ("01.02.2024", None), ("1.5", None)]
+    {
+        assert_eq!(recite::transcode::decimal_comma_number(field).as_deref(), number, "{field}");
+    }
+}
