@@ -869,6 +869,18 @@ impl Engine {
         for job in jobs {
             plans.push(self.plan_job(job, &mut aggs, &mut filters, design.is_none()));
         }
+        // As in the grouped scan, only rows in some cited period matter: saying so lets the
+        // reader skip row groups and whole partition folders (`wave=6/`). Every sum is of its
+        // period's rows already, so none changes. Not with a design: every PSU must stay.
+        let keep = if design.is_none() && plans.iter().all(Result::is_ok) {
+            let periods: Option<Vec<Expr>> = jobs
+                .iter()
+                .map(|j| j.rows.period_filter.as_deref().and_then(|f| filters.get(Role::Period, f).ok()))
+                .collect();
+            periods.and_then(|p| p.into_iter().reduce(|a, b| a.or(b)))
+        } else {
+            None
+        };
         let group: Vec<Expr> = match design {
             Some((strata, psu)) => vec![
                 cast(ident(strata), DataType::Utf8).alias("__stratum"),
@@ -883,7 +895,10 @@ impl Engine {
         let batches: Vec<RecordBatch> = self
             .rt
             .block_on(async {
-                let df = self.ctx.table(reg.name.as_str()).await?;
+                let mut df = self.ctx.table(reg.name.as_str()).await?;
+                if let Some(keep) = keep {
+                    df = df.filter(keep)?;
+                }
                 df.aggregate(group.clone(), exprs)?.collect().await
             })
             .map_err(|e| scan_error(&e))?;
