@@ -145,23 +145,39 @@ impl Lines {
 
 /// The line of each `{` of `text` outside strings, in order; `text` starts at `offset`.
 fn object_lines(text: &str, offset: usize, lines: &Lines) -> Vec<usize> {
-    let (mut in_string, mut escaped) = (false, false);
+    let mut strings = Strings::default();
     let mut out = Vec::new();
     for (i, b) in text.bytes().enumerate() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else if b == b'"' {
-            in_string = true;
-        } else if b == b'{' {
+        if !strings.step(b) && b == b'{' {
             out.push(lines.line(offset + i));
         }
     }
     out
+}
+
+/// Where a byte-by-byte scan of JSON stands with respect to strings (escapes included).
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Takes the next byte; true when it belongs to a string, its quotes included.
+    fn step(&mut self, b: u8) -> bool {
+        if self.inside {
+            match (self.escaped, b) {
+                (true, _) => self.escaped = false,
+                (false, b'\\') => self.escaped = true,
+                (false, b'"') => self.inside = false,
+                _ => {}
+            }
+            true
+        } else {
+            self.inside = b == b'"';
+            self.inside
+        }
+    }
 }
 
 /// The byte offset within `text` of serde's 1-based `line`/`column` (serde counts `\n` only).
@@ -286,16 +302,11 @@ fn frame_broken_array(file: &str, text: &str, open: usize, lines: &Lines, out: &
 fn split_array(text: &str, from: usize) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut depth, mut strings) = (0usize, Strings::default());
     let mut start: Option<usize> = None;
     for (i, &b) in bytes.iter().enumerate().skip(from) {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
+        if strings.inside {
+            strings.step(b);
             continue;
         }
         match b {
@@ -316,7 +327,9 @@ fn split_array(text: &str, from: usize) -> Vec<(usize, usize)> {
                     start = Some(i);
                 }
                 match b {
-                    b'"' => in_string = true,
+                    b'"' => {
+                        strings.step(b);
+                    }
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' => depth = depth.saturating_sub(1),
                     _ => {}

@@ -301,15 +301,7 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
         "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" => {
             let id = e.id("messageId");
             if !s.messages.has(&id) {
-                return Err(if kind == "TEXT_MESSAGE_END" {
-                    format!(
-                        "Cannot send 'TEXT_MESSAGE_END' event: No active text message found with ID '{id}'. A 'TEXT_MESSAGE_START' event must be sent first."
-                    )
-                } else {
-                    format!(
-                        "Cannot send 'TEXT_MESSAGE_CONTENT' event: No active text message found with ID '{id}'. Start a text message with 'TEXT_MESSAGE_START' first."
-                    )
-                });
+                return Err(not_started(kind, "TEXT_MESSAGE_END", "text message", "TEXT_MESSAGE_START", &id));
             }
             if kind == "TEXT_MESSAGE_END" {
                 s.messages.delete(&id);
@@ -320,15 +312,7 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
         "TOOL_CALL_ARGS" | "TOOL_CALL_END" => {
             let id = e.id("toolCallId");
             if !s.tool_calls.has(&id) {
-                return Err(if kind == "TOOL_CALL_END" {
-                    format!(
-                        "Cannot send 'TOOL_CALL_END' event: No active tool call found with ID '{id}'. A 'TOOL_CALL_START' event must be sent first."
-                    )
-                } else {
-                    format!(
-                        "Cannot send 'TOOL_CALL_ARGS' event: No active tool call found with ID '{id}'. Start a tool call with 'TOOL_CALL_START' first."
-                    )
-                });
+                return Err(not_started(kind, "TOOL_CALL_END", "tool call", "TOOL_CALL_START", &id));
             }
             if kind == "TOOL_CALL_END" {
                 s.tool_calls.delete(&id);
@@ -562,5 +546,19 @@ fn finish(s: &mut State) -> Result<(), String> {
     match open {
         Some(what) => Err(format!("Cannot send 'RUN_FINISHED' while {what}")),
         None => Ok(()),
+    }
+}
+
+/// The reference client's error for a content or end event whose start was never seen (its
+/// wording differs between the end event and the content events).
+fn not_started(kind: &str, end: &str, noun: &str, start: &str, id: &str) -> String {
+    if kind == end {
+        format!(
+            "Cannot send '{kind}' event: No active {noun} found with ID '{id}'. A '{start}' event must be sent first."
+        )
+    } else {
+        format!(
+            "Cannot send '{kind}' event: No active {noun} found with ID '{id}'. Start a {noun} with '{start}' first."
+        )
     }
 }
