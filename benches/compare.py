@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Side by side, on the same files and the same claims: recite; DuckDB computing the same sums
-in one query per table; DuckDB with one query per claim; polars with one query per claim.
+in one query per table; DuckDB with one query per claim; polars with one query per claim; and
+the floor: the columns the claims touch, only summed, by DuckDB and by DataFusion (its Python
+package, `datafusion` from PyPI, in the same virtual environment).
 
 Checks that all of them give the same numbers (base n and Σw of every claim, and the per-code
-weighted sums), then prints the median wall time of --reps runs, peak memory, and the ratios to
-recite. See BENCHMARKS.md.
+weighted sums; the two floors the same column sums), then prints for each the median wall time
+of --reps runs, the CPU seconds (user + system, from /usr/bin/time -v) and cores used (CPU s /
+wall s) of the same runs, peak memory, and the ratios to recite. See BENCHMARKS.md.
 
     python3 benches/compare.py --rows 1000000 --claims 10000
     python3 benches/compare.py --rows 5000000 --claims 10000 --per-claim-sample 200
 
-DuckDB and polars are installed into a local virtual environment (--workdir/venv) on first use.
+DuckDB, polars and datafusion are installed into a local virtual environment (--workdir/venv) on
+first use.
 The per-claim engines run a sample of the claims (--per-claim-sample) and their time is scaled
 to the whole claim set; the report says so.
 """
@@ -37,9 +41,9 @@ def ensure_venv(workdir):
     py = venv / "bin" / "python"
     if not py.exists():
         sh([sys.executable, "-m", "venv", str(venv)])
-    probe = subprocess.run([str(py), "-c", "import duckdb, polars"], capture_output=True)
+    probe = subprocess.run([str(py), "-c", "import duckdb, polars, datafusion"], capture_output=True)
     if probe.returncode != 0:
-        sh([str(py), "-m", "pip", "install", "-q", "duckdb", "polars"])
+        sh([str(py), "-m", "pip", "install", "-q", "duckdb", "polars", "datafusion"])
     return py
 
 
@@ -50,14 +54,15 @@ def recite_binary(target_dir):
 
 
 def timed(cmd, env=None):
-    """Runs cmd under /usr/bin/time -v: (wall seconds, peak RSS bytes, stdout)."""
+    """Runs cmd under /usr/bin/time -v: (wall seconds, peak RSS bytes, CPU seconds, stdout)."""
     t0 = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-v", *map(str, cmd)], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     if p.returncode not in (0, 1):
         sys.exit(f"failed: {cmd}\n{p.stderr[-3000:]}")
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) * 1024
-    return wall, rss, p.stdout
+    cpu = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", p.stderr).group(1)) for k in ("User", "System"))
+    return wall, rss, cpu, p.stdout
 
 
 def load_claims(path):
@@ -92,43 +97,57 @@ def main():
     runs = []
     for _ in range(a.reps):
         runs.append(timed([recite, "check", claims, "--data", data, "--format", "json", "--no-explain", "-o", report]))
-    results["recite"] = {"wall": statistics.median(r[0] for r in runs), "rss": max(r[1] for r in runs), "scaled": False}
+    results["recite"] = {"wall": statistics.median(r[0] for r in runs), "rss": max(r[1] for r in runs),
+                         "cpu": statistics.median(r[2] for r in runs), "scaled": False}
     rec = json.load(open(report))
 
     # The other engines run in the venv's python, one process per engine and repetition.
     worker = ROOT / "benches" / "engines.py"
-    for engine in ["duckdb-fused", "duckdb-per-claim", "polars-per-claim"]:
+    floors = {}
+    for engine in ["duckdb-fused", "duckdb-per-claim", "polars-per-claim", "duckdb-floor", "datafusion-floor"]:
         runs = []
         reps = a.reps
         for i in range(reps):
             out = a.workdir / f"{engine}.json"
-            wall, rss, _ = timed([py, worker, engine, data, claims, out, a.per_claim_sample])
-            runs.append((wall, rss, json.load(open(out))["query_seconds"]))
+            wall, rss, cpu, _ = timed([py, worker, engine, data, claims, out, a.per_claim_sample])
+            runs.append((wall, rss, cpu, json.load(open(out))["query_seconds"]))
         got = json.load(open(out))
         scale = got.get("scale", 1.0)
         # Process overhead (start-up, reading the catalog) once, the queries scaled to all claims.
         wall = statistics.median(r[0] for r in runs)
-        query = statistics.median(r[2] for r in runs)
+        query = statistics.median(r[3] for r in runs)
+        # Cores used are measured on the runs as they were; a scaled engine's CPU seconds are
+        # those cores times its scaled wall time.
+        cores = statistics.median(r[2] / r[0] for r in runs)
         results[engine] = {
             "wall": wall - query + query * scale,
             "query_wall": query * scale,
             "rss": max(r[1] for r in runs),
+            "cpu": cores * (wall - query + query * scale),
             "scaled": scale != 1.0,
             "sample": got.get("sample"),
         }
-        check_same(rec, got, engine)
+        if engine.endswith("-floor"):
+            floors[engine] = got
+        else:
+            check_same(rec, got, engine)
+    floor_columns = check_floors(floors)
 
     parquet = data / "versant_flat.parquet"
     touched = touched_bytes(py, parquet, claims)
     base = results["recite"]["wall"]
     print(f"\n{a.claims} claims over {a.rows} rows, median of {a.reps}, {os.cpu_count()} cores")
-    print(f"{'engine':<20} {'wall s':>9} {'vs recite':>10} {'peak MB':>9}")
+    print(f"{'engine':<20} {'wall s':>9} {'vs recite':>10} {'CPU s':>8} {'cores':>6} {'peak MB':>9}")
     for name, r in results.items():
         note = f"  (scaled from {r['sample']} claims)" if r["scaled"] else ""
-        print(f"{name:<20} {r['wall']:>9.3f} {r['wall'] / base:>9.2f}x {r['rss'] / 2**20:>9.0f}{note}")
-        if name == "duckdb-fused":
+        if name.endswith("-floor"):
+            note = f"  (sums the {floor_columns} touched columns, nothing else)"
+        print(f"{name:<20} {r['wall']:>9.3f} {r['wall'] / base:>9.2f}x {r['cpu']:>8.2f} {r['cpu'] / r['wall']:>6.2f} "
+              f"{r['rss'] / 2**20:>9.0f}{note}")
+        if name in ("duckdb-fused", "duckdb-floor", "datafusion-floor"):
             q = r["query_wall"]
-            print(f"{'  its query alone':<20} {q:>9.3f} {q / base:>9.2f}x {'':>9}  (without settling claims in Python)")
+            what = "without settling claims in Python" if name == "duckdb-fused" else "without process start-up"
+            print(f"{'  its query alone':<20} {q:>9.3f} {q / base:>9.2f}x {'':>8} {'':>6} {'':>9}  ({what})")
     print(f"columns the claims touch: {touched / 2**20:.0f} MB in memory (Arrow); recite peak / that = "
           f"{results['recite']['rss'] / touched:.2f}")
     if a.out:
@@ -152,6 +171,19 @@ def check_same(rec, got, engine):
     if bad:
         sys.exit(f"{engine}: {bad} claims differ from recite")
     print(f"{engine}: {len(got['claims'])} claims agree with recite (base n exactly, Σw to 1e-9)", file=sys.stderr)
+
+
+def check_floors(floors):
+    """Both floors read the same columns and agree on every sum (1e-9 relative): the number of
+    columns."""
+    d, f = floors["duckdb-floor"], floors["datafusion-floor"]
+    if d["columns"] != f["columns"]:
+        sys.exit(f"the floors read different columns: {d['columns']} vs {f['columns']}")
+    for c, x, y in zip(d["columns"], d["sums"], f["sums"]):
+        if (x is None) != (y is None) or (x is not None and abs(x - y) > 1e-9 * max(1.0, abs(x))):
+            sys.exit(f"the floors disagree on the sum of {c}: DuckDB {x}, DataFusion {y}")
+    print(f"floors: DuckDB and DataFusion agree on the sums of {len(d['columns'])} columns", file=sys.stderr)
+    return len(d["columns"])
 
 
 def touched_bytes(py, parquet, claims):

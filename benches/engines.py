@@ -6,8 +6,14 @@ ENGINE is duckdb-fused (the same grouped sums recite computes, one query for the
 duckdb-per-claim or polars-per-claim (one query per claim, over a sample of the claims; the
 time is scaled to all claims and the scale written out). Each writes, per claim, the base n and
 Σw it computed, so compare.py can check them against recite's.
+
+duckdb-floor and datafusion-floor are the floor a fused scan is measured against: one query
+that only sums every column the claims touch (see `touched_columns`), through DuckDB and through
+DataFusion's Python package (the same engine recite embeds, a different version). They settle
+no claim; they write the column count and one sum per column.
 """
 import json
+import re
 import sys
 import time
 import tomllib
@@ -110,6 +116,20 @@ def settle_fused(rows, names, claims, pbit, columns, cbases, weights, missing):
     return out
 
 
+def touched_columns(parquet, claims, periods, bases, cells, schema):
+    """The columns a fused scan of these claims reads: cited columns, weights, and the table's
+    columns named in the period, base and breakdown-cell filters."""
+    cols = {c["source"]["column"] for c in claims} | {c["weight"] for c in claims if c.get("weight")}
+    filters = [periods[c["period"]] for c in claims] + [bases[c["base"]["name"]] for c in claims] + cells
+    for f in set(filters):
+        cols |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", f)) & schema
+    return sorted(cols & schema)
+
+
+def floor_sql(columns, table):
+    return "SELECT " + ", ".join(f"SUM(CAST({quote(c)} AS DOUBLE)) AS s{i}" for i, c in enumerate(columns)) + f" FROM {table}"
+
+
 def main():
     engine, data_dir, claims_path, out_path, sample = sys.argv[1:6]
     periods, bases, missing, parquet, claims, cells = load(data_dir, claims_path)
@@ -147,6 +167,27 @@ def main():
         result["query_seconds"] = time.perf_counter() - t0
         result["scale"] = len(claims) / sample
         result["sample"] = sample
+    elif engine in ("duckdb-floor", "datafusion-floor"):
+        if engine == "duckdb-floor":
+            import duckdb
+            con = duckdb.connect()
+            con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet('{parquet}')")
+            schema = {r[0] for r in con.execute("DESCRIBE t").fetchall()}
+            columns = touched_columns(parquet, claims, periods, bases, cells, schema)
+            t0 = time.perf_counter()
+            sums = list(con.execute(floor_sql(columns, "t")).fetchone())
+        else:
+            import datafusion
+            ctx = datafusion.SessionContext()
+            ctx.register_parquet("t", parquet)
+            schema = set(ctx.table("t").schema().names)
+            columns = touched_columns(parquet, claims, periods, bases, cells, schema)
+            t0 = time.perf_counter()
+            row = ctx.sql(floor_sql(columns, "t")).to_pylist()[0]
+            sums = [row[f"s{i}"] for i in range(len(columns))]
+        result["query_seconds"] = time.perf_counter() - t0
+        result["columns"] = columns
+        result["sums"] = sums
     else:
         sys.exit(f"unknown engine {engine}")
     json.dump(result, open(out_path, "w"))

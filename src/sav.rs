@@ -7,7 +7,9 @@
 //! rebuilds the whole DataFusion tree; the copy costs little beside decoding (see BENCHMARKS.md).
 //!
 //! A scan reads only the columns the plan needs (ambers' projection), in batches, on a blocking
-//! thread feeding a bounded channel, so a file is never held decoded in memory.
+//! thread feeding a bounded channel, so a file is never held decoded in memory. A
+//! bytecode-compressed `.sav`, which ambers would read whole, is decompressed by `sav/bytecode.rs` as
+//! ambers reads it, so every kind of SPSS file streams.
 //!
 //! The file's dictionary (variable labels, value labels, user-missing codes and ranges) is read
 //! by [`dictionary`] and becomes the catalog's column metadata where `study.toml` does not say
@@ -15,7 +17,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,6 +39,9 @@ use crate::catalog::Column;
 /// Rows decoded per batch: large enough that the per-batch bridge is noise, small enough that
 /// a wide projection stays a few MiB.
 const BATCH_ROWS: usize = 65_536;
+/// At most this many bytes of whole rows per batch: ambers reads a batch's rows, every column
+/// of them, into one buffer before picking the wanted columns.
+const BATCH_BYTES: u64 = 16 << 20;
 /// Decoded batches waiting for the plan: the reader stays at most this far ahead.
 const QUEUE: usize = 2;
 
@@ -48,13 +52,27 @@ pub fn is_sav(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("sav") || e.eq_ignore_ascii_case("zsav"))
 }
 
-type Scanner = ambers::Scanner<BufReader<File>>;
+mod bytecode;
+
+type Scanner = ambers::Scanner<bytecode::SavSource>;
 
 fn open(path: &Path, batch_rows: usize) -> Result<Scanner, String> {
     let file = File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
-    // ambers' own open() asks for a 64 MiB buffer; 1 MiB reads as fast.
-    ambers::scan_sav_from_reader(BufReader::with_capacity(1 << 20, file), batch_rows)
-        .map_err(|e| format!("is not a readable SPSS file: {e}"))
+    // A bytecode-compressed file is decompressed as ambers reads it (ambers alone would hold
+    // the whole compressed data section in memory); other files go to ambers as they are.
+    let source = bytecode::SavSource::open(file)?;
+    let rows =
+        source.row_bytes().map_or(batch_rows, |b| batch_rows.min((BATCH_BYTES / b).max(1024) as usize));
+    ambers::scan_sav_from_reader(source, rows)
+        .map_err(|e| format!("is not a readable SPSS file: {}", reason(e)))
+}
+
+/// What went wrong, in words: a damaged data section says where, without ambers' "I/O error".
+fn reason(e: ambers::error::SpssError) -> String {
+    match e {
+        ambers::error::SpssError::Io(io) if io.kind() == std::io::ErrorKind::InvalidData => io.to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// An SPSS file's dictionary, as the catalog sees it.
@@ -224,12 +242,12 @@ impl PartitionStream for SavPartition {
             let wanted: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
             let first = scanner.metadata().variable_names.first().cloned().unwrap_or_default();
             let select: Vec<&str> = if wanted.is_empty() { vec![first.as_str()] } else { wanted };
-            scanner.select(&select).map_err(|e| error(e.to_string()))?;
+            scanner.select(&select).map_err(|e| error(reason(e)))?;
             if let Some(n) = limit {
                 scanner.limit(n);
             }
             let mut bridge = Bridge::new(&scanner.schema()).map_err(error)?;
-            while let Some(batch) = scanner.next_batch().map_err(|e| error(e.to_string()))? {
+            while let Some(batch) = scanner.next_batch().map_err(|e| error(reason(e)))? {
                 let out = if schema.fields().is_empty() {
                     let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
                     RecordBatch::try_new_with_options(schema.clone(), vec![], &opts)?

@@ -82,8 +82,9 @@ fn init(
     let text = recite::starter::starter(files, out, name, &Engine::new()).map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let inputs: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    super::files::write_atomically(
+    super::files::write_atomically_as(
         &target,
+        "the catalog",
         &text,
         &super::files::identities(inputs.iter().map(String::as_str)),
     )?;

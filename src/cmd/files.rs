@@ -308,25 +308,30 @@ pub fn identities<'a>(inputs: impl IntoIterator<Item = &'a str>) -> Vec<(u64, u6
 /// not a folder, a FIFO, a socket or a device, nor one of the `inputs` (by device and inode, so
 /// through links too).
 pub fn check_output(path: &Path, inputs: &[(u64, u64)]) -> Result<()> {
+    check_output_of(path, "the report", inputs)
+}
+
+/// [`check_output`] for a file that is `what` ("the report", "the catalog"): errors say so.
+fn check_output_of(path: &Path, what: &str, inputs: &[(u64, u64)]) -> Result<()> {
     let shown = path.display();
     let dir = folder_of(path);
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => bail!("cannot write the report to {shown}: {} is not a folder", dir.display()),
+        Ok(_) => bail!("cannot write {what} to {shown}: {} is not a folder", dir.display()),
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            bail!("cannot write the report to {shown}: a file is named as a folder in this path")
+            bail!("cannot write {what} to {shown}: a file is named as a folder in this path")
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!("cannot write the report to {shown}: folder {} does not exist", dir.display())
+            bail!("cannot write {what} to {shown}: folder {} does not exist", dir.display())
         }
-        Err(e) => bail!("cannot write the report to {shown}: {e}"),
+        Err(e) => bail!("cannot write {what} to {shown}: {e}"),
     }
     match std::fs::metadata(path) {
         Ok(m) if inputs.contains(&(m.dev(), m.ino())) => {
-            bail!("refusing to write the report to {shown}: it is one of the inputs")
+            bail!("refusing to write {what} to {shown}: it is one of the inputs")
         }
         Ok(m) if !m.is_file() => {
-            bail!("refusing to write the report to {shown}: it is not a regular file but {}", kind(&m))
+            bail!("refusing to write {what} to {shown}: it is not a regular file but {}", kind(&m))
         }
         _ => Ok(()),
     }
@@ -340,21 +345,26 @@ fn folder_of(path: &Path) -> &Path {
 /// in the same folder (so a link planted at a predictable name is never followed), renamed over
 /// `path` once complete. Errors name `path`, never the temporary file.
 pub fn write_atomically(path: &Path, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
+    write_atomically_as(path, "the report", text, inputs)
+}
+
+/// [`write_atomically`] for a file that is `what` ("the catalog"): errors say so.
+pub fn write_atomically_as(path: &Path, what: &str, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
     use std::io::Write;
-    check_output(path, inputs)?;
+    check_output_of(path, what, inputs)?;
     let shown = path.display();
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("report");
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempfile_in(folder_of(path))
-        .with_context(|| format!("cannot write the report to {shown}"))?;
+        .with_context(|| format!("cannot write {what} to {shown}"))?;
     tmp.write_all(text.as_bytes())
         .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write the report to {shown}"))?;
+        .with_context(|| format!("cannot write {what} to {shown}"))?;
     // Checked again just before the rename: the target may have changed during the run.
-    check_output(path, inputs)?;
-    tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot write the report to {shown}: {}", e.error))?;
+    check_output_of(path, what, inputs)?;
+    tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot write {what} to {shown}: {}", e.error))?;
     Ok(())
 }
 

@@ -245,6 +245,30 @@ fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
     assert!(recite(&["catalog", "init", &sav, "--out", &out_s, "--force"]).status.success());
+    // A study.toml that cannot be written is called the catalog, not a report.
+    let blocked = dir.path().join("blocked");
+    std::fs::create_dir_all(blocked.join("study.toml")).unwrap();
+    let refused = recite(&["catalog", "init", &sav, "--out", blocked.to_str().unwrap(), "--force"]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("refusing to write the catalog to") && !err.contains("report"), "{err}");
+}
+
+#[test]
+fn readme_spss_quickstart_runs_as_written() {
+    // README and docs/catalog.md: init on the bytecode .sav, check, verify the committed citation.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mydata");
+    let out_s = out.display().to_string();
+    let run = |args: &[&str]| {
+        let o = recite(args);
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "{args:?}: {text}");
+        text
+    };
+    run(&["catalog", "init", "tests/sav/labelled-bytecode.sav", "--out", &out_s]);
+    run(&["catalog", "check", "--data", &out_s]);
+    let verified = run(&["verify", "examples/spss/labelled-sat-w2.json", "--data", &out_s]);
+    assert!(verified.contains("REPRODUCED"), "{verified}");
 }
 
 #[test]
@@ -273,86 +297,92 @@ fn catalog_init_reads_parquet_csv_and_arrow_too() {
     }
 }
 
-/// The scan behind BENCHMARKS.md's `.sav` figures: one aggregate over the columns 10,000
-/// generated claims touch, from Parquet, `.sav` and `.zsav` copies of one generated tracker,
-/// and ambers' decoding alone and with the IPC bridge. Needs `RECITE_SAV_BENCH=DIR` holding
-/// `parquet/versant_flat.parquet`, `sav/versant_flat.sav`, `zsav/versant_flat.zsav`.
-#[test]
-#[ignore = "a measurement: needs RECITE_SAV_BENCH"]
-fn scan_cost_sav_vs_parquet() {
-    use datafusion::arrow::buffer::Buffer;
-    use datafusion::arrow::ipc::reader::StreamDecoder;
-    use datafusion::prelude::{ParquetReadOptions, SessionContext, cast, ident};
-    use std::time::Instant;
-    let Ok(dir) = std::env::var("RECITE_SAV_BENCH") else { return };
-    let dir = PathBuf::from(dir);
-    let mut columns = vec!["wave".to_string(), "age".into(), "main_weight".into()];
-    for q in ["s14r", "q20r", "q30r"] {
-        columns.extend((1..=12).map(|i| format!("{q}{i}")));
-    }
+/// Every row of an SPSS file as recite's table scans it (bytecode files decompressed as they
+/// stream), in DataFusion's arrow.
+fn rows_streamed(path: &Path) -> datafusion::arrow::array::RecordBatch {
+    use datafusion::prelude::SessionContext;
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let scan = |ctx: &SessionContext| {
-        let t = Instant::now();
-        rt.block_on(async {
-            let df = ctx.table("t").await.unwrap();
-            let sums = columns
-                .iter()
-                .map(|c| {
-                    datafusion::functions_aggregate::expr_fn::sum(cast(
-                        ident(c),
-                        datafusion::arrow::datatypes::DataType::Float64,
-                    ))
-                })
-                .collect();
-            df.aggregate(vec![], sums).unwrap().collect().await.unwrap()
-        });
-        t.elapsed().as_secs_f64()
-    };
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let ctx = SessionContext::new();
-    let parquet = dir.join("parquet/versant_flat.parquet");
-    rt.block_on(ctx.register_parquet("t", parquet.to_str().unwrap(), ParquetReadOptions::default())).unwrap();
-    let p = median((0..3).map(|_| scan(&ctx)).collect());
-    println!("parquet scan of {} columns: {p:.3} s", columns.len());
-    for file in ["sav/versant_flat.sav", "zsav/versant_flat.zsav"] {
-        let path = dir.join(file);
-        let ctx = SessionContext::new();
-        ctx.register_table("t", std::sync::Arc::new(recite::sav::SavTable::open(&path).unwrap())).unwrap();
-        let s = median((0..3).map(|_| scan(&ctx)).collect());
-        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let decode = |bridge: bool| {
-            let t = Instant::now();
-            let mut sc = ambers::scan_sav_from_reader(
-                std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&path).unwrap()),
-                65_536,
-            )
-            .unwrap();
-            sc.select(&names).unwrap();
-            let mut w = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), &sc.schema()).unwrap();
-            let (mut d, mut last) = (StreamDecoder::new(), 0);
-            while let Some(b) = sc.next_batch().unwrap() {
-                if bridge {
-                    w.get_mut().reserve(last);
-                    w.write(&b).unwrap();
-                    let mut bytes = Buffer::from(std::mem::take(w.get_mut()));
-                    last = bytes.len();
-                    while !bytes.is_empty() {
-                        d.decode(&mut bytes).unwrap();
-                    }
-                }
-            }
-            t.elapsed().as_secs_f64()
-        };
-        let alone = median((0..3).map(|_| decode(false)).collect());
-        let bridged = median((0..3).map(|_| decode(true)).collect());
-        println!(
-            "{file}: scan {s:.3} s = {:.1}x parquet; ambers decode alone {alone:.3} s, with the IPC bridge {bridged:.3} s (+{:.0}%)",
-            s / p,
-            100.0 * (bridged - alone) / alone
-        );
+    let table = recite::sav::SavTable::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema = datafusion::catalog::TableProvider::schema(&table);
+    ctx.register_table("t", std::sync::Arc::new(table)).unwrap();
+    let batches = rt.block_on(async { ctx.table("t").await.unwrap().collect().await.unwrap() });
+    datafusion::arrow::compute::concat_batches(&schema, &batches).unwrap()
+}
+
+/// Every row as ambers reads the file by itself (a bytecode file held whole in memory), carried
+/// to DataFusion's arrow through Arrow IPC.
+fn rows_by_ambers(path: &Path) -> datafusion::arrow::array::RecordBatch {
+    let (batch, _) = ambers::read_sav(path).unwrap();
+    let mut w = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    let bytes = w.into_inner().unwrap();
+    let mut r =
+        datafusion::arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+    r.next().unwrap().unwrap()
+}
+
+/// The same columns with the same values, column by column (a failure names the column).
+fn assert_same_rows(
+    a: &datafusion::arrow::array::RecordBatch,
+    b: &datafusion::arrow::array::RecordBatch,
+    what: &str,
+) {
+    let names = |r: &datafusion::arrow::array::RecordBatch| -> Vec<String> {
+        r.schema().fields().iter().map(|f| f.name().clone()).collect()
+    };
+    assert_eq!(names(a), names(b), "{what}: columns");
+    assert_eq!(a.num_rows(), b.num_rows(), "{what}: rows");
+    for (i, name) in names(a).iter().enumerate() {
+        assert!(a.column(i) == b.column(i), "{what}: column {name} differs");
+    }
+}
+
+#[test]
+fn bytecode_sav_streams_the_values_ambers_reads_whole() {
+    // The same rows written uncompressed and bytecode-compressed by pyreadstat, and the Versant
+    // tracker (bytecode): recite's streaming decompression gives every value ambers' in-memory
+    // one does, and the uncompressed file's, bit for bit.
+    let plain = rows_streamed(&sav_dir().join("labelled.sav"));
+    let bytecode = rows_streamed(&sav_dir().join("labelled-bytecode.sav"));
+    assert_eq!(plain.num_rows(), 240);
+    assert_same_rows(&bytecode, &plain, "labelled: bytecode vs uncompressed");
+    assert_same_rows(
+        &bytecode,
+        &rows_by_ambers(&sav_dir().join("labelled-bytecode.sav")),
+        "labelled vs ambers",
+    );
+    let versant = sav_dir().join("versant_flat.sav");
+    let streamed = rows_streamed(&versant);
+    assert!(streamed.num_rows() > 1000 && streamed.num_columns() > 20);
+    assert_same_rows(&streamed, &rows_by_ambers(&versant), "versant_flat.sav vs ambers");
+}
+
+#[test]
+fn damaged_bytecode_sav_is_unverifiable_naming_the_byte() {
+    let (lines, _) = mean_citations();
+    let good = std::fs::read(sav_dir().join("labelled-bytecode.sav")).unwrap();
+    let mut more_rows = good.clone();
+    more_rows[80..84].copy_from_slice(&241i32.to_le_bytes());
+    for (name, bytes, says) in [
+        ("cut.sav", good[..good.len() - 100].to_vec(), "compressed data ends at byte"),
+        ("rows.sav", more_rows, "after 240 rows, but the header declares 241"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        layer(dir.path(), &path, "");
+        let input = dir.path().join("claims.jsonl");
+        std::fs::write(&input, lines.lines().next().unwrap()).unwrap();
+        let data = dir.path().display().to_string();
+        let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        let claim = &claims(&report)[0];
+        assert_eq!(claim["verdict"], "UNVERIFIABLE", "{name}: {claim:#}");
+        let reasons = claim["reasons"].to_string();
+        assert!(reasons.contains(says) && reasons.contains(name), "{name}: {claim:#}");
     }
 }
 
