@@ -309,9 +309,9 @@ impl Decompressed {
             *v = (code as f64 - layout.bias).to_le_bytes();
         }
         let len = match layout.rows {
-            Some(n) => layout.data_start + n * layout.row_bytes(),
+            Some(n) => layout.data_start.saturating_add(n.saturating_mul(layout.row_bytes())),
             // Each command byte stands for at most 8 bytes: at most 8× the compressed bytes.
-            None => layout.data_start + 8 * layout.file_len.saturating_sub(layout.data_start),
+            None => layout.data_start.saturating_add(8 * layout.file_len.saturating_sub(layout.data_start)),
         };
         Decompressed {
             file,
