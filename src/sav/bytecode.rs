@@ -183,7 +183,7 @@ impl Layout {
     pub fn check_uncompressed(&self) -> Result<(), String> {
         let data = self.file_len.saturating_sub(self.data_start);
         let whole = data / self.row_bytes();
-        if data % self.row_bytes() != 0 {
+        if !data.is_multiple_of(self.row_bytes()) {
             return Err(format!(
                 "is cut short: its data ends at byte {} inside row {} (rows are {} bytes from byte {})",
                 self.file_len,
