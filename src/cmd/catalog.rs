@@ -6,7 +6,7 @@ Examples:
   recite catalog check --data my/data   … under another folder
   recite catalog show                   list the studies
   recite catalog show Versant           tables, columns, labels, periods, bases, weights
-  recite catalog init survey.sav --out data/survey
+  recite catalog init survey.sav --output data/survey
                                         a starter study.toml from a data file, to confirm
 
 The data layer is one study.toml per folder: see docs/catalog.md.";
@@ -40,8 +40,9 @@ pub enum Command {
         /// The data files: one table each.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<std::path::PathBuf>,
-        /// The folder to write study.toml into (created if missing).
-        #[arg(long, value_name = "DIR")]
+        /// The folder to write study.toml into (created if missing). `--out` is the older
+        /// spelling.
+        #[arg(long = "output", short, alias = "out", value_name = "DIR")]
         out: std::path::PathBuf,
         /// The study's name (default: the SPSS file label, else the file name).
         #[arg(long)]

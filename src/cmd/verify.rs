@@ -30,12 +30,11 @@ use recite::citation::Problem;
 use recite::claim::{self, Claimed};
 use recite::engine::Engine;
 use recite::report::{self, ClaimReport, Input, Report};
-use recite::settle::pipeline::{self, Claim, Options};
+use recite::settle::pipeline::{self, Claim};
 use recite::settle::{Settlement, Verdict};
-use recite::stats::{DfRule, Interval};
 use recite::transcript::{self, Format, Locator, plain};
 
-use super::{Color, DataArgs};
+use super::{DataArgs, ReportArgs, SettleArgs};
 
 /// Re-execute one citation and settle it: recomputed numbers, base, sampling error, verdict.
 #[derive(Debug, clap::Args)]
@@ -55,24 +54,10 @@ pub struct Args {
     /// Report format.
     #[arg(long, value_enum, default_value_t = VerifyFormat::Text)]
     format: VerifyFormat,
-    /// Interval method for shares and conversions.
-    #[arg(long, value_enum, default_value_t = Interval::Logit)]
-    interval: Interval,
-    /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
-    /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
-    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
-    df: DfRule,
-    /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
-    /// adjacent period, sibling column, other base…); saves one scan per such table.
-    #[arg(long)]
-    no_explain: bool,
-    /// Write the report to FILE (atomically) instead of standard output. FILE may not be the
-    /// citation or result file, a folder, a FIFO or a device.
-    #[arg(long, short, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// When to colour the text report.
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    color: Color,
+    #[command(flatten)]
+    settle: SettleArgs,
+    #[command(flatten)]
+    report: ReportArgs,
     #[command(flatten)]
     data: DataArgs,
 }
@@ -93,9 +78,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         read.extend(r.to_str());
     }
     let identities = super::files::identities(read);
-    if let Some(o) = &a.output {
-        super::files::check_output(o, &identities)?;
-    }
+    a.report.to.check(&identities)?;
     let bytes = super::read_input(&a.citation)?;
     let mut claimed: Vec<Claimed> = Vec::new();
     for c in &a.claim {
@@ -127,13 +110,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             let engine = Engine::new();
             let claims = [Claim { citation, numbers: claimed }];
-            let (mut s, st) = pipeline::try_settle_all(
-                &claims,
-                &catalog,
-                &registry,
-                &engine,
-                Options { interval: a.interval, df: a.df, explain: !a.no_explain },
-            )?;
+            let (mut s, st) =
+                pipeline::try_settle_all(&claims, &catalog, &registry, &engine, a.settle.options())?;
             stats = st;
             s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]))
         }
@@ -141,7 +119,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let verdict = settlement.verdict;
     let text = match a.format {
         VerifyFormat::Text => {
-            let style = report::text::Style { color: a.color.enabled() && a.output.is_none() };
+            let style = report::text::Style { color: a.report.colored() };
             let e = report::escape::for_terminal;
             format!(
                 "recite verify {}\n\n{}\n{}\n",
@@ -168,7 +146,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             report::json::render(&report)
         }
     };
-    super::write_report(a.output.as_deref(), &text, &identities)?;
+    a.report.to.write(&text, &identities)?;
     if verdict == Verdict::Reproduced { Ok(ExitCode::SUCCESS) } else { Ok(ExitCode::from(1)) }
 }
 
