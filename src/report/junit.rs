@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::Report;
+use crate::input::Level;
 use crate::settle::Verdict;
-use crate::transcript::Level;
 
 /// Escapes text for XML attributes and content, capped ([`super::escape::cap`]); replaces
 /// characters XML 1.0 cannot carry with U+FFFD.
