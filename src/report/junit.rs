@@ -63,7 +63,7 @@ pub fn render(report: &Report) -> String {
         for c in &input.claims {
             let s = &c.settlement;
             let name = match &s.rerun {
-                Some(r) => format!("{} {} {}({}) @ {}", r.period, r.base, r.function, r.column, c.locator),
+                Some(r) => format!("{} @ {}", r.label(), c.locator),
                 None => c.locator.to_string(),
             };
             let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(&input.file), xml(&name));
