@@ -272,8 +272,9 @@ pub struct Replicates {
     /// `mse = TRUE`).
     #[serde(default)]
     pub mse: bool,
-    /// Degrees of freedom of intervals: R's `degf()` of the design (the rank of the replicate
-    /// weights − 1); replicates − 1 by default.
+    /// Degrees of freedom of intervals on the whole sample: R's `degf()` of the design (the rank
+    /// of the replicate weights − 1). Without it recite computes that rank, as R does; a
+    /// subgroup's df is always the rank of its rows' replicate weights − 1 (`engine::gram`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub df: Option<f64>,
 }
@@ -338,11 +339,19 @@ impl Replicates {
         if rscales.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
             return Err("every rscale must be a number ≥ 0".into());
         }
-        let df = self.df.unwrap_or(r - 1.0);
-        if !(df.is_finite() && df >= 1.0) {
+        if let Some(df) = self.df
+            && !(df.is_finite() && df >= 1.0)
+        {
             return Err(format!("the replicate df {df} is not a number ≥ 1"));
         }
-        Ok(crate::engine::Replication { method: self.method, columns, scale, rscales, mse: self.mse, df })
+        Ok(crate::engine::Replication {
+            method: self.method,
+            columns,
+            scale,
+            rscales,
+            mse: self.mse,
+            df: self.df,
+        })
     }
 }
 
@@ -960,12 +969,16 @@ mod tests {
         // R's as.svrepdesign prints: JK1 over 15 PSUs 0.9333333333333333; BRR and Fay (ρ = 0.3)
         // with 104 replicates 0.009615384615384616 and 0.0196232339089482.
         let jk1 = resolve(&decl(ReplicateMethod::JK1, None, vec![]), 15).unwrap();
-        assert_eq!((jk1.columns.len(), jk1.scale, jk1.df), (15, 0.9333333333333333, 14.0));
+        assert_eq!((jk1.columns.len(), jk1.scale, jk1.df), (15, 0.9333333333333333, None));
         assert_eq!(jk1.columns[9], "rep_10");
         assert_eq!(
             resolve(&decl(ReplicateMethod::BRR, None, vec![]), 104).unwrap().scale,
             0.009615384615384616
         );
+        // svrepdesign(type = "bootstrap") with 50 columns: scale 1/49 = 0.02040816326530612,
+        // rscales 1 (as.svrepdesign's own bootstrap weights carry another scale, declared).
+        let boot = resolve(&decl(ReplicateMethod::Bootstrap, None, vec![]), 50).unwrap();
+        assert_eq!((boot.scale, boot.rscales), (0.02040816326530612, vec![1.0; 50]));
         let fay = resolve(&decl(ReplicateMethod::Fay, Some(0.3), vec![]), 104).unwrap();
         assert!((fay.scale / 0.0196232339089482 - 1.0).abs() < 1e-15);
         assert!(resolve(&decl(ReplicateMethod::Fay, None, vec![]), 104).unwrap_err().contains("rho"));

@@ -259,6 +259,26 @@ fn invalid_weight(weight: &str) -> EngineError {
     }
 }
 
+/// A weight's check from its sums over the table ([`Engine::check_weights`]).
+fn weight_verdict(bad: f64, squares: f64) -> Result<(), String> {
+    if bad > 0.0 {
+        return Err(format!(
+            "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
+        ));
+    }
+    let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
+    let fits = squares * scale < FIXED_LIMIT;
+    if !fits {
+        return Err(format!(
+            "is too large: Σw² over the table is {squares:e}, beyond the fixed point \
+             ({FIXED_LIMIT:e} / 10^{}); claims on large bases would be UNVERIFIABLE",
+            grouped::FIXED_SCALE
+        ));
+    }
+    Ok(())
+}
+
+pub mod gram;
 mod grouped;
 mod summed;
 pub mod sums;
@@ -522,13 +542,33 @@ impl Engine {
     /// numbers, none is negative, NaN or infinite, and Σw² over the whole table fits the fixed
     /// point (so no base of the table can overflow it).
     pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), String> {
+        self.check_weights(location, &[weight]).remove(0)
+    }
+
+    /// [`Engine::check_weight`] for several weights of one table (a table's replicate weights)
+    /// in one scan; when that scan fails (a column that cannot be read as numbers), each weight
+    /// is checked alone, so the error names the one at fault.
+    pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), String>> {
+        match self.weight_sums(location, weights) {
+            Ok(sums) => sums.into_iter().map(|(bad, squares)| weight_verdict(bad, squares)).collect(),
+            Err(e) if weights.len() == 1 => vec![Err(e)],
+            Err(_) => weights.iter().map(|w| self.check_weight(location, w)).collect(),
+        }
+    }
+
+    /// Per weight, over the whole table: the count of negative, NaN or infinite values, and Σw²
+    /// over the positive ones. One scan.
+    fn weight_sums(&self, location: &Path, weights: &[&str]) -> Result<Vec<(f64, f64)>, String> {
         let reg = self.register(location).map_err(|e| e.to_string())?;
-        let w = cast(ident(weight), DataType::Float64);
-        let positive = w.clone().gt(lit(0.0)).and(std::ops::Not::not(bad_weight(&w)));
-        let exprs = vec![
-            sum(when(bad_weight(&w), lit(1i64)).otherwise(lit(0i64)).map_err(|e| e.to_string())?),
-            sum(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?),
-        ];
+        let mut exprs = Vec::with_capacity(2 * weights.len());
+        for weight in weights {
+            let w = cast(ident(*weight), DataType::Float64);
+            let positive = w.clone().gt(lit(0.0)).and(std::ops::Not::not(bad_weight(&w)));
+            exprs.push(sum(when(bad_weight(&w), lit(1i64))
+                .otherwise(lit(0i64))
+                .map_err(|e| e.to_string())?));
+            exprs.push(sum(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?));
+        }
         let batches = self
             .rt
             .block_on(async {
@@ -538,28 +578,16 @@ impl Engine {
                 df.aggregate(vec![], exprs)?.collect().await
             })
             .map_err(|e| format!("cannot be read as numbers: {}", e.strip_backtrace()))?;
-        let (mut bad, mut squares) = (0.0, 0.0);
+        let mut sums = vec![(0.0, 0.0); weights.len()];
         for b in &batches {
             for r in 0..b.num_rows() {
-                bad += value_at(b.column(0), r);
-                squares += value_at(b.column(1), r);
+                for (i, (bad, squares)) in sums.iter_mut().enumerate() {
+                    *bad += value_at(b.column(2 * i), r);
+                    *squares += value_at(b.column(2 * i + 1), r);
+                }
             }
         }
-        if bad > 0.0 {
-            return Err(format!(
-                "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
-            ));
-        }
-        let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
-        let fits = |v: f64| v * scale < FIXED_LIMIT;
-        if !fits(squares) {
-            return Err(format!(
-                "is too large: Σw² over the table is {squares:e}, beyond the fixed point \
-                 ({FIXED_LIMIT:e} / 10^{}); claims on large bases would be UNVERIFIABLE",
-                grouped::FIXED_SCALE
-            ));
-        }
-        Ok(())
+        Ok(sums)
     }
 
     /// One aggregate of `exprs` over the table (the rows `keep` selects); only whether it fails.
@@ -619,7 +647,9 @@ impl Engine {
                     *outcome = Err(e);
                 }
             } else if let Ok(out) = outcome {
-                out.sums.replicates = Some(Replicated { spec: spec.clone(), totals });
+                // The scan may have put the ranks of the replicate weights there (engine::gram).
+                let ranks = out.sums.replicates.take().and_then(|r| r.ranks);
+                out.sums.replicates = Some(Replicated { spec: spec.clone(), totals, ranks });
             }
         }
         (outcomes, stats)

@@ -13,7 +13,10 @@
 //!   (zero where the domain has no rows), which the engine gets by grouping the same scan by
 //!   stratum and PSU; df = the PSUs holding domain rows minus the strata holding them, as R's
 //!   `degf(subset(design, …))` ([`DfRule::Domain`]), or every PSU minus every stratum
-//!   ([`DfRule::FullDesign`]).
+//!   ([`DfRule::FullDesign`]);
+//! - replicate weights (R's `svrepdesign`): V from the replicates' estimates; df = the rank of
+//!   the domain's replicate weights − 1 as R's `degf(subset(…))` when the scan computed it
+//!   (`engine::gram`), else the catalog's declared df.
 //!
 //! These are the estimators of R's `survey` package and of samplics (with-replacement, Taylor);
 //! `tests/r/oracle.R` checks them against R itself.
@@ -80,8 +83,11 @@ pub enum Sample {
     /// A declared design, df from every PSU and stratum of the table (`--df full-design`).
     FullDesign,
     /// Replicate weights (R's `svrepdesign`): the SE from the replicates; df as the catalog
-    /// declares it for the design (R's `degf()`), for every base.
+    /// declares it for the whole design (the base is every row, or the rank was not computed).
     Replicates,
+    /// Replicate weights: the SE from the replicates; df = the rank of the domain's replicate
+    /// weights − 1, as R's `degf(subset(design, …))` (at least 1).
+    ReplicateRank,
 }
 
 impl Sample {
@@ -92,6 +98,9 @@ impl Sample {
             Sample::DesignDomain => "the base is a domain of the design (df = its PSUs − its strata)",
             Sample::FullDesign => "df from every PSU of the design (--df full-design)",
             Sample::Replicates => "SEs from the replicate weights (df as the catalog declares)",
+            Sample::ReplicateRank => {
+                "SEs from the replicate weights (df = rank of the domain's replicate weights − 1)"
+            }
         }
     }
 }
@@ -186,7 +195,7 @@ pub fn estimate(
         _ => 0,
     };
     let df_of = |j: usize| match &s.replicates {
-        Some(r) => r.spec.df,
+        Some(r) => replicate_df(r, j),
         None => domain_df(s, j, sample == Sample::FullDesign),
     };
     let lin = linearise(measures, vars, &s.totals);
@@ -249,6 +258,15 @@ pub fn estimate(
                 }
                 _ => None,
             };
+            // With replicates, whether this measure's df came from a rank.
+            let sample = match &s.replicates {
+                Some(r)
+                    if r.ranks.as_ref().is_some_and(|ranks| ranks.get(j).is_some_and(Option::is_some)) =>
+                {
+                    Sample::ReplicateRank
+                }
+                _ => sample,
+            };
             Some(Estimate { value: *value, se, df, ci_low, ci_high, deff, sample })
         })
         .collect()
@@ -292,6 +310,15 @@ fn linearise(measures: &[Measure], vars: &[Var], totals: &[f64]) -> Vec<Option<(
         lin.push(theta.map(|th| (th, g)));
     }
     lin
+}
+
+/// The df of variable `j`'s domain with replicate weights: its rank − 1 (at least 1) when the
+/// scan computed it; else the declared df, or the replicates − 1.
+fn replicate_df(r: &crate::engine::Replicated, j: usize) -> f64 {
+    match r.ranks.as_ref().and_then(|ranks| ranks.get(j).copied().flatten()) {
+        Some(rank) => (rank as f64 - 1.0).max(1.0),
+        None => r.spec.df.unwrap_or(r.spec.columns.len() as f64 - 1.0),
+    }
 }
 
 /// The logit interval of a proportion with replicate weights, as R's `svyciprop(method =

@@ -227,19 +227,20 @@ pub fn prove_study(study: &Study, engine: &Engine) -> Vec<Problem> {
                 }
             }
         }
-        // Replicate weights: the pattern, the method's needs, and each column as a weight.
+        // Replicate weights: the pattern, the method's needs, and each column as a weight (all
+        // of them in one scan of the table).
         if let Some(r) = &t.replicates {
             match r.resolve(schema.fields().iter().map(|f| f.name().as_str())) {
                 Err(e) => say(&mut p, format!("{at}: replicates: {e}")),
                 Ok(rep) => {
-                    for w in &rep.columns {
-                        match numeric(w) {
-                            Ok(true) => {
-                                if let Err(e) = engine.check_weight(&location, w) {
-                                    say(&mut p, format!("{at}: replicate weight {w:?} {e}"));
-                                }
-                            }
-                            _ => say(&mut p, format!("{at}: replicate weight {w:?} is not numeric")),
+                    let (numbers, other): (Vec<&str>, Vec<&str>) =
+                        rep.columns.iter().map(String::as_str).partition(|w| numeric(w).unwrap_or(false));
+                    for w in other {
+                        say(&mut p, format!("{at}: replicate weight {w:?} is not numeric"));
+                    }
+                    for (w, checked) in numbers.iter().zip(engine.check_weights(&location, &numbers)) {
+                        if let Err(e) = checked {
+                            say(&mut p, format!("{at}: replicate weight {w:?} {e}"));
                         }
                     }
                 }

@@ -270,6 +270,14 @@ impl Engine {
             select.push(cast(ident(p), DataType::Utf8).alias("p"));
         }
         let layout = Layout { columns: columns.len(), weights: weights.len(), design: design.is_some() };
+        let mut grams = super::gram::Grams::new(
+            jobs,
+            &columns,
+            &weights,
+            Layout::PERIODS,
+            |c| layout.key(c),
+            |w| layout.weight(w),
+        );
         if select.len() != layout.width() {
             return Err(ScanError::Fatal(EngineError::Internal(
                 "the grouped projection is out of layout".into(),
@@ -301,7 +309,8 @@ impl Engine {
                         }
                         let streams = df.select(select)?.execute_stream_partitioned().await?;
                         let mut tasks = tokio::task::JoinSet::new();
-                        for mut stream in streams {
+                        for (i, stream) in streams.into_iter().enumerate() {
+                            let mut stream = grams.tap(i, stream); // replicate weights' ranks
                             let n_columns = columns.len();
                             tasks.spawn(async move {
                                 let mut part = Partial::new(n_columns);
@@ -329,6 +338,7 @@ impl Engine {
             return self.scan_summed(location, design, jobs, why);
         }
         let rows_total: u64 = partials.iter().map(|p| p.rows).sum();
+        grams.merge();
         let mut psus: BTreeMap<(String, String), ()> = BTreeMap::new();
         for p in &partials {
             for k in &p.psu_names {
@@ -419,12 +429,14 @@ impl Engine {
             .par_iter()
             .zip(plans.par_iter())
             .zip(job_key.par_iter())
-            .map(|((job, plan), key)| {
+            .enumerate()
+            .map(|(i, ((job, plan), key))| {
                 let plan = plan.as_ref().map_err(Clone::clone)?;
                 let Some(key) = key else {
                     return Err(EngineError::Internal("a planned job has no key".into()));
                 };
                 finish(job, plan, &accumulated[*key], &psu_list, design.is_some())
+                    .map(|o| grams.attach(i, job, plan.period, plan.base, bases[plan.column].exprs.len(), o))
             })
             .collect();
         if let Some((outs, s)) = later {

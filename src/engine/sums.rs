@@ -115,8 +115,9 @@ pub struct Replication {
     pub rscales: Vec<f64>,
     /// Deviations from the full-sample estimate rather than the replicates' mean.
     pub mse: bool,
-    /// Degrees of freedom of intervals.
-    pub df: f64,
+    /// The design's degrees of freedom as the catalog declares them (R's `degf()` of the whole
+    /// design); when absent, the rank of the base's replicate weights − 1, as R computes it.
+    pub df: Option<f64>,
 }
 
 /// The replicate totals of one set of base rows.
@@ -126,4 +127,8 @@ pub struct Replicated {
     pub spec: Replication,
     /// Per replicate, Tⱼ = Σ wᵣ·zⱼ in the order of [`Sums::totals`].
     pub totals: Vec<Vec<f64>>,
+    /// Per variable, the rank of the replicate weights over its domain rows (R's `degf()` of
+    /// the subgroup + 1), where the scan computed it (see `engine::gram`): not for the whole
+    /// sample when the catalog declares its df.
+    pub ranks: Option<Vec<Option<usize>>>,
 }

@@ -506,11 +506,15 @@ fn r_survey_package_agrees_on_every_measure() {
         weights: &["pw", "unweighted"],
     };
     // The same samples with replicate weights made by R's as.svrepdesign (tests/r/replicates.R):
-    // JKn, BRR, Fay, JK1 and bootstrap, weighted (the replicates carry a weighted estimate).
-    // Fewer columns and bases than the plain samples: R's replicate estimates are slower.
+    // JKn, BRR, Fay, JK1 and bootstrap, weighted (the replicates carry a weighted estimate), and
+    // the bootstrap weights with only the method declared (svrepdesign's default scale, df from
+    // the rank). Fewer columns and bases than the plain samples: R's replicate estimates are
+    // slower. The subgroups' df is R's rank of their replicate weights − 1: "Large high schools"
+    // (22 of apistrat's 200 schools, 7 of apiclus1's in 3 districts) has fewer rows than the
+    // replicates, so far less rank than the design.
     let replicated = |table: &'static str| Study {
         columns: &["sch_wide", "stype", "api00"],
-        bases: &["All schools", "High schools", "Schools that met their target"],
+        bases: &["All schools", "High schools", "Schools that met their target", "Large high schools"],
         weights: &["pw"],
         ..api_study(table)
     };
@@ -518,8 +522,24 @@ fn r_survey_package_agrees_on_every_measure() {
         .into_iter()
         .chain(["apistrat", "apiclus1", "apiclus2"].map(api_study))
         .chain(
-            ["apistrat_jkn", "apistrat_brr", "apistrat_fay", "apiclus1_jk1", "apiclus1_boot"].map(replicated),
+            [
+                "apistrat_jkn",
+                "apistrat_brr",
+                "apistrat_fay",
+                "apiclus1_jk1",
+                "apiclus1_boot",
+                "apiclus1_boot_default",
+            ]
+            .map(replicated),
         )
+        .collect();
+    // What each replicate table declares: R is given only that, so its own defaults are tested.
+    let declared: HashMap<String, recite::catalog::Replicates> = Catalog::load(&api)
+        .unwrap()
+        .studies
+        .iter()
+        .flat_map(|s| &s.tables)
+        .filter_map(|t| Some((t.name.clone(), t.replicates.clone()?)))
         .collect();
     let mut resolved = Vec::new();
     for st in &studies {
@@ -571,23 +591,17 @@ fn r_survey_package_agrees_on_every_measure() {
         };
         let (strata, psu) = rows.design.clone().unwrap_or_default();
         let missing: Vec<String> = rows.missing.iter().map(|m| m.to_string()).collect();
-        // Replicate designs: R's degf() of a domain is the rank of its replicate weights − 1,
-        // which recite does not compute (it takes the declared df of the whole design), so df
-        // and intervals are compared on the whole sample only.
-        let intervals = rows.replicates.is_none() || r.base == "All schools";
+        let replicates = rows.replicates.as_ref().map_or(0, |rep| rep.columns.len());
         let reps = match &rows.replicates {
             Some(rep) => {
                 let list = |v: &[f64]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>().join(",");
                 let rho = if rep.method == recite::catalog::ReplicateMethod::Fay { "0.3" } else { "" };
-                format!(
-                    "{}\t{:?}\t{:?}\t{}\t{rho}\t{}",
-                    rep.columns.join(","),
-                    rep.method,
-                    rep.scale,
-                    list(&rep.rscales),
-                    rep.mse
-                )
-                .replace("Bootstrap", "bootstrap")
+                // Scale and rscales as the catalog declares them (empty: R's default).
+                let decl = &declared[&r.rows.table];
+                let scale = if decl.scale.is_some() { format!("{:?}", rep.scale) } else { String::new() };
+                let rscales = if decl.rscales.is_empty() { String::new() } else { list(&rep.rscales) };
+                format!("{}\t{:?}\t{scale}\t{rscales}\t{rho}\t{}", rep.columns.join(","), rep.method, rep.mse)
+                    .replace("Bootstrap", "bootstrap")
             }
             None => "\t\t\t\t\t".to_string(),
         };
@@ -596,14 +610,13 @@ fn r_survey_package_agrees_on_every_measure() {
                 continue;
             };
             cases.push_str(&format!(
-                "{k}\t{i}\t{}\t{strata}\t{psu}\t{}\t{}\t{}\t{}\t{}\t{kind}\t{a}\t{b}\t{scale}\t{reps}\t{}\n",
+                "{k}\t{i}\t{}\t{strata}\t{psu}\t{}\t{}\t{}\t{}\t{}\t{kind}\t{a}\t{b}\t{scale}\t{reps}\t1\n",
                 data.display(),
                 rows.weight.as_deref().unwrap_or(".one"),
                 rows.period_filter.as_deref().unwrap_or(""),
                 rows.base_filter.as_deref().unwrap_or(""),
                 rows.column,
                 missing.join(","),
-                u8::from(intervals),
             ));
             let what = format!(
                 "{} · {} · {} · {}({}) · {} · measure {:?}",
@@ -617,7 +630,7 @@ fn r_survey_package_agrees_on_every_measure() {
             );
             ours.insert(
                 (k, i),
-                (what, kind, e, kg[i].unwrap(), wilson[i].unwrap(), full[i].unwrap(), facts, intervals),
+                (what, kind, e, kg[i].unwrap(), wilson[i].unwrap(), full[i].unwrap(), facts, replicates),
             );
         }
     }
@@ -633,14 +646,15 @@ fn r_survey_package_agrees_on_every_measure() {
     // Compare every figure: values 1e-9 relative, SEs, intervals and design effects 1e-6.
     let mut problems = Vec::new();
     let (mut measures, mut narrow_domains, mut conversions, mut designed, mut weights_only) = (0, 0, 0, 0, 0);
-    let (mut replicate, mut zero_df) = (0, 0);
+    let (mut replicate, mut zero_df, mut replicate_subgroups, mut below_replicates) = (0, 0, 0, 0);
+    let mut degenerate_replicates = 0;
     let lines: Vec<&str> = r_out.lines().collect();
     let header: Vec<&str> = lines[0].split('\t').collect();
     for line in &lines[1..] {
         let f: HashMap<&str, &str> = header.iter().copied().zip(line.split('\t')).collect();
         let num = |k: &str| -> Option<f64> { f[k].parse::<f64>().ok().filter(|v| v.is_finite()) };
         let key = (f["case"].parse::<usize>().unwrap(), f["measure"].parse::<usize>().unwrap());
-        let (what, kind, e, kg, wilson, full, facts, intervals) = &ours[&key];
+        let (what, kind, e, kg, wilson, full, facts, replicates) = &ours[&key];
         let mut check = |name: &str, got: f64, want: Option<f64>, tol: f64| {
             let Some(want) = want else {
                 problems.push(format!("{what}: R gives no {name} (recite {got})"));
@@ -660,17 +674,18 @@ fn r_survey_package_agrees_on_every_measure() {
         // A domain in one PSU of one stratum has df 0 in R (no interval); recite's df is at least
         // 1 (docs/semantics.md), so there only that is checked.
         let r_df = num("df");
-        // With replicates a conversion's interval is about its denominator rows, a domain (above).
-        let intervals =
-            *intervals && r_df != Some(0.0) && !(e.sample == Sample::Replicates && *kind == "ratio");
+        let intervals = r_df != Some(0.0);
         if r_df == Some(0.0) {
             assert_eq!(e.df, 1.0, "{what}: df 0 in R");
             zero_df += 1;
         } else if intervals {
             check("df", e.df, r_df, 0.0);
         }
-        if e.sample == Sample::Replicates {
+        if matches!(e.sample, Sample::Replicates | Sample::ReplicateRank) {
             replicate += 1;
+            replicate_subgroups += usize::from(e.sample == Sample::ReplicateRank);
+            below_replicates +=
+                usize::from(e.sample == Sample::ReplicateRank && e.df + 1.0 < *replicates as f64);
         } else if e.sample == Sample::DesignDomain {
             check("full-design df", full.df, num("df_full"), 0.0);
             designed += 1;
@@ -680,7 +695,11 @@ fn r_survey_package_agrees_on_every_measure() {
         }
         let proportion = matches!(*kind, "share" | "ratio");
         let inner = e.value > 0.0 && e.value < 1.0 && intervals;
-        if (!proportion || inner) && intervals {
+        // A replicate estimate of 0 or 1: R's logit interval is where a logistic fit that cannot
+        // converge stopped; recite takes the linearised one (docs/semantics.md).
+        let degenerate = f["degenerate"] == "1";
+        degenerate_replicates += usize::from(degenerate);
+        if (!proportion || inner) && intervals && !degenerate {
             check("interval low", e.ci_low, num("logit_lo"), 1e-6);
             check("interval high", e.ci_high, num("logit_hi"), 1e-6);
         }
@@ -709,11 +728,17 @@ fn r_survey_package_agrees_on_every_measure() {
     );
     eprintln!(
         "R oracle: {measures} measures agree ({designed} designed, {narrow_domains} in domains missing PSUs, \
-         {weights_only} weights only, {replicate} with replicate weights, {conversions} conversions, \
-         {zero_df} with df 0 in R)"
+         {weights_only} weights only, {replicate} with replicate weights ({replicate_subgroups} with df from \
+         the rank, {below_replicates} below the replicates − 1, {degenerate_replicates} with a replicate proportion of \
+         0 or 1), {conversions} conversions, {zero_df} with df 0 in R)"
     );
     assert!(
-        measures >= 200 && narrow_domains > 0 && conversions > 0 && weights_only > 0 && replicate > 0,
+        measures >= 200
+            && narrow_domains > 0
+            && conversions > 0
+            && weights_only > 0
+            && replicate > 0
+            && below_replicates > 0,
         "{measures} measures"
     );
 }
@@ -744,7 +769,8 @@ fn replicate_weights_are_summed_in_the_same_single_scan() {
         let reps = out.sums.replicates.as_ref().unwrap();
         assert_eq!(reps.totals.len(), job.rows.replicates.as_ref().unwrap().columns.len());
         let e = stats::estimate(&job.measures, &out.vars, &out.sums, Interval::Logit)[0].unwrap();
-        assert_eq!(e.sample, Sample::Replicates);
-        assert!(e.se > 0.0 && e.df == job.rows.replicates.as_ref().unwrap().df, "{e:?}");
+        // A subgroup: df from the rank of its replicate weights, at most the replicates − 1.
+        assert_eq!(e.sample, Sample::ReplicateRank);
+        assert!(e.se > 0.0 && e.df < reps.totals.len() as f64, "{e:?}");
     }
 }

@@ -313,14 +313,15 @@ fn catalog_check_runs_every_declaration_on_the_data() {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("nhanes2");
     copy_study(&root().join("datasets/nhanes2"), &study);
-    // A weight column too large for the fixed point, and one with a negative value.
+    // A weight column too large for the fixed point, and one with a negative value; replicate
+    // weights (checked in one scan) with the same faults, and one that is not numbers.
     let csv = std::fs::read_to_string(study.join("nhanes2.csv")).unwrap();
     let mut out = String::new();
     for (i, line) in csv.lines().enumerate() {
         let extra = match i {
-            0 => "hugewgt,negwgt".to_string(),
-            1 => "1000000000000000,-1".to_string(),
-            _ => "1000000000000000,1".to_string(),
+            0 => "hugewgt,negwgt,rep_1,rep_2,rep_3,rep_4".to_string(),
+            1 => "1000000000000000,-1,1,-1,1000000000000000,x".to_string(),
+            _ => "1000000000000000,1,1,1,1000000000000000,1".to_string(),
         };
         out.push_str(&format!("{line},{extra}\n"));
     }
@@ -329,7 +330,10 @@ fn catalog_check_runs_every_declaration_on_the_data() {
     let many: Vec<String> = (1..=300).map(|i| format!("{{ name = \"c{i}\", filter = \"TRUE\" }}")).collect();
     let toml = std::fs::read_to_string(study.join("study.toml"))
         .unwrap()
-        .replace("weights = [\"finalwgt\"]", "weights = [\"finalwgt\", \"hugewgt\", \"negwgt\"]")
+        .replace(
+            "weights = [\"finalwgt\"]",
+            "weights = [\"finalwgt\", \"hugewgt\", \"negwgt\"]\nreplicates = { columns = \"rep_*\", method = \"JK1\" }",
+        )
         + &format!(
             "\n[[periods]]\nname = \"Broken\"\nfilter = \"race / (race - race) = 1\"\n\
          \n[[periods]]\nname = \"Deep\"\nfilter = \"{deep}\"\n\
@@ -352,9 +356,13 @@ fn catalog_check_runs_every_declaration_on_the_data() {
         "305 breakdown cells; at most 256",
         "weight \"hugewgt\" is too large",
         "weight \"negwgt\" has 1 negative",
+        "replicate weight \"rep_2\" has 1 negative",
+        "replicate weight \"rep_3\" is too large",
+        "replicate weight \"rep_4\" is not numeric",
     ] {
         assert!(text.contains(needle), "{needle:?} not in\n{text}");
     }
+    assert!(!text.contains("\"rep_1\""), "{text}");
 }
 
 #[test]

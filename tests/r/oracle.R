@@ -13,8 +13,9 @@
 # A design is the table's design over every row, the base a domain of it (subset); weights only,
 # the base rows are the whole sample (svydesign(ids = ~1) on them), as docs/semantics.md says.
 # Replicate weights (reps: the columns; rtype, rscale, rscales, rho, mse as svrepdesign takes
-# them) make an svrepdesign over every row, the base again a domain (subset). Intervals are
-# computed where the `intervals` column is 1.
+# them; rscale and rscales empty where the catalog leaves them to svrepdesign's defaults) make an
+# svrepdesign over every row, the base again a domain (subset(), whose degf() is the rank of its
+# replicate weights − 1). Intervals are computed where the `intervals` column is 1.
 # Wilson has no survey method: it is computed here from its formula on the domain's Kish base.
 suppressPackageStartupMessages(library(survey))
 options(survey.lonely.psu = "certainty", digits = 17)
@@ -61,13 +62,14 @@ full_design <- function(first, d) {
 
 rep_cache <- list()
 rep_design <- function(first, d) {
-  key <- paste(first$data, first$reps, first$weight)
+  key <- paste(first$data, first$reps, first$weight, first$rtype, first$rscale, first$rscales, first$rho, first$mse)
   if (is.null(rep_cache[[key]])) {
     cols <- strsplit(first$reps, ",")[[1]]
     rep_cache[[key]] <<- svrepdesign(
       data = d, repweights = d[, cols], weights = as.formula(paste0("~", first$weight)),
-      type = first$rtype, combined.weights = TRUE, scale = as.numeric(first$rscale),
-      rscales = as.numeric(strsplit(first$rscales, ",")[[1]]),
+      type = first$rtype, combined.weights = TRUE,
+      scale = if (nzchar(first$rscale)) as.numeric(first$rscale) else NULL,
+      rscales = if (nzchar(first$rscales)) as.numeric(strsplit(first$rscales, ",")[[1]]) else NULL,
       rho = if (nzchar(first$rho)) as.numeric(first$rho) else NULL, mse = first$mse == "true")
   }
   rep_cache[[key]]
@@ -75,7 +77,16 @@ rep_design <- function(first, d) {
 
 num <- function(v) if (is.null(v) || length(v) == 0 || !is.finite(v)) "NA" else sprintf("%.17g", v)
 header <- c("case", "measure", "n", "weighted", "effective", "value", "se", "df", "df_full",
-            "logit_lo", "logit_hi", "beta_lo", "beta_hi", "wilson_lo", "wilson_hi", "deff")
+            "logit_lo", "logit_hi", "beta_lo", "beta_hi", "wilson_lo", "wilson_hi", "deff", "degenerate")
+
+# Whether a proportion's replicate estimates reach 0 or 1 on a replicate design: svyciprop's
+# logit interval then refits a logistic model that cannot converge on that replicate, and its
+# interval is wherever the fit stopped (near (0, 1)); recite falls back to the linearised one.
+degenerate <- function(fa, design) {
+  if (!inherits(design, "svyrep.design")) return(FALSE)
+  r <- svymean(fa, design, return.replicates = TRUE)$replicates
+  any(r <= 0 | r >= 1)
+}
 
 kish <- function(w) sum(w)^2 / sum(w^2)
 wilson <- function(p, neff, df) {
@@ -137,12 +148,14 @@ run_case <- function(rows) {
     m <- rows[i, ]
     fa <- as.formula(paste0("~.a", i))
     value <- se <- df <- deff <- NA
+    flat <- FALSE
     ci_l <- ci_b <- ci_w <- c(NA, NA)
     res <- tryCatch({
       if (m$kind == "share") {
         k <- match(i, shares)
         value <- coef(all)[[k]]; se <- SE(all)[[k]]; deff <- deff(all)[[k]]; df <- df_sub
         if (value > 0 && value < 1 && m$intervals == "1") {
+          flat <- degenerate(fa, sub)
           ci_l <- ci_of(svyciprop(fa, sub, method = "logit"))
           ci_b <- ci_of(svyciprop(fa, sub, method = "beta"))
           ci_w <- wilson(value, kish(wd), df)
@@ -160,6 +173,7 @@ run_case <- function(rows) {
         dsub <- sub[sub$variables[[paste0(".b", i)]] == 1, ]
         df <- degf(dsub)
         if (value > 0 && value < 1 && m$intervals == "1") {
+          flat <- degenerate(fa, dsub)
           ci_l <- ci_of(svyciprop(fa, dsub, method = "logit"))
           ci_b <- ci_of(svyciprop(fa, dsub, method = "beta"))
           ci_w <- wilson(value, kish(w[domain & den]), df)
@@ -175,7 +189,7 @@ run_case <- function(rows) {
     }, error = function(e) { message("case ", first$case, " measure ", m$measure, ": ", conditionMessage(e)); FALSE })
     out <- c(out, paste(first$case, m$measure, sum(domain), num(sum(wd)), num(kish(wd)), num(value), num(se),
                         num(df), num(df_full), num(ci_l[1]), num(ci_l[2]), num(ci_b[1]), num(ci_b[2]),
-                        num(ci_w[1]), num(ci_w[2]), num(deff), sep = "\t"))
+                        num(ci_w[1]), num(ci_w[2]), num(deff), as.integer(flat), sep = "\t"))
   }
   out
 }
