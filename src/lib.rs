@@ -30,6 +30,8 @@
 pub mod answers;
 pub mod card;
 pub mod catalog;
+#[cfg(feature = "engine")]
+pub mod check;
 pub mod citation;
 pub mod claim;
 #[cfg(feature = "engine")]
