@@ -17,9 +17,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use recite::card;
-use recite::transcript::Level;
+use recite::input::Level;
 
-use super::OutputArgs;
+use super::{OutputArgs, TextOrJson};
 
 /// Check an A2A Agent Card's Upperhand Citations declarations.
 #[derive(Debug, clap::Args)]
@@ -29,22 +29,13 @@ pub struct Args {
     #[arg(value_name = "AGENT_CARD.json")]
     card: String,
     /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    format: TextOrJson,
     /// The same as `--format json` (the flag's older spelling).
     #[arg(long, hide = true, conflicts_with = "format")]
     json: bool,
     #[command(flatten)]
     output: OutputArgs,
-}
-
-/// The report formats of `card`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Format {
-    /// For a person at a terminal.
-    Text,
-    /// The card report as JSON.
-    Json,
 }
 
 /// Runs `recite card`.
@@ -56,7 +47,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", a.card))?;
     let r = card::card_report(&a.card, &v);
     let mut o = String::new();
-    if a.json || a.format == Format::Json {
+    if a.json || a.format == TextOrJson::Json {
         o = serde_json::to_string_pretty(&r)?;
         o.push('\n');
     } else {

@@ -8,8 +8,8 @@ use clap::error::ErrorKind;
 
 use recite::answers::Status;
 use recite::claim::fold;
+use recite::input::Level;
 use recite::settle::Verdict;
-use recite::transcript::Level;
 
 /// One thing that makes `recite check` exit 1: a claim's verdict, a finding's level, or the
 /// status of a number in an agent's answer.

@@ -1,5 +1,7 @@
-//! Subcommands and what they share: where the data layer and the extractors are, and how to
-//! read an input.
+//! Subcommands and what they share: where the data layer and the extractors are
+//! ([`DataArgs`]), how claims are settled ([`SettleArgs`]), where and how a report is written
+//! ([`ReportArgs`], [`OutputArgs`]), and how to read an input. Each command file is its usage,
+//! its arguments and a short `run` over a library function.
 //!
 //! Exit codes everywhere: 0 when every claim is reproduced (or the check passed), 1 when any is
 //! not, 2 on usage or I/O errors.
@@ -126,11 +128,6 @@ impl DataArgs {
         DataLayer { path: path.display().to_string(), source, warning: None }
     }
 
-    /// The data folder to use.
-    pub fn data_dir(&self) -> PathBuf {
-        PathBuf::from(self.data_layer().path)
-    }
-
     /// Loads the catalog, after saying on stderr when the data layer shadows another.
     pub fn catalog(&self) -> Result<Catalog> {
         let layer = self.data_layer();
@@ -228,6 +225,16 @@ impl ReportArgs {
     pub fn colored(&self) -> bool {
         self.color.enabled() && self.to.path().is_none()
     }
+}
+
+/// A report for a person or for a program; the formats of `verify` and `card`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    /// For a person at a terminal.
+    Text,
+    /// JSON: for `verify`, the report `recite check --format json` writes; for `card`, the
+    /// card's declarations and findings.
+    Json,
 }
 
 /// Colour choice, shared by report-writing subcommands.

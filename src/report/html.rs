@@ -18,9 +18,9 @@ use super::escape::{self, cap, cap_at, is_bidi_control, visible};
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, Report};
 use crate::answers::Answer;
+use crate::input::Turn;
 use crate::moca::MocaEvent;
 use crate::settle::verdict::{Gap, Settlement, Verdict};
-use crate::transcript::Turn;
 
 const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";

@@ -14,9 +14,9 @@ use super::json::{answers_value, claim_value, part_value};
 use super::stream::{self, Closing, InputHead, InputTail};
 use super::{ClaimReport, DataLayer, Summary};
 use crate::answers::Answer;
+use crate::input::{Finding, Format};
 use crate::moca::MocaEvent;
 use crate::settle::ScanStats;
-use crate::transcript::{Finding, Format};
 
 /// One line of the JSON lines report (the shape its schema is generated from).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

@@ -6,8 +6,8 @@ use std::io::{self, Write as _};
 
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, DataLayer, Report};
+use crate::input::Level;
 use crate::settle::Verdict;
-use crate::transcript::Level;
 
 /// Escapes text for XML attributes and content, capped ([`super::escape::cap`]); replaces
 /// characters XML 1.0 cannot carry with U+FFFD.
@@ -79,7 +79,7 @@ impl stream::Writer for Writer {
         let s = &c.settlement;
         self.claims += 1;
         let name = match &s.rerun {
-            Some(r) => format!("{} {} {}({}) @ {}", r.period, r.base, r.function, r.column, c.locator),
+            Some(r) => format!("{} @ {}", r.label(), c.locator),
             None => c.locator.to_string(),
         };
         let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(&self.file), xml(&name));

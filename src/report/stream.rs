@@ -11,9 +11,9 @@ use std::io::{self, Seek, Write};
 
 use super::{ClaimReport, DataLayer, Report, Summary};
 use crate::answers::Answer;
+use crate::input::{Finding, Format, Turn};
 use crate::moca::MocaEvent;
 use crate::settle::ScanStats;
-use crate::transcript::{Finding, Format, Turn};
 
 /// Bytes a [`Spool`] keeps in memory before it moves to a temporary file.
 pub const SPOOL_IN_MEMORY: usize = 8 << 20;

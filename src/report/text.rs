@@ -8,8 +8,8 @@ use std::io::{self, Write as _};
 use super::escape::for_terminal as e;
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, Report};
+use crate::input::Level;
 use crate::settle::verdict::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
-use crate::transcript::Level;
 
 /// Colours on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
