@@ -399,10 +399,10 @@ impl StdinSpool {
             .iter()
             .map(|s| match (s, &self.spooled) {
                 (Source::Refused { path, rule, message }, _) => {
-                    In::Refused { name: path.clone(), rule: *rule, message: message.clone() }
+                    In::Refused { name: path.clone(), rule, message: message.clone() }
                 }
                 (Source::File(f), Some(Err((rule, message)))) if f == "-" => {
-                    In::Refused { name: f.clone(), rule: *rule, message: message.clone() }
+                    In::Refused { name: f.clone(), rule, message: message.clone() }
                 }
                 (Source::File(f), Some(Ok(tmp))) if f == "-" => {
                     In::File { name: f.clone(), path: tmp.path().to_string_lossy().into_owned() }

@@ -24,7 +24,7 @@ use crate::settle::ScanStats;
 pub enum Line {
     /// One claim and its settlement, as in the JSON report's `inputs[].claims[]`; its input is
     /// `locator.file`.
-    Claim(ClaimReport),
+    Claim(Box<ClaimReport>),
     /// An input, after its claims: what the JSON report says of it besides the claims.
     Input(InputLine),
     /// The last line: the JSON report's opening fields.
