@@ -335,7 +335,9 @@ impl Ctx<'_> {
             Ok(cit) => cit,
         };
         let r = match resolve::resolve(&cit, self.catalog, self.registry, self.engine) {
-            Err(why) => return (Settlement::unverifiable(why.0), None),
+            Err(why) => {
+                return (Settlement { unknown_names: why.1, ..Settlement::unverifiable(why.0) }, None);
+            }
             Ok(r) => r,
         };
         let job = Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: r.cells.clone() };
