@@ -486,7 +486,6 @@ pub struct NotFound {
     /// The name asked for (shortened for display).
     pub asked: String,
     /// Where it was looked for, e.g. `study "Versant Mega Tracker"`.
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub scope: String,
     /// Declared names nearest to it, best first (did you mean …?).
     pub suggestions: Vec<String>,
