@@ -16,11 +16,13 @@
 //! - [`stats`]: standard errors, intervals, effective base, from those sums;
 //! - [`settle`]: claimed vs recomputed → a verdict ([`settle::compare`]), what the agent most
 //!   likely computed instead ([`settle::explain`]), and the whole path for many claims, fused
-//!   per table ([`settle::pipeline`]);
-//! - [`report`]: text, JSON, Markdown, HTML, JUnit.
+//!   per table, in memory ([`settle::pipeline`]);
+//! - [`report`]: text, JSON, JSON lines, Markdown, HTML, JUnit, each written as claims come.
 //!
-//! [`verify`] settles one citation file in full (`recite verify`); [`catalog::prove()`] proves a
-//! data layer against its data (`recite catalog check`).
+//! [`verify`] settles one citation file in full (`recite verify`); [`check`] runs a batch
+//! (`recite check`), streamed: claims read, settled and written in bounded chunks, every claim on
+//! one table still in one scan; [`catalog::prove()`] proves a data layer against its data
+//! (`recite catalog check`).
 //!
 //! Without the default `engine` feature only the reading half builds (transcript, input,
 //! citation, claim, json, catalog, extractor, moca, card): what the fuzz targets need, without
@@ -36,6 +38,8 @@
 pub mod answers;
 pub mod card;
 pub mod catalog;
+#[cfg(feature = "engine")]
+pub mod check;
 pub mod citation;
 pub mod claim;
 #[cfg(feature = "engine")]

@@ -9,7 +9,6 @@ use clap::error::ErrorKind;
 use recite::answers::Status;
 use recite::claim::fold;
 use recite::input::Level;
-use recite::report::Report;
 use recite::settle::Verdict;
 
 /// One thing that makes `recite check` exit 1: a claim's verdict, a finding's level, or the
@@ -79,14 +78,14 @@ impl FailOn {
         self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
     }
 
-    /// Whether anything in `report` is one of `list`.
-    pub fn any(list: &[FailOn], report: &Report) -> bool {
+    /// Whether anything a batch counted (verdicts, finding levels, answer statuses) is one of
+    /// `list`.
+    pub fn any_in(list: &[FailOn], ran: &recite::check::Ran) -> bool {
+        let some = |n: Option<&usize>| n.is_some_and(|n| *n > 0);
         list.iter().any(|f| match f.target() {
-            Target::Verdict(v) => report.claims().any(|(_, c)| c.settlement.verdict == v),
-            Target::Level(l) => report.inputs.iter().flat_map(|i| &i.findings).any(|f| f.level == l),
-            Target::Answer(s) => {
-                report.inputs.iter().flat_map(|i| &i.answers).flat_map(|a| &a.numbers).any(|n| n.status == s)
-            }
+            Target::Verdict(v) => some(ran.summary.verdicts.get(&v)),
+            Target::Level(l) => some(ran.levels.get(&l)),
+            Target::Answer(s) => some(ran.summary.answer_numbers.get(&s)),
         })
     }
 }

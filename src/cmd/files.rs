@@ -352,20 +352,83 @@ pub fn write_atomically(path: &Path, text: &str, inputs: &[(u64, u64)]) -> Resul
 pub fn write_atomically_as(path: &Path, what: &str, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
     use std::io::Write;
     check_output_of(path, what, inputs)?;
-    let shown = path.display();
+    let mut tmp = temporary_beside_as(path, what)?;
+    tmp.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {what} to {}", path.display()))?;
+    persist_as(tmp, path, what, inputs)
+}
+
+/// A temporary file for `path`'s content, created exclusively with a random name in the same
+/// folder (so a link planted at a predictable name is never followed).
+pub fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+    temporary_beside_as(path, "the report")
+}
+
+fn temporary_beside_as(path: &Path, what: &str) -> Result<tempfile::NamedTempFile> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let mut tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempfile_in(folder_of(path))
-        .with_context(|| format!("cannot write {what} to {shown}"))?;
-    tmp.write_all(text.as_bytes())
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {what} to {shown}"))?;
+        .with_context(|| format!("cannot write {what} to {}", path.display()))
+}
+
+/// Syncs a complete temporary file and renames it over `path`. Errors name `path`, never the
+/// temporary file.
+pub fn persist(tmp: tempfile::NamedTempFile, path: &Path, inputs: &[(u64, u64)]) -> Result<()> {
+    persist_as(tmp, path, "the report", inputs)
+}
+
+fn persist_as(tmp: tempfile::NamedTempFile, path: &Path, what: &str, inputs: &[(u64, u64)]) -> Result<()> {
+    let shown = path.display();
+    tmp.as_file().sync_all().with_context(|| format!("cannot write {what} to {shown}"))?;
     // Checked again just before the rename: the target may have changed during the run.
     check_output_of(path, what, inputs)?;
     tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot write {what} to {shown}: {}", e.error))?;
     Ok(())
+}
+
+/// Standard input spooled to a temporary file (at most `--max-input-size` bytes), so a batch
+/// can read it more than once like any file.
+pub struct StdinSpool {
+    spooled: Option<Result<tempfile::NamedTempFile, Refusal>>,
+}
+
+impl StdinSpool {
+    /// Spools standard input when `-` is among `sources`.
+    pub fn new(sources: &[Source], max: u64) -> Result<StdinSpool> {
+        if !sources.iter().any(|s| s.path() == "-") {
+            return Ok(StdinSpool { spooled: None });
+        }
+        let mut tmp = tempfile::NamedTempFile::new().context("cannot spool standard input")?;
+        let copied = std::io::copy(&mut std::io::stdin().lock().take(max.saturating_add(1)), &mut tmp);
+        let spooled = match copied {
+            Err(e) => Err((RULE_UNREADABLE, format!("cannot read -: {e}"))),
+            Ok(n) if n > max => Err(too_large("-", None, max)),
+            Ok(_) => Ok(tmp),
+        };
+        Ok(StdinSpool { spooled: Some(spooled) })
+    }
+
+    /// The batch's inputs, standard input read from its spool.
+    pub fn sources(&self, sources: &[Source]) -> Vec<recite::check::Source> {
+        use recite::check::Source as In;
+        sources
+            .iter()
+            .map(|s| match (s, &self.spooled) {
+                (Source::Refused { path, rule, message }, _) => {
+                    In::Refused { name: path.clone(), rule, message: message.clone() }
+                }
+                (Source::File(f), Some(Err((rule, message)))) if f == "-" => {
+                    In::Refused { name: f.clone(), rule, message: message.clone() }
+                }
+                (Source::File(f), Some(Ok(tmp))) if f == "-" => {
+                    In::File { name: f.clone(), path: tmp.path().to_string_lossy().into_owned() }
+                }
+                (Source::File(f), _) => In::File { name: f.clone(), path: f.clone() },
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

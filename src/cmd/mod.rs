@@ -307,3 +307,115 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Generate(a) => generate::run(a),
     }
 }
+
+/// Reads a JSON Schema file (`--record-schema`) into a validator.
+pub fn json_schema(p: &Path) -> Result<jsonschema::Validator> {
+    let bytes = read_input(&p.to_string_lossy())?;
+    let text = String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", p.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", p.display()))?;
+    jsonschema::validator_for(&v)
+        .map_err(|e| anyhow::anyhow!("{}: not a usable JSON Schema: {e}", p.display()))
+}
+
+/// A progress line on stderr, shown only on a terminal and only once a run passes a second.
+pub struct Progress {
+    bar: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+    started: std::time::Instant,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress::new()
+    }
+}
+
+impl Progress {
+    /// No line yet.
+    pub fn new() -> Progress {
+        Progress { bar: std::sync::Mutex::new(None), started: std::time::Instant::now() }
+    }
+
+    /// What the run is doing now.
+    pub fn phase(&self, msg: &str) {
+        use std::io::IsTerminal;
+        use std::time::Duration;
+        let mut bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        if bar.is_none() && self.started.elapsed() > Duration::from_secs(1) && std::io::stderr().is_terminal()
+        {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.enable_steady_tick(Duration::from_millis(120));
+            *bar = Some(b);
+        }
+        if let Some(b) = &*bar {
+            b.set_message(msg.to_string());
+        }
+    }
+
+    /// Clears the line.
+    pub fn finish(self) {
+        if let Some(b) = self.bar.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Where a streamed report goes: standard output as it is written, or `--output FILE`
+/// through a temporary file in the same folder, renamed over FILE once complete (see
+/// [`files::write_atomically`]).
+pub struct ReportOutput {
+    file: Option<(PathBuf, tempfile::NamedTempFile)>,
+}
+
+impl ReportOutput {
+    /// Checks `output` (not an input, a folder, a FIFO…) and opens the temporary file.
+    pub fn open(output: Option<&Path>, inputs: &[(u64, u64)]) -> Result<ReportOutput> {
+        let Some(path) = output else { return Ok(ReportOutput { file: None }) };
+        files::check_output(path, inputs)?;
+        let tmp = files::temporary_beside(path)?;
+        Ok(ReportOutput { file: Some((path.to_path_buf(), tmp)) })
+    }
+
+    /// A buffered writer to it.
+    pub fn writer(&self) -> Result<Box<dyn std::io::Write>> {
+        Ok(match &self.file {
+            None => Box::new(std::io::BufWriter::with_capacity(1 << 16, Stdout { broken: false })),
+            Some((path, tmp)) => Box::new(std::io::BufWriter::with_capacity(
+                1 << 16,
+                tmp.reopen().with_context(|| format!("cannot write the report to {}", path.display()))?,
+            )),
+        })
+    }
+
+    /// Renames the complete report over `--output FILE` (checked again first).
+    pub fn commit(self, inputs: &[(u64, u64)]) -> Result<()> {
+        match self.file {
+            None => Ok(()),
+            Some((path, tmp)) => files::persist(tmp, &path, inputs),
+        }
+    }
+}
+
+/// Standard output that goes quiet once its reader has gone (`| head`): not an error of ours.
+struct Stdout {
+    broken: bool,
+}
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if !self.broken {
+            match std::io::stdout().lock().write_all(b) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.broken = true,
+                other => other?,
+            }
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match std::io::stdout().lock().flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    }
+}

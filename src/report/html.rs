@@ -7,14 +7,18 @@
 //! are rendered by the spec's client rules: keyed by `node.ref`, trust shown as the Reader
 //! contract says, record text as data, links only for http and https.
 
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io::{self, Write as _};
 
 use std::borrow::Cow;
 
 use serde_json::Value;
 
 use super::escape::{self, cap, cap_at, is_bidi_control, visible};
-use super::{ClaimReport, Input, Report};
+use super::stream::{self, Closing, InputHead, InputTail, Spool};
+use super::{ClaimReport, Report};
+use crate::answers::Answer;
+use crate::input::Turn;
 use crate::moca::MocaEvent;
 use crate::settle::verdict::{Gap, Settlement, Verdict};
 
@@ -81,50 +85,123 @@ fn attr(s: &str) -> Cow<'static, str> {
 
 /// The report as one self-contained HTML page.
 pub fn render(report: &Report) -> String {
-    let mut o = String::new();
-    let _ = write!(
-        o,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+    stream::render_whole(report, Writer::new)
+}
+
+/// The HTML report, written as it goes: the summary heads the page, so the inputs are spooled.
+/// An input without a conversation streams claim by claim; one with a conversation (whose
+/// turns the claims are placed in) is held until it ends, as its transcript was.
+pub struct Writer {
+    out: Box<dyn io::Write>,
+    body: Spool,
+    turns: Vec<Turn>,
+    held: Vec<ClaimReport>,
+}
+
+impl Writer {
+    /// An HTML report to `out`.
+    pub fn new(out: Box<dyn io::Write>) -> Writer {
+        Writer { out, body: Spool::new(), turns: Vec::new(), held: Vec::new() }
+    }
+}
+
+impl stream::Writer for Writer {
+    fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
+        let format = head.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
+        self.turns = head.turns.to_vec();
+        self.held.clear();
+        writeln!(
+            self.body,
+            "<section class=\"input\"><h2>{} <span class=\"muted\">({format})</span></h2>",
+            text(head.file)
+        )
+    }
+
+    fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
+        if self.turns.is_empty() {
+            let mut o = String::new();
+            render_claim(&mut o, c);
+            self.body.write_all(o.as_bytes())
+        } else {
+            self.held.push(c.clone());
+            Ok(())
+        }
+    }
+
+    fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
+        let mut o = String::new();
+        let turns = std::mem::take(&mut self.turns);
+        let claims = std::mem::take(&mut self.held);
+        render_turns(&mut o, &turns, &claims, tail.answers, tail.moca);
+        let placed: Vec<&str> = turns.iter().filter_map(|t| t.message_id.as_deref()).collect();
+        for ev in tail.moca.iter().filter(|e| !e.message_id.as_deref().is_some_and(|m| placed.contains(&m))) {
+            render_moca(&mut o, ev, false);
+        }
+        if !tail.findings.is_empty() {
+            o.push_str("<h3>Findings</h3>");
+            for f in tail.findings {
+                let level = f.level.as_str();
+                let _ = write!(
+                    o,
+                    "<div class=\"finding\"><span class=\"{level}\">{level}</span> <code>{}</code> <span class=\"muted\">{}</span> {}</div>",
+                    text(&f.rule),
+                    text(&f.locator.to_string()),
+                    text(&f.message)
+                );
+            }
+        }
+        o.push_str("</section>\n");
+        self.body.write_all(o.as_bytes())
+    }
+
+    fn finish(&mut self, c: Closing<'_>) -> io::Result<()> {
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\
 <meta name=\"referrer\" content=\"no-referrer\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <title>recite report</title><style>{STYLE}{}</style></head><body>\n",
-        crate::answers::render::HTML_STYLE
-    );
-    let s = &report.summary;
-    let _ = write!(o, "<header><h1>recite: {} claims checked</h1><div class=\"summary\">", s.claims);
-    for (v, n) in &s.verdicts {
-        let _ = write!(o, "<span><span class=\"badge {v}\">{v}</span> {n}</span>", v = v.as_str());
-    }
-    let _ = write!(
-        o,
-        "<span>{} findings</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span>",
-        s.findings, report.stats.tables_scanned, report.stats.rows_scanned, report.stats.scans
-    );
-    if let Some(d) = &report.data_layer {
-        let _ = write!(o, "<span class=\"stats data-layer\">{}</span>", text(&d.line()));
-        if let Some(w) = &d.warning {
-            let _ = write!(o, "<span class=\"stats data-layer-warning\">warning: {}</span>", text(w));
+            crate::answers::render::HTML_STYLE
+        );
+        let s = c.summary;
+        let _ = write!(o, "<header><h1>recite: {} claims checked</h1><div class=\"summary\">", s.claims);
+        for (v, n) in &s.verdicts {
+            let _ = write!(o, "<span><span class=\"badge {v}\">{v}</span> {n}</span>", v = v.as_str());
         }
+        let _ = write!(
+            o,
+            "<span>{} findings</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span>",
+            s.findings, c.stats.tables_scanned, c.stats.rows_scanned, c.stats.scans
+        );
+        if let Some(d) = c.data_layer {
+            let _ = write!(o, "<span class=\"stats data-layer\">{}</span>", text(&d.line()));
+            if let Some(w) = &d.warning {
+                let _ = write!(o, "<span class=\"stats data-layer-warning\">warning: {}</span>", text(w));
+            }
+        }
+        o.push_str("</div></header>\n<main>\n");
+        self.out.write_all(o.as_bytes())?;
+        self.body.drain_to(&mut self.out)?;
+        self.out.write_all(b"</main></body></html>\n")?;
+        self.out.flush()
     }
-    o.push_str("</div></header>\n<main>\n");
-    for input in &report.inputs {
-        render_input(&mut o, input);
-    }
-    o.push_str("</main></body></html>\n");
-    o
 }
 
-fn render_input(o: &mut String, input: &Input) {
-    let format = input.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
-    let _ = writeln!(
-        o,
-        "<section class=\"input\"><h2>{} <span class=\"muted\">({format})</span></h2>",
-        text(&input.file)
-    );
-    let mut shown = vec![false; input.claims.len()];
-    for (ti, turn) in input.turns.iter().enumerate() {
-        let answer = input.answers.iter().find(|a| a.turn == ti);
+/// The conversation of an input with its claims and MOCA events placed in their turns, then
+/// the claims no turn placed (none when there is no conversation: those were written as they
+/// came).
+fn render_turns(
+    o: &mut String,
+    turns: &[Turn],
+    claims: &[ClaimReport],
+    answers: &[Answer],
+    moca: &[MocaEvent],
+) {
+    let mut shown = vec![false; claims.len()];
+    for (ti, turn) in turns.iter().enumerate() {
+        let answer = answers.iter().find(|a| a.turn == ti);
         let role = turn.role.to_lowercase();
         let class = match role.as_str() {
             "user" | "agent" | "assistant" | "tool" | "system" | "developer" => role.as_str(),
@@ -150,42 +227,24 @@ fn render_input(o: &mut String, input: &Input) {
             let _ = write!(o, "<div class=\"text\">{}</div>", turn_text(&turn.text));
         }
         for &i in &turn.items {
-            if let Some(c) = input.claims.get(i) {
+            if let Some(c) = claims.get(i) {
                 shown[i] = true;
                 render_claim(o, c);
             }
         }
         if let Some(id) = &turn.message_id {
-            for ev in input.moca.iter().filter(|e| e.message_id.as_deref() == Some(id.as_str())) {
+            for ev in moca.iter().filter(|e| e.message_id.as_deref() == Some(id.as_str())) {
                 render_moca(o, ev, true);
             }
         }
         o.push_str("</div>\n");
     }
-    // Claims not placed in a turn (plain inputs, or readers without turns).
-    for (i, c) in input.claims.iter().enumerate() {
+    // Claims not placed in a turn (readers without turns for every item).
+    for (i, c) in claims.iter().enumerate() {
         if !shown[i] {
             render_claim(o, c);
         }
     }
-    let placed: Vec<&str> = input.turns.iter().filter_map(|t| t.message_id.as_deref()).collect();
-    for ev in input.moca.iter().filter(|e| !e.message_id.as_deref().is_some_and(|m| placed.contains(&m))) {
-        render_moca(o, ev, false);
-    }
-    if !input.findings.is_empty() {
-        o.push_str("<h3>Findings</h3>");
-        for f in &input.findings {
-            let level = f.level.as_str();
-            let _ = write!(
-                o,
-                "<div class=\"finding\"><span class=\"{level}\">{level}</span> <code>{}</code> <span class=\"muted\">{}</span> {}</div>",
-                text(&f.rule),
-                text(&f.locator.to_string()),
-                text(&f.message)
-            );
-        }
-    }
-    o.push_str("</section>\n");
 }
 
 /// One claim: the claim's verdict, then each claimed number with its own verdict beside it

@@ -7,9 +7,12 @@
 //! times larger relative to them, and at 12 digits it showed (e.g. `-0.0489473880926` in one run,
 //! `…927` in the next).
 
+use std::io::{self, Write};
+
 use serde_json::{Number, Value};
 
-use super::Report;
+use super::stream::{self, Closing, InputHead, InputTail, Spool};
+use super::{ClaimReport, DataLayer, Report};
 
 /// Significant digits kept for non-integer numbers.
 pub const SIGNIFICANT: usize = 12;
@@ -21,8 +24,14 @@ pub const SIGNIFICANT_DIFFERENCES: usize = 6;
 /// units and in standard errors).
 pub const DIFFERENCES: [&str; 2] = ["difference", "z"];
 
-/// The report as pretty JSON, with a final newline.
+/// The report as pretty JSON, with a final newline: [`Writer`] over a report in memory.
 pub fn render(report: &Report) -> String {
+    stream::render_whole(report, Writer::new)
+}
+
+/// The report as pretty JSON built as one value, the form [`Writer`] must equal byte for byte
+/// (kept as the reference for that test; a run never builds it).
+pub fn render_value(report: &Report) -> String {
     let mut v = serde_json::to_value(report).expect("a report always serializes");
     round_floats(&mut v);
     cap_strings(&mut v);
@@ -84,6 +93,149 @@ fn round_to(v: &mut Value, digits: usize) {
             round_to(x, if DIFFERENCES.contains(&k.as_str()) { SIGNIFICANT_DIFFERENCES } else { digits })
         }),
         _ => {}
+    }
+}
+
+/// A value as pretty JSON whose lines after the first are indented by `indent` spaces, to sit
+/// at that depth of a larger pretty document.
+fn pretty_at(v: &Value, indent: usize) -> String {
+    let s = serde_json::to_string_pretty(v).expect("a value always serializes");
+    if !s.contains('\n') {
+        return s;
+    }
+    let pad = " ".repeat(indent);
+    let mut o = String::with_capacity(s.len() + s.len() / 8);
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            o.push('\n');
+            o.push_str(&pad);
+        }
+        o.push_str(line);
+    }
+    o
+}
+
+/// One claim as the report writes it: rounded and capped, a value of its own.
+pub fn claim_value(c: &ClaimReport) -> Value {
+    let mut v = serde_json::to_value(c).expect("a claim always serializes");
+    round_floats(&mut v);
+    super::escape::cap_json(&mut v);
+    v
+}
+
+/// An input's answers as the report writes them: rounded, capped, each text at
+/// [`MAX_TURN_CHARS`](super::escape::MAX_TURN_CHARS).
+pub fn answers_value(answers: &[crate::answers::Answer]) -> Value {
+    let mut v = serde_json::json!({ "inputs": [{ "answers": answers }] });
+    round_floats(&mut v);
+    cap_strings(&mut v);
+    v["inputs"][0]["answers"].take()
+}
+
+/// Any other part of the report, rounded and capped.
+pub fn part_value(x: &impl serde::Serialize) -> Value {
+    let mut v = serde_json::to_value(x).expect("a report part always serializes");
+    round_floats(&mut v);
+    super::escape::cap_json(&mut v);
+    v
+}
+
+/// The JSON report, written input by input: the inputs go to a spool, and once the summary is
+/// known the opening is written, then the spooled inputs.
+pub struct Writer {
+    out: Box<dyn Write>,
+    body: Spool,
+    inputs: usize,
+    claims: usize,
+}
+
+impl Writer {
+    /// A JSON report to `out`.
+    pub fn new(out: Box<dyn Write>) -> Writer {
+        Writer { out, body: Spool::new(), inputs: 0, claims: 0 }
+    }
+}
+
+impl stream::Writer for Writer {
+    fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
+        if self.inputs > 0 {
+            self.body.write_all(b",\n")?;
+        }
+        self.inputs += 1;
+        self.claims = 0;
+        write!(self.body, "    {{\n      \"file\": {}", pretty_at(&part_value(&head.file), 6))?;
+        if let Some(f) = head.format {
+            write!(self.body, ",\n      \"format\": {}", pretty_at(&part_value(&f), 6))?;
+        }
+        Ok(())
+    }
+
+    fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
+        let sep = if self.claims == 0 { ",\n      \"claims\": [\n        " } else { ",\n        " };
+        self.claims += 1;
+        write!(self.body, "{sep}{}", pretty_at(&claim_value(c), 8))
+    }
+
+    fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
+        self.body.write_all(if self.claims == 0 { b",\n      \"claims\": []" } else { b"\n      ]" })?;
+        if !tail.findings.is_empty() {
+            write!(self.body, ",\n      \"findings\": {}", pretty_at(&part_value(&tail.findings), 6))?;
+        }
+        if !tail.moca.is_empty() {
+            write!(self.body, ",\n      \"moca\": {}", pretty_at(&part_value(&tail.moca), 6))?;
+        }
+        if !tail.answers.is_empty() {
+            write!(self.body, ",\n      \"answers\": {}", pretty_at(&answers_value(tail.answers), 6))?;
+        }
+        self.body.write_all(b"\n    }")
+    }
+
+    fn finish(&mut self, c: Closing<'_>) -> io::Result<()> {
+        let opening = Opening::of(c);
+        let mut v = serde_json::to_value(&opening).expect("a report always serializes");
+        round_floats(&mut v);
+        cap_strings(&mut v);
+        let mut head = serde_json::to_string_pretty(&v).expect("a value always serializes");
+        if self.inputs > 0 {
+            // The opening ends `"inputs": []\n}`: the spooled inputs go between the brackets.
+            head.truncate(head.len() - "]\n}".len());
+            self.out.write_all(head.as_bytes())?;
+            self.out.write_all(b"\n")?;
+            self.body.drain_to(&mut self.out)?;
+            self.out.write_all(b"\n  ]\n}\n")?;
+        } else {
+            self.out.write_all(head.as_bytes())?;
+            self.out.write_all(b"\n")?;
+        }
+        self.out.flush()
+    }
+}
+
+/// The report's fields before its inputs, in the report's order (inputs left empty).
+#[derive(serde::Serialize)]
+pub(crate) struct Opening<'a> {
+    report_version: u32,
+    recite: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data_layer: Option<&'a DataLayer>,
+    summary: &'a super::Summary,
+    stats: &'a crate::settle::ScanStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timings: Option<&'a std::collections::BTreeMap<String, f64>>,
+    inputs: [(); 0],
+}
+
+impl<'a> Opening<'a> {
+    pub(crate) fn of(c: Closing<'a>) -> Opening<'a> {
+        Opening {
+            report_version: super::REPORT_VERSION,
+            recite: env!("CARGO_PKG_VERSION"),
+            data_layer: c.data_layer,
+            summary: c.summary,
+            stats: c.stats,
+            timings: c.timings,
+            inputs: [],
+        }
     }
 }
 

@@ -1,4 +1,6 @@
-//! Reports: one [`Report`] value, rendered as text, JSON, Markdown, HTML or JUnit.
+//! Reports: text, JSON, JSON lines, Markdown, HTML or JUnit, each a [`stream::Writer`] fed
+//! claim by claim as a run settles them; a [`Report`] value is what a small run (`verify`,
+//! tests) holds whole and feeds through the same writers.
 //!
 //! The report knows settlements and findings, nothing of how they were computed. JSON is the
 //! reference form: stable field names, a committed JSON Schema (`docs/report.schema.json`,
@@ -12,11 +14,14 @@ use crate::input::{Finding, Format, Locator, Turn};
 use crate::moca::MocaEvent;
 use crate::settle::{ScanStats, Settlement, Verdict};
 
+pub mod answers_only;
 pub mod escape;
 pub mod html;
 pub mod json;
+pub mod jsonl;
 pub mod junit;
 pub mod markdown;
+pub mod stream;
 pub mod text;
 
 /// The version of the JSON report's shape; bumped on any incompatible change.

@@ -2,9 +2,11 @@
 //!
 //! Colour only when asked or when writing to a terminal with `NO_COLOR` unset.
 
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io::{self, Write as _};
 
 use super::escape::for_terminal as e;
+use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, Report};
 use crate::input::Level;
 use crate::settle::verdict::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
@@ -200,23 +202,62 @@ fn clip(s: &str) -> String {
 
 /// A whole run: grouped by input, one line per claim, details for every claim not reproduced.
 pub fn render(report: &Report, st: Style) -> String {
-    let mut o = String::new();
-    for input in &report.inputs {
-        let format = input.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
-        let _ = writeln!(o, "{} {}", st.bold(&e(&input.file)), st.dim(&format!("({format})")));
-        for c in &input.claims {
-            let _ = writeln!(o, "  {} {}", st.badge(c.settlement.verdict), one_line(c));
+    stream::render_whole(report, |out| Writer::new(out, st))
+}
+
+/// The text report, written as it goes: each input's claim lines at once, the details of its
+/// claims not reproduced (which follow its findings) spooled until the input ends; the totals
+/// last.
+pub struct Writer {
+    out: Box<dyn io::Write>,
+    st: Style,
+    details: Spool,
+}
+
+impl Writer {
+    /// A text report to `out`.
+    pub fn new(out: Box<dyn io::Write>, st: Style) -> Writer {
+        Writer { out, st, details: Spool::new() }
+    }
+}
+
+impl stream::Writer for Writer {
+    fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
+        let st = self.st;
+        let format = head.format.map(|f| f.to_string()).unwrap_or_else(|| "unreadable".into());
+        writeln!(self.out, "{} {}", st.bold(&e(head.file)), st.dim(&format!("({format})")))
+    }
+
+    fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
+        let st = self.st;
+        writeln!(self.out, "  {} {}", st.badge(c.settlement.verdict), one_line(c))?;
+        // Details for every claim not reproduced, and for any whose warnings the audit faults:
+        // warnings get the same prominence as values.
+        if needs_details(c) {
+            let mut o = String::new();
+            let _ = writeln!(o, "\n  {} {}", st.bold("▸"), e(&c.locator.to_string()));
+            for line in settlement(&c.settlement, st).lines() {
+                let _ = writeln!(o, "  {line}");
+            }
+            self.details.write_all(o.as_bytes())?;
         }
-        crate::answers::render::text(&mut o, &input.answers);
-        if !input.moca.is_empty() {
-            let citations: usize = input.moca.iter().map(|e| e.citations.len()).sum();
-            let passed: usize = input.moca.iter().flat_map(|e| &e.citations).filter(|c| c.passed).count();
-            let ignored = input.moca.iter().filter(|e| e.ignored).count();
+        Ok(())
+    }
+
+    fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
+        let st = self.st;
+        let mut o = String::new();
+        crate::answers::render::text(&mut o, tail.answers);
+        let moca = tail.moca;
+        if !moca.is_empty() {
+            let citations: usize = moca.iter().map(|e| e.citations.len()).sum();
+            let passed: usize = moca.iter().flat_map(|e| &e.citations).filter(|c| c.passed).count();
+            let ignored = moca.iter().filter(|e| e.ignored).count();
             let _ = writeln!(
                 o,
                 "  moca.citations: {} event{}, {citations} citation{} ({passed} passed the record rules){}",
-                input.moca.len(),
-                if input.moca.len() == 1 { "" } else { "s" },
+                moca.len(),
+                if moca.len() == 1 { "" } else { "s" },
                 if citations == 1 { "" } else { "s" },
                 if ignored > 0 {
                     format!(", {ignored} ignored for an unknown version")
@@ -225,7 +266,7 @@ pub fn render(report: &Report, st: Style) -> String {
                 }
             );
         }
-        for f in &input.findings {
+        for f in tail.findings {
             let level = match f.level {
                 Level::Must => st.paint("1;31", "MUST  "),
                 Level::Should => st.paint("1;33", "SHOULD"),
@@ -239,45 +280,45 @@ pub fn render(report: &Report, st: Style) -> String {
                 e(&f.message)
             );
         }
-        // Details for every claim not reproduced, and for any whose warnings the audit faults:
-        // warnings get the same prominence as values.
-        for c in input.claims.iter().filter(|c| needs_details(c)) {
-            let _ = writeln!(o, "\n  {} {}", st.bold("▸"), e(&c.locator.to_string()));
-            for line in settlement(&c.settlement, st).lines() {
-                let _ = writeln!(o, "  {line}");
+        self.out.write_all(o.as_bytes())?;
+        self.details.drain_to(&mut self.out)?;
+        self.out.write_all(b"\n")
+    }
+
+    fn finish(&mut self, c: Closing<'_>) -> io::Result<()> {
+        let st = self.st;
+        let mut o = String::new();
+        let s = c.summary;
+        let counts: Vec<String> = s
+            .verdicts
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(v, n)| format!("{n} {}", v.as_str().to_lowercase().replace('_', " ")))
+            .collect();
+        let _ = writeln!(
+            o,
+            "{} claims in {} input{}: {}; {} finding{}. Scanned {} table{} ({} rows) in {} scan{}.",
+            s.claims,
+            c.inputs,
+            if c.inputs == 1 { "" } else { "s" },
+            if counts.is_empty() { "none".into() } else { counts.join(", ") },
+            s.findings,
+            if s.findings == 1 { "" } else { "s" },
+            c.stats.tables_scanned,
+            if c.stats.tables_scanned == 1 { "" } else { "s" },
+            c.stats.rows_scanned,
+            c.stats.scans,
+            if c.stats.scans == 1 { "" } else { "s" },
+        );
+        if let Some(d) = c.data_layer {
+            let _ = writeln!(o, "{}", e(&d.line()));
+            if let Some(w) = &d.warning {
+                let _ = writeln!(o, "{} {}", st.paint("1;33", "warning:"), e(w));
             }
         }
-        o.push('\n');
+        self.out.write_all(o.as_bytes())?;
+        self.out.flush()
     }
-    let s = &report.summary;
-    let counts: Vec<String> = s
-        .verdicts
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(v, n)| format!("{n} {}", v.as_str().to_lowercase().replace('_', " ")))
-        .collect();
-    let _ = writeln!(
-        o,
-        "{} claims in {} input{}: {}; {} finding{}. Scanned {} table{} ({} rows) in {} scan{}.",
-        s.claims,
-        report.inputs.len(),
-        if report.inputs.len() == 1 { "" } else { "s" },
-        if counts.is_empty() { "none".into() } else { counts.join(", ") },
-        s.findings,
-        if s.findings == 1 { "" } else { "s" },
-        report.stats.tables_scanned,
-        if report.stats.tables_scanned == 1 { "" } else { "s" },
-        report.stats.rows_scanned,
-        report.stats.scans,
-        if report.stats.scans == 1 { "" } else { "s" },
-    );
-    if let Some(d) = &report.data_layer {
-        let _ = writeln!(o, "{}", e(&d.line()));
-        if let Some(w) = &d.warning {
-            let _ = writeln!(o, "{} {}", st.paint("1;33", "warning:"), e(w));
-        }
-    }
-    o
 }
 
 /// Whether a claim's details belong in a batch report.

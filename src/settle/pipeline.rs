@@ -123,7 +123,7 @@ pub fn try_settle_all(
 }
 
 /// An engine error as a claim's reason, naming the declaration by its catalog name.
-fn engine_reason(e: &EngineError, r: &Resolved) -> String {
+pub(crate) fn engine_reason(e: &EngineError, r: &Resolved) -> String {
     match e {
         EngineError::Filter { role: Role::Period, .. } => {
             format!("period {:?} of study {:?}: {e}", r.period, r.study)

@@ -85,16 +85,25 @@ pub fn cap_findings(findings: &mut Vec<Finding>, file: &str) {
     if rest.is_empty() {
         return;
     }
-    let level = rest.iter().map(|f| f.level).min().unwrap_or(Level::Note);
     let count = |l: Level| rest.iter().filter(|f| f.level == l).count();
+    findings.push(findings_not_shown(file, [count(Level::Must), count(Level::Should), count(Level::Note)]));
+}
+
+/// The finding that stands for an input's findings past the first [`MAX_FINDINGS`], from how
+/// many there were at each level (MUST, SHOULD, NOTE); its level is the most serious of them.
+pub fn findings_not_shown(file: &str, [must, should, note]: [usize; 3]) -> Finding {
+    let level = if must > 0 {
+        Level::Must
+    } else if should > 0 {
+        Level::Should
+    } else {
+        Level::Note
+    };
     let message = format!(
-        "{} more finding(s) not shown ({} MUST, {} SHOULD, {} NOTE): only the first {MAX_FINDINGS} of an input are",
-        rest.len(),
-        count(Level::Must),
-        count(Level::Should),
-        count(Level::Note)
+        "{} more finding(s) not shown ({must} MUST, {should} SHOULD, {note} NOTE): only the first {MAX_FINDINGS} of an input are",
+        must + should + note
     );
-    findings.push(Finding::new(Locator::at(file, ""), RULE_FINDINGS_CAPPED, level, message));
+    Finding::new(Locator::at(file, ""), RULE_FINDINGS_CAPPED, level, message)
 }
 
 /// `text` without a leading UTF-8 byte-order mark, which every reader (and `verify`) accepts.
@@ -203,6 +212,12 @@ fn detect_framed(framed: &Framed, text: &str) -> Format {
     } else {
         Format::Plain
     }
+}
+
+/// True when the plain reader, not the AG-UI or A2A one, would read an input made of values
+/// like `v` (see [`detect`]).
+pub fn is_plain_record(v: &Value) -> bool {
+    !looks_like_agui(v) && !a2a::looks_like_a2a(v)
 }
 
 /// True when `v` is an AG-UI event, an array of them, or a saved-run fixture

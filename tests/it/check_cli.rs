@@ -1605,3 +1605,135 @@ fn answers_hostile_text_stays_inert_in_text_markdown_and_junit() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streamed reports
+
+/// "40% of aware adults considered Versant in W6": DISCREPANT, with explanations to find.
+fn w6_considered_wrong() -> Value {
+    json!({"result": {"Considered": "40%"}, "citation": versant(W6, AWARE, json!(4654), "s14r5", "extractFunnel")})
+}
+
+/// JSON lines of plain pairs (read line by line) and the same with one malformed line (read
+/// whole): right, wrong and unresolvable claims, a citation-less result, an unrecognised line.
+fn streamed_inputs(dir: &Path) -> [String; 2] {
+    let mut lines = Vec::new();
+    for i in 0..30 {
+        lines.push(match i % 5 {
+            0 => w5_considered(),
+            1 | 2 => w6_considered_wrong(),
+            3 => misspelt_column(),
+            _ => w6_considered(),
+        });
+    }
+    lines.push(json!({"result": {"Considered": "44%"}}));
+    lines.push(json!(42));
+    let clean = jsonl(&lines);
+    let broken = format!("{clean}{{not json\n{}", jsonl(&lines[..5]));
+    [write(dir, "clean.jsonl", &clean), write(dir, "broken.jsonl", &broken)]
+}
+
+#[test]
+fn every_format_streams_the_same_report_whatever_the_chunk_size() {
+    let dir = tempdir();
+    let [clean, broken] = streamed_inputs(dir.path());
+    for format in ["text", "json", "jsonl", "markdown", "html", "junit"] {
+        let at = |chunk: &str| {
+            let args =
+                ["check", EXAMPLES, "tests/fixtures", &clean, &broken, "--format", format, "--chunk", chunk];
+            recite(&[&args[..], &["--color", "never"]].concat())
+        };
+        let (one, many) = (at("1"), at("100000"));
+        assert!(one.stdout.len() > 10_000, "{format}: {}", stderr(&one));
+        assert_eq!(code(&one), code(&many), "{format}");
+        assert!(one.stdout == many.stdout, "{format}: the report differs between chunks of 1 and of 100000");
+    }
+}
+
+#[test]
+fn the_streamed_json_report_equals_the_whole_report_value() {
+    use recite::report::{self, ClaimReport, Input, Report};
+    use recite::settle::pipeline::{self, Claim};
+    let dir = tempdir();
+    let lines: Vec<Value> =
+        (0..12).map(|i| [w5_considered(), w6_considered_wrong(), misspelt_column()][i % 3].clone()).collect();
+    let file = write(dir.path(), "claims.jsonl", &jsonl(&lines));
+    let data = root().join("datasets");
+    let catalog = recite::catalog::Catalog::load(&data).unwrap();
+    let registry = recite::extractor::Registry::load(None).unwrap();
+    let engine = recite::engine::Engine::new();
+    // The old way: the whole document, every claim settled at once, one report value.
+    let doc = recite::transcript::read(&file, &std::fs::read_to_string(&file).unwrap());
+    let claims: Vec<Claim> = doc
+        .items
+        .iter()
+        .map(|i| Claim {
+            citation: i.citation.clone().unwrap(),
+            numbers: i.result.as_ref().map(recite::claim::leaves).unwrap_or_default(),
+        })
+        .collect();
+    let (settlements, stats) =
+        pipeline::settle_all(&claims, &catalog, &registry, &engine, Default::default());
+    let claims = doc
+        .items
+        .iter()
+        .zip(settlements)
+        .map(|(i, settlement)| ClaimReport { locator: i.locator.clone(), settlement })
+        .collect();
+    let input = Input {
+        file: file.clone(),
+        format: Some(doc.format),
+        claims,
+        findings: doc.findings,
+        moca: Vec::new(),
+        answers: Vec::new(),
+        turns: Vec::new(),
+    };
+    let whole = report::json::render_value(&Report::new(vec![input], stats));
+    // Streamed, a claim at a time, into a file.
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let mut w = report::json::Writer::new(Box::new(out.reopen().unwrap()));
+    let opts = recite::check::Options {
+        settle: Default::default(),
+        chunk: 1,
+        max_input_size: u64::MAX,
+        read: &|p| std::fs::read(p).map_err(|e| ("input/unreadable", e.to_string())),
+        record_schema: None,
+        data_layer: None,
+        timings: false,
+        progress: &|_| {},
+    };
+    let source = recite::check::Source::File { name: file.clone(), path: file };
+    let ran = recite::check::run(&[source], &catalog, &registry, &engine, &opts, &mut w).unwrap();
+    drop(w);
+    assert_eq!(ran.summary.claims, 12);
+    let streamed = std::fs::read_to_string(out.path()).unwrap();
+    assert!(whole.contains("DISCREPANT") && whole.contains("\"explanations\""), "{whole}");
+    assert!(streamed == whole, "streamed:\n{streamed}\nwhole:\n{whole}");
+}
+
+#[test]
+fn jsonl_writes_a_line_per_claim_then_per_input_then_the_summary() {
+    let dir = tempdir();
+    let [clean, _] = streamed_inputs(dir.path());
+    let out = recite(&["check", EXAMPLES, &clean, "--format", "jsonl"]);
+    let lines: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["record"].as_str().unwrap()).collect();
+    assert_eq!(kinds.last(), Some(&"summary"));
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(kinds.iter().filter(|k| **k == "claim").count() as u64, summary["claims"].as_u64().unwrap());
+    // Each input line closes its claims: the claims since the previous input line are its own.
+    let mut since = 0;
+    for l in &lines {
+        match l["record"].as_str().unwrap() {
+            "claim" => since += 1,
+            "input" => {
+                assert_eq!(l["claims"].as_u64().unwrap(), since, "{l}");
+                since = 0;
+            }
+            _ => {}
+        }
+    }
+    let (_, json) = check_json(&[EXAMPLES, &clean]);
+    assert_eq!(&json["summary"], summary);
+}

@@ -44,3 +44,27 @@ fn reports_validate_against_the_committed_schema() {
         assert!(r["summary"]["claims"].as_u64().unwrap() > 0);
     }
 }
+
+#[test]
+fn the_committed_lines_schema_is_generated_from_the_types_and_lines_validate() {
+    let generated = recite::report::jsonl::schema();
+    let path = root().join("docs/report-lines.schema.json");
+    if std::env::var_os("RECITE_UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/report-lines.schema.json is stale: run RECITE_UPDATE_SCHEMA=1 cargo test --test it report_schema"
+    );
+    let validator = jsonschema::validator_for(&serde_json::from_str(&committed).unwrap()).unwrap();
+    let out = recite(&["check", "examples/transcripts", "tests/fixtures", "--format", "jsonl", "--timings"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().count() > 10);
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if let Err(e) = validator.validate(&v) {
+            panic!("{e}: {line}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The JSON lines report (`--format jsonl`), for pipelines: one line per settled claim, written
+//! as soon as it is settled; after each input's claims one line for the input (its findings,
+//! MOCA events and answer audit); last, one summary line. Every line is one JSON object whose
+//! `record` says which of the three it is (schema: `docs/report-lines.schema.json`). Numbers are
+//! rounded as in the JSON report, and each line's fields are the JSON report's.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::json::{answers_value, claim_value, part_value};
+use super::stream::{self, Closing, InputHead, InputTail};
+use super::{ClaimReport, DataLayer, Summary};
+use crate::answers::Answer;
+use crate::input::{Finding, Format};
+use crate::moca::MocaEvent;
+use crate::settle::ScanStats;
+
+/// One line of the JSON lines report (the shape its schema is generated from).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum Line {
+    /// One claim and its settlement, as in the JSON report's `inputs[].claims[]`; its input is
+    /// `locator.file`.
+    Claim(Box<ClaimReport>),
+    /// An input, after its claims: what the JSON report says of it besides the claims.
+    Input(InputLine),
+    /// The last line: the JSON report's opening fields.
+    Summary(SummaryLine),
+}
+
+/// The `input` line.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct InputLine {
+    /// The file as named (`-` for standard input).
+    pub file: String,
+    /// The detected format; none when the file could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// How many claim lines came before this line for this input.
+    pub claims: usize,
+    /// Findings that are not about one claim's numbers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// The MOCA `moca.citations` events of an AG-UI log, as checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moca: Vec<MocaEvent>,
+    /// The agent answers, every stated number traced to the cited results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Answer>,
+}
+
+/// The `summary` line.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SummaryLine {
+    /// The shape version (the JSON report's).
+    pub report_version: u32,
+    /// The recite version that wrote it.
+    pub recite: String,
+    /// The data layer that answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_layer: Option<DataLayer>,
+    /// Counts by verdict, and of findings.
+    pub summary: Summary,
+    /// What the run read.
+    pub stats: ScanStats,
+    /// Phase timings in milliseconds, only with `--timings`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<BTreeMap<String, f64>>,
+}
+
+/// The JSON lines report, written as it goes.
+pub struct Writer {
+    out: Box<dyn Write>,
+    file: String,
+    format: Option<Format>,
+    claims: usize,
+}
+
+impl Writer {
+    /// A JSON lines report to `out`.
+    pub fn new(out: Box<dyn Write>) -> Writer {
+        Writer { out, file: String::new(), format: None, claims: 0 }
+    }
+
+    fn line(&mut self, record: &str, fields: Value) -> io::Result<()> {
+        let mut m = Map::new();
+        m.insert("record".into(), Value::String(record.into()));
+        if let Value::Object(f) = fields {
+            m.extend(f);
+        }
+        let mut s = serde_json::to_string(&Value::Object(m)).expect("a value always serializes");
+        s.push('\n');
+        self.out.write_all(s.as_bytes())
+    }
+}
+
+impl stream::Writer for Writer {
+    fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
+        self.file = head.file.to_string();
+        self.format = head.format;
+        self.claims = 0;
+        Ok(())
+    }
+
+    fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
+        self.claims += 1;
+        self.line("claim", claim_value(c))
+    }
+
+    fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
+        let mut m = Map::new();
+        m.insert("file".into(), part_value(&self.file));
+        if let Some(f) = self.format {
+            m.insert("format".into(), part_value(&f));
+        }
+        m.insert("claims".into(), Value::from(self.claims));
+        if !tail.findings.is_empty() {
+            m.insert("findings".into(), part_value(&tail.findings));
+        }
+        if !tail.moca.is_empty() {
+            m.insert("moca".into(), part_value(&tail.moca));
+        }
+        if !tail.answers.is_empty() {
+            m.insert("answers".into(), answers_value(tail.answers));
+        }
+        self.line("input", Value::Object(m))
+    }
+
+    fn finish(&mut self, c: Closing<'_>) -> io::Result<()> {
+        let mut v = part_value(&super::json::Opening::of(c));
+        if let Value::Object(m) = &mut v {
+            m.remove("inputs");
+        }
+        self.line("summary", v)?;
+        self.out.flush()
+    }
+}
+
+/// The JSON Schema of one line of the JSON lines report, generated from [`Line`].
+pub fn schema() -> String {
+    let schema = schemars::schema_for!(Line);
+    let mut s = serde_json::to_string_pretty(&schema).expect("a schema always serializes");
+    s.push('\n');
+    s
+}

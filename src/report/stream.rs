@@ -1,0 +1,165 @@
+//! Reports written as the claims are settled: every format is a [`Writer`] fed input by input,
+//! claim by claim, so no report is ever held whole.
+//!
+//! A format whose opening needs the totals (JSON, Markdown, HTML, JUnit put the summary first)
+//! writes its body to a [`Spool`] (memory up to [`SPOOL_IN_MEMORY`], then an unnamed temporary
+//! file) and, in [`Writer::finish`], the opening then the spooled body. [`write_whole`] feeds a
+//! [`Report`] already in memory through the same writers (`verify`, tests).
+
+use std::collections::BTreeMap;
+use std::io::{self, Seek, Write};
+
+use super::{ClaimReport, DataLayer, Report, Summary};
+use crate::answers::Answer;
+use crate::input::{Finding, Format, Turn};
+use crate::moca::MocaEvent;
+use crate::settle::ScanStats;
+
+/// Bytes a [`Spool`] keeps in memory before it moves to a temporary file.
+pub const SPOOL_IN_MEMORY: usize = 8 << 20;
+
+/// What is known of an input before its claims: its name, format and conversation.
+#[derive(Debug, Clone, Copy)]
+pub struct InputHead<'a> {
+    /// The file as named (`-` for standard input).
+    pub file: &'a str,
+    /// The detected format; none when the file could not be read.
+    pub format: Option<Format>,
+    /// The conversation (the HTML report places claims in it).
+    pub turns: &'a [Turn],
+}
+
+/// What is known of an input once its claims are settled.
+#[derive(Debug, Clone, Copy)]
+pub struct InputTail<'a> {
+    /// Findings, capped as in the report.
+    pub findings: &'a [Finding],
+    /// MOCA `moca.citations` events.
+    pub moca: &'a [MocaEvent],
+    /// The answer-text audit.
+    pub answers: &'a [Answer],
+}
+
+/// What is known once every input is written: the report's opening fields.
+#[derive(Debug, Clone, Copy)]
+pub struct Closing<'a> {
+    /// Counts by verdict and of findings.
+    pub summary: &'a Summary,
+    /// What the run read.
+    pub stats: &'a ScanStats,
+    /// The data layer that answered.
+    pub data_layer: Option<&'a DataLayer>,
+    /// Phase timings, with `--timings`.
+    pub timings: Option<&'a BTreeMap<String, f64>>,
+    /// Inputs written.
+    pub inputs: usize,
+}
+
+/// A report format, fed in order: for each input [`begin_input`](Writer::begin_input), its
+/// claims, [`end_input`](Writer::end_input); then [`finish`](Writer::finish) once.
+pub trait Writer {
+    /// An input starts.
+    fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()>;
+    /// One claim of the current input, in document order.
+    fn claim(&mut self, c: &ClaimReport) -> io::Result<()>;
+    /// The current input ends.
+    fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()>;
+    /// Writes what is left (the opening, for formats that put totals first) and flushes.
+    fn finish(&mut self, closing: Closing<'_>) -> io::Result<()>;
+}
+
+/// Feeds a whole report through `w`.
+pub fn write_whole(report: &Report, w: &mut dyn Writer) -> io::Result<()> {
+    for input in &report.inputs {
+        w.begin_input(InputHead { file: &input.file, format: input.format, turns: &input.turns })?;
+        for c in &input.claims {
+            w.claim(c)?;
+        }
+        w.end_input(InputTail { findings: &input.findings, moca: &input.moca, answers: &input.answers })?;
+    }
+    w.finish(Closing {
+        summary: &report.summary,
+        stats: &report.stats,
+        data_layer: report.data_layer.as_ref(),
+        timings: report.timings.as_ref(),
+        inputs: report.inputs.len(),
+    })
+}
+
+/// Renders a whole report with the writer `make` builds over a buffer, as text.
+pub fn render_whole<W: Writer>(report: &Report, make: impl FnOnce(Box<dyn Write>) -> W) -> String {
+    let buf = SharedBuf::default();
+    let mut w = make(Box::new(buf.clone()));
+    write_whole(report, &mut w).expect("writing to memory does not fail");
+    drop(w);
+    let bytes = std::mem::take(&mut *buf.0.lock().unwrap_or_else(|e| e.into_inner()));
+    String::from_utf8(bytes).expect("reports are UTF-8")
+}
+
+/// A byte buffer that can be handed to a writer and read back afterwards.
+#[derive(Clone, Default)]
+struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes to be written later: in memory up to [`SPOOL_IN_MEMORY`], then in an unnamed
+/// temporary file (removed by the system when closed).
+#[derive(Debug, Default)]
+pub struct Spool {
+    memory: Vec<u8>,
+    file: Option<std::fs::File>,
+    len: u64,
+}
+
+impl Spool {
+    /// An empty spool.
+    pub fn new() -> Spool {
+        Spool::default()
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies everything written to `out` and empties the spool.
+    pub fn drain_to(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        if let Some(mut f) = self.file.take() {
+            f.write_all(&self.memory)?;
+            f.rewind()?;
+            io::copy(&mut f, out)?;
+        } else {
+            out.write_all(&self.memory)?;
+        }
+        self.memory.clear();
+        self.len = 0;
+        Ok(())
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.memory.extend_from_slice(b);
+        self.len += b.len() as u64;
+        if self.memory.len() >= SPOOL_IN_MEMORY {
+            let f = match &mut self.file {
+                Some(f) => f,
+                None => self.file.insert(tempfile::tempfile()?),
+            };
+            f.write_all(&self.memory)?;
+            self.memory.clear();
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
