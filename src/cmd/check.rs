@@ -32,7 +32,6 @@ use rayon::prelude::*;
 
 use recite::answers::{self, Status};
 use recite::claim;
-use recite::engine::Engine;
 use recite::report::{self, ClaimReport, Input, Report};
 use recite::settle::pipeline::{self, Claim, Options};
 use recite::settle::{Settlement, Verdict};
@@ -95,6 +94,8 @@ pub struct Args {
     color: Color,
     #[command(flatten)]
     data: DataArgs,
+    #[command(flatten)]
+    cache: super::cache::CacheArgs,
 }
 
 /// Report formats.
@@ -247,7 +248,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let t2 = Instant::now();
     progress.phase(&format!("settling {} claim(s)", claims.len()));
-    let engine = Engine::new();
+    let engine = a.cache.engine()?;
     let (settlements, stats) = pipeline::try_settle_all(
         &claims,
         &catalog,

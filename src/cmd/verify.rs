@@ -28,7 +28,6 @@ use serde_json::Value;
 
 use recite::citation::Problem;
 use recite::claim::{self, Claimed};
-use recite::engine::Engine;
 use recite::report::{self, ClaimReport, Input, Report};
 use recite::settle::pipeline::{self, Claim, Options};
 use recite::settle::{Settlement, Verdict};
@@ -75,6 +74,8 @@ pub struct Args {
     color: Color,
     #[command(flatten)]
     data: DataArgs,
+    #[command(flatten)]
+    cache: super::cache::CacheArgs,
 }
 
 /// The report formats of `verify`.
@@ -125,7 +126,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             if a.claim.is_empty() && a.result.is_none() {
                 claimed = result.as_ref().map(claim::leaves).unwrap_or_default();
             }
-            let engine = Engine::new();
+            let engine = a.cache.engine()?;
             let claims = [Claim { citation, numbers: claimed }];
             let (mut s, st) = pipeline::try_settle_all(
                 &claims,
