@@ -73,7 +73,7 @@ impl Cache {
         let Ok(mut pending) = self.pending.lock() else { return };
         for (job, base) in sums {
             let entry = Entry { base: base.clone(), psus: psus.to_vec() };
-            pending.push((key(job), entry));
+            pending.push((key(job, &canonical(&job.rows.location)), entry));
         }
     }
 
@@ -175,14 +175,14 @@ struct Key<'a> {
     cells: Vec<&'a str>,
 }
 
-/// The key of a job's entry, as canonical JSON.
-fn key(job: &Job) -> String {
+/// The key of a job's entry, as canonical JSON; `location` is its table's, canonical.
+fn key(job: &Job, location: &str) -> String {
     let r = &job.rows;
     let k = Key {
         format: FORMAT,
         recite: env!("CARGO_PKG_VERSION"),
         fixed_scale: grouped::FIXED_SCALE,
-        location: canonical(&r.location),
+        location: location.to_string(),
         design: &r.design,
         column: &r.column,
         period: &r.period_filter,
@@ -203,7 +203,9 @@ fn canonical(location: &Path) -> String {
 /// size, modification and change times, inode, fingerprint), then the declared CSV format.
 /// `None` when a file cannot be listed or read: nothing is cached for that table.
 fn identity(location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
-    let mut files = files_of(location)?;
+    // Canonical paths: `--data d` and `--data /abs/d` name the same files.
+    let location = location.canonicalize().unwrap_or_else(|_| location.to_path_buf());
+    let mut files = files_of(&location)?;
     files.sort();
     let mut out = String::new();
     for f in &files {
@@ -632,10 +634,11 @@ impl Engine {
         let listing = cache.listing();
         let files = |k: &str| listing.get(&Digest::of(k.as_bytes()).hex()).map(Vec::as_slice).unwrap_or(&[]);
         // Per job: its rows' key (base sums, any measure) and its finished sums' key.
+        let canon: HashMap<&PathBuf, String> = locations.iter().map(|l| (*l, canonical(l))).collect();
         let keys: Vec<(String, String)> = jobs
             .par_iter()
             .map(|j| {
-                let k = key(j);
+                let k = key(j, &canon[&j.rows.location]);
                 let f = finished_key(j, &k);
                 (k, f)
             })
