@@ -13,10 +13,10 @@ use serde::Serialize;
 
 use crate::claim::{Claimed, fold};
 use crate::extractor::Unit;
+use crate::input::Turn;
 use crate::settle::compare::{compare, reads_as_percent};
 use crate::settle::verdict::{Settlement, Verdict, show};
 use crate::stats::Estimate;
-use crate::transcript::Turn;
 
 pub mod find;
 pub mod render;

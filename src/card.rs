@@ -12,7 +12,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::transcript::{CITATION_MEDIA_TYPE, Finding, Level, Locator, is_citation_media_type, pointer_push};
+use crate::input::{Finding, Level, Locator};
+use crate::json::{CITATION_MEDIA_TYPE, is_citation_media_type, pointer_push};
 
 /// The URI of the Upperhand Citations v1 extension.
 pub const EXTENSION_URI: &str = "https://standards.upperhandai.com/ext/citations/v1";

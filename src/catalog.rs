@@ -11,6 +11,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "engine")]
+pub mod prove;
+pub mod show;
+
+#[cfg(feature = "engine")]
+pub use prove::{Proof, prove};
+
 /// Every study found under a data root.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
@@ -470,18 +477,21 @@ pub struct Cell {
     pub filter: String,
 }
 
-/// A failed look-up: what was asked, what kind of thing, and the nearest declared names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A failed look-up: what was asked, what kind of thing, and the nearest declared names
+/// (the JSON report's `unknown_names[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NotFound {
     /// `study`, `period`, `table`, `column`, `weight`, `base`, `function`, `measure`.
     pub what: &'static str,
     /// The name asked for (shortened for display).
     pub asked: String,
     /// Where it was looked for, e.g. `study "Versant Mega Tracker"`.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub scope: String,
-    /// Declared names nearest to it, best first.
+    /// Declared names nearest to it, best first (did you mean …?).
     pub suggestions: Vec<String>,
     /// How many names are declared there.
+    #[serde(skip)]
     pub declared: usize,
 }
 

@@ -2,7 +2,9 @@
 //!
 //! The path of one claim, one module per stage (dependencies point down this list):
 //!
-//! - [`transcript`]: input files → [`transcript::Item`]s (where found, claimed result, citation);
+//! - [`transcript`]: input files → [`transcript::Item`]s (where found, claimed result, citation),
+//!   with what they find as the plain data of [`input`] (locators, findings, turns), which the
+//!   reports use without depending on any reader;
 //! - [`citation`]: an Upperhand v1 citation Part, parsed and validated;
 //! - [`claim`]: the claimed numbers, kept as text so their shown precision survives;
 //! - [`catalog`] and [`extractor`]: the declared data layer and the registered functions;
@@ -17,8 +19,12 @@
 //!   per table ([`settle::pipeline`]);
 //! - [`report`]: text, JSON, Markdown, HTML, JUnit.
 //!
-//! Without the default `engine` feature only the reading half builds (transcript, citation,
-//! claim, json, catalog, extractor, moca, card): what the fuzz targets need, without DataFusion.
+//! [`verify`] settles one citation file in full (`recite verify`); [`catalog::prove()`] proves a
+//! data layer against its data (`recite catalog check`).
+//!
+//! Without the default `engine` feature only the reading half builds (transcript, input,
+//! citation, claim, json, catalog, extractor, moca, card): what the fuzz targets need, without
+//! DataFusion.
 //!
 //! [`answers`] traces every number of an agent's answer text to the cited, re-run results.
 //!
@@ -37,6 +43,7 @@ pub mod claimset;
 #[cfg(feature = "engine")]
 pub mod engine;
 pub mod extractor;
+pub mod input;
 pub mod json;
 pub mod moca;
 #[cfg(feature = "engine")]
@@ -56,3 +63,5 @@ pub mod synth;
 #[cfg(feature = "engine")]
 pub mod transcode;
 pub mod transcript;
+#[cfg(feature = "engine")]
+pub mod verify;

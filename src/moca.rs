@@ -32,8 +32,9 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::input::{Finding, Level, Locator};
+use crate::transcript::Document;
 use crate::transcript::agui::Event;
-use crate::transcript::{Document, Finding, Level, Locator};
 
 mod record;
 mod runs;

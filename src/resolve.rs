@@ -81,13 +81,10 @@ pub struct Resolved {
     pub notes: Vec<String>,
 }
 
-/// Why a citation cannot be re-run: every failed look-up, in words.
+/// Why a citation cannot be re-run: every failed look-up, in words; and the names not
+/// declared, each with the declared names nearest to it (as data, for a caller to offer).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Unresolvable(pub Vec<String>);
-
-fn miss(e: NotFound) -> String {
-    e.to_string()
-}
+pub struct Unresolvable(pub Vec<String>, pub Vec<NotFound>);
 
 /// Looks up every name in a citation. Collects every failure it can find, not just the first.
 pub fn resolve(
@@ -97,7 +94,20 @@ pub fn resolve(
     schemas: &dyn Schemas,
 ) -> Result<Resolved, Unresolvable> {
     let mut why = Vec::new();
-    let study = catalog.study(&c.study).map_err(|e| Unresolvable(vec![e.to_string()]))?;
+    let study = catalog.study(&c.study).map_err(|e| {
+        let unknown = match &e {
+            catalog::StudyError::NotFound { missing, .. } => vec![missing.clone()],
+            _ => Vec::new(),
+        };
+        Unresolvable(vec![e.to_string()], unknown)
+    })?;
+    // Every failed look-up in words, its NotFound kept beside.
+    let unknown = std::cell::RefCell::new(Vec::new());
+    let miss = |e: NotFound| {
+        let words = e.to_string();
+        unknown.borrow_mut().push(e);
+        words
+    };
     let period = study.period(&c.period).map_err(miss);
     let base = study.base(&c.base.name).map_err(miss);
     let extractor = registry.get(&c.source.function).map_err(miss);
@@ -213,12 +223,12 @@ pub fn resolve(
         why.push(e.clone());
     }
     if !why.is_empty() {
-        return Err(Unresolvable(why));
+        return Err(Unresolvable(why, unknown.into_inner()));
     }
     let (Ok(period), Ok(base), Ok(extractor), Ok(table), Some(column), Some(measures)) =
         (period, base, extractor, table, column, measures)
     else {
-        return Err(Unresolvable(vec!["the citation could not be resolved".into()]));
+        return Err(Unresolvable(vec!["the citation could not be resolved".into()], Vec::new()));
     };
     if let (Some(claimed), Some(declared)) = (&c.fielded, &period.fielded)
         && claimed != declared

@@ -221,7 +221,7 @@ pub fn junit_failures(answers: &[Answer]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::Turn;
+    use crate::input::Turn;
 
     #[test]
     fn answers_html_escapes_the_answer_and_highlights_each_number() {

@@ -3,6 +3,7 @@
 const USAGE: &str = "\
 Examples:
   recite card agent-card.json
+  recite card agent-card.json --format json --output card-report.json
   curl -s https://agent.example/.well-known/agent-card.json | recite card -
 
 Upperhand Citations v1 asks an agent to list application/vnd.upperhand.citations+json in
@@ -16,7 +17,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use recite::card;
-use recite::transcript::Level;
+use recite::input::Level;
+
+use super::{OutputArgs, TextOrJson};
 
 /// Check an A2A Agent Card's Upperhand Citations declarations.
 #[derive(Debug, clap::Args)]
@@ -25,19 +28,26 @@ pub struct Args {
     /// The Agent Card (JSON), or - for standard input.
     #[arg(value_name = "AGENT_CARD.json")]
     card: String,
-    /// Write the report as JSON.
-    #[arg(long)]
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    format: TextOrJson,
+    /// The same as `--format json` (the flag's older spelling).
+    #[arg(long, hide = true, conflicts_with = "format")]
     json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Runs `recite card`.
 pub fn run(a: Args) -> Result<ExitCode> {
+    let identities = super::files::identities([a.card.as_str()]);
+    a.output.check(&identities)?;
     let bytes = super::read_input(&a.card)?;
     let v: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", a.card))?;
     let r = card::card_report(&a.card, &v);
     let mut o = String::new();
-    if a.json {
+    if a.json || a.format == TextOrJson::Json {
         o = serde_json::to_string_pretty(&r)?;
         o.push('\n');
     } else {
@@ -55,7 +65,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             say!(o, "  {} {}: {}", f.level, f.rule, f.message);
         }
     }
-    super::write_output(None, &o)?;
+    a.output.write(&o, &identities)?;
     let failed = r.findings.iter().any(|f| matches!(f.level, Level::Must | Level::Should));
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

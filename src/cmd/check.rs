@@ -27,19 +27,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use recite::answers::{self, Status};
+use recite::answers;
 use recite::claim;
 use recite::report::{self, ClaimReport, Input, Report};
-use recite::settle::pipeline::{self, Claim, Options};
-use recite::settle::{Settlement, Verdict};
-use recite::stats::{DfRule, Interval};
+use recite::settle::Settlement;
+use recite::settle::pipeline::{self, Claim};
 use recite::transcript::{self, Document, Finding, Level, Locator, RULE_CONFORMANCE};
 
+use super::fail_on::{FailOn, FailOnList, ListParser};
 use super::files::{self, Source};
-use super::{Color, DataArgs};
+use super::{DataArgs, ReportArgs, SettleArgs};
 
 /// Verify every cited number in transcripts: A2A, AG-UI, JSON lines; text, JSON, Markdown,
 /// HTML or JUnit report.
@@ -52,46 +52,31 @@ pub struct Args {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Write the report to FILE (atomically) instead of standard output. FILE may not be one of
-    /// the inputs, a folder, a FIFO or a device.
-    #[arg(long, short, value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs,
     /// Inputs larger than this are not read (a finding says so). Bytes, or with KiB, MiB, GiB.
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = files::parse_size)]
     max_input_size: u64,
-    /// What makes the exit status 1: verdicts (invalid, unverifiable, discrepant,
-    /// base-mismatch, reproduced), finding levels (must, should) and answer statuses (uncited,
-    /// misquoted, traced-to-discrepant, traced-unverified, recomputed-only), comma-separated.
+    /// What makes the exit status 1: verdicts, finding levels and answer statuses, in a
+    /// comma-separated list (repeatable).
     #[arg(
         long,
         value_name = "LIST",
-        value_delimiter = ',',
+        value_parser = ListParser,
         default_value = "invalid,unverifiable,discrepant,base-mismatch,must"
     )]
-    fail_on: Vec<String>,
+    fail_on: Vec<FailOnList>,
     /// Add how long each phase took to the report (JSON: `timings`; breaks byte-identity).
     #[arg(long)]
     timings: bool,
-    /// Interval method for shares and conversions.
-    #[arg(long, value_enum, default_value_t = Interval::Logit)]
-    interval: Interval,
-    /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
-    /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
-    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
-    df: DfRule,
-    /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
-    /// adjacent period, sibling column, other base…); saves one scan per such table.
-    #[arg(long)]
-    no_explain: bool,
+    #[command(flatten)]
+    settle: SettleArgs,
     /// A JSON Schema (e.g. citation-record.schema.json) every MOCA citation record must pass.
     #[arg(long, value_name = "FILE")]
     record_schema: Option<PathBuf>,
     /// Report only the answer-text audit: every number of each agent answer and its status.
     #[arg(long)]
     answers_only: bool,
-    /// When to colour the text report.
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    color: Color,
     #[command(flatten)]
     data: DataArgs,
     #[command(flatten)]
@@ -111,34 +96,6 @@ pub enum Format {
     Html,
     /// One testcase per claim, for CI systems.
     Junit,
-}
-
-/// What counts as a failure.
-struct FailOn {
-    verdicts: Vec<Verdict>,
-    levels: Vec<Level>,
-    answers: Vec<Status>,
-}
-
-fn fail_on(list: &[String]) -> Result<FailOn> {
-    let mut f = FailOn { verdicts: Vec::new(), levels: Vec::new(), answers: Vec::new() };
-    for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        match item.to_lowercase().as_str() {
-            "must" => f.levels.push(Level::Must),
-            "should" => f.levels.push(Level::Should),
-            "note" => f.levels.push(Level::Note),
-            _ => match (item.parse::<Status>(), item.parse::<Verdict>()) {
-                (Ok(s), _) => f.answers.push(s),
-                (_, Ok(v)) => f.verdicts.push(v),
-                _ => bail!(
-                    "--fail-on: unknown item {item:?} (expected verdicts invalid, unverifiable, discrepant, \
-                     base-mismatch, reproduced; levels must, should, note; answer statuses uncited, misquoted, \
-                     traced-to-discrepant, traced-unverified, recomputed-only, traced)"
-                ),
-            },
-        }
-    }
-    Ok(f)
 }
 
 /// A progress line on stderr, shown only on a terminal and only once a run passes a second.
@@ -176,12 +133,10 @@ impl Progress {
 
 /// Runs `recite check`.
 pub fn run(a: Args) -> Result<ExitCode> {
-    let fail = fail_on(&a.fail_on)?;
+    let fail: Vec<FailOn> = a.fail_on.into_iter().flat_map(|l| l.0).collect();
     let sources = files::expand_inputs(&a.inputs)?;
     let identities = files::identities(sources.iter().map(Source::path));
-    if let Some(o) = &a.output {
-        files::check_output(o, &identities)?;
-    }
+    a.report.to.check(&identities)?;
     let data_layer = a.data.data_layer();
     let catalog = a.data.catalog()?;
     let registry = a.data.registry()?;
@@ -249,13 +204,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let t2 = Instant::now();
     progress.phase(&format!("settling {} claim(s)", claims.len()));
     let engine = a.cache.engine()?;
-    let (settlements, stats) = pipeline::try_settle_all(
-        &claims,
-        &catalog,
-        &registry,
-        &engine,
-        Options { interval: a.interval, df: a.df, explain: !a.no_explain },
-    )?;
+    let (settlements, stats) =
+        pipeline::try_settle_all(&claims, &catalog, &registry, &engine, a.settle.options())?;
     timings.insert("settle_ms".to_string(), ms(t2));
     let t3 = Instant::now();
     let mut by_item: BTreeMap<(usize, usize), Settlement> = owners.into_iter().zip(settlements).collect();
@@ -313,25 +263,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
     progress.phase("writing the report");
     let text = match a.format {
         _ if a.answers_only => answers_only(&report, a.format),
-        Format::Text => report::text::render(
-            &report,
-            report::text::Style { color: a.color.enabled() && a.output.is_none() },
-        ),
+        Format::Text => report::text::render(&report, report::text::Style { color: a.report.colored() }),
         Format::Json => report::json::render(&report),
         Format::Markdown => report::markdown::render(&report),
         Format::Html => report::html::render(&report),
         Format::Junit => report::junit::render(&report),
     };
-    super::write_report(a.output.as_deref(), &text, &identities)?;
+    a.report.to.write(&text, &identities)?;
     progress.finish();
-    let failed = report.claims().any(|(_, c)| fail.verdicts.contains(&c.settlement.verdict))
-        || report.inputs.iter().flat_map(|i| &i.findings).any(|f| fail.levels.contains(&f.level))
-        || report
-            .inputs
-            .iter()
-            .flat_map(|i| &i.answers)
-            .flat_map(|a| &a.numbers)
-            .any(|n| fail.answers.contains(&n.status));
+    let failed = FailOn::any(&fail, &report);
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

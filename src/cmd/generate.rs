@@ -2,8 +2,8 @@
 
 const USAGE: &str = "\
 Examples:
-  recite generate versant --out datasets/versant                the bundled 50,000 rows
-  recite generate versant --rows 1000000 --extra-questions 160 --out /tmp/versant-1m
+  recite generate versant --output datasets/versant                the bundled 50,000 rows
+  recite generate versant --rows 1000000 --extra-questions 160 --output /tmp/versant-1m
   recite generate claims --data /tmp/versant-1m --count 10000 --wrong 0.1 --output claims.jsonl
 
 `versant` writes versant_flat.parquet (zstd, several row groups) and its study.toml. The same
@@ -48,9 +48,8 @@ pub struct ClaimArgs {
     /// The seed.
     #[arg(long, default_value_t = 7)]
     seed: u64,
-    /// Write to FILE instead of standard output.
-    #[arg(long, short, value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    output: super::OutputArgs,
     #[command(flatten)]
     data: super::DataArgs,
 }
@@ -58,8 +57,8 @@ pub struct ClaimArgs {
 /// `recite generate versant`.
 #[derive(Debug, clap::Args)]
 pub struct VersantArgs {
-    /// Output folder (created if missing).
-    #[arg(long, value_name = "DIR")]
+    /// Output folder (created if missing). `--out` is the older spelling.
+    #[arg(long = "output", short, alias = "out", value_name = "DIR")]
     out: PathBuf,
     /// Respondents (rows), split evenly across waves.
     #[arg(long, default_value_t = 50_000)]
@@ -103,7 +102,7 @@ fn claims(a: ClaimArgs) -> Result<ExitCode> {
         text.push_str(&serde_json::to_string(&c.line)?);
         text.push('\n');
     }
-    super::write_output(a.output.as_deref(), &text)?;
+    a.output.write(&text, &[])?;
     let wrong = made.iter().filter(|c| c.wrong).count();
     super::warn(&format!("{} claims, {wrong} made wrong", made.len()));
     Ok(ExitCode::SUCCESS)

@@ -1,5 +1,7 @@
-//! Subcommands and what they share: where the data layer and the extractors are, and how to
-//! read an input.
+//! Subcommands and what they share: where the data layer and the extractors are
+//! ([`DataArgs`]), how claims are settled ([`SettleArgs`]), where and how a report is written
+//! ([`ReportArgs`], [`OutputArgs`]), and how to read an input. Each command file is its usage,
+//! its arguments and a short `run` over a library function.
 //!
 //! Exit codes everywhere: 0 when every claim is reproduced (or the check passed), 1 when any is
 //! not, 2 on usage or I/O errors.
@@ -13,6 +15,8 @@ use clap::{Args, Parser, Subcommand};
 use recite::catalog::Catalog;
 use recite::extractor::Registry;
 use recite::report::{DataLayer, DataSource};
+use recite::settle::pipeline::Options;
+use recite::stats::{DfRule, Interval};
 
 /// `say!(out, …)`: a line into a report being built (written once, with [`write_output`]).
 macro_rules! say {
@@ -30,6 +34,7 @@ pub mod card;
 pub mod catalog;
 pub mod check;
 pub mod extractors;
+pub mod fail_on;
 pub mod files;
 pub mod generate;
 pub mod verify;
@@ -126,11 +131,6 @@ impl DataArgs {
         DataLayer { path: path.display().to_string(), source, warning: None }
     }
 
-    /// The data folder to use.
-    pub fn data_dir(&self) -> PathBuf {
-        PathBuf::from(self.data_layer().path)
-    }
-
     /// Loads the catalog, after saying on stderr when the data layer shadows another.
     pub fn catalog(&self) -> Result<Catalog> {
         let layer = self.data_layer();
@@ -157,6 +157,87 @@ impl DataArgs {
     pub fn registry(&self) -> Result<Registry> {
         Registry::load(self.extractors.as_deref())
     }
+}
+
+/// How claims are settled; shared by `check` and `verify`.
+#[derive(Debug, Clone, Args)]
+pub struct SettleArgs {
+    /// Interval method for shares and conversions.
+    #[arg(long, value_enum, default_value_t = Interval::Logit)]
+    pub interval: Interval,
+    /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
+    /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
+    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
+    pub df: DfRule,
+    /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
+    /// adjacent period, sibling column, other base…); saves one scan per such table.
+    #[arg(long)]
+    pub no_explain: bool,
+}
+
+impl SettleArgs {
+    /// The settlement options these flags ask for.
+    pub fn options(&self) -> Options {
+        Options { interval: self.interval, df: self.df, explain: !self.no_explain }
+    }
+}
+
+/// Where output goes: `--output FILE`, else standard output. Shared by every command that
+/// writes a report or a file of results.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Write to FILE (atomically) instead of standard output. FILE may not be one of the
+    /// inputs, a folder, a FIFO or a device.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// The file to write, if not standard output.
+    pub fn path(&self) -> Option<&Path> {
+        self.output.as_deref()
+    }
+
+    /// Fails (before any work) when the output file would be one of `inputs` or cannot be
+    /// written there.
+    pub fn check(&self, inputs: &[(u64, u64)]) -> Result<()> {
+        match self.path() {
+            Some(o) => files::check_output(o, inputs),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes `text` there (see [`write_report`]).
+    pub fn write(&self, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
+        write_report(self.path(), text, inputs)
+    }
+}
+
+/// How a report is written: where, and whether in colour; shared by `check` and `verify`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub to: OutputArgs,
+    /// When to colour the text report.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+impl ReportArgs {
+    /// Whether to colour the text report: never into a file.
+    pub fn colored(&self) -> bool {
+        self.color.enabled() && self.to.path().is_none()
+    }
+}
+
+/// A report for a person or for a program; the formats of `verify` and `card`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    /// For a person at a terminal.
+    Text,
+    /// JSON: for `verify`, the report `recite check --format json` writes; for `card`, the
+    /// card's declarations and findings.
+    Json,
 }
 
 /// Colour choice, shared by report-writing subcommands.

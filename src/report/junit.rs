@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::Report;
+use crate::input::Level;
 use crate::settle::Verdict;
-use crate::transcript::Level;
 
 /// Escapes text for XML attributes and content, capped ([`super::escape::cap`]); replaces
 /// characters XML 1.0 cannot carry with U+FFFD.
@@ -63,7 +63,7 @@ pub fn render(report: &Report) -> String {
         for c in &input.claims {
             let s = &c.settlement;
             let name = match &s.rerun {
-                Some(r) => format!("{} {} {}({}) @ {}", r.period, r.base, r.function, r.column, c.locator),
+                Some(r) => format!("{} @ {}", r.label(), c.locator),
                 None => c.locator.to_string(),
             };
             let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(&input.file), xml(&name));

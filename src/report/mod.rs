@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::input::{Finding, Format, Locator, Turn};
 use crate::moca::MocaEvent;
 use crate::settle::{ScanStats, Settlement, Verdict};
-use crate::transcript::{Finding, Format, Locator, Turn};
 
 pub mod escape;
 pub mod html;

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use super::escape::for_terminal as e;
 use super::{ClaimReport, Report};
+use crate::input::Level;
 use crate::settle::verdict::{Comparison, Gap, MeasureRow, Settlement, Verdict, show};
-use crate::transcript::Level;
 
 /// Colours on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -129,6 +129,7 @@ pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], met
         verdict,
         reasons,
         problems: Vec::new(),
+        unknown_names: Vec::new(),
         rerun: Some(rerun(r)),
         base: Some(BaseRow { name: r.base.clone(), claimed_n: shown_n, facts, matched: base_ok }),
         measures: rows,

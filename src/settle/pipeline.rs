@@ -83,7 +83,10 @@ pub fn try_settle_all(
         .map(|c| match citation::parse(&c.citation) {
             Err(problems) => Stage::Done(Box::new(Settlement::invalid(problems))),
             Ok(cit) => match resolve::resolve(&cit, catalog, registry, engine) {
-                Err(why) => Stage::Done(Box::new(Settlement::unverifiable(why.0))),
+                Err(why) => Stage::Done(Box::new(Settlement {
+                    unknown_names: why.1,
+                    ..Settlement::unverifiable(why.0)
+                })),
                 Ok(r) => Stage::Ready(Box::new(cit), Box::new(r)),
             },
         })

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::catalog::NotFound;
 use crate::citation::Problem;
 use crate::claim::{Claimed, fold};
 use crate::extractor::Unit;
@@ -225,6 +226,10 @@ pub struct Settlement {
     /// Problems with the citation itself (INVALID).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
+    /// Names the citation uses that the data layer or the registry does not declare
+    /// (UNVERIFIABLE), each with the declared names nearest to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_names: Vec<NotFound>,
     /// What was re-run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<Rerun>,
@@ -269,6 +274,7 @@ impl Settlement {
             verdict,
             reasons: Vec::new(),
             problems: Vec::new(),
+            unknown_names: Vec::new(),
             rerun: None,
             base: None,
             measures: Vec::new(),

@@ -286,6 +286,57 @@ fn fail_on_every_choice() {
     }
 }
 
+#[test]
+fn fail_on_help_lists_every_item_and_old_spellings_still_parse() {
+    let help = stdout(&recite(&["check", "--help"]));
+    for item in ["invalid", "base-mismatch", "must", "note", "traced-to-discrepant", "recomputed-only"] {
+        assert!(help.contains(item), "--help does not list {item}: {help}");
+    }
+    // Case, underscores, blanks and repeats, as users write them today.
+    let ok = ["examples/citations/versant-w6-considered.json"];
+    for spelling in ["Must, SHOULD", "BASE_MISMATCH,", "reproduced,,", " invalid "] {
+        let out = recite(&["check", ok[0], "--fail-on", spelling]);
+        assert_ne!(code(&out), 2, "--fail-on {spelling:?}: {}", stderr(&out));
+    }
+    assert_eq!(check_code(&[ok[0], "--fail-on", "must", "--fail-on", "reproduced"]), 1, "repeats add up");
+}
+
+#[test]
+fn unknown_names_carry_their_suggestions_as_data() {
+    let dir = tempdir();
+    let file = write(dir.path(), "misspelt.jsonl", &jsonl(&[misspelt_column()]));
+    let (_, r) = check_json(&[&file]);
+    let claim = &claims(&r)[0];
+    assert_eq!(claim["verdict"], "UNVERIFIABLE");
+    let unknown = claim["unknown_names"].as_array().expect("unknown_names");
+    assert_eq!((&unknown[0]["what"], &unknown[0]["asked"]), (&json!("column"), &json!("s14_r5")));
+    let suggested = unknown[0]["suggestions"].as_array().unwrap();
+    assert!(!suggested.is_empty(), "{unknown:?}");
+    // The reason says the same in words.
+    let first = suggested[0].as_str().unwrap();
+    assert!(claim["reasons"][0].as_str().unwrap().contains(&format!("{first:?}")), "{claim}");
+    // A reproduced claim has none.
+    let (_, r) = check_json(&["examples/citations/versant-w6-considered.json"]);
+    assert!(claims(&r)[0].get("unknown_names").is_none());
+}
+
+#[test]
+fn card_format_json_is_the_old_json_flag_and_writes_to_output() {
+    let card = "tests/fixtures/cards/v10-card.json";
+    let old = recite(&["card", card, "--json"]);
+    let new = recite(&["card", card, "--format", "json"]);
+    assert_eq!((code(&old), stdout(&old)), (code(&new), stdout(&new)));
+    serde_json::from_str::<Value>(&stdout(&new)).expect("JSON");
+    let dir = tempdir();
+    let path = dir.path().join("card.json");
+    let to_file = recite(&["card", card, "--format", "json", "-o", path.to_str().unwrap()]);
+    assert_eq!(code(&to_file), code(&new));
+    assert!(stdout(&to_file).is_empty());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), stdout(&new));
+    // Refused over its own input, as every report is.
+    assert_eq!(code(&recite(&["card", card, "-o", card])), 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Formats
 

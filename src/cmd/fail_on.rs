@@ -1,0 +1,148 @@
+//! `recite check --fail-on`: what makes the exit status 1.
+
+use std::ffi::OsStr;
+
+use clap::ValueEnum;
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
+
+use recite::answers::Status;
+use recite::claim::fold;
+use recite::input::Level;
+use recite::report::Report;
+use recite::settle::Verdict;
+
+/// One thing that makes `recite check` exit 1: a claim's verdict, a finding's level, or the
+/// status of a number in an agent's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// A claim settled INVALID.
+    Invalid,
+    /// A claim settled UNVERIFIABLE.
+    Unverifiable,
+    /// A claim settled DISCREPANT.
+    Discrepant,
+    /// A claim settled BASE_MISMATCH.
+    BaseMismatch,
+    /// A claim settled REPRODUCED.
+    Reproduced,
+    /// A finding at level MUST.
+    Must,
+    /// A finding at level SHOULD.
+    Should,
+    /// A finding at level NOTE.
+    Note,
+    /// An answer number no citation supports.
+    Uncited,
+    /// An answer number about a cited measure that is neither its claimed nor recomputed value.
+    Misquoted,
+    /// An answer number repeating a cited number the data does not support.
+    TracedToDiscrepant,
+    /// An answer number repeating a cited number whose citation could not be re-run.
+    TracedUnverified,
+    /// An answer number that is recite's recomputed value, not the tool's.
+    RecomputedOnly,
+    /// An answer number repeating a cited number recite reproduced.
+    Traced,
+}
+
+/// What a [`FailOn`] item looks at.
+enum Target {
+    Verdict(Verdict),
+    Level(Level),
+    Answer(Status),
+}
+
+impl FailOn {
+    fn target(self) -> Target {
+        use FailOn::*;
+        match self {
+            Invalid => Target::Verdict(Verdict::Invalid),
+            Unverifiable => Target::Verdict(Verdict::Unverifiable),
+            Discrepant => Target::Verdict(Verdict::Discrepant),
+            BaseMismatch => Target::Verdict(Verdict::BaseMismatch),
+            Reproduced => Target::Verdict(Verdict::Reproduced),
+            Must => Target::Level(Level::Must),
+            Should => Target::Level(Level::Should),
+            Note => Target::Level(Level::Note),
+            Uncited => Target::Answer(Status::Uncited),
+            Misquoted => Target::Answer(Status::Misquoted),
+            TracedToDiscrepant => Target::Answer(Status::TracedToDiscrepant),
+            TracedUnverified => Target::Answer(Status::TracedUnverified),
+            RecomputedOnly => Target::Answer(Status::RecomputedOnly),
+            Traced => Target::Answer(Status::Traced),
+        }
+    }
+
+    /// The item as `--fail-on` spells it.
+    fn name(self) -> String {
+        self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+    }
+
+    /// Whether anything in `report` is one of `list`.
+    pub fn any(list: &[FailOn], report: &Report) -> bool {
+        list.iter().any(|f| match f.target() {
+            Target::Verdict(v) => report.claims().any(|(_, c)| c.settlement.verdict == v),
+            Target::Level(l) => report.inputs.iter().flat_map(|i| &i.findings).any(|f| f.level == l),
+            Target::Answer(s) => {
+                report.inputs.iter().flat_map(|i| &i.answers).flat_map(|a| &a.numbers).any(|n| n.status == s)
+            }
+        })
+    }
+}
+
+/// One `--fail-on` value: a comma-separated list of [`FailOn`] items.
+#[derive(Debug, Clone)]
+pub struct FailOnList(pub Vec<FailOn>);
+
+/// Parses a `--fail-on` value. An item matches whatever its case or separators
+/// (`BASE_MISMATCH`, `base-mismatch`); blank items are skipped. `--help` lists the items.
+#[derive(Debug, Clone, Copy)]
+pub struct ListParser;
+
+impl TypedValueParser for ListParser {
+    type Value = FailOnList;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<FailOnList, clap::Error> {
+        let text = value.to_string_lossy();
+        let mut list = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let wanted = fold(item);
+            match FailOn::value_variants().iter().find(|v| fold(&v.name()) == wanted) {
+                Some(v) => list.push(*v),
+                None => {
+                    let message = format!("--fail-on: unknown item {item:?} ({})\n", expected());
+                    return Err(clap::Error::raw(ErrorKind::InvalidValue, message).with_cmd(cmd));
+                }
+            }
+        }
+        Ok(FailOnList(list))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(FailOn::value_variants().iter().filter_map(ValueEnum::to_possible_value)))
+    }
+}
+
+/// Every item, grouped by what it looks at, for the error on an unknown one.
+fn expected() -> String {
+    let names = |keep: fn(&Target) -> bool| {
+        FailOn::value_variants()
+            .iter()
+            .filter(|v| keep(&v.target()))
+            .map(|v| v.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "expected verdicts {}; levels {}; answer statuses {}",
+        names(|t| matches!(t, Target::Verdict(_))),
+        names(|t| matches!(t, Target::Level(_))),
+        names(|t| matches!(t, Target::Answer(_)))
+    )
+}
