@@ -94,6 +94,9 @@ pub enum ScanPlan {
     Grouped,
     /// One `SUM(CASE …)` aggregate per sum.
     Summed,
+    /// No scan: the sums were read from the sufficient-statistics cache (`--cache`,
+    /// docs/cache.md).
+    Cache,
 }
 
 /// The plan one scan of a table took, and why.
@@ -279,6 +282,7 @@ fn weight_verdict(bad: f64, squares: f64) -> Result<(), String> {
 }
 
 pub mod gram;
+pub mod cache;
 mod grouped;
 mod summed;
 pub mod sums;
@@ -299,6 +303,8 @@ pub struct Engine {
     /// CSV formats declared by the catalog, by table location (see [`Engine::declare`]).
     csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
     grouped: bool,
+    /// The sufficient-statistics cache, when one is given ([`Engine::with_cache`]).
+    cache: Option<cache::Cache>,
 }
 
 impl Default for Engine {
@@ -327,6 +333,7 @@ impl Engine {
             tables: Mutex::new(HashMap::new()),
             csv: Mutex::new(HashMap::new()),
             grouped: true,
+            cache: None,
         }
     }
 
@@ -334,6 +341,11 @@ impl Engine {
     /// benchmarks that compare the two plans.
     pub fn summed_only() -> Engine {
         Engine { grouped: false, ..Engine::new() }
+    }
+
+    /// This engine, reading and writing base sums in `cache` (docs/cache.md).
+    pub fn with_cache(self, cache: cache::Cache) -> Engine {
+        Engine { cache: Some(cache), ..self }
     }
 
     /// Registers a table's files (once) and returns its internal name and schema.
@@ -614,7 +626,7 @@ impl Engine {
     /// that weight: the same table, so the same single scan, whose totals are the replicate's.
     pub fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
         if jobs.iter().all(|j| j.rows.replicates.is_none()) {
-            return self.run_jobs(jobs);
+            return self.run_cached(jobs);
         }
         let mut all = jobs.to_vec();
         let mut spans = Vec::with_capacity(jobs.len());
@@ -626,7 +638,7 @@ impl Engine {
             }
             spans.push(start..all.len());
         }
-        let (mut outcomes, stats) = self.run_jobs(&all);
+        let (mut outcomes, stats) = self.run_cached(&all);
         let replicas = outcomes.split_off(jobs.len());
         for ((job, span), outcome) in jobs.iter().zip(spans).zip(outcomes.iter_mut()) {
             let Some(spec) = &job.rows.replicates else { continue };
@@ -856,7 +868,7 @@ impl Engine {
         let (plan, reason) = self.choose(&schema, jobs);
         match plan {
             ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason),
-            ScanPlan::Summed => self.scan_summed(location, design, jobs, reason),
+            ScanPlan::Summed | ScanPlan::Cache => self.scan_summed(location, design, jobs, reason),
         }
     }
 

@@ -28,7 +28,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use recite::check;
-use recite::engine::Engine;
 use recite::report::stream::Writer;
 use recite::report::{self, DataLayer};
 
@@ -72,6 +71,8 @@ pub struct Args {
     chunk: usize,
     #[command(flatten)]
     data: DataArgs,
+    #[command(flatten)]
+    cache: super::cache::CacheArgs,
 }
 
 /// Report formats.
@@ -113,7 +114,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         progress: &|m| progress.phase(m),
     };
     let mut w = writer(a.format, a.answers_only, a.report.colored(), opts.data_layer.clone(), out.writer()?);
-    let ran = check::run(&stdin.sources(&sources), &catalog, &registry, &Engine::new(), &opts, w.as_mut())?;
+    let ran = check::run(&stdin.sources(&sources), &catalog, &registry, &a.cache.engine()?, &opts, w.as_mut())?;
     drop(w);
     out.commit(&identities)?;
     progress.finish();

@@ -29,6 +29,7 @@ macro_rules! say {
     }};
 }
 
+pub mod cache;
 pub mod card;
 pub mod catalog;
 pub mod check;
@@ -70,6 +71,8 @@ enum Command {
     Extractors(extractors::Args),
     #[command(subcommand)]
     Generate(generate::Command),
+    #[command(subcommand)]
+    Cache(cache::Command),
 }
 
 /// Where the data layer and extractors are; shared by every subcommand that needs them.
@@ -305,6 +308,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Catalog(c) => catalog::run(c),
         Command::Extractors(a) => extractors::run(a),
         Command::Generate(a) => generate::run(a),
+        Command::Cache(c) => cache::run(c),
     }
 }
 

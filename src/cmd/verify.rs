@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow};
 
 use recite::settle::Verdict;
-use recite::{engine::Engine, report, verify};
+use recite::{report, verify};
 
 use super::{DataArgs, ReportArgs, SettleArgs, TextOrJson};
 
@@ -54,6 +54,8 @@ pub struct Args {
     report: ReportArgs,
     #[command(flatten)]
     data: DataArgs,
+    #[command(flatten)]
+    cache: super::cache::CacheArgs,
 }
 
 /// Runs `recite verify`.
@@ -69,7 +71,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         e => anyhow!("{e}"),
     })?;
     let (data_layer, catalog, registry) = (a.data.data_layer(), a.data.catalog()?, a.data.registry()?);
-    let engine = Engine::new();
+    let engine = a.cache.engine()?;
     let (settlement, stats) =
         verify::verify(&a.citation, &bytes, claimed, &catalog, &registry, &engine, a.settle.options())?;
     let verdict = settlement.verdict;

@@ -157,11 +157,11 @@ struct Plan {
 /// Per code: unweighted count, Σw, Σw² (over rows with a valid weight), and whether any row
 /// had a bad weight value or a sum overflowed (INVALID, OVERFLOW).
 #[derive(Default, Clone, Copy)]
-struct Acc {
-    n: f64,
-    w: f64,
-    w2: f64,
-    bad: u8,
+pub(super) struct Acc {
+    pub(super) n: f64,
+    pub(super) w: f64,
+    pub(super) w2: f64,
+    pub(super) bad: u8,
 }
 
 impl Engine {
@@ -425,6 +425,9 @@ impl Engine {
                 accumulate(plan, &job.rows, &by_column[plan.column], &psu_index, design.is_some())
             })
             .collect();
+        if let Some(cache) = &self.cache {
+            cache.capture(distinct.iter().map(|(_, job)| *job).zip(&accumulated), &psu_list);
+        }
         let mut outcomes: Outcomes = jobs
             .par_iter()
             .zip(plans.par_iter())
@@ -756,13 +759,14 @@ impl RowsKey {
 }
 
 /// The base rows of a job, summed per code (and per PSU and code with a design), and the
-/// unweighted count of each cell.
-struct BaseSums {
-    codes: BTreeMap<i64, Acc>,
-    per_psu: Vec<BTreeMap<i64, Acc>>,
-    cells: Vec<f64>,
+/// unweighted count of each cell. What the sufficient-statistics cache keeps (`cache.rs`).
+#[derive(Clone)]
+pub(super) struct BaseSums {
+    pub(super) codes: BTreeMap<i64, Acc>,
+    pub(super) per_psu: Vec<BTreeMap<i64, Acc>>,
+    pub(super) cells: Vec<f64>,
     /// INVALID / OVERFLOW flags of the selected groups' weight.
-    bad: u8,
+    pub(super) bad: u8,
 }
 
 /// Sums the rows of a column that a job's period, base, weight and missing codes select.
@@ -867,6 +871,18 @@ fn finish(
     let sums = Sums { n, totals, counts, moments, psus, replicates: None };
     check_weight_sums(weight, &sums)?;
     Ok(Outcome { vars, sums, cells })
+}
+
+/// A job's outcome from base sums the cache kept: the same [`finish`] a scan takes.
+pub(super) fn outcome_from(
+    job: &Job,
+    base: &BaseSums,
+    psu_list: &[(String, String)],
+    designed: bool,
+) -> Result<Outcome, EngineError> {
+    let cells = job.cells.iter().enumerate().map(|(i, (b, c, _))| (b.clone(), c.clone(), i)).collect();
+    let plan = Plan { column: 0, period: None, base: None, weight: None, cells };
+    finish(job, &plan, base, psu_list, designed)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! and each links DataFusion). Run one module with `cargo test --test it check_cli::`.
 
 mod agui;
+mod cache;
 mod check_cli;
 mod engine_plans;
 mod explain;

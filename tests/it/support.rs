@@ -12,10 +12,15 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `recite ARGS` from the crate root, colour off and `RECITE_DATA` unset, not yet run.
+/// `recite ARGS` from the crate root, colour off and `RECITE_DATA` and `RECITE_CACHE` unset,
+/// not yet run.
 pub fn command(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_recite"));
-    c.args(args).current_dir(root()).env("NO_COLOR", "1").env_remove("RECITE_DATA");
+    c.args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("RECITE_DATA")
+        .env_remove("RECITE_CACHE");
     c
 }
 

@@ -1,0 +1,86 @@
+//! `recite cache`: what the sufficient-statistics cache holds, and clearing it.
+
+const USAGE: &str = "\
+Examples:
+  recite check transcripts/ --cache ~/.cache/recite      fill the cache, or answer from it
+  recite cache show --cache ~/.cache/recite              entries per table, bytes, damage
+  RECITE_CACHE=~/.cache/recite recite cache clear        remove every entry
+
+The cache keeps, per set of base rows a claim was settled on (table, column, period, base,
+weight, missing codes, cells), the sums the scan computed: a later check or verify answers claims
+on those rows without scanning. It is off unless --cache DIR or RECITE_CACHE names a folder. An
+entry is used only while the table's files (size, times, inode, Parquet footer or content) and
+the declarations it was computed under are unchanged; a damaged entry is rebuilt. docs/cache.md.";
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+
+use recite::engine::{Engine, cache};
+
+/// Where the cache is: `--cache DIR`, else $RECITE_CACHE; off when neither names a folder.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CacheArgs {
+    /// Keep the sums of each scan in DIR and answer later claims on the same rows from them
+    /// (docs/cache.md). Off unless given.
+    #[arg(long, value_name = "DIR", env = "RECITE_CACHE")]
+    pub cache: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    /// The cache folder, if one is named.
+    pub fn dir(&self) -> Option<PathBuf> {
+        self.cache.clone().filter(|d| !d.as_os_str().is_empty())
+    }
+
+    /// An engine, with the cache when one is named.
+    pub fn engine(&self) -> Result<Engine> {
+        Ok(match self.dir() {
+            Some(d) => Engine::new().with_cache(cache::Cache::open(&d).map_err(|e| anyhow!("--cache: {e}"))?),
+            None => Engine::new(),
+        })
+    }
+}
+
+/// Show or clear the sufficient-statistics cache.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Entries per table, their size, and any that fail their checksum.
+    #[command(after_help = USAGE)]
+    Show(CacheArgs),
+    /// Remove every entry of the cache (only recite's own files in it).
+    #[command(after_help = USAGE)]
+    Clear(CacheArgs),
+}
+
+/// Runs `recite cache …`.
+pub fn run(c: Command) -> Result<ExitCode> {
+    let (Command::Show(a) | Command::Clear(a)) = &c;
+    let dir = a.dir().ok_or_else(|| anyhow!("no cache folder: pass --cache DIR or set RECITE_CACHE"))?;
+    let mut o = String::new();
+    match c {
+        Command::Show(_) => {
+            let s = cache::show(&dir).map_err(|e| anyhow!(e))?;
+            say!(
+                o,
+                "{}: {} entries, {} bytes",
+                s.folder.display(),
+                s.tables.values().map(|t| t.0).sum::<usize>(),
+                s.bytes
+            );
+            for (table, (entries, bytes)) in &s.tables {
+                say!(o, "  {table}: {entries} entries, {bytes} bytes");
+            }
+            if s.corrupt > 0 {
+                say!(o, "  {} damaged entries (rebuilt when next needed)", s.corrupt);
+            }
+        }
+        Command::Clear(_) => {
+            let removed = cache::clear(&dir).map_err(|e| anyhow!(e))?;
+            say!(o, "removed {removed} entries from {}", dir.join(cache::FOLDER).display());
+        }
+    }
+    super::write_output(None, &o)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,928 @@
+//! The sufficient-statistics cache (docs/cache.md): what the grouped scan sums for one set of base
+//! rows — per code the count, Σw and Σw², per PSU and code Σw, the cells' counts and the weight's
+//! flags (`grouped::BaseSums`) — kept in Arrow IPC files under `DIR/recite-sums-v1/`, so a later
+//! run settles claims on the same rows without scanning. Every measure on those rows (any share,
+//! mean, total, ratio) is taken from the same per-code sums, so new claims on a cached column hit.
+//!
+//! One entry per set of base rows: its file name is a digest of the key (table location, design,
+//! column, period, base, weight, missing codes and ranges, cell filters, recite's version and
+//! this format) and of the file's bytes; the file holds the full key again, the identity of the table's files (path,
+//! size, modification and change times, inode, and the Parquet footer's digest or, for other
+//! files, the content's) and a checksum of everything in it. An entry whose key, identity or
+//! checksum does not match, or that does not parse, is never used: its rows are scanned and the
+//! entry written again. Entries are written to a temporary file and renamed, so a reader sees a
+//! whole entry or none, and concurrent runs never see each other's half-written files.
+//!
+//! Claims the summed plan takes (no per-code sums) keep their finished [`super::Sums`] instead,
+//! keyed by their rows and what their measures compute.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int32Array, Int64Array, UInt8Array};
+use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int32Type, Int64Type, Schema, UInt8Type};
+use datafusion::arrow::ipc::reader::FileReader;
+use datafusion::arrow::ipc::writer::FileWriter;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::grouped::{self, Acc, BaseSums};
+use super::{Engine, EngineError, Job, Outcomes, PlanChoice, ScanPlan, ScanStats};
+
+/// The entry format; a change of layout or meaning bumps it (and the folder name).
+pub const FORMAT: u32 = 1;
+/// The folder under the cache directory that holds this format's entries.
+pub const FOLDER: &str = "recite-sums-v1";
+/// The extension of entry files.
+const EXT: &str = "arrow";
+
+/// A cache directory opened for a run (see the module doc).
+pub struct Cache {
+    folder: PathBuf,
+    /// One cached run at a time per engine: the entries a scan captures belong to it alone.
+    run: Mutex<()>,
+    /// Base sums the scans of the current run captured, by key.
+    pending: Mutex<Vec<(String, Entry)>>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cache({})", self.folder.display())
+    }
+}
+
+impl Cache {
+    /// Opens (creating it if needed) the cache under `dir`.
+    pub fn open(dir: &Path) -> Result<Cache, String> {
+        let folder = dir.join(FOLDER);
+        std::fs::create_dir_all(&folder)
+            .map_err(|e| format!("cache folder {}: cannot be created: {e}", folder.display()))?;
+        Ok(Cache { folder, run: Mutex::new(()), pending: Mutex::new(Vec::new()) })
+    }
+
+    /// Keeps the base sums a grouped scan computed, to be written once the scan is over and the
+    /// table's files are known not to have changed meanwhile.
+    pub(super) fn capture<'a>(
+        &self,
+        sums: impl Iterator<Item = (&'a Job, &'a BaseSums)>,
+        psus: &[(String, String)],
+    ) {
+        let Ok(mut pending) = self.pending.lock() else { return };
+        for (job, base) in sums {
+            let entry = Entry { base: base.clone(), psus: psus.to_vec() };
+            pending.push((key(job, &canonical(&job.rows.location)), entry));
+        }
+    }
+
+    /// The entry files present, by the digest of their key (more than one only briefly, when
+    /// runs wrote the same key at once, or a rewrite could not remove the old file).
+    fn listing(&self) -> HashMap<String, Vec<PathBuf>> {
+        let mut by_key: HashMap<String, Vec<PathBuf>> = HashMap::new();
+        for p in entries(&self.folder).unwrap_or_default() {
+            if let Some((k, _)) = p.file_stem().and_then(|s| s.to_str()).and_then(|s| s.split_once('-')) {
+                by_key.entry(k.to_string()).or_default().push(p.clone());
+            }
+        }
+        by_key
+    }
+}
+
+/// An entry's file name: the digest of its key, then the digest of the file's own bytes, which
+/// is checked before the bytes reach the Arrow reader (a damaged length there can make it try
+/// to allocate terabytes, which no `catch_unwind` catches).
+fn file_name(key: &str, bytes: &[u8]) -> String {
+    format!("{}-{}.{EXT}", Digest::of(key.as_bytes()).hex(), Digest::of(bytes).hex())
+}
+
+/// What one entry holds: a job's base sums and the table's PSUs (with a design).
+#[derive(Clone)]
+pub(super) struct Entry {
+    base: BaseSums,
+    psus: Vec<(String, String)>,
+}
+
+/// A stable 128-bit digest (two multiply-rotate lanes, finished by murmur's mix): the file name
+/// of a key, the fingerprint of a Parquet footer or file, the checksum of an entry. Not
+/// cryptographic; it detects damage and change, and the key stored in full guards its collisions.
+#[derive(Clone, Copy)]
+struct Digest {
+    a: u64,
+    b: u64,
+}
+
+impl Digest {
+    fn new() -> Digest {
+        Digest { a: 0x243f_6a88_85a3_08d3, b: 0x1319_8a2e_0370_7344 }
+    }
+
+    fn of(bytes: &[u8]) -> Digest {
+        let mut d = Digest::new();
+        d.bytes(bytes);
+        d
+    }
+
+    #[inline]
+    fn word(&mut self, w: u64) {
+        self.a = (self.a ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        self.b = (self.b.rotate_left(17) ^ w).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    }
+
+    /// Adds bytes, then their length (so consecutive fields cannot run into each other).
+    fn bytes(&mut self, data: &[u8]) {
+        let mut words = data.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.word(u64::from_le_bytes(last));
+        }
+        self.word(data.len() as u64);
+    }
+
+    fn hex(&self) -> String {
+        let fmix = |mut h: u64| {
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+            h ^ (h >> 33)
+        };
+        format!("{:016x}{:016x}", fmix(self.a ^ self.b.rotate_left(32)), fmix(self.b))
+    }
+}
+
+/// Everything the base sums of a job depend on apart from the data: the key of its entry.
+#[derive(Serialize)]
+struct Key<'a> {
+    format: u32,
+    recite: &'static str,
+    fixed_scale: i8,
+    location: String,
+    design: &'a Option<(String, String)>,
+    column: &'a str,
+    period: &'a Option<String>,
+    base: &'a Option<String>,
+    weight: &'a Option<String>,
+    /// Missing codes and ranges as f64 bits (so -0.0 and 0.0, NaN, stay what they are).
+    missing: Vec<u64>,
+    missing_ranges: Vec<[u64; 2]>,
+    cells: Vec<&'a str>,
+}
+
+/// The key of a job's entry, as canonical JSON; `location` is its table's, canonical.
+fn key(job: &Job, location: &str) -> String {
+    let r = &job.rows;
+    let k = Key {
+        format: FORMAT,
+        recite: env!("CARGO_PKG_VERSION"),
+        fixed_scale: grouped::FIXED_SCALE,
+        location: location.to_string(),
+        design: &r.design,
+        column: &r.column,
+        period: &r.period_filter,
+        base: &r.base_filter,
+        weight: &r.weight,
+        missing: r.missing.iter().map(|m| m.to_bits()).collect(),
+        missing_ranges: r.missing_ranges.iter().map(|[lo, hi]| [lo.to_bits(), hi.to_bits()]).collect(),
+        cells: job.cells.iter().map(|(_, _, f)| f.as_str()).collect(),
+    };
+    serde_json::to_string(&k).expect("a key serialises")
+}
+
+fn canonical(location: &Path) -> String {
+    location.canonicalize().unwrap_or_else(|_| location.to_path_buf()).to_string_lossy().into_owned()
+}
+
+/// The identity of a table's files and of how they are read, as text: one line per file (path,
+/// size, modification and change times, inode, fingerprint), then the declared CSV format.
+/// `None` when a file cannot be listed or read: nothing is cached for that table.
+fn identity(location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
+    // Canonical paths: `--data d` and `--data /abs/d` name the same files.
+    let location = location.canonicalize().unwrap_or_else(|_| location.to_path_buf());
+    let mut files = files_of(&location)?;
+    files.sort();
+    let mut out = String::new();
+    for f in &files {
+        let meta = std::fs::metadata(f).ok()?;
+        let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+        #[cfg(unix)]
+        let changed = {
+            use std::os::unix::fs::MetadataExt;
+            format!("{}.{:09} ino {} dev {}", meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.dev())
+        };
+        #[cfg(not(unix))]
+        let changed = String::new();
+        let print = fingerprint(f, meta.len())?;
+        out.push_str(&format!(
+            "{}\tsize {}\tmodified {modified}\tchanged {changed}\t{print}\n",
+            f.display(),
+            meta.len()
+        ));
+    }
+    if let Some(c) = csv {
+        out.push_str(&format!("csv {c:?}\n"));
+    }
+    Some(out)
+}
+
+/// The files a table location names: a file, every file under a folder, or a glob's matches.
+fn files_of(location: &Path) -> Option<Vec<PathBuf>> {
+    let text = location.to_string_lossy();
+    if text.contains(['*', '?', '[']) {
+        let found: Vec<PathBuf> =
+            glob::glob(&text).ok()?.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+        return (!found.is_empty()).then_some(found);
+    }
+    if location.is_dir() {
+        let mut found = Vec::new();
+        let mut stack = vec![location.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).ok()? {
+                let p = e.ok()?.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    found.push(p);
+                }
+            }
+        }
+        return Some(found);
+    }
+    location.is_file().then(|| vec![location.to_path_buf()])
+}
+
+/// A Parquet file's footer digest (its schema, row groups, sizes and statistics: reading it
+/// costs a few kilobytes), or the digest of a whole other file.
+fn fingerprint(path: &Path, size: u64) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let parquet = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    if parquet && size >= 12 {
+        let mut tail = [0u8; 8];
+        f.seek(SeekFrom::End(-8)).ok()?;
+        f.read_exact(&mut tail).ok()?;
+        let len = u64::from(u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")));
+        if &tail[4..] == b"PAR1" && len + 8 <= size {
+            let mut footer = vec![0u8; len as usize + 8];
+            f.seek(SeekFrom::End(-(len as i64) - 8)).ok()?;
+            f.read_exact(&mut footer).ok()?;
+            return Some(format!("footer {}", Digest::of(&footer).hex()));
+        }
+        f.seek(SeekFrom::Start(0)).ok()?;
+    }
+    // Whole chunks (a short read must not change the digest), the last one shorter.
+    let mut d = Digest::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let mut n = 0;
+        while n < buf.len() {
+            match f.read(&mut buf[n..]).ok()? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        d.bytes(&buf[..n]);
+        if n < buf.len() {
+            break;
+        }
+    }
+    Some(format!("content {}", d.hex()))
+}
+
+/// Why an entry on disk was not used.
+enum Refused {
+    /// No entry.
+    Absent,
+    /// Written for other files or another format: its rows are scanned and it is replaced.
+    Stale,
+    /// Does not parse or fails its checksum: its rows are scanned and it is replaced.
+    Corrupt,
+}
+
+const META_FORMAT: &str = "recite.cache.format";
+const META_KEY: &str = "recite.cache.key";
+const META_IDENTITY: &str = "recite.cache.identity";
+const META_CELLS: &str = "recite.cache.cells";
+const META_PSUS: &str = "recite.cache.psus";
+const META_BAD: &str = "recite.cache.bad";
+const META_LAYOUT: &str = "recite.cache.layout";
+const META_CHECKSUM: &str = "recite.cache.checksum";
+/// The metadata the checksum covers, in order.
+const CHECKED: [&str; 6] = [META_KEY, META_IDENTITY, META_CELLS, META_PSUS, META_BAD, META_LAYOUT];
+
+/// The rows of a code's sums over the whole base.
+const WHOLE: i32 = -1;
+/// The rows of a finished job's sums (`w` holds the value, `code` its place).
+const FINISHED: i32 = -2;
+
+fn schema(metadata: HashMap<String, String>) -> Schema {
+    Schema::new(vec![
+        Field::new("part", DataType::Int32, false),
+        Field::new("code", DataType::Int64, false),
+        Field::new("n", DataType::Float64, false),
+        Field::new("w", DataType::Float64, false),
+        Field::new("w2", DataType::Float64, false),
+        Field::new("bad", DataType::UInt8, false),
+    ])
+    .with_metadata(metadata)
+}
+
+/// One row of an entry: (part, code, sums).
+type Row = (i32, i64, Acc);
+
+/// The rows of base sums: the whole base first, then each PSU.
+fn rows_of(base: &BaseSums) -> Vec<Row> {
+    let mut rows: Vec<Row> = base.codes.iter().map(|(c, a)| (WHOLE, *c, *a)).collect();
+    for (i, by_code) in base.per_psu.iter().enumerate() {
+        rows.extend(by_code.iter().map(|(c, a)| (i as i32, *c, *a)));
+    }
+    rows
+}
+
+/// The checksum of an entry's metadata (those in [`CHECKED`]) and rows.
+fn checksum(meta: &HashMap<String, String>, rows: &[Row]) -> String {
+    let mut d = Digest::new();
+    for k in CHECKED {
+        d.bytes(meta.get(k).map(String::as_str).unwrap_or("\u{0}absent").as_bytes());
+    }
+    for (part, code, a) in rows {
+        d.word(*part as u64);
+        d.word(*code as u64);
+        for v in [a.n, a.w, a.w2] {
+            d.word(v.to_bits());
+        }
+        d.word(u64::from(a.bad));
+    }
+    d.hex()
+}
+
+/// Writes an entry: `meta` (the keys of [`CHECKED`] but key and identity) and `rows`.
+/// Writes an entry into `folder` and removes the `old` files of its key.
+fn write_file(
+    folder: &Path,
+    old: &[PathBuf],
+    (key, identity): (&str, &str),
+    mut meta: HashMap<String, String>,
+    rows: &[Row],
+) -> Result<PathBuf, String> {
+    meta.insert(META_FORMAT.to_string(), FORMAT.to_string());
+    meta.insert(META_KEY.to_string(), key.to_string());
+    meta.insert(META_IDENTITY.to_string(), identity.to_string());
+    for k in CHECKED {
+        meta.entry(k.to_string()).or_default();
+    }
+    let sum = checksum(&meta, rows);
+    meta.insert(META_CHECKSUM.to_string(), sum);
+    let schema = Arc::new(schema(meta));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.0))),
+        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2.n))),
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2.w))),
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2.w2))),
+        Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.2.bad))),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
+    let mut w = FileWriter::try_new(Vec::new(), &schema).map_err(|e| e.to_string())?;
+    w.write(&batch).map_err(|e| e.to_string())?;
+    w.finish().map_err(|e| e.to_string())?;
+    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    let path = folder.join(file_name(key, &bytes));
+    // A private temporary file renamed into place: readers see the old entry or the new one.
+    // No fsync: an entry a crash leaves short fails to parse or its checksum, and is rebuilt.
+    let tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(folder)
+        .map_err(|e| format!("{}: {e}", folder.display()))?;
+    std::io::Write::write_all(&mut tmp.as_file(), &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    tmp.persist(&path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
+    for o in old.iter().filter(|o| **o != path) {
+        let _ = std::fs::remove_file(o);
+    }
+    Ok(path)
+}
+
+fn write_entry(
+    folder: &Path,
+    old: &[PathBuf],
+    key: &str,
+    identity: &str,
+    entry: &Entry,
+) -> Result<PathBuf, String> {
+    let cells: Vec<u64> = entry.base.cells.iter().map(|c| c.to_bits()).collect();
+    let meta = HashMap::from([
+        (META_CELLS.to_string(), serde_json::to_string(&cells).map_err(|e| e.to_string())?),
+        (META_PSUS.to_string(), serde_json::to_string(&entry.psus).map_err(|e| e.to_string())?),
+        (META_BAD.to_string(), entry.base.bad.to_string()),
+    ]);
+    write_file(folder, old, (key, identity), meta, &rows_of(&entry.base))
+}
+
+/// Where a finished job's values sit (see [`write_finished`]).
+#[derive(Serialize, serde::Deserialize)]
+struct Layout {
+    totals: usize,
+    counts: usize,
+    moments: Vec<(usize, usize)>,
+}
+
+/// Writes a finished job's sums (the summed plan's): the values n, totals, counts, moments (in
+/// the layout's order), then each PSU's totals, one row each.
+fn write_finished(
+    folder: &Path,
+    old: &[PathBuf],
+    key: &str,
+    identity: &str,
+    out: &super::Outcome,
+) -> Result<PathBuf, String> {
+    let s = &out.sums;
+    if s.replicates.is_some() {
+        return Err("replicate totals are combined after the cache".into());
+    }
+    let mut moments: Vec<(usize, usize)> = s.moments.keys().copied().collect();
+    moments.sort_unstable();
+    let layout = Layout { totals: s.totals.len(), counts: s.counts.len(), moments };
+    let mut values = vec![s.n];
+    values.extend(&s.totals);
+    values.extend(&s.counts);
+    values.extend(layout.moments.iter().map(|jk| s.moments[jk]));
+    let strata: Vec<&str> = s.psus.iter().map(|(h, _)| h.as_str()).collect();
+    for (_, t) in &s.psus {
+        if t.len() != layout.totals {
+            return Err("a PSU's totals do not match the job's".into());
+        }
+        values.extend(t);
+    }
+    let cells: Vec<u64> = out.cells.iter().map(|(_, _, n)| *n).collect();
+    let meta = HashMap::from([
+        (META_CELLS.to_string(), serde_json::to_string(&cells).map_err(|e| e.to_string())?),
+        (META_PSUS.to_string(), serde_json::to_string(&strata).map_err(|e| e.to_string())?),
+        (META_LAYOUT.to_string(), serde_json::to_string(&layout).map_err(|e| e.to_string())?),
+    ]);
+    let rows: Vec<Row> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (FINISHED, i as i64, Acc { n: 0.0, w: *v, w2: 0.0, bad: 0 }))
+        .collect();
+    write_file(folder, old, (key, identity), meta, &rows)
+}
+
+/// An entry file's metadata and rows, as read (not yet checked).
+struct Parsed {
+    metadata: HashMap<String, String>,
+    rows: Vec<Row>,
+}
+
+fn parse_entry(bytes: Vec<u8>) -> Option<Parsed> {
+    // The IPC reader must not be trusted with damaged bytes not to panic: a panic is damage too.
+    std::panic::catch_unwind(move || {
+        let reader = FileReader::try_new(std::io::Cursor::new(bytes), None).ok()?;
+        let metadata = reader.schema().metadata().clone();
+        let mut rows = Vec::new();
+        for batch in reader {
+            let b = batch.ok()?;
+            if b.num_columns() != 6 {
+                return None;
+            }
+            let part = b.column(0).as_primitive_opt::<Int32Type>()?;
+            let code = b.column(1).as_primitive_opt::<Int64Type>()?;
+            let n = b.column(2).as_primitive_opt::<Float64Type>()?;
+            let w = b.column(3).as_primitive_opt::<Float64Type>()?;
+            let w2 = b.column(4).as_primitive_opt::<Float64Type>()?;
+            let bad = b.column(5).as_primitive_opt::<UInt8Type>()?;
+            if b.columns().iter().any(|c| c.null_count() > 0) {
+                return None;
+            }
+            for r in 0..b.num_rows() {
+                let acc = Acc { n: n.value(r), w: w.value(r), w2: w2.value(r), bad: bad.value(r) };
+                rows.push((part.value(r), code.value(r), acc));
+            }
+        }
+        Some(Parsed { metadata, rows })
+    })
+    .ok()
+    .flatten()
+}
+
+/// Reads an entry file, checked: its bytes match the digest in its name, it parses, passes
+/// its checksum, and was written for `key` over files of `identity` in this format.
+fn read_one(path: &Path, key: &str, identity: &str) -> Result<Parsed, Refused> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refused::Absent),
+        Err(_) => return Err(Refused::Corrupt),
+    };
+    let named = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.split_once('-')).map(|(_, d)| d);
+    if named != Some(Digest::of(&bytes).hex().as_str()) {
+        return Err(Refused::Corrupt);
+    }
+    let parsed = parse_entry(bytes).ok_or(Refused::Corrupt)?;
+    let get = |k: &str| parsed.metadata.get(k).map(String::as_str).ok_or(Refused::Corrupt);
+    if checksum(&parsed.metadata, &parsed.rows) != get(META_CHECKSUM)? {
+        return Err(Refused::Corrupt);
+    }
+    if get(META_FORMAT)? != FORMAT.to_string() || get(META_KEY)? != key || get(META_IDENTITY)? != identity {
+        return Err(Refused::Stale);
+    }
+    Ok(parsed)
+}
+
+/// The first of a key's files that reads, checked; else why none did (damage before staleness).
+fn read_checked(paths: &[PathBuf], key: &str, identity: &str) -> Result<Parsed, Refused> {
+    let mut why = Refused::Absent;
+    for p in paths {
+        match read_one(p, key, identity) {
+            Ok(parsed) => return Ok(parsed),
+            Err(Refused::Corrupt) => why = Refused::Corrupt,
+            Err(Refused::Stale) if !matches!(why, Refused::Corrupt) => why = Refused::Stale,
+            Err(_) => {}
+        }
+    }
+    Err(why)
+}
+
+/// Reads the base sums of `key` for files of `identity`.
+fn read_entry(paths: &[PathBuf], key: &str, identity: &str) -> Result<Entry, Refused> {
+    let Parsed { metadata, rows } = read_checked(paths, key, identity)?;
+    let get = |k: &str| metadata.get(k).map(String::as_str).ok_or(Refused::Corrupt);
+    let cells: Vec<u64> = serde_json::from_str(get(META_CELLS)?).map_err(|_| Refused::Corrupt)?;
+    let psus: Vec<(String, String)> = serde_json::from_str(get(META_PSUS)?).map_err(|_| Refused::Corrupt)?;
+    let bad: u8 = get(META_BAD)?.parse().map_err(|_| Refused::Corrupt)?;
+    let mut codes = BTreeMap::new();
+    let mut per_psu = vec![BTreeMap::new(); psus.len()];
+    for (part, code, acc) in rows {
+        let into = match part {
+            WHOLE => &mut codes,
+            i => {
+                per_psu.get_mut(usize::try_from(i).map_err(|_| Refused::Corrupt)?).ok_or(Refused::Corrupt)?
+            }
+        };
+        into.insert(code, acc);
+    }
+    let cells = cells.into_iter().map(f64::from_bits).collect();
+    Ok(Entry { base: BaseSums { codes, per_psu, cells, bad }, psus })
+}
+
+/// Reads a finished job's sums for `job` (see [`write_finished`]).
+fn read_finished(paths: &[PathBuf], key: &str, identity: &str, job: &Job) -> Result<super::Outcome, Refused> {
+    let Parsed { metadata, rows } = read_checked(paths, key, identity)?;
+    let get = |k: &str| metadata.get(k).map(String::as_str).ok_or(Refused::Corrupt);
+    let layout: Layout = serde_json::from_str(get(META_LAYOUT)?).map_err(|_| Refused::Corrupt)?;
+    let cells: Vec<u64> = serde_json::from_str(get(META_CELLS)?).map_err(|_| Refused::Corrupt)?;
+    let strata: Vec<String> = serde_json::from_str(get(META_PSUS)?).map_err(|_| Refused::Corrupt)?;
+    let vars = super::vars_for(&job.measures);
+    let values: Vec<f64> = rows.iter().map(|r| r.2.w).collect();
+    let fixed = 1 + layout.totals + layout.counts + layout.moments.len();
+    if vars.len() != layout.totals
+        || cells.len() != job.cells.len()
+        || values.len() != fixed + strata.len() * layout.totals
+        || rows.iter().enumerate().any(|(i, r)| r.0 != FINISHED || r.1 != i as i64)
+    {
+        return Err(Refused::Corrupt);
+    }
+    let (totals, rest) = values[1..].split_at(layout.totals);
+    let (counts, rest) = rest.split_at(layout.counts);
+    let (moments, rest) = rest.split_at(layout.moments.len());
+    let psus =
+        strata.into_iter().zip(rest.chunks(layout.totals.max(1))).map(|(h, t)| (h, t.to_vec())).collect();
+    let sums = super::Sums {
+        n: values[0],
+        totals: totals.to_vec(),
+        counts: counts.to_vec(),
+        moments: layout.moments.iter().copied().zip(moments.iter().copied()).collect(),
+        psus,
+        replicates: None,
+    };
+    let cells = job.cells.iter().zip(cells).map(|((b, c, _), n)| (b.clone(), c.clone(), n)).collect();
+    Ok(super::Outcome { vars, sums, cells })
+}
+
+/// The key of a job's finished sums: its rows' key and what its measures compute.
+fn finished_key(job: &Job, key: &str) -> String {
+    let kinds: Vec<&crate::extractor::Kind> = job.measures.iter().map(|m| &m.kind).collect();
+    format!("{key} finished {}", serde_json::to_string(&kinds).expect("measures serialise"))
+}
+
+/// What the cache did for one table in one run.
+#[derive(Default)]
+struct Tally {
+    hits: usize,
+    entries: usize,
+    stale: usize,
+    corrupt: usize,
+}
+
+impl Engine {
+    /// [`Engine::run`]'s jobs, those whose sums are cached answered from the cache, the rest
+    /// scanned (one scan per table, of their columns only) and their sums written back.
+    pub(super) fn run_cached(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+        let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else { return self.run_jobs(jobs) };
+        let _one_run = cache.run.lock();
+        let csv = |location: &Path| self.csv.lock().ok().and_then(|m| m.get(location).cloned());
+        // The identity of every table, taken before anything is read.
+        let mut locations: Vec<&PathBuf> = jobs.iter().map(|j| &j.rows.location).collect();
+        locations.sort();
+        locations.dedup();
+        let identities: HashMap<&PathBuf, Option<String>> =
+            locations.par_iter().map(|l| (*l, identity(l, csv(l).as_ref()))).collect();
+        let id_of = |job: &Job| identities.get(&job.rows.location).cloned().flatten();
+        let listing = cache.listing();
+        let files = |k: &str| listing.get(&Digest::of(k.as_bytes()).hex()).map(Vec::as_slice).unwrap_or(&[]);
+        // Per job: its rows' key (base sums, any measure) and its finished sums' key.
+        let canon: HashMap<&PathBuf, String> = locations.iter().map(|l| (*l, canonical(l))).collect();
+        let keys: Vec<(String, String)> = jobs
+            .par_iter()
+            .map(|j| {
+                let k = key(j, &canon[&j.rows.location]);
+                let f = finished_key(j, &k);
+                (k, f)
+            })
+            .collect();
+        let mut first: HashMap<&str, &Job> = HashMap::new();
+        for (j, (k, f)) in jobs.iter().zip(&keys) {
+            first.entry(k.as_str()).or_insert(j);
+            first.entry(f.as_str()).or_insert(j);
+        }
+        let mut wanted: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let bases: HashMap<&str, Result<Entry, Refused>> = wanted
+            .par_iter()
+            .map(|k| {
+                let found = match id_of(first[k]) {
+                    Some(id) => read_entry(files(k), k, &id),
+                    None => Err(Refused::Absent),
+                };
+                (*k, found)
+            })
+            .collect();
+        let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+        let mut tally = |job: &Job, found: Option<&Refused>| {
+            let t = tallies.entry(job.rows.table.clone()).or_default();
+            match found {
+                None => t.entries += 1,
+                Some(Refused::Stale) => t.stale += 1,
+                Some(Refused::Corrupt) => t.corrupt += 1,
+                Some(Refused::Absent) => {}
+            }
+        };
+        for (k, found) in &bases {
+            tally(first[k], found.as_ref().err());
+        }
+        // Jobs whose rows have no base sums (columns the summed plan takes): finished sums.
+        let mut finished_wanted: Vec<&str> = jobs
+            .iter()
+            .zip(&keys)
+            .filter(|(_, (k, _))| bases.get(k.as_str()).is_some_and(|b| b.is_err()))
+            .map(|(_, (_, f))| f.as_str())
+            .collect();
+        finished_wanted.sort_unstable();
+        finished_wanted.dedup();
+        let finished: HashMap<&str, Result<super::Outcome, Refused>> = finished_wanted
+            .par_iter()
+            .map(|f| {
+                let job = first[f];
+                let found = match id_of(job) {
+                    Some(id) => read_finished(files(f), f, &id, job),
+                    None => Err(Refused::Absent),
+                };
+                (*f, found)
+            })
+            .collect();
+        for (f, found) in &finished {
+            tally(first[f], found.as_ref().err());
+        }
+        let answered: Vec<Option<Result<super::Outcome, EngineError>>> = jobs
+            .par_iter()
+            .zip(&keys)
+            .map(|(job, (k, f))| match (bases.get(k.as_str()), finished.get(f.as_str())) {
+                (Some(Ok(e)), _) => {
+                    Some(grouped::outcome_from(job, &e.base, &e.psus, job.rows.design.is_some()))
+                }
+                (_, Some(Ok(out))) => Some(Ok(relabel(out, job))),
+                _ => None,
+            })
+            .collect();
+        let missed: Vec<usize> = (0..jobs.len()).filter(|&i| answered[i].is_none()).collect();
+        let (scanned, mut stats) = if missed.is_empty() {
+            (Vec::new(), ScanStats::default())
+        } else {
+            let picked: Vec<Job> = missed.iter().map(|&i| jobs[i].clone()).collect();
+            self.run_jobs(&picked)
+        };
+        // Write what the scans computed, for tables whose files did not change meanwhile: the
+        // base sums the grouped scans captured, else the finished sums of the summed scans.
+        let captured = cache.pending.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+        let mut after: HashMap<PathBuf, Option<String>> = HashMap::new();
+        let mut unchanged = |job: &Job| -> Option<String> {
+            let before = id_of(job)?;
+            let location = &job.rows.location;
+            let now =
+                after.entry(location.clone()).or_insert_with(|| identity(location, csv(location).as_ref()));
+            (now.as_deref() == Some(before.as_str())).then_some(before)
+        };
+        let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // A cache that cannot be written costs the next run a scan, never a wrong answer.
+        for (k, entry) in captured {
+            let Some(job) = first.get(k.as_str()) else { continue };
+            if let Some(id) = unchanged(job)
+                && written.insert(k.clone())
+            {
+                let _ = write_entry(&cache.folder, files(&k), &k, &id, &entry);
+            }
+        }
+        for (&i, out) in missed.iter().zip(&scanned) {
+            let (k, f) = &keys[i];
+            if let Ok(out) = out
+                && !written.contains(k)
+                && let Some(id) = unchanged(&jobs[i])
+                && written.insert(f.clone())
+            {
+                let _ = write_finished(&cache.folder, files(f), f, &id, out);
+            }
+        }
+        for (job, a) in jobs.iter().zip(&answered) {
+            if a.is_some() {
+                tallies.entry(job.rows.table.clone()).or_default().hits += 1;
+            }
+        }
+        let mut plans: Vec<PlanChoice> = tallies
+            .into_iter()
+            .filter(|(_, t)| t.hits > 0 || t.stale > 0 || t.corrupt > 0)
+            .map(|(table, t)| PlanChoice {
+                table,
+                plan: ScanPlan::Cache,
+                reason: format!(
+                    "{} job(s) answered from {} cache entr{}; {} stale and {} corrupt entr{} rescanned",
+                    t.hits,
+                    t.entries,
+                    if t.entries == 1 { "y" } else { "ies" },
+                    t.stale,
+                    t.corrupt,
+                    if t.stale + t.corrupt == 1 { "y" } else { "ies" },
+                ),
+            })
+            .collect();
+        plans.append(&mut stats.plans);
+        stats.plans = plans;
+        let mut scanned = scanned.into_iter();
+        let outcomes = answered
+            .into_iter()
+            .map(|a| match a {
+                Some(o) => o,
+                None => scanned.next().unwrap_or_else(|| Err(EngineError::Internal("no outcome".into()))),
+            })
+            .collect();
+        (outcomes, stats)
+    }
+}
+
+/// Finished sums read for one job, given to another with the same rows and measures: the
+/// cells' names are the job's own.
+fn relabel(out: &super::Outcome, job: &Job) -> super::Outcome {
+    let cells =
+        job.cells.iter().zip(&out.cells).map(|((b, c, _), (_, _, n))| (b.clone(), c.clone(), *n)).collect();
+    super::Outcome { vars: out.vars.clone(), sums: out.sums.clone(), cells }
+}
+
+/// What a cache folder holds ([`show`]).
+#[derive(Debug, Default, Serialize)]
+pub struct Summary {
+    /// The folder of this format's entries.
+    pub folder: PathBuf,
+    /// Entries that parse and pass their checksum, by table location: (entries, bytes).
+    pub tables: BTreeMap<String, (usize, u64)>,
+    /// Entries that do not parse or fail their checksum (they are rebuilt when next needed).
+    pub corrupt: usize,
+    /// Bytes in all.
+    pub bytes: u64,
+}
+
+/// The entry files of a cache folder.
+fn entries(folder: &Path) -> Result<Vec<PathBuf>, String> {
+    let list = match std::fs::read_dir(folder) {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cache folder {}: {e}", folder.display())),
+    };
+    let mut out: Vec<PathBuf> = list
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == EXT) || is_temporary(p))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+fn is_temporary(p: &Path) -> bool {
+    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(".tmp-"))
+}
+
+/// Lists what the cache under `dir` holds, checking every entry.
+pub fn show(dir: &Path) -> Result<Summary, String> {
+    let folder = dir.join(FOLDER);
+    let mut s = Summary { folder: folder.clone(), ..Summary::default() };
+    for p in entries(&folder)?.into_iter().filter(|p| !is_temporary(p)) {
+        let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        s.bytes += size;
+        let named = |b: &Vec<u8>| {
+            p.file_stem().and_then(|s| s.to_str()).and_then(|s| s.split_once('-')).map(|(_, d)| d.to_string())
+                == Some(Digest::of(b).hex())
+        };
+        let location = std::fs::read(&p).ok().filter(named).and_then(parse_entry).and_then(|r| {
+            // A finished entry's key is its rows' key (JSON) and more: the first value.
+            let key = r.metadata.get(META_KEY)?;
+            let key =
+                serde_json::Deserializer::from_str(key).into_iter::<serde_json::Value>().next()?.ok()?;
+            (Some(&checksum(&r.metadata, &r.rows)) == r.metadata.get(META_CHECKSUM))
+                .then(|| key["location"].as_str().unwrap_or("?").to_string())
+        });
+        match location {
+            Some(l) => {
+                let t = s.tables.entry(l).or_default();
+                t.0 += 1;
+                t.1 += size;
+            }
+            None => s.corrupt += 1,
+        }
+    }
+    Ok(s)
+}
+
+/// Removes every entry (and leftover temporary file) of the cache under `dir`; returns how many.
+/// Only this format's folder is touched, never anything else in `dir`.
+pub fn clear(dir: &Path) -> Result<usize, String> {
+    let folder = dir.join(FOLDER);
+    let mut removed = 0;
+    for p in entries(&folder)? {
+        std::fs::remove_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        removed += 1;
+    }
+    let _ = std::fs::remove_dir(&folder);
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_differ_when_a_byte_or_the_length_does() {
+        let a = Digest::of(b"recite sums").hex();
+        assert_eq!(a, Digest::of(b"recite sums").hex());
+        assert_ne!(a, Digest::of(b"recite sumt").hex());
+        assert_ne!(Digest::of(b"ab\0").hex(), Digest::of(b"ab").hex());
+        assert_eq!(a.len(), 32);
+    }
+
+    fn entry() -> Entry {
+        let acc = |n: f64, w: f64| Acc { n, w, w2: w * w, bad: 0 };
+        let codes = BTreeMap::from([(1, acc(3.0, 2.5)), (2, acc(4.0, 0.1 + 0.2))]);
+        Entry { base: BaseSums { codes, per_psu: Vec::new(), cells: vec![7.0], bad: 0 }, psus: Vec::new() }
+    }
+
+    fn same(a: &Entry, b: &Entry) -> bool {
+        let bits = |e: &Entry| {
+            rows_of(&e.base)
+                .iter()
+                .map(|(p, c, a)| (*p, *c, a.n.to_bits(), a.w.to_bits(), a.w2.to_bits(), a.bad))
+                .collect::<Vec<_>>()
+        };
+        bits(a) == bits(b) && a.base.cells == b.base.cells && a.psus == b.psus && a.base.bad == b.base.bad
+    }
+
+    #[test]
+    fn an_entry_reads_back_bit_for_bit_and_damage_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_entry(dir.path(), &[], "k", "id", &entry()).unwrap();
+        let paths = [path.clone()];
+        let back = read_entry(&paths, "k", "id").ok().expect("reads back");
+        assert!(same(&back, &entry()));
+        assert_eq!(back.base.codes[&2].w.to_bits(), (0.1f64 + 0.2).to_bits());
+        assert!(matches!(read_entry(&paths, "k", "other files"), Err(Refused::Stale)));
+        assert!(matches!(read_entry(&paths, "other key", "id"), Err(Refused::Stale)));
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(matches!(read_entry(&paths, "k", "id"), Err(Refused::Corrupt)));
+        // Every byte of the file, one at a time, one bit flipped: each is refused before the
+        // Arrow reader sees it.
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            std::fs::write(&path, &b).unwrap();
+            assert!(matches!(read_entry(&paths, "k", "id"), Err(Refused::Corrupt)), "byte {i}");
+        }
+        // Rewritten, the old file goes.
+        std::fs::write(&path, &bytes).unwrap();
+        let mut changed = entry();
+        changed.base.cells = vec![8.0];
+        let new = write_entry(dir.path(), &paths, "k", "id", &changed).unwrap();
+        assert!(!path.exists() && new.exists());
+        assert_eq!(read_entry(&[new], "k", "id").ok().expect("reads").base.cells, [8.0]);
+    }
+}

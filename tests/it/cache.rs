@@ -1,0 +1,353 @@
+//! The sufficient-statistics cache (`--cache DIR`, docs/cache.md): a warm cache answers claims
+//! on cached rows without a scan (read from the JSON report's scan stats, never from timing);
+//! reports are the same with and without it in every format; a changed file, filter or missing
+//! code, and a damaged entry, are noticed and rescanned, never trusted.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::{code, recite, report, root, stderr, stdout};
+
+/// `recite ARGS --cache DIR`.
+fn cached(args: &[&str], dir: &Path) -> Output {
+    let dir = dir.to_str().expect("a UTF-8 temporary folder");
+    recite(&[args, &["--cache", dir]].concat())
+}
+
+/// A report without the line (or JSON object) that counts what was scanned, which says what the
+/// cache saved and so differs by design.
+fn without_stats(format: &str, text: &str) -> String {
+    match format {
+        "json" => {
+            let mut v: Value = serde_json::from_str(text).expect("a JSON report");
+            v.as_object_mut().expect("an object").remove("stats").expect("scan stats");
+            serde_json::to_string_pretty(&v).unwrap()
+        }
+        "html" => {
+            let start = text.find("<span class=\"stats\">").expect("the stats span");
+            let end = start + text[start..].find("</span>").expect("its end");
+            format!("{}{}", &text[..start], &text[end..])
+        }
+        _ => text
+            .lines()
+            .map(|l| match l.find("Scanned ") {
+                Some(i) => &l[..i],
+                None => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn stats(out: &Output) -> Value {
+    report(out)["stats"].clone()
+}
+
+/// The plans of a run's stats, as (table, plan, reason).
+fn plans(out: &Output) -> Vec<(String, String, String)> {
+    let s = stats(out);
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    s["plans"]
+        .as_array()
+        .map(|a| a.iter().map(|p| (text(&p["table"]), text(&p["plan"]), text(&p["reason"]))).collect())
+        .unwrap_or_default()
+}
+
+/// What a run's cache plans say, summed over tables: (jobs answered, entries used, stale
+/// entries, corrupt entries).
+fn cache_counts(out: &Output) -> [usize; 4] {
+    let mut sum = [0; 4];
+    for (_, plan, why) in plans(out) {
+        if plan != "cache" {
+            continue;
+        }
+        let numbers: Vec<usize> = why.split([' ', ';']).filter_map(|w| w.parse().ok()).collect();
+        assert_eq!(numbers.len(), 4, "{why}");
+        for (s, n) in sum.iter_mut().zip(numbers) {
+            *s += n;
+        }
+    }
+    sum
+}
+
+/// A copy of the bundled Versant study in a temporary data layer, and claims over it.
+struct Layer {
+    dir: tempfile::TempDir,
+}
+
+impl Layer {
+    fn new() -> Layer {
+        let dir = tempfile::tempdir().unwrap();
+        let study = dir.path().join("data/versant");
+        std::fs::create_dir_all(&study).unwrap();
+        for f in ["study.toml", "versant_flat.parquet"] {
+            std::fs::copy(root().join("datasets/versant").join(f), study.join(f)).unwrap();
+        }
+        let layer = Layer { dir };
+        let made = recite(&[
+            "generate",
+            "claims",
+            "--data",
+            layer.data().to_str().unwrap(),
+            "--count",
+            "120",
+            "--seed",
+            "5",
+            "-o",
+            layer.claims().to_str().unwrap(),
+        ]);
+        assert_eq!(code(&made), 0, "{}", stderr(&made));
+        layer
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn claims(&self) -> PathBuf {
+        self.dir.path().join("claims.jsonl")
+    }
+
+    fn parquet(&self) -> PathBuf {
+        self.data().join("versant/versant_flat.parquet")
+    }
+
+    fn toml(&self) -> PathBuf {
+        self.data().join("versant/study.toml")
+    }
+
+    fn cache(&self) -> PathBuf {
+        self.dir.path().join("cache")
+    }
+
+    /// `recite check` of the claims as JSON, with the cache or without.
+    fn check(&self, with_cache: bool) -> Output {
+        self.check_with(with_cache, &[])
+    }
+
+    /// [`Layer::check`] with more arguments.
+    fn check_with(&self, with_cache: bool, more: &[&str]) -> Output {
+        let (claims, data) = (self.claims(), self.data());
+        let args = ["check", claims.to_str().unwrap(), "--data", data.to_str().unwrap(), "--format", "json"];
+        let args = [&args[..], more].concat();
+        if with_cache { cached(&args, &self.cache()) } else { recite(&args) }
+    }
+
+    /// The entry files of the cache.
+    fn entries(&self) -> Vec<PathBuf> {
+        let folder = self.cache().join(recite::engine::cache::FOLDER);
+        let mut v: Vec<PathBuf> = std::fs::read_dir(folder)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        v.retain(|p| p.extension().is_some_and(|e| e == "arrow"));
+        v.sort();
+        v
+    }
+}
+
+/// The same run's report with and without the cache, stats aside.
+fn assert_same(a: &Output, b: &Output) {
+    assert_eq!(code(a), code(b), "{}\n{}", stderr(a), stderr(b));
+    assert_eq!(without_stats("json", &stdout(a)), without_stats("json", &stdout(b)));
+}
+
+#[test]
+fn a_warm_cache_settles_every_claim_without_a_scan() {
+    let layer = Layer::new();
+    let fresh = layer.check(false);
+    let cold = layer.check(true);
+    let warm = layer.check(true);
+    assert!(stats(&cold)["scans"].as_u64().unwrap() >= 1);
+    assert!(!layer.entries().is_empty(), "the cold run wrote entries");
+    let s = stats(&warm);
+    assert_eq!((s["scans"].as_u64(), s["rows_scanned"].as_u64()), (Some(0), Some(0)), "{s}");
+    assert_eq!(s["tables_scanned"].as_u64(), Some(0));
+    assert_eq!(s["explanation_scans"].as_u64(), Some(0), "explanations come from the cache too");
+    let p = plans(&warm);
+    assert!(!p.is_empty() && p.iter().all(|(t, plan, _)| t == "versant_flat" && plan == "cache"), "{p:?}");
+    let [hits, used, stale, corrupt] = cache_counts(&warm);
+    assert!(hits > 0 && used > 0 && used <= hits, "{p:?}");
+    assert_eq!((stale, corrupt), (0, 0), "{p:?}");
+    assert!(plans(&cold).iter().all(|(_, plan, _)| plan != "cache"), "a cold cache answers nothing");
+    assert_same(&fresh, &cold);
+    assert_same(&fresh, &warm);
+}
+
+#[test]
+fn new_claims_on_cached_rows_hit_and_other_columns_scan_only_themselves() {
+    let layer = Layer::new();
+    // Fill the cache with one brand's funnel only.
+    let one = layer.dir.path().join("one.jsonl");
+    let lines = std::fs::read_to_string(layer.claims()).unwrap();
+    let column = |l: &str| {
+        let v: Value = serde_json::from_str(l).unwrap();
+        v["citation"]["source"]["column"].as_str().unwrap().to_string()
+    };
+    let first = column(lines.lines().next().unwrap());
+    let same: Vec<&str> = lines.lines().filter(|l| column(l) == first).collect();
+    std::fs::write(&one, same.join("\n")).unwrap();
+    let data = layer.data();
+    let args = |f: &Path| {
+        ["check", f.to_str().unwrap(), "--data", data.to_str().unwrap(), "--format", "json", "--no-explain"]
+            .map(String::from)
+    };
+    let a1 = args(&one);
+    let a1: Vec<&str> = a1.iter().map(String::as_str).collect();
+    let filled = cached(&a1, &layer.cache());
+    assert_eq!(stats(&filled)["scans"].as_u64(), Some(1));
+    // Then every claim: those on the cached column and rows hit, the rest are one scan.
+    let all = layer.claims();
+    let a2 = args(&all);
+    let a2: Vec<&str> = a2.iter().map(String::as_str).collect();
+    let mixed = cached(&a2, &layer.cache());
+    let fresh = recite(&a2);
+    assert_same(&fresh, &mixed);
+    let p = plans(&mixed);
+    assert!(cache_counts(&mixed)[0] >= same.len(), "every claim on {first} hits: {p:?}");
+    assert_eq!(stats(&mixed)["scans"].as_u64(), Some(1), "the rest in one scan: {p:?}");
+    assert!(stats(&mixed)["rows_scanned"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn reports_are_byte_identical_with_and_without_the_cache_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs: Vec<(Vec<String>, &str)> = Vec::new();
+    let owned = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for format in ["json", "text", "markdown", "html", "junit"] {
+        runs.push((owned(&["check", "examples/transcripts", "--format", format]), format));
+    }
+    for c in ["versant-w6-considered", "versant-w6-discrepant", "nhanes2-zinc"] {
+        for format in ["json", "text"] {
+            let file = format!("examples/citations/{c}.json");
+            runs.push((owned(&["verify", &file, "--format", format]), format));
+        }
+    }
+    // Twice through: the first fills the cache, the second reads it.
+    for round in 0..2 {
+        for (args, format) in &runs {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let args = args.as_slice();
+            let fresh = recite(args);
+            let with = cached(args, dir.path());
+            assert_eq!(code(&fresh), code(&with), "{args:?}: {}", stderr(&with));
+            if *format == "junit" {
+                assert_eq!(stdout(&fresh), stdout(&with), "{args:?}, round {round}");
+            } else {
+                assert_eq!(
+                    without_stats(format, &stdout(&fresh)),
+                    without_stats(format, &stdout(&with)),
+                    "{args:?}, round {round}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_touched_or_rewritten_file_invalidates_its_entries() {
+    let layer = Layer::new();
+    let old = layer.check(false);
+    layer.check(true);
+    assert_eq!(stats(&layer.check(true))["scans"].as_u64(), Some(0));
+    // Touched: same bytes, a new modification time.
+    let f = std::fs::File::options().append(true).open(layer.parquet()).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    drop(f);
+    let touched = layer.check(true);
+    assert!(stats(&touched)["scans"].as_u64().unwrap() >= 1, "a touched file is rescanned");
+    assert!(cache_counts(&touched)[2] > 0, "{:?}", plans(&touched));
+    assert_same(&layer.check(false), &touched);
+    assert_eq!(stats(&layer.check(true))["scans"].as_u64(), Some(0), "and cached again");
+    // Rewritten with other data, its modification time put back: the file's change time,
+    // inode and footer still tell.
+    let before = std::fs::metadata(layer.parquet()).unwrap().modified().unwrap();
+    let other = layer.dir.path().join("other");
+    let made =
+        recite(&["generate", "versant", "--rows", "20000", "--seed", "99", "--out", other.to_str().unwrap()]);
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    std::fs::copy(other.join("versant_flat.parquet"), layer.parquet()).unwrap();
+    std::fs::File::options().append(true).open(layer.parquet()).unwrap().set_modified(before).unwrap();
+    let rewritten = layer.check(true);
+    assert!(stats(&rewritten)["scans"].as_u64().unwrap() >= 1, "a rewritten file is rescanned");
+    let fresh = layer.check(false);
+    assert_same(&fresh, &rewritten);
+    assert_ne!(
+        without_stats("json", &stdout(&fresh)),
+        without_stats("json", &stdout(&old)),
+        "the new data changes the report, so the cache had something to get wrong"
+    );
+}
+
+#[test]
+fn a_changed_filter_or_missing_code_rescans_what_depends_on_it() {
+    let layer = Layer::new();
+    layer.check(true);
+    assert_eq!(stats(&layer.check(true))["scans"].as_u64(), Some(0));
+    let toml = std::fs::read_to_string(layer.toml()).unwrap();
+    for (from, to) in [
+        // A period's filter: W6 now also takes W5's rows.
+        ("filter = \"wave = 6\"", "filter = \"wave IN (5, 6)\""),
+        // The bases' age range.
+        ("age BETWEEN 18 AND 74", "age BETWEEN 25 AND 74"),
+        // A missing code: 5 no longer counts as an answer.
+        ("missing = [9]", "missing = [5, 9]"),
+    ] {
+        assert!(toml.contains(from), "{from}");
+        std::fs::write(layer.toml(), toml.replace(from, to)).unwrap();
+        let changed = layer.check(true);
+        assert!(stats(&changed)["scans"].as_u64().unwrap() >= 1, "{to}: rescanned");
+        assert_same(&layer.check(false), &changed);
+        std::fs::write(layer.toml(), &toml).unwrap();
+        assert_eq!(stats(&layer.check(true))["scans"].as_u64(), Some(0), "{to}: the old entries still hit");
+    }
+}
+
+#[test]
+fn a_damaged_entry_is_detected_and_rebuilt() {
+    let layer = Layer::new();
+    // Without explanations: every entry is then one the reported run reads.
+    let check = |with_cache| layer.check_with(with_cache, &["--no-explain"]);
+    let fresh = check(false);
+    check(true);
+    let entries = layer.entries();
+    assert!(entries.len() >= 2);
+    // One cut short, one with a value changed in place, one replaced by garbage.
+    let bytes = std::fs::read(&entries[0]).unwrap();
+    std::fs::write(&entries[0], &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let mut b = std::fs::read(&entries[1]).unwrap();
+    let at = b.len() / 2;
+    b[at] ^= 0x40;
+    std::fs::write(&entries[1], &b).unwrap();
+    std::fs::write(entries.last().unwrap(), b"not an arrow file").unwrap();
+    let show = cached(&["cache", "show"], &layer.cache());
+    assert_eq!(code(&show), 0, "{}", stderr(&show));
+    assert!(stdout(&show).contains("damaged"), "{}", stdout(&show));
+    let healed = check(true);
+    assert!(stats(&healed)["scans"].as_u64().unwrap() >= 1, "damaged entries are rescanned");
+    assert!(cache_counts(&healed)[3] >= 2, "{:?}", plans(&healed));
+    assert_same(&fresh, &healed);
+    assert_eq!(stats(&check(true))["scans"].as_u64(), Some(0), "rebuilt");
+    assert!(!stdout(&cached(&["cache", "show"], &layer.cache())).contains("damaged"));
+}
+
+#[test]
+fn cache_show_and_clear_touch_only_the_cache_folder() {
+    let layer = Layer::new();
+    layer.check(true);
+    let keep = layer.cache().join("mine.txt");
+    std::fs::write(&keep, "not recite's").unwrap();
+    let show = stdout(&cached(&["cache", "show"], &layer.cache()));
+    assert!(show.contains("versant_flat.parquet"), "{show}");
+    let n = layer.entries().len();
+    let cleared = cached(&["cache", "clear"], &layer.cache());
+    assert_eq!(code(&cleared), 0, "{}", stderr(&cleared));
+    assert!(stdout(&cleared).contains(&format!("removed {n} entries")), "{}", stdout(&cleared));
+    assert!(layer.entries().is_empty());
+    assert!(keep.exists(), "clear removes recite's entries only");
+    assert!(stdout(&cached(&["cache", "show"], &layer.cache())).contains("0 entries"));
+    let none = recite(&["cache", "show"]);
+    assert_eq!(code(&none), 2);
+    assert!(stderr(&none).contains("--cache DIR"), "{}", stderr(&none));
+}
