@@ -1,26 +1,22 @@
-//! The grouped scan's projection: flags shared across jobs, the masks and packed keys DataFusion
-//! computes, and where each value sits in the projected batches.
+//! The grouped scan's projection: flags shared across jobs, and where each value sits in the
+//! projected batches. DataFusion evaluates each flag once per row as a plain boolean column;
+//! the masks and packed keys are built from those bits in the reduction ([`pack`]), where
+//! they cost a few machine instructions a row instead of a `CASE` array each.
 
 use std::collections::HashMap;
 
 use datafusion::logical_expr::Expr;
-use datafusion::prelude::{lit, when};
 
 use super::{MAX_CODE, MAX_FLAGS, OUT_OF_RANGE, Unplanned};
-use crate::engine::EngineError;
 
-/// The packed key of a cited column's code: `code·2^bits + base mask` for a code within ±2^42,
-/// [`OUT_OF_RANGE`] beyond, null for a null code (the row is not in that column's base).
-pub(super) fn key_expr(code: Expr, bits: i64, base_mask: Expr) -> Result<Expr, EngineError> {
-    let in_range =
-        code.clone().is_not_null().and(code.clone().lt(lit(MAX_CODE))).and(code.clone().gt(lit(-MAX_CODE)));
-    when(in_range, code.clone() * lit(1i64 << bits) + base_mask)
-        .when(code.is_not_null(), lit(OUT_OF_RANGE))
-        .end()
-        .map_err(|e| EngineError::Internal(e.strip_backtrace()))
+/// The packed key of a cited column's code: `code·2^bits + base mask` for a code within
+/// ±2^42, [`OUT_OF_RANGE`] beyond. A null code has no key (the row is not in that column's base).
+#[inline]
+pub(super) fn pack(code: i64, bits: u32, base_mask: i64) -> i64 {
+    if code < MAX_CODE && code > -MAX_CODE { code * (1i64 << bits) + base_mask } else { OUT_OF_RANGE }
 }
 
-/// A packed key's code and base mask (the inverse of [`key_expr`], negative codes included).
+/// A packed key's code and base mask (the inverse of [`pack`], negative codes included).
 pub(super) fn unpack(key: i64, bits: i64) -> (i64, i64) {
     (key >> bits, key & ((1i64 << bits) - 1))
 }
@@ -45,115 +41,131 @@ impl Flags {
         Ok(self.exprs.len() - 1)
     }
 
-    /// Σ CASE WHEN flag THEN 2^k ELSE 0 END.
-    pub(super) fn mask(&self) -> Result<Expr, EngineError> {
-        let mut m = lit(0i64);
-        for (k, e) in self.exprs.iter().enumerate() {
-            m = m + when(e.clone(), lit(1i64 << k))
-                .otherwise(lit(0i64))
-                .map_err(|e| EngineError::Internal(e.strip_backtrace()))?;
-        }
-        Ok(m)
+    /// The flags as boolean columns named `{prefix}{k}`: a filter that is NULL on a row is
+    /// false there (as in SQL's WHERE), so the columns carry no nulls.
+    pub(super) fn columns(&self, prefix: &str) -> Vec<Expr> {
+        self.exprs.iter().enumerate().map(|(k, e)| e.clone().is_true().alias(format!("{prefix}{k}"))).collect()
     }
 }
 
 /// Where each value sits in the grouped scan's projection, which is built in this order: the
-/// period mask, the cell mask, one packed key per cited column, one value per weight, and the
-/// design's stratum and PSU. The reduction reads the batches by these indices.
-#[derive(Debug, Clone, Copy)]
+/// period flags, the cell flags, per cited column its code and its base flags, one value per
+/// weight, and the design's stratum and PSU. The reduction reads the batches by these indices.
+#[derive(Debug, Clone)]
 pub(super) struct Layout {
-    /// Cited columns (one key each).
-    pub(super) columns: usize,
+    /// Period flags.
+    pub(super) periods: usize,
+    /// Cell flags.
+    pub(super) cells: usize,
+    /// Per cited column, its base flags.
+    pub(super) bases: Vec<usize>,
     /// Weights.
     pub(super) weights: usize,
     /// Whether the table has a design (stratum and PSU last).
     pub(super) design: bool,
+    /// Per cited column, where its code sits (its base flags follow it).
+    codes: Vec<usize>,
 }
 
 impl Layout {
-    /// The period mask.
-    pub(super) const PERIODS: usize = 0;
-    /// The cell mask.
-    pub(super) const CELLS: usize = 1;
+    /// The layout of these flags, columns and weights.
+    pub(super) fn new(periods: usize, cells: usize, bases: Vec<usize>, weights: usize, design: bool) -> Layout {
+        let mut at = periods + cells;
+        let codes = bases
+            .iter()
+            .map(|b| {
+                at += 1 + b;
+                at - 1 - b
+            })
+            .collect();
+        Layout { periods, cells, bases, weights, design, codes }
+    }
 
-    /// The packed key of cited column `c`.
-    pub(super) fn key(&self, c: usize) -> usize {
-        2 + c
+    /// Period flag `k`.
+    pub(super) fn period(&self, k: usize) -> usize {
+        k
+    }
+
+    /// Cell flag `k`.
+    pub(super) fn cell(&self, k: usize) -> usize {
+        self.periods + k
+    }
+
+    /// The code of cited column `c`.
+    pub(super) fn code(&self, c: usize) -> usize {
+        self.codes[c]
+    }
+
+    /// Base flag `k` of cited column `c`.
+    pub(super) fn base(&self, c: usize, k: usize) -> usize {
+        self.codes[c] + 1 + k
+    }
+
+    /// Cited columns.
+    pub(super) fn columns(&self) -> usize {
+        self.bases.len()
     }
 
     /// Weight `i`.
     pub(super) fn weight(&self, i: usize) -> usize {
-        2 + self.columns + i
+        self.periods + self.cells + self.bases.iter().map(|b| 1 + b).sum::<usize>() + i
     }
 
     /// The stratum and PSU, with a design.
     pub(super) fn design(&self) -> Option<(usize, usize)> {
-        let at = 2 + self.columns + self.weights;
+        let at = self.weight(self.weights);
         self.design.then_some((at, at + 1))
     }
 
     /// Columns in all.
     pub(super) fn width(&self) -> usize {
-        2 + self.columns + self.weights + if self.design { 2 } else { 0 }
+        self.weight(self.weights) + if self.design { 2 } else { 0 }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch};
-    use datafusion::arrow::datatypes::Int64Type;
-    use datafusion::prelude::ident;
-    use datafusion::prelude::SessionContext;
-
     use super::super::MAX_BASE_BITS;
     use super::*;
-
-    /// The keys DataFusion computes for `codes` with `bits` base flags, all set to `mask`.
-    fn keys(codes: &[Option<i64>], bits: i64, mask: i64) -> Vec<Option<i64>> {
-        let column: ArrayRef = Arc::new(Int64Array::from(codes.to_vec()));
-        let batch = RecordBatch::try_from_iter([("x", column)]).unwrap();
-        let key = key_expr(ident("x"), bits, lit(mask)).unwrap().alias("k");
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let out = rt.block_on(async {
-            SessionContext::new()
-                .read_batch(batch)
-                .unwrap()
-                .select(vec![key])
-                .unwrap()
-                .collect()
-                .await
-                .unwrap()
-        });
-        out.iter()
-            .flat_map(|b| {
-                let k = b.column(0).as_primitive::<Int64Type>().clone();
-                (0..b.num_rows()).map(move |r| (!k.is_null(r)).then(|| k.value(r)))
-            })
-            .collect()
-    }
 
     #[test]
     fn key_packing_keeps_negative_codes_and_base_masks() {
         let codes = [-(MAX_CODE - 1), -300, -3, -1, 0, 1, 5, MAX_CODE - 1];
-        for bits in [0, 1, 5, MAX_BASE_BITS as i64] {
+        for bits in [0, 1, 5, MAX_BASE_BITS as u32] {
             for mask in [0, 1 % (1 << bits), (1 << bits) - 1] {
-                let got = keys(&codes.map(Some), bits, mask);
-                for (code, key) in codes.iter().zip(got) {
-                    let key = key.expect("a code in range has a key");
+                for code in codes {
+                    let key = pack(code, bits, mask);
                     assert_ne!(key, OUT_OF_RANGE);
-                    assert_eq!(unpack(key, bits), (*code, mask), "code {code}, {bits} base bits");
+                    assert_eq!(unpack(key, i64::from(bits)), (code, mask), "code {code}, {bits} base bits");
                 }
             }
         }
     }
 
     #[test]
-    fn key_packing_marks_codes_beyond_the_bound_and_leaves_nulls_out() {
-        let got =
-            keys(&[Some(MAX_CODE), Some(-MAX_CODE), Some(i64::MAX), Some(i64::MIN), None, Some(7)], 3, 5);
-        let out = Some(OUT_OF_RANGE);
-        assert_eq!(got, [out, out, out, out, None, Some(7 * 8 + 5)]);
+    fn key_packing_marks_codes_beyond_the_bound() {
+        let bits = MAX_BASE_BITS as u32;
+        let mask = (1 << bits) - 1;
+        for code in [MAX_CODE, -MAX_CODE, i64::MAX, i64::MIN] {
+            assert_eq!(pack(code, bits, mask), OUT_OF_RANGE, "code {code}");
+        }
+        // No code in range packs to the marker, even at the widest mask.
+        assert_ne!(pack(-(MAX_CODE - 1), bits, 0), OUT_OF_RANGE);
+        assert_eq!(pack(7, 3, 5), 7 * 8 + 5);
+    }
+
+    #[test]
+    fn layout_addresses_every_projected_column_once() {
+        let layout = Layout::new(3, 2, vec![0, 2, 1], 2, true);
+        let mut at: Vec<usize> = (0..3).map(|k| layout.period(k)).collect();
+        at.extend((0..2).map(|k| layout.cell(k)));
+        for (c, &b) in layout.bases.iter().enumerate() {
+            at.push(layout.code(c));
+            at.extend((0..b).map(|k| layout.base(c, k)));
+        }
+        at.extend((0..2).map(|i| layout.weight(i)));
+        let (s, p) = layout.design().unwrap();
+        at.extend([s, p]);
+        assert_eq!(at, (0..layout.width()).collect::<Vec<_>>());
     }
 }

@@ -5,12 +5,14 @@
 //! cited, not on the number of claims.
 //!
 //! DataFusion reads the table (projection and the cited periods' filter pushed into the Parquet
-//! reader) and computes, per row, a period mask, a cell mask and per cited column
-//! `key_c = code·2^B + base mask` (base filters may use `{column}`, so their flags are per
-//! column); masks are `CASE WHEN flag THEN 2^k ELSE 0 END` sums. The reduction of those batches
-//! into groups runs here, one task per partition, in exact integer arithmetic (weights in fixed
-//! point), because DataFusion's grouping-set aggregate compares every row on the union of all
-//! sets' keys: measured, 57% of a 10k-claim run went there (BENCHMARKS.md).
+//! reader) and evaluates, per row, every period, cell and base filter once as a boolean
+//! ([`flags`]); base filters may use `{column}`, so their flags are per column. The reduction
+//! ([`reduce`]) runs here, one task per partition: it turns the flags into a period mask, a cell
+//! mask and per cited column a packed key `code·2^B + base mask`, and sums each group in exact
+//! integer arithmetic (weights in fixed point), found by array indexing rather than hashing
+//! where codes are small. DataFusion's own grouping-set aggregate compares every row on the
+//! union of all sets' keys: measured, 57% of a 10k-claim run went there (BENCHMARKS.md). Each
+//! job then sums the groups its period, base, weight and cells select ([`accumulate`]).
 
 mod accumulate;
 mod flags;
@@ -19,19 +21,17 @@ mod reduce;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::logical_expr::Expr;
-use datafusion::prelude::{cast, ident, lit, when};
+use datafusion::prelude::{cast, ident};
 use rayon::prelude::*;
 
 use super::{
-    Engine, EngineError, FIXED_LIMIT, Filters, Job, Outcome, Outcomes, PlanChoice, Role, ScanError, ScanPlan,
-    ScanStats, check_weight_sums, invalid_weight, overflow, scan_error, table_of,
+    Engine, EngineError, Filters, Job, Outcomes, PlanChoice, Role, ScanError, ScanPlan, ScanStats, scan_error,
+    table_of,
 };
-use super::{Sums, Var, needed_pairs, vars_for};
 use accumulate::{Acc, BaseSums, Row, RowsKey, accumulate, finish};
-use flags::{Flags, Layout, key_expr, unpack};
+use flags::{Flags, Layout, unpack};
 use reduce::{MergedKey, Partial, Sums128};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
@@ -202,12 +202,13 @@ impl Engine {
                 })
             })
             .collect();
-        // The projection: masks, one key per column, the weights, the design.
-        let mut select = vec![periods.mask()?.alias("pm"), cells.mask()?.alias("cm")];
+        // The projection: the flags as booleans, per column its code and base flags, the
+        // weights, the design; the reduction turns flags into masks and keys.
+        let mut select: Vec<Expr> = periods.columns("p");
+        select.extend(cells.columns("c"));
         for (i, c) in columns.iter().enumerate() {
-            let bits = bases[i].exprs.len() as i64;
-            let key = key_expr(cast(ident(c), DataType::Int64), bits, bases[i].mask()?)?;
-            select.push(key.alias(format!("k{i}")));
+            select.push(cast(ident(c), DataType::Int64).alias(format!("x{i}")));
+            select.extend(bases[i].columns(&format!("b{i}_")));
         }
         for (i, w) in weights.iter().enumerate() {
             select.push(cast(ident(w), DataType::Float64).alias(format!("w{i}")));
@@ -216,7 +217,13 @@ impl Engine {
             select.push(cast(ident(s), DataType::Utf8).alias("s"));
             select.push(cast(ident(p), DataType::Utf8).alias("p"));
         }
-        let layout = Layout { columns: columns.len(), weights: weights.len(), design: design.is_some() };
+        let layout = Layout::new(
+            periods.exprs.len(),
+            cells.exprs.len(),
+            bases.iter().map(|b| b.exprs.len()).collect(),
+            weights.len(),
+            design.is_some(),
+        );
         if select.len() != layout.width() {
             return Err(ScanError::Fatal(EngineError::Internal(
                 "the grouped projection is out of layout".into(),
@@ -249,7 +256,7 @@ impl Engine {
                         let streams = df.select(select)?.execute_stream_partitioned().await?;
                         let mut tasks = tokio::task::JoinSet::new();
                         for mut stream in streams {
-                            let n_columns = columns.len();
+                            let (n_columns, layout) = (columns.len(), layout.clone());
                             tasks.spawn(async move {
                                 let mut part = Partial::new(n_columns);
                                 while let Some(batch) = futures::StreamExt::next(&mut stream).await {
@@ -268,7 +275,7 @@ impl Engine {
                     })
                     .map_err(|e| scan_error(&e))?
             };
-        if let Some(c) = (0..columns.len()).find(|&c| partials.iter().any(|p| p.out_of_range[c])) {
+        if let Some(c) = (0..columns.len()).find(|&c| partials.iter().any(|p| p.columns[c].out_of_range)) {
             let why = format!(
                 "column {:?} holds codes beyond ±2^42, which the grouped key cannot pack",
                 columns[c]

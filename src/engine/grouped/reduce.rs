@@ -1,12 +1,17 @@
 //! The grouped scan's reduction: one partition's projected batches into exact integer sums per
 //! group, and the sums' merge across partitions.
+//!
+//! Per row, the period and cell flags become masks and the row key (masks, PSU) is interned
+//! once; per cited column the code and its base flags become a packed key, and the group is
+//! found by plain array indexing where keys are small (codes near zero, few row keys), by
+//! hashing only beyond. Sums are exact: weights in fixed point, counts as integers.
 
 use std::collections::HashMap;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::Int64Type;
+use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
+use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 
-use super::flags::Layout;
+use super::flags::{Layout, pack};
 use super::{FIXED_SCALE, INVALID, OUT_OF_RANGE, OVERFLOW};
 use crate::engine::FIXED_LIMIT;
 
@@ -82,23 +87,128 @@ pub(super) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 /// A row's key apart from the column: (period mask, cell mask, PSU index).
 pub(super) type RowKey = (i64, i64, Option<u32>);
 
-/// One partition's reduction: per column, a group index per (row key, column key), and flat
-/// sums per group. Row keys are interned once per row; each column then hashes two words.
+/// No id yet.
+const NONE: u32 = u32::MAX;
+/// Packed keys in `[WINDOW_LOW, WINDOW_LOW + WINDOW)` find their id in an array: survey codes
+/// are small integers, so nearly every key does.
+const WINDOW_LOW: i64 = -4096;
+const WINDOW: usize = 1 << 14;
+/// Row keys below this find their group in an array per key id; beyond (a design with many
+/// PSUs), in a hash map. Bounds the arrays at `DENSE_ROW_KEYS` entries per key id.
+const DENSE_ROW_KEYS: u32 = 1 << 14;
+
+/// One cited column's groups in one partition: a group per (row key, packed key) present, and
+/// its sums.
+#[derive(Default)]
+pub(super) struct Groups {
+    /// Ids of packed keys in the window (`NONE` where unseen); allocated on first use.
+    window: Vec<u32>,
+    /// Ids of packed keys outside the window.
+    spill: FxMap<i64, u32>,
+    /// Packed key of each id.
+    ids: Vec<i64>,
+    /// Per key id, the group of each row key below [`DENSE_ROW_KEYS`] (`NONE` where unseen).
+    dense: Vec<Vec<u32>>,
+    /// Groups of row keys from [`DENSE_ROW_KEYS`] on: (row key, key id) → group.
+    sparse: FxMap<(u32, u32), u32>,
+    /// Per group: (row key, key id).
+    keys: Vec<(u32, u32)>,
+    /// Per group: the row count.
+    counts: Vec<u64>,
+    /// Per group and weight: (valid rows, Σw, Σw²) in fixed point.
+    sums: Vec<(u64, i128, i128)>,
+    /// Per group and weight: INVALID / OVERFLOW flags.
+    bad: Vec<u8>,
+    /// Whether a row's code was beyond ±2^42 (its key is [`OUT_OF_RANGE`]).
+    pub(super) out_of_range: bool,
+}
+
+impl Groups {
+    /// The id of a packed key.
+    #[inline]
+    fn id(&mut self, key: i64) -> u32 {
+        let slot = key.wrapping_sub(WINDOW_LOW);
+        if (0..WINDOW as i64).contains(&slot) {
+            if self.window.is_empty() {
+                self.window = vec![NONE; WINDOW];
+            }
+            let id = self.window[slot as usize];
+            if id != NONE {
+                return id;
+            }
+            let id = self.new_id(key);
+            self.window[slot as usize] = id;
+            id
+        } else {
+            if let Some(&id) = self.spill.get(&key) {
+                return id;
+            }
+            let id = self.new_id(key);
+            self.spill.insert(key, id);
+            id
+        }
+    }
+
+    fn new_id(&mut self, key: i64) -> u32 {
+        self.ids.push(key);
+        self.dense.push(Vec::new());
+        self.ids.len() as u32 - 1
+    }
+
+    /// The group of (row key, packed key), made with zero sums when new.
+    #[inline]
+    fn group(&mut self, row_key: u32, key: i64, n_weights: usize) -> usize {
+        let id = self.id(key);
+        let g = if row_key < DENSE_ROW_KEYS {
+            let slots = &mut self.dense[id as usize];
+            if slots.len() <= row_key as usize {
+                slots.resize(row_key as usize + 1, NONE);
+            }
+            slots[row_key as usize]
+        } else {
+            self.sparse.get(&(row_key, id)).copied().unwrap_or(NONE)
+        };
+        if g != NONE {
+            return g as usize;
+        }
+        let g = self.counts.len() as u32;
+        if row_key < DENSE_ROW_KEYS {
+            self.dense[id as usize][row_key as usize] = g;
+        } else {
+            self.sparse.insert((row_key, id), g);
+        }
+        self.keys.push((row_key, id));
+        self.counts.push(0);
+        self.sums.extend(std::iter::repeat_n((0, 0, 0), n_weights));
+        self.bad.extend(std::iter::repeat_n(0, n_weights));
+        g as usize
+    }
+}
+
+/// One partition's reduction: the interned row keys, and per cited column its groups.
 pub(super) struct Partial {
     pub(super) rows: u64,
-    pub(super) row_keys: FxMap<RowKey, u32>,
-    pub(super) row_key_list: Vec<RowKey>,
-    pub(super) index: Vec<FxMap<(u32, i64), u32>>,
-    /// Per column: per group, the row count.
-    pub(super) counts: Vec<Vec<u64>>,
-    /// Per column: per group and weight, (valid rows, Σw, Σw²) in fixed point.
-    pub(super) sums: Vec<Vec<(u64, i128, i128)>>,
-    /// Per column: per group and weight, INVALID / OVERFLOW flags.
-    pub(super) bad: Vec<Vec<u8>>,
-    /// Per column: whether a row's code was beyond ±2^42 (its key is [`OUT_OF_RANGE`]).
-    pub(super) out_of_range: Vec<bool>,
+    row_keys: FxMap<RowKey, u32>,
+    row_key_list: Vec<RowKey>,
+    pub(super) columns: Vec<Groups>,
     pub(super) psu_names: Vec<(String, String)>,
-    pub(super) psu_index: HashMap<(String, String), u32>,
+    psu_index: HashMap<(String, String), u32>,
+}
+
+/// The rows where flags `at(0..count)` of a batch are set, as a mask per row (bit k for flag k).
+fn mask(b: &RecordBatch, count: usize, at: impl Fn(usize) -> usize) -> Vec<i64> {
+    let mut m = vec![0i64; b.num_rows()];
+    for k in 0..count {
+        let flag: &BooleanArray = b.column(at(k)).as_boolean();
+        let set = match flag.nulls() {
+            Some(nulls) => flag.values() & nulls.inner(),
+            None => flag.values().clone(),
+        };
+        for r in set.set_indices() {
+            m[r] |= 1 << k;
+        }
+    }
+    m
 }
 
 impl Partial {
@@ -107,31 +217,27 @@ impl Partial {
             rows: 0,
             row_keys: FxMap::default(),
             row_key_list: Vec::new(),
-            index: vec![FxMap::default(); columns],
-            counts: vec![Vec::new(); columns],
-            sums: vec![Vec::new(); columns],
-            bad: vec![Vec::new(); columns],
-            out_of_range: vec![false; columns],
+            columns: (0..columns).map(|_| Groups::default()).collect(),
             psu_names: Vec::new(),
             psu_index: HashMap::new(),
         }
     }
 
-    /// The groups of one column with their sums.
+    /// The groups of one column with their sums, keyed by (period mask, cell mask, packed
+    /// key, PSU index).
     pub(super) fn groups(&self, c: usize, n_weights: usize) -> impl Iterator<Item = (GroupKey, Sums128)> + '_ {
-        self.index[c].iter().map(move |(&(rk, k), &g)| {
-            let g = g as usize;
+        let col = &self.columns[c];
+        col.keys.iter().enumerate().map(move |(g, &(rk, id))| {
             let (pm, cm, psu) = self.row_key_list[rk as usize];
-            let weighted = self.sums[c][g * n_weights..(g + 1) * n_weights].to_vec();
-            let bad = self.bad[c][g * n_weights..(g + 1) * n_weights].to_vec();
-            ((pm, cm, k, psu), Sums128 { n: self.counts[c][g], weighted, bad })
+            let weighted = col.sums[g * n_weights..(g + 1) * n_weights].to_vec();
+            let bad = col.bad[g * n_weights..(g + 1) * n_weights].to_vec();
+            ((pm, cm, col.ids[id as usize], psu), Sums128 { n: col.counts[g], weighted, bad })
         })
     }
 
     /// Adds one batch of rows laid out as `layout` says, column by column.
     pub(super) fn add(&mut self, b: &RecordBatch, layout: &Layout) -> datafusion::error::Result<()> {
-        use datafusion::arrow::datatypes::Float64Type;
-        if b.num_columns() != layout.width() {
+        if b.num_columns() != layout.width() || self.columns.len() != layout.columns() {
             return Err(datafusion::error::DataFusionError::Internal(format!(
                 "a grouped batch has {} columns, its layout {}",
                 b.num_columns(),
@@ -139,8 +245,8 @@ impl Partial {
             )));
         }
         let n_weights = layout.weights;
-        let pm = b.column(Layout::PERIODS).as_primitive::<Int64Type>();
-        let cm = b.column(Layout::CELLS).as_primitive::<Int64Type>();
+        let pm = mask(b, layout.periods, |k| layout.period(k));
+        let cm = mask(b, layout.cells, |k| layout.cell(k));
         let ws: Vec<_> =
             (0..n_weights).map(|i| b.column(layout.weight(i)).as_primitive::<Float64Type>()).collect();
         let design = layout.design().map(|(s, p)| (b.column(s), b.column(p)));
@@ -189,7 +295,7 @@ impl Partial {
                 }
                 None => None,
             };
-            let key = (pm.value(r), cm.value(r), psu);
+            let key = (pm[r], cm[r], psu);
             let next = self.row_key_list.len() as u32;
             let i = *self.row_keys.entry(key).or_insert(next);
             if i == next {
@@ -197,32 +303,28 @@ impl Partial {
             }
             rk.push(i);
         }
-        for c in 0..self.index.len() {
-            let k = b.column(layout.key(c)).as_primitive::<Int64Type>();
-            let (index, counts, sums, bad) =
-                (&mut self.index[c], &mut self.counts[c], &mut self.sums[c], &mut self.bad[c]);
+        for (c, groups) in self.columns.iter_mut().enumerate() {
+            let codes = b.column(layout.code(c)).as_primitive::<Int64Type>();
+            let bits = layout.bases[c];
+            let bm = if bits == 0 { Vec::new() } else { mask(b, bits, |k| layout.base(c, k)) };
             for (r, &row_key) in rk.iter().enumerate() {
-                if k.is_null(r) {
+                if codes.is_null(r) {
                     continue;
                 }
-                if k.value(r) == OUT_OF_RANGE {
-                    self.out_of_range[c] = true;
+                let key = pack(codes.value(r), bits as u32, bm.get(r).copied().unwrap_or(0));
+                if key == OUT_OF_RANGE {
+                    groups.out_of_range = true;
                     continue;
                 }
-                let next = counts.len() as u32;
-                let g = *index.entry((row_key, k.value(r))).or_insert(next);
-                if g == next {
-                    counts.push(0);
-                    sums.extend(std::iter::repeat_n((0, 0, 0), n_weights));
-                    bad.extend(std::iter::repeat_n(0, n_weights));
-                }
-                let g = g as usize;
-                counts[g] += 1;
+                let g = groups.group(row_key, key, n_weights);
+                groups.counts[g] += 1;
                 let span = r * n_weights..(r + 1) * n_weights;
                 let (row, row_bad) = (&weighted[span.clone()], &row_bad[span]);
                 let group = g * n_weights..(g + 1) * n_weights;
-                for ((a, b), (flags, f)) in
-                    sums[group.clone()].iter_mut().zip(row).zip(bad[group].iter_mut().zip(row_bad))
+                for ((a, b), (flags, f)) in groups.sums[group.clone()]
+                    .iter_mut()
+                    .zip(row)
+                    .zip(groups.bad[group].iter_mut().zip(row_bad))
                 {
                     *flags |= *f | add_fixed(a, b);
                 }
