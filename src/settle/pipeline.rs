@@ -17,7 +17,7 @@ use crate::resolve::{self, Resolved};
 use crate::settle::compare;
 use crate::settle::explain;
 use crate::settle::verdict::{Explanation, Settlement, Verdict};
-use crate::stats::{DfRule, Interval, Method};
+use crate::stats::{DfRule, Estimate, Interval, Method};
 
 /// A settlement, with the citation and resolution it came from when it got that far.
 type Settled = (Settlement, Option<(Box<Citation>, Box<Resolved>)>);
@@ -167,8 +167,10 @@ fn explain_all(
         .map(|(i, _)| i)
         .collect();
     let resolved = |i: usize| settled[i].1.as_ref().map(|(_, r)| &**r);
+    // Per wrong claim, the distinct job each of its variants is.
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut jobs: Vec<Job> = Vec::new();
+    let mut job_of: Vec<Vec<usize>> = Vec::with_capacity(wrong.len());
     for chunk in wrong.chunks(EXPLAIN_CHUNK) {
         let made: Vec<Vec<(String, Job)>> = chunk
             .par_iter()
@@ -177,36 +179,49 @@ fn explain_all(
                 explain::variants(i, r, catalog, registry).into_iter().map(|v| (job_key(&v.job), v.job)).collect()
             })
             .collect();
-        for (key, job) in made.into_iter().flatten() {
-            index.entry(key).or_insert_with(|| {
-                jobs.push(job);
-                jobs.len() - 1
-            });
+        for variants in made {
+            let at = variants
+                .into_iter()
+                .map(|(key, job)| {
+                    *index.entry(key).or_insert_with(|| {
+                        jobs.push(job);
+                        jobs.len() - 1
+                    })
+                })
+                .collect();
+            job_of.push(at);
         }
     }
+    drop(index);
     let (outcomes, stats) =
         if jobs.is_empty() { (Vec::new(), ScanStats::default()) } else { engine.run(&jobs) };
-    drop(jobs);
     if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
         return Err(e.clone());
     }
-    for chunk in wrong.chunks(EXPLAIN_CHUNK) {
+    // Each distinct variant estimated once, however many claims it explains.
+    let estimates: Vec<Vec<Option<Estimate>>> = jobs
+        .par_iter()
+        .zip(&outcomes)
+        .map(|(job, o)| o.as_ref().map(|o| explain::estimates(job, o, method)).unwrap_or_default())
+        .collect();
+    drop(jobs);
+    for (chunk, at) in wrong.chunks(EXPLAIN_CHUNK).zip(job_of.chunks(EXPLAIN_CHUNK)) {
         let explained: Vec<Vec<Explanation>> = chunk
             .par_iter()
-            .map(|&i| {
+            .zip(at)
+            .map(|(&i, at)| {
                 let (s, ctx) = &settled[i];
                 let Some((cit, r)) = ctx else { return Vec::new() };
+                // The same variants, in the same order, as when their jobs were collected.
                 let variants = explain::variants(i, r, catalog, registry);
-                let tried: Vec<_> = variants
+                let tried: Vec<explain::Tried> = variants
                     .iter()
-                    .filter_map(|v| {
-                        let o = index.get(&job_key(&v.job)).and_then(|&j| outcomes[j].as_ref().ok())?;
-                        Some((v, o))
-                    })
+                    .zip(at)
+                    .filter_map(|(v, &j)| Some((v, outcomes[j].as_ref().ok()?, estimates[j].as_slice())))
                     .collect();
                 // The base n that failed: the citation's, or a result's `n` that differs from it.
                 let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
-                explain::judge(s, claimed_n, &tried, method)
+                explain::judge(s, claimed_n, &tried)
             })
             .collect();
         for (&i, e) in chunk.iter().zip(explained) {
