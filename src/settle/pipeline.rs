@@ -176,7 +176,10 @@ fn explain_all(
             .par_iter()
             .map(|&i| {
                 let Some(r) = resolved(i) else { return Vec::new() };
-                explain::variants(i, r, catalog, registry).into_iter().map(|v| (job_key(&v.job), v.job)).collect()
+                explain::variants(i, r, catalog, registry)
+                    .into_iter()
+                    .map(|v| (job_key(&v.job), v.job))
+                    .collect()
             })
             .collect();
         for variants in made {

@@ -44,7 +44,11 @@ impl Flags {
     /// The flags as boolean columns named `{prefix}{k}`: a filter that is NULL on a row is
     /// false there (as in SQL's WHERE), so the columns carry no nulls.
     pub(super) fn columns(&self, prefix: &str) -> Vec<Expr> {
-        self.exprs.iter().enumerate().map(|(k, e)| e.clone().is_true().alias(format!("{prefix}{k}"))).collect()
+        self.exprs
+            .iter()
+            .enumerate()
+            .map(|(k, e)| e.clone().is_true().alias(format!("{prefix}{k}")))
+            .collect()
     }
 }
 
@@ -69,7 +73,13 @@ pub(super) struct Layout {
 
 impl Layout {
     /// The layout of these flags, columns and weights.
-    pub(super) fn new(periods: usize, cells: usize, bases: Vec<usize>, weights: usize, design: bool) -> Layout {
+    pub(super) fn new(
+        periods: usize,
+        cells: usize,
+        bases: Vec<usize>,
+        weights: usize,
+        design: bool,
+    ) -> Layout {
         let mut at = periods + cells;
         let codes = bases
             .iter()

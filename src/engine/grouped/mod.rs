@@ -27,8 +27,8 @@ use datafusion::prelude::{cast, ident};
 use rayon::prelude::*;
 
 use super::{
-    Engine, EngineError, Filters, Job, Outcomes, PlanChoice, Role, ScanError, ScanPlan, ScanStats, scan_error,
-    table_of,
+    Engine, EngineError, Filters, Job, Outcomes, PlanChoice, Role, ScanError, ScanPlan, ScanStats,
+    scan_error, table_of,
 };
 use accumulate::{Acc, BaseSums, Row, RowsKey, accumulate, finish};
 use flags::{Flags, Layout, unpack};

@@ -225,7 +225,11 @@ impl Partial {
 
     /// The groups of one column with their sums, keyed by (period mask, cell mask, packed
     /// key, PSU index).
-    pub(super) fn groups(&self, c: usize, n_weights: usize) -> impl Iterator<Item = (GroupKey, Sums128)> + '_ {
+    pub(super) fn groups(
+        &self,
+        c: usize,
+        n_weights: usize,
+    ) -> impl Iterator<Item = (GroupKey, Sums128)> + '_ {
         let col = &self.columns[c];
         col.keys.iter().enumerate().map(move |(g, &(rk, id))| {
             let (pm, cm, psu) = self.row_key_list[rk as usize];
