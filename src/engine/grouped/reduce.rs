@@ -337,3 +337,40 @@ impl Partial {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::array::{ArrayRef, BooleanArray, Int64Array};
+
+    use super::super::MAX_CODE;
+    use super::*;
+
+    #[test]
+    fn reduction_packs_codes_leaves_nulls_out_and_marks_codes_beyond_the_bound() {
+        // One period flag, one cited column with one base flag, no weights.
+        let layout = Layout::new(1, 0, vec![1], 0, false);
+        let period: ArrayRef = Arc::new(BooleanArray::from(vec![true, true, false, true, true]));
+        let codes: ArrayRef = Arc::new(Int64Array::from(vec![Some(-3), None, Some(5), Some(-3), Some(9)]));
+        let base: ArrayRef =
+            Arc::new(BooleanArray::from(vec![Some(true), Some(true), None, Some(true), Some(false)]));
+        let batch = RecordBatch::try_from_iter([("p0", period), ("x0", codes), ("b0_0", base)]).unwrap();
+        let mut part = Partial::new(1);
+        part.add(&batch, &layout).unwrap();
+        let mut groups: Vec<((i64, i64, i64), u64)> =
+            part.groups(0, 0).map(|((pm, cm, key, _), s)| ((pm, cm, key), s.n)).collect();
+        groups.sort();
+        // Code -3 in base twice, 5 outside the period and base (NULL flag is false), 9 outside
+        // the base; the null code has no group.
+        assert_eq!(groups, [((0, 0, 5 * 2), 1), ((1, 0, -3 * 2 + 1), 2), ((1, 0, 9 * 2), 1)]);
+        assert!(!part.columns[0].out_of_range);
+
+        let codes: ArrayRef = Arc::new(Int64Array::from(vec![MAX_CODE, 1]));
+        let flags: ArrayRef = Arc::new(BooleanArray::from(vec![true, true]));
+        let batch =
+            RecordBatch::try_from_iter([("p0", flags.clone()), ("x0", codes), ("b0_0", flags)]).unwrap();
+        part.add(&batch, &layout).unwrap();
+        assert!(part.columns[0].out_of_range, "a code beyond ±2^42 is seen, never dropped");
+    }
+}
