@@ -48,7 +48,9 @@ pub fn subgroup(rows: &Rows) -> bool {
 /// main weight, of a set of replicate weights (positions in the scan's batches).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Want {
-    key: usize,
+    /// The cited column's code, and its base flags (bit k of the key's base mask is flag k).
+    code: usize,
+    bases: Vec<usize>,
     weight: usize,
     replicates: Vec<usize>,
 }
@@ -78,8 +80,8 @@ type Part = Vec<HashMap<(i64, i64), Gram>>;
 
 /// The Gram matrices a grouped scan accumulates, for the jobs that want them.
 pub struct Grams {
-    /// Where the batches hold the period mask.
-    periods: usize,
+    /// Where the batches hold the period flags (bit k of the period mask is flag k).
+    periods: Arc<Vec<usize>>,
     wants: Arc<Vec<Want>>,
     /// Per job: its want, if any.
     of_job: Vec<Option<usize>>,
@@ -89,14 +91,14 @@ pub struct Grams {
 
 impl Grams {
     /// The Gram matrices `jobs` need, given the scan's cited columns and weights and where the
-    /// batches hold the period mask, each column's key and each weight. A job whose weights are
-    /// not all in this scan gets none (its df falls back to the declared one).
+    /// batches hold the period flags, each column's code and base flags, and each weight. A job
+    /// whose weights are not all in this scan gets none (its df falls back to the declared one).
     pub fn new(
         jobs: &[&super::Job],
         columns: &[String],
         weights: &[String],
-        periods: usize,
-        key_at: impl Fn(usize) -> usize,
+        periods: Vec<usize>,
+        code_at: impl Fn(usize) -> (usize, Vec<usize>),
         weight_at: impl Fn(usize) -> usize,
     ) -> Grams {
         let mut wants: Vec<Want> = Vec::new();
@@ -106,8 +108,10 @@ impl Grams {
                 let r = &job.rows;
                 let spec = r.replicates.as_ref().filter(|_| wanted(job))?;
                 let at = |w: &String| weights.iter().position(|x| x == w).map(&weight_at);
+                let (code, bases) = code_at(columns.iter().position(|c| *c == r.column)?);
                 let want = Want {
-                    key: key_at(columns.iter().position(|c| *c == r.column)?),
+                    code,
+                    bases,
                     weight: at(r.weight.as_ref()?)?,
                     replicates: spec.columns.iter().map(at).collect::<Option<_>>()?,
                 };
@@ -117,7 +121,13 @@ impl Grams {
                 }))
             })
             .collect();
-        Grams { periods, wants: Arc::new(wants), of_job, parts: Mutex::new(Vec::new()), merged: Vec::new() }
+        Grams {
+            periods: Arc::new(periods),
+            wants: Arc::new(wants),
+            of_job,
+            parts: Mutex::new(Vec::new()),
+            merged: Vec::new(),
+        }
     }
 
     /// `stream` (partition `partition` of the scan), accumulating the Gram matrices of its
@@ -130,14 +140,14 @@ impl Grams {
     where
         S: futures::Stream<Item = Result<RecordBatch, E>>,
     {
-        let (wants, periods) = (Arc::clone(&self.wants), self.periods);
+        let (wants, periods) = (Arc::clone(&self.wants), Arc::clone(&self.periods));
         let part: Arc<Mutex<Part>> = Arc::new(Mutex::new(vec![HashMap::new(); wants.len()]));
         if !wants.is_empty() {
             self.parts.lock().unwrap_or_else(|e| e.into_inner()).push((partition, Arc::clone(&part)));
         }
         futures::StreamExt::inspect(stream, move |b| {
             if let (Ok(b), false) = (b, wants.is_empty()) {
-                add(&mut part.lock().unwrap_or_else(|e| e.into_inner()), &wants, periods, b);
+                add(&mut part.lock().unwrap_or_else(|e| e.into_inner()), &wants, &periods, b);
             }
         })
     }
@@ -210,10 +220,18 @@ impl Grams {
 }
 
 /// Adds a batch's rows to a partition's Gram matrices.
-fn add(part: &mut Part, wants: &[Want], periods: usize, b: &RecordBatch) {
-    let pm = b.column(periods).as_primitive::<Int64Type>();
+fn add(part: &mut Part, wants: &[Want], periods: &[usize], b: &RecordBatch) {
+    // The masks and keys as the grouped reducer builds them from the projected flags.
+    let mask = |flags: &[usize], r: usize| -> i64 {
+        flags.iter().enumerate().fold(0, |m, (k, &at)| {
+            let f = b.column(at).as_boolean();
+            if f.is_valid(r) && f.value(r) { m | (1i64 << k) } else { m }
+        })
+    };
+    let pms: Vec<i64> = (0..b.num_rows()).map(|r| mask(periods, r)).collect();
     for (want, groups) in wants.iter().zip(part.iter_mut()) {
-        let keys = b.column(want.key).as_primitive::<Int64Type>();
+        let keys = b.column(want.code).as_primitive::<Int64Type>();
+        let bits = want.bases.len() as u32;
         let main = b.column(want.weight).as_primitive::<Float64Type>();
         let reps: Vec<_> =
             want.replicates.iter().map(|&i| b.column(i).as_primitive::<Float64Type>()).collect();
@@ -238,7 +256,8 @@ fn add(part: &mut Part, wants: &[Want], periods: usize, b: &RecordBatch) {
                     *x = 0.0;
                 }
             }
-            let g = groups.entry((pm.value(r), keys.value(r))).or_insert_with(|| Gram::new(p));
+            let key = keys.value(r).wrapping_mul(1i64 << bits) + mask(&want.bases, r);
+            let g = groups.entry((pms[r], key)).or_insert_with(|| Gram::new(p));
             g.rows += 1;
             let mut at = 0;
             for (j, &xj) in row.iter().enumerate() {

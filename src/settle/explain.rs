@@ -12,7 +12,7 @@ use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
 use crate::settle::compare;
 use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
-use crate::stats::{self, Method};
+use crate::stats::{self, Estimate, Method};
 
 /// A variant computation of one claim.
 #[derive(Debug, Clone)]
@@ -90,13 +90,17 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
     out
 }
 
+/// A variant as computed: its outcome, and the estimates of its measures from that outcome.
+pub type Tried<'a> = (&'a Variant, &'a Outcome, &'a [Option<Estimate>]);
+
+/// The estimates of a variant's measures from its outcome ([`judge`] takes them computed, so
+/// variants that coincide across claims are estimated once).
+pub fn estimates(job: &Job, out: &Outcome, method: Method) -> Vec<Option<Estimate>> {
+    stats::estimate(&job.measures, &out.vars, &out.sums, method)
+}
+
 /// Judges the variants of one claim against its settlement; the explanations best first.
-pub fn judge(
-    s: &Settlement,
-    claimed_n: u64,
-    tried: &[(&Variant, &Outcome)],
-    method: Method,
-) -> Vec<Explanation> {
+pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explanation> {
     let mut found: Vec<(bool, f64, Explanation)> = Vec::new();
     let compared: Vec<(&str, Unit, &Comparison)> =
         s.measures.iter().flat_map(|m| m.claims.iter().map(move |c| (m.name.as_str(), m.unit, c))).collect();
@@ -106,17 +110,16 @@ pub fn judge(
     // same computation, not a second explanation. It is named once, by the smaller change to the
     // citation — leaving the filter out — with the declared bases it coincides with.
     let no_base_n =
-        tried.iter().find(|(v, _)| v.cause == Cause::NoBase).map(|(_, o)| stats::base_facts(&o.sums).n);
+        tried.iter().find(|(v, ..)| v.cause == Cause::NoBase).map(|(_, o, _)| stats::base_facts(&o.sums).n);
     let same_as_no_base: Vec<&str> = tried
         .iter()
-        .filter(|(v, o)| v.cause == Cause::OtherBase && Some(stats::base_facts(&o.sums).n) == no_base_n)
-        .map(|(v, _)| v.resolved.base.as_str())
+        .filter(|(v, o, _)| v.cause == Cause::OtherBase && Some(stats::base_facts(&o.sums).n) == no_base_n)
+        .map(|(v, ..)| v.resolved.base.as_str())
         .collect();
-    for (variant, out) in tried {
+    for (variant, out, estimates) in tried {
         if variant.cause == Cause::OtherBase && same_as_no_base.contains(&variant.resolved.base.as_str()) {
             continue;
         }
-        let estimates = stats::estimate(&variant.resolved.measures, &out.vars, &out.sums, method);
         let n = stats::base_facts(&out.sums).n;
         let mut all = !compared.is_empty();
         let mut distance = 0.0;

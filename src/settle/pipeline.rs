@@ -3,6 +3,8 @@
 //! `verify` is this with one claim; `check` with every claim of every transcript. Items are
 //! independent until the engine, which fuses all of them per table.
 
+use std::collections::HashMap;
+
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -14,8 +16,8 @@ use crate::extractor::Registry;
 use crate::resolve::{self, Resolved};
 use crate::settle::compare;
 use crate::settle::explain;
-use crate::settle::verdict::{Settlement, Verdict};
-use crate::stats::{DfRule, Interval, Method};
+use crate::settle::verdict::{Explanation, Settlement, Verdict};
+use crate::stats::{DfRule, Estimate, Interval, Method};
 
 /// A settlement, with the citation and resolution it came from when it got that far.
 type Settled = (Settlement, Option<(Box<Citation>, Box<Resolved>)>);
@@ -139,8 +141,19 @@ pub(crate) fn engine_reason(e: &EngineError, r: &Resolved) -> String {
     }
 }
 
+/// Claims whose variants are generated, run and judged at a time: variants are made twice (to
+/// collect the distinct jobs, then to judge them) so that no more than one chunk's variants are
+/// held at once.
+const EXPLAIN_CHUNK: usize = 2048;
+
 /// Computes every variant of every claim not reproduced in one more fused run, and attaches
 /// the explanations. Returns the scans it took.
+///
+/// Variants of different claims coincide (the same column, period, base and weight under
+/// another claim's mistake), so only the distinct variant jobs are run: their number is bounded
+/// by the data layer (columns × periods × bases × weights × extractors), not by the claims, and
+/// so are the run's time and memory. An outcome depends only on its job, so sharing it changes
+/// no explanation.
 fn explain_all(
     settled: &mut [Settled],
     catalog: &Catalog,
@@ -148,33 +161,84 @@ fn explain_all(
     engine: &Engine,
     method: Method,
 ) -> Result<usize, EngineError> {
-    let mut variants = Vec::new();
-    for (i, (s, ctx)) in settled.iter().enumerate() {
-        if matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch)
-            && let Some((_, r)) = ctx
-        {
-            variants.extend(explain::variants(i, r, catalog, registry));
+    let wrong: Vec<usize> = settled
+        .iter()
+        .enumerate()
+        .filter(|(_, (s, ctx))| {
+            matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) && ctx.is_some()
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let resolved = |i: usize| settled[i].1.as_ref().map(|(_, r)| &**r);
+    // Per wrong claim, the distinct job each of its variants is.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut job_of: Vec<Vec<usize>> = Vec::with_capacity(wrong.len());
+    for chunk in wrong.chunks(EXPLAIN_CHUNK) {
+        let made: Vec<Vec<(String, Job)>> = chunk
+            .par_iter()
+            .map(|&i| {
+                let Some(r) = resolved(i) else { return Vec::new() };
+                explain::variants(i, r, catalog, registry)
+                    .into_iter()
+                    .map(|v| (job_key(&v.job), v.job))
+                    .collect()
+            })
+            .collect();
+        for variants in made {
+            let at = variants
+                .into_iter()
+                .map(|(key, job)| {
+                    *index.entry(key).or_insert_with(|| {
+                        jobs.push(job);
+                        jobs.len() - 1
+                    })
+                })
+                .collect();
+            job_of.push(at);
         }
     }
-    let jobs: Vec<Job> = variants.iter().map(|v| v.job.clone()).collect();
+    drop(index);
     let (outcomes, stats) =
         if jobs.is_empty() { (Vec::new(), ScanStats::default()) } else { engine.run(&jobs) };
     if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
         return Err(e.clone());
     }
-    for (i, (s, ctx)) in settled.iter_mut().enumerate() {
-        let Some((cit, _)) = ctx else { continue };
-        let tried: Vec<_> = variants
-            .iter()
-            .zip(&outcomes)
-            .filter(|(v, _)| v.claim == i)
-            .filter_map(|(v, o)| o.as_ref().ok().map(|o| (v, o)))
+    // Each distinct variant estimated once, however many claims it explains.
+    let estimates: Vec<Vec<Option<Estimate>>> = jobs
+        .par_iter()
+        .zip(&outcomes)
+        .map(|(job, o)| o.as_ref().map(|o| explain::estimates(job, o, method)).unwrap_or_default())
+        .collect();
+    drop(jobs);
+    for (chunk, at) in wrong.chunks(EXPLAIN_CHUNK).zip(job_of.chunks(EXPLAIN_CHUNK)) {
+        let explained: Vec<Vec<Explanation>> = chunk
+            .par_iter()
+            .zip(at)
+            .map(|(&i, at)| {
+                let (s, ctx) = &settled[i];
+                let Some((cit, r)) = ctx else { return Vec::new() };
+                // The same variants, in the same order, as when their jobs were collected.
+                let variants = explain::variants(i, r, catalog, registry);
+                let tried: Vec<explain::Tried> = variants
+                    .iter()
+                    .zip(at)
+                    .filter_map(|(v, &j)| Some((v, outcomes[j].as_ref().ok()?, estimates[j].as_slice())))
+                    .collect();
+                // The base n that failed: the citation's, or a result's `n` that differs from it.
+                let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
+                explain::judge(s, claimed_n, &tried)
+            })
             .collect();
-        if matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
-            // The base n that failed: the citation's, or a result's `n` that differs from it.
-            let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
-            s.explanations = explain::judge(s, claimed_n, &tried, method);
+        for (&i, e) in chunk.iter().zip(explained) {
+            settled[i].0.explanations = e;
         }
     }
     Ok(stats.scans)
+}
+
+/// What makes two variant jobs the same computation: every field of the job, as written out
+/// (floats in `Debug` round-trip exactly).
+fn job_key(job: &Job) -> String {
+    format!("{job:?}")
 }

@@ -1,0 +1,177 @@
+//! The grouped scan's accumulation: a job's base rows summed per code from the reduced groups,
+//! and its sufficient statistics from those sums.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{INVALID, OVERFLOW, Plan};
+use crate::engine::{
+    EngineError, Job, Outcome, Sums, Var, check_weight_sums, invalid_weight, needed_pairs, overflow, vars_for,
+};
+use crate::resolve::Rows;
+
+/// Per code: unweighted count, Σw, Σw² (over rows with a valid weight), and whether any row
+/// had a bad weight value or a sum overflowed (INVALID, OVERFLOW).
+#[derive(Default, Clone, Copy)]
+pub(in crate::engine) struct Acc {
+    pub(in crate::engine) n: f64,
+    pub(in crate::engine) w: f64,
+    pub(in crate::engine) w2: f64,
+    pub(in crate::engine) bad: u8,
+}
+/// One output row of the grouped aggregate.
+#[derive(Clone)]
+pub(super) struct Row {
+    pub(super) pm: i64,
+    pub(super) cm: i64,
+    pub(super) code: i64,
+    pub(super) bmask: i64,
+    pub(super) psu: Option<(String, String)>,
+    pub(super) n: f64,
+    pub(super) weighted: Vec<Acc>,
+}
+
+/// What selects a job's rows, for sharing accumulations between jobs.
+#[derive(PartialEq, Eq, Hash)]
+pub(super) struct RowsKey {
+    pub(super) column: usize,
+    pub(super) period: Option<usize>,
+    pub(super) base: Option<usize>,
+    pub(super) weight: Option<usize>,
+    pub(super) missing: Vec<u64>,
+    pub(super) missing_ranges: Vec<[u64; 2]>,
+    pub(super) cells: Vec<usize>,
+}
+
+impl RowsKey {
+    pub(super) fn of(plan: &Plan, job: &Job) -> RowsKey {
+        RowsKey {
+            column: plan.column,
+            period: plan.period,
+            base: plan.base,
+            weight: plan.weight,
+            missing: job.rows.missing.iter().map(|m| m.to_bits()).collect(),
+            missing_ranges: job
+                .rows
+                .missing_ranges
+                .iter()
+                .map(|[lo, hi]| [lo.to_bits(), hi.to_bits()])
+                .collect(),
+            cells: plan.cells.iter().map(|(_, _, bit)| *bit).collect(),
+        }
+    }
+}
+
+/// The base rows of a job, summed per code (and per PSU and code with a design), and the
+/// unweighted count of each cell. What the sufficient-statistics cache keeps (`cache.rs`).
+#[derive(Clone)]
+pub(in crate::engine) struct BaseSums {
+    pub(in crate::engine) codes: BTreeMap<i64, Acc>,
+    pub(in crate::engine) per_psu: Vec<BTreeMap<i64, Acc>>,
+    pub(in crate::engine) cells: Vec<f64>,
+    /// INVALID / OVERFLOW flags of the selected groups' weight.
+    pub(in crate::engine) bad: u8,
+}
+
+/// Sums the rows of a column that a job's period, base, weight and missing codes select.
+pub(super) fn accumulate(
+    plan: &Plan,
+    selected: &Rows,
+    rows: &[Row],
+    psu_index: &HashMap<&(String, String), usize>,
+    designed: bool,
+) -> BaseSums {
+    let mut codes: BTreeMap<i64, Acc> = BTreeMap::new();
+    let mut per_psu: Vec<BTreeMap<i64, Acc>> =
+        vec![BTreeMap::new(); if designed { psu_index.len() } else { 0 }];
+    let mut cells = vec![0.0; plan.cells.len()];
+    let mut bad = 0;
+    for row in rows {
+        if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
+            || plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
+            || selected.is_missing(row.code as f64)
+        {
+            continue;
+        }
+        let acc = match plan.weight {
+            Some(k) => row.weighted[k],
+            None => Acc { n: row.n, w: row.n, w2: row.n, bad: 0 },
+        };
+        bad |= acc.bad;
+        let e = codes.entry(row.code).or_default();
+        e.n += acc.n;
+        e.w += acc.w;
+        e.w2 += acc.w2;
+        if designed && let Some(i) = row.psu.as_ref().and_then(|k| psu_index.get(k)) {
+            let e = per_psu[*i].entry(row.code).or_default();
+            e.w += acc.w;
+        }
+        for (slot, (_, _, bit)) in plan.cells.iter().enumerate() {
+            if row.cm & (1 << bit) != 0 {
+                cells[slot] += acc.n;
+            }
+        }
+    }
+    BaseSums { codes, per_psu, cells, bad }
+}
+
+/// A job's totals, second moments and PSU totals from its base sums.
+pub(super) fn finish(
+    job: &Job,
+    plan: &Plan,
+    base: &BaseSums,
+    psu_list: &[(String, String)],
+    designed: bool,
+) -> Result<Outcome, EngineError> {
+    let weight = job.rows.weight.as_deref();
+    if let Some(w) = weight {
+        if base.bad & INVALID != 0 {
+            return Err(invalid_weight(w));
+        }
+        if base.bad & OVERFLOW != 0 {
+            return Err(overflow(w));
+        }
+    }
+    let vars = vars_for(&job.measures);
+    let (codes, per_psu) = (&base.codes, &base.per_psu);
+    let z = |v: &Var, code: f64| match v {
+        Var::One => 1.0,
+        Var::Ind(p) => f64::from(u8::from(p.matches(code))),
+        Var::X => code,
+        Var::X2 => code * code,
+    };
+    let total = |v: &Var, by_code: &BTreeMap<i64, Acc>| {
+        by_code.iter().map(|(c, a)| z(v, *c as f64) * a.w).sum::<f64>()
+    };
+    let totals: Vec<f64> = vars.iter().map(|v| total(v, codes)).collect();
+    let counts: Vec<f64> = vars
+        .iter()
+        .map(|v| {
+            let inside = |c: f64| if let Var::Ind(p) = v { p.matches(c) } else { true };
+            codes.iter().filter(|(c, _)| inside(**c as f64)).map(|(_, a)| a.n).sum::<f64>()
+        })
+        .collect();
+    let mut moments = HashMap::new();
+    for (j, k) in needed_pairs(&job.measures, &vars) {
+        if designed && j != k {
+            continue;
+        }
+        let m =
+            codes.iter().map(|(c, a)| z(&vars[j], *c as f64) * z(&vars[k], *c as f64) * a.w2).sum::<f64>();
+        moments.insert((j, k), m);
+    }
+    let psus = per_psu
+        .iter()
+        .zip(psu_list)
+        .map(|(by_code, (s, _))| (s.clone(), vars.iter().map(|v| total(v, by_code)).collect()))
+        .collect();
+    let n = codes.values().map(|a| a.n).sum::<f64>();
+    let cells = plan
+        .cells
+        .iter()
+        .zip(&base.cells)
+        .map(|((b, c, _), n)| (b.clone(), c.clone(), n.round() as u64))
+        .collect();
+    let sums = Sums { n, totals, counts, moments, psus, replicates: None };
+    check_weight_sums(weight, &sums)?;
+    Ok(Outcome { vars, sums, cells })
+}

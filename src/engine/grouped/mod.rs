@@ -1,0 +1,420 @@
+//! The grouped scan: when every cited column of a table holds integer codes, ONE scan returns,
+//! per cited column and for each combination of (periods, cells, code, base flags) actually
+//! present, the unweighted count and Σw, Σw² per declared weight. Every total and second moment
+//! a measure needs is a sum over codes of these, so the cost of the scan depends on the columns
+//! cited, not on the number of claims.
+//!
+//! DataFusion reads the table (projection and the cited periods' filter pushed into the Parquet
+//! reader) and evaluates, per row, every period, cell and base filter once as a boolean
+//! ([`flags`]); base filters may use `{column}`, so their flags are per column. The reduction
+//! ([`reduce`]) runs here, one task per partition: it turns the flags into a period mask, a cell
+//! mask and per cited column a packed key `code·2^B + base mask`, and sums each group in exact
+//! integer arithmetic (weights in fixed point), found by array indexing rather than hashing
+//! where codes are small. DataFusion's own grouping-set aggregate compares every row on the
+//! union of all sets' keys: measured, 57% of a 10k-claim run went there (BENCHMARKS.md). Each
+//! job then sums the groups its period, base, weight and cells select ([`accumulate`]).
+
+mod accumulate;
+mod flags;
+mod reduce;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::logical_expr::Expr;
+use datafusion::prelude::{cast, ident};
+use rayon::prelude::*;
+
+use super::{
+    Engine, EngineError, Filters, Job, Outcome, Outcomes, PlanChoice, Role, ScanError, ScanPlan, ScanStats,
+    scan_error, table_of,
+};
+pub(super) use accumulate::{Acc, BaseSums};
+use accumulate::{Row, RowsKey, accumulate, finish};
+use flags::{Flags, Layout, unpack};
+use reduce::{MergedKey, Partial, Sums128};
+
+/// Most flags one mask may carry (bits of an i64, sign left alone).
+const MAX_FLAGS: usize = 62;
+/// Most cited columns one grouped scan takes (beyond, the summed plan is used).
+pub const MAX_COLUMNS: usize = 56;
+/// Codes must fit in the key beside the base mask (|code| < 2^42, base bits ≤ 20: < 2^62).
+const MAX_CODE: i64 = 1 << 42;
+/// The key of a row whose code is beyond ±2^42: no packed key can be this (|key| < 2^62), so
+/// the reduction sees it, and the table is scanned by the summed plan instead of losing rows.
+const OUT_OF_RANGE: i64 = i64::MIN;
+/// Decimal places kept of weights (and squared weights) when they are summed in fixed point.
+pub const FIXED_SCALE: i8 = 12;
+/// Most bases cited with one column.
+const MAX_BASE_BITS: usize = 20;
+
+/// Why the grouped scan suits a table's jobs, in words.
+pub fn suitable(jobs: &[&Job]) -> String {
+    let mut columns: Vec<&str> = jobs.iter().map(|j| j.rows.column.as_str()).collect();
+    columns.sort_unstable();
+    columns.dedup();
+    match columns.as_slice() {
+        [one] => format!("the cited column {one:?} holds integer codes"),
+        all => format!("all {} cited columns hold integer codes", all.len()),
+    }
+}
+
+/// Why a table's jobs cannot take the grouped scan (they take the summed one). A column whose
+/// codes turn out to lie beyond ±2^42 is found during the grouped scan, which then gives way to
+/// the summed one (see [`OUT_OF_RANGE`]).
+pub fn unsuitable(schema: &datafusion::arrow::datatypes::Schema, jobs: &[&Job]) -> Option<String> {
+    let mut columns: Vec<&str> = jobs.iter().map(|j| j.rows.column.as_str()).collect();
+    columns.sort_unstable();
+    columns.dedup();
+    if columns.len() > MAX_COLUMNS {
+        return Some(format!("{} columns cited (grouped scans take up to {MAX_COLUMNS})", columns.len()));
+    }
+    for c in columns {
+        match schema.field_with_name(c).map(|f| f.data_type().clone()) {
+            Ok(t) if integer_codes(&t) => {}
+            Ok(t) => return Some(format!("column {c:?} is {t}, not integer codes")),
+            Err(_) => return Some(format!("column {c:?} is not in the table")),
+        }
+    }
+    None
+}
+
+/// Whether a column type holds codes the grouped key takes (UInt64 may not fit an i64 cast).
+pub fn integer_codes(t: &DataType) -> bool {
+    t.is_integer() && *t != DataType::UInt64
+}
+
+/// Why a job was not planned into this scan.
+enum Unplanned {
+    /// A mask is full: the job goes to another scan.
+    Full,
+    /// The job fails.
+    Failed(EngineError),
+}
+
+impl From<EngineError> for Unplanned {
+    fn from(e: EngineError) -> Self {
+        Unplanned::Failed(e)
+    }
+}
+
+/// A weight value that is negative, NaN or infinite.
+const INVALID: u8 = 1;
+/// A fixed-point sum that overflowed.
+const OVERFLOW: u8 = 2;
+
+/// Where one job's pieces sit.
+struct Plan {
+    column: usize,
+    period: Option<usize>,
+    base: Option<usize>,
+    weight: Option<usize>,
+    cells: Vec<(String, String, usize)>,
+}
+impl Engine {
+    /// The grouped scan of one table for all its jobs (see the module doc).
+    pub(super) fn scan_grouped(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        jobs: &[&Job],
+        reason: String,
+    ) -> Result<(Outcomes, ScanStats), ScanError> {
+        let reg = self.register(location)?;
+        let mut filters = Filters::new(self, &reg.schema)?;
+        let mut columns: Vec<String> = Vec::new();
+        let mut weights: Vec<String> = Vec::new();
+        let (mut periods, mut cells) = (Flags::default(), Flags::default());
+        let mut bases: Vec<Flags> = Vec::new();
+        let mut plans: Vec<Result<Plan, Unplanned>> = Vec::new();
+        for job in jobs {
+            let r = &job.rows;
+            let mut parsed = |role: Role, sql: &str| filters.get(role, sql);
+            let plan = (|| -> Result<Plan, Unplanned> {
+                let column = match columns.iter().position(|c| *c == r.column) {
+                    Some(i) => i,
+                    None => {
+                        columns.push(r.column.clone());
+                        bases.push(Flags::default());
+                        columns.len() - 1
+                    }
+                };
+                let period = r.period_filter.as_deref().map(|f| parsed(Role::Period, f)).transpose()?;
+                let base = r.base_filter.as_deref().map(|f| parsed(Role::Base, f)).transpose()?;
+                let mut cell_exprs = Vec::new();
+                for (b, c, f) in &job.cells {
+                    let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
+                    cell_exprs.push((b.clone(), c.clone(), parsed(role, f)?));
+                }
+                let weight = r.weight.as_ref().map(|w| match weights.iter().position(|x| x == w) {
+                    Some(i) => i,
+                    None => {
+                        weights.push(w.clone());
+                        weights.len() - 1
+                    }
+                });
+                Ok(Plan {
+                    column,
+                    period: period.map(|p| periods.bit(p)).transpose()?,
+                    base: match base {
+                        Some(b)
+                            if bases[column].exprs.len() >= MAX_BASE_BITS
+                                && !bases[column].index.contains_key(&b) =>
+                        {
+                            return Err(Unplanned::Full);
+                        }
+                        Some(b) => Some(bases[column].bit(b)?),
+                        None => None,
+                    },
+                    weight,
+                    cells: cell_exprs
+                        .into_iter()
+                        .map(|(b, c, e)| Ok((b, c, cells.bit(e)?)))
+                        .collect::<Result<_, Unplanned>>()?,
+                })
+            })();
+            plans.push(plan);
+        }
+        // Jobs that did not fit a mask take another scan of their own (the summed one when
+        // none fitted, e.g. a study of more than 62 cells), never an error: what else is in
+        // the batch must not change a job's outcome.
+        let deferred: Vec<usize> = plans
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| matches!(p, Err(Unplanned::Full)))
+            .map(|(i, _)| i)
+            .collect();
+        if deferred.len() == jobs.len() {
+            let why = "more periods, cells or bases than the grouped plan's masks hold";
+            return self.scan_summed(location, design, jobs, why.into());
+        }
+        let mut later = None;
+        if !deferred.is_empty() {
+            let picked: Vec<&Job> = deferred.iter().map(|&i| jobs[i]).collect();
+            later = Some(self.scan_best(location, design, &picked)?);
+        }
+        let plans: Vec<Result<Plan, EngineError>> = plans
+            .into_iter()
+            .map(|p| {
+                p.map_err(|e| match e {
+                    Unplanned::Failed(e) => e,
+                    Unplanned::Full => EngineError::Internal("a deferred job was not scanned".into()),
+                })
+            })
+            .collect();
+        // The projection: the flags as booleans, per column its code and base flags, the
+        // weights, the design; the reduction turns flags into masks and keys.
+        let mut select: Vec<Expr> = periods.columns("p");
+        select.extend(cells.columns("c"));
+        for (i, c) in columns.iter().enumerate() {
+            select.push(cast(ident(c), DataType::Int64).alias(format!("x{i}")));
+            select.extend(bases[i].columns(&format!("b{i}_")));
+        }
+        for (i, w) in weights.iter().enumerate() {
+            select.push(cast(ident(w), DataType::Float64).alias(format!("w{i}")));
+        }
+        if let Some((s, p)) = design {
+            select.push(cast(ident(s), DataType::Utf8).alias("s"));
+            select.push(cast(ident(p), DataType::Utf8).alias("p"));
+        }
+        let layout = Layout::new(
+            periods.exprs.len(),
+            cells.exprs.len(),
+            bases.iter().map(|b| b.exprs.len()).collect(),
+            weights.len(),
+            design.is_some(),
+        );
+        let mut grams = super::gram::Grams::new(
+            jobs,
+            &columns,
+            &weights,
+            (0..layout.periods).map(|k| layout.period(k)).collect(),
+            |c| (layout.code(c), (0..layout.bases[c]).map(|k| layout.base(c, k)).collect()),
+            |w| layout.weight(w),
+        );
+        if select.len() != layout.width() {
+            return Err(ScanError::Fatal(EngineError::Internal(
+                "the grouped projection is out of layout".into(),
+            )));
+        }
+        // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
+        // groups by their statistics (a tracker written wave by wave reads one wave for one
+        // claim). Not with a design: every PSU must stay, even one with no base rows.
+        let every_job_has_a_period = plans
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !deferred.contains(i))
+            .all(|(_, p)| p.as_ref().is_ok_and(|p| p.period.is_some()));
+        let keep = (design.is_none() && every_job_has_a_period && !periods.exprs.is_empty())
+            .then(|| periods.exprs.iter().cloned().reduce(|a, b| a.or(b)))
+            .flatten();
+        // DataFusion reads, filters and computes the keys; the counts and sums per key are
+        // reduced here, one partition per task, in exact integer arithmetic.
+        let n_weights = weights.len();
+        let partials: Vec<Partial> =
+            if columns.is_empty() {
+                Vec::new()
+            } else {
+                self.rt
+                    .block_on(async {
+                        let mut df = self.ctx.table(reg.name.as_str()).await?;
+                        if let Some(keep) = &keep {
+                            df = df.filter(keep.clone())?;
+                        }
+                        let streams = df.select(select)?.execute_stream_partitioned().await?;
+                        let mut tasks = tokio::task::JoinSet::new();
+                        for (i, stream) in streams.into_iter().enumerate() {
+                            let mut stream = grams.tap(i, stream); // replicate weights' ranks
+                            let (n_columns, layout) = (columns.len(), layout.clone());
+                            tasks.spawn(async move {
+                                let mut part = Partial::new(n_columns);
+                                while let Some(batch) = futures::StreamExt::next(&mut stream).await {
+                                    part.add(&batch?, &layout)?;
+                                }
+                                Ok::<_, datafusion::error::DataFusionError>(part)
+                            });
+                        }
+                        let mut parts = Vec::new();
+                        while let Some(done) = tasks.join_next().await {
+                            parts.push(done.map_err(|e| {
+                                datafusion::error::DataFusionError::ExecutionJoin(Box::new(e))
+                            })??);
+                        }
+                        Ok::<_, datafusion::error::DataFusionError>(parts)
+                    })
+                    .map_err(|e| scan_error(&e))?
+            };
+        if let Some(c) = (0..columns.len()).find(|&c| partials.iter().any(|p| p.columns[c].out_of_range)) {
+            let why = format!(
+                "column {:?} holds codes beyond ±2^42, which the grouped key cannot pack",
+                columns[c]
+            );
+            return self.scan_summed(location, design, jobs, why);
+        }
+        let rows_total: u64 = partials.iter().map(|p| p.rows).sum();
+        grams.merge();
+        let mut psus: BTreeMap<(String, String), ()> = BTreeMap::new();
+        for p in &partials {
+            for k in &p.psu_names {
+                psus.insert(k.clone(), ());
+            }
+        }
+        // Merge the partitions' integer sums (order-free), then lay them out per column.
+        let mut merged: Vec<HashMap<MergedKey, Sums128>> = vec![HashMap::new(); columns.len()];
+        for p in &partials {
+            for (c, into) in merged.iter_mut().enumerate() {
+                for ((pm, cm, key, psu), v) in p.groups(c, n_weights) {
+                    let psu = psu.map(|i| p.psu_names[i as usize].clone());
+                    into.entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
+                }
+            }
+        }
+        let scale = 10f64.powi(i32::from(FIXED_SCALE));
+        let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); columns.len()];
+        for (c, map) in merged.into_iter().enumerate() {
+            let bits = bases[c].exprs.len() as i64;
+            for ((pm, cm, key, psu), v) in map {
+                let (code, bmask) = unpack(key, bits);
+                by_column[c].push(Row {
+                    pm,
+                    cm,
+                    code,
+                    bmask,
+                    psu,
+                    n: v.n as f64,
+                    weighted: v
+                        .weighted
+                        .iter()
+                        .zip(&v.bad)
+                        .map(|((n, w, w2), bad)| Acc {
+                            n: *n as f64,
+                            w: *w as f64 / scale,
+                            w2: *w2 as f64 / scale,
+                            bad: *bad,
+                        })
+                        .collect(),
+                });
+            }
+        }
+        let psu_list: Vec<(String, String)> = psus.into_keys().collect();
+        // Groups come out of hash maps in no fixed order; summing them in a fixed order keeps
+        // every float bit the same from run to run.
+        for rows in &mut by_column {
+            rows.sort_unstable_by(|a, b| {
+                (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
+            });
+        }
+        let mut stats = ScanStats {
+            tables_scanned: 1,
+            scans: usize::from(!columns.is_empty()),
+            rows_scanned: rows_total,
+            aggregates: 1 + 3 * weights.len(),
+            explanation_scans: 0,
+            plans: Vec::new(),
+        };
+        if !columns.is_empty() {
+            stats.plans.push(PlanChoice { table: table_of(jobs), plan: ScanPlan::Grouped, reason });
+        }
+        // Jobs that select the same rows (column, period, base, weight, missing codes, cells)
+        // share one accumulation: a batch of claims repeats these a lot.
+        let psu_index: HashMap<&(String, String), usize> =
+            psu_list.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        let mut keys: HashMap<RowsKey, usize> = HashMap::new();
+        let mut distinct: Vec<(&Plan, &Job)> = Vec::new();
+        let job_key: Vec<Option<usize>> = jobs
+            .iter()
+            .zip(&plans)
+            .map(|(job, plan)| {
+                let plan = plan.as_ref().ok()?;
+                let key = RowsKey::of(plan, job);
+                Some(*keys.entry(key).or_insert_with(|| {
+                    distinct.push((plan, job));
+                    distinct.len() - 1
+                }))
+            })
+            .collect();
+        let accumulated: Vec<BaseSums> = distinct
+            .par_iter()
+            .map(|(plan, job)| {
+                accumulate(plan, &job.rows, &by_column[plan.column], &psu_index, design.is_some())
+            })
+            .collect();
+        if let Some(cache) = &self.cache {
+            cache.capture(distinct.iter().map(|(_, job)| *job).zip(&accumulated), &psu_list);
+        }
+        let mut outcomes: Outcomes = jobs
+            .par_iter()
+            .zip(plans.par_iter())
+            .zip(job_key.par_iter())
+            .enumerate()
+            .map(|(i, ((job, plan), key))| {
+                let plan = plan.as_ref().map_err(Clone::clone)?;
+                let Some(key) = key else {
+                    return Err(EngineError::Internal("a planned job has no key".into()));
+                };
+                finish(job, plan, &accumulated[*key], &psu_list, design.is_some())
+                    .map(|o| grams.attach(i, job, plan.period, plan.base, bases[plan.column].exprs.len(), o))
+            })
+            .collect();
+        if let Some((outs, s)) = later {
+            for (&i, out) in deferred.iter().zip(outs) {
+                outcomes[i] = out;
+            }
+            stats.absorb(s);
+        }
+        Ok((outcomes, stats))
+    }
+}
+
+/// A job's outcome from base sums the cache kept: the same [`finish`] a scan takes.
+pub(super) fn outcome_from(
+    job: &Job,
+    base: &BaseSums,
+    psu_list: &[(String, String)],
+    designed: bool,
+) -> Result<Outcome, EngineError> {
+    let cells = job.cells.iter().enumerate().map(|(i, (b, c, _))| (b.clone(), c.clone(), i)).collect();
+    let plan = Plan { column: 0, period: None, base: None, weight: None, cells };
+    finish(job, &plan, base, psu_list, designed)
+}
