@@ -35,6 +35,7 @@ use crate::report::{ClaimReport, DataLayer, Summary};
 use crate::resolve::{self, Resolved};
 use crate::settle::pipeline::{self, Options as SettleOptions};
 use crate::settle::{Settlement, Verdict, compare, explain};
+use crate::stats::Estimate;
 use crate::transcript::{self, Document, Finding, Format, Item, Level, Locator, RULE_CONFORMANCE};
 
 /// Why an input was not read: the finding's rule and message.
@@ -132,8 +133,11 @@ enum Plan {
 
 /// The sums of every distinct job, by job key.
 type Sums = HashMap<String, Result<Outcome, EngineError>>;
-/// The variants tried for each distinct resolution with a claim not reproduced, with outcomes.
-type Tried = HashMap<String, Vec<(explain::Variant, Result<Outcome, EngineError>)>>;
+/// A variant as run: its outcome, and its measures' estimates from it.
+type Ran1 = (explain::Variant, Result<Outcome, EngineError>, Vec<Option<Estimate>>);
+/// The variants tried for each distinct resolution with a claim not reproduced, with their
+/// outcomes and estimates (computed once, however many claims share the resolution).
+type Tried = HashMap<String, Vec<Ran1>>;
 
 /// Runs a batch: settles every claim of `inputs` and writes the report to `w`.
 pub fn run(
@@ -230,14 +234,17 @@ fn explain_all(ctx: &Ctx<'_>, wrong: BTreeMap<String, Resolved>) -> Result<(Trie
         variants.push((key, vs));
     }
     let (sums, stats) = run_jobs(ctx.engine, jobs)?;
+    let method = ctx.opts.settle.method();
     let tried = variants
-        .into_iter()
+        .into_par_iter()
         .map(|(key, vs)| {
             let with = vs
                 .into_iter()
                 .map(|v| {
                     let o = sums.get(&job_key(&v.job)).cloned();
-                    (v, o.unwrap_or_else(|| Err(EngineError::Internal("no outcome".into()))))
+                    let o = o.unwrap_or_else(|| Err(EngineError::Internal("no outcome".into())));
+                    let e = o.as_ref().map(|o| explain::estimates(&v.job, o, method)).unwrap_or_default();
+                    (v, o, e)
                 })
                 .collect();
             (key, with)
@@ -354,7 +361,7 @@ impl Ctx<'_> {
         }
         let key = serde_json::to_string(&r).unwrap_or_default();
         let Some(tried) = tried else { return (s, Some((key, r))) };
-        explain_one(&mut s, &cit, tried.get(&key).map(Vec::as_slice).unwrap_or_default(), method);
+        explain_one(&mut s, &cit, tried.get(&key).map(Vec::as_slice).unwrap_or_default());
         (s, None)
     }
 
@@ -476,17 +483,12 @@ const CHANGED: &str = "the input changed while it was being checked (its measure
                        from an earlier version): check it again";
 
 /// Attaches the explanations of a claim not reproduced.
-fn explain_one(
-    s: &mut Settlement,
-    cit: &Citation,
-    tried: &[(explain::Variant, Result<Outcome, EngineError>)],
-    method: crate::stats::Method,
-) {
-    let ok: Vec<(&explain::Variant, &Outcome)> =
-        tried.iter().filter_map(|(v, o)| o.as_ref().ok().map(|o| (v, o))).collect();
+fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran1]) {
+    let ok: Vec<explain::Tried> =
+        tried.iter().filter_map(|(v, o, e)| o.as_ref().ok().map(|o| (v, o, e.as_slice()))).collect();
     // The base n that failed: the citation's, or a result's `n` that differs from it.
     let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
-    s.explanations = explain::judge(s, claimed_n, &ok, method);
+    s.explanations = explain::judge(s, claimed_n, &ok);
 }
 
 impl Ran {

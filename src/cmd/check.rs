@@ -28,8 +28,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use recite::check;
-use recite::report::stream::Writer;
-use recite::report::{self, DataLayer};
+use recite::report::{self, ReportFormat as Format};
 
 use super::fail_on::{FailOn, FailOnList, ListParser};
 use super::files;
@@ -75,24 +74,6 @@ pub struct Args {
     cache: super::cache::CacheArgs,
 }
 
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Grouped by input, one line per claim, details for claims not reproduced.
-    Text,
-    /// The reference report (schema: docs/report.schema.json).
-    Json,
-    /// A line per claim as it is settled, a line per input, a summary line last (for
-    /// pipelines; schema: docs/report-lines.schema.json).
-    Jsonl,
-    /// For pasting into a ticket.
-    Markdown,
-    /// One self-contained page: the conversation with a verdict beside every cited number.
-    Html,
-    /// One testcase per claim, for CI systems.
-    Junit,
-}
-
 /// Runs `recite check`.
 pub fn run(a: Args) -> Result<ExitCode> {
     let fail: Vec<FailOn> = a.fail_on.into_iter().flat_map(|l| l.0).collect();
@@ -113,29 +94,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         timings: a.timings,
         progress: &|m| progress.phase(m),
     };
-    let mut w = writer(a.format, a.answers_only, a.report.colored(), opts.data_layer.clone(), out.writer()?);
-    let ran = check::run(&stdin.sources(&sources), &catalog, &registry, &a.cache.engine()?, &opts, w.as_mut())?;
+    let (color, layer) = (a.report.colored(), opts.data_layer.clone());
+    let mut w = report::writer(a.format, a.answers_only, color, layer, out.writer()?);
+    let ran =
+        check::run(&stdin.sources(&sources), &catalog, &registry, &a.cache.engine()?, &opts, w.as_mut())?;
     drop(w);
     out.commit(&identities)?;
     progress.finish();
     Ok(if FailOn::any_in(&fail, &ran) { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// The report writer for a format.
-fn writer(
-    f: Format,
-    answers_only: bool,
-    color: bool,
-    layer: Option<DataLayer>,
-    out: Box<dyn std::io::Write>,
-) -> Box<dyn Writer> {
-    match f {
-        _ if answers_only => Box::new(report::answers_only::Writer::new(out, f == Format::Json)),
-        Format::Text => Box::new(report::text::Writer::new(out, report::text::Style { color })),
-        Format::Json => Box::new(report::json::Writer::new(out)),
-        Format::Jsonl => Box::new(report::jsonl::Writer::new(out)),
-        Format::Markdown => Box::new(report::markdown::Writer::new(out)),
-        Format::Html => Box::new(report::html::Writer::new(out)),
-        Format::Junit => Box::new(report::junit::Writer::new(out, layer)),
-    }
 }

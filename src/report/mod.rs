@@ -181,3 +181,41 @@ impl Report {
         self.inputs.iter().flat_map(|i| i.claims.iter().map(move |c| (i, c)))
     }
 }
+
+/// The formats of a report (`recite check --format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Grouped by input, one line per claim, details for claims not reproduced.
+    Text,
+    /// The reference report (schema: docs/report.schema.json).
+    Json,
+    /// A line per claim as it is settled, a line per input, a summary line last (for
+    /// pipelines; schema: docs/report-lines.schema.json).
+    Jsonl,
+    /// For pasting into a ticket.
+    Markdown,
+    /// One self-contained page: the conversation with a verdict beside every cited number.
+    Html,
+    /// One testcase per claim, for CI systems.
+    Junit,
+}
+
+/// The streaming writer of a report in `format` onto `out` (`answers_only`: the answer-text
+/// audit alone; `color`: ANSI colour in the text report; `layer`: the data layer JUnit names).
+pub fn writer(
+    format: ReportFormat,
+    answers_only: bool,
+    color: bool,
+    layer: Option<DataLayer>,
+    out: Box<dyn std::io::Write>,
+) -> Box<dyn stream::Writer> {
+    match format {
+        _ if answers_only => Box::new(answers_only::Writer::new(out, format == ReportFormat::Json)),
+        ReportFormat::Text => Box::new(text::Writer::new(out, text::Style { color })),
+        ReportFormat::Json => Box::new(json::Writer::new(out)),
+        ReportFormat::Jsonl => Box::new(jsonl::Writer::new(out)),
+        ReportFormat::Markdown => Box::new(markdown::Writer::new(out)),
+        ReportFormat::Html => Box::new(html::Writer::new(out)),
+        ReportFormat::Junit => Box::new(junit::Writer::new(out, layer)),
+    }
+}
