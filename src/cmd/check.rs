@@ -114,7 +114,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         progress: &|m| progress.phase(m),
     };
     let mut w = writer(a.format, a.answers_only, a.report.colored(), opts.data_layer.clone(), out.writer()?);
-    let ran = check::run(&stdin.sources(&sources), &catalog, &registry, &a.cache.engine()?, &opts, w.as_mut())?;
+    let ran =
+        check::run(&stdin.sources(&sources), &catalog, &registry, &a.cache.engine()?, &opts, w.as_mut())?;
     drop(w);
     out.commit(&identities)?;
     progress.finish();
