@@ -281,8 +281,8 @@ fn weight_verdict(bad: f64, squares: f64) -> Result<(), String> {
     Ok(())
 }
 
-pub mod gram;
 pub mod cache;
+pub mod gram;
 mod grouped;
 mod summed;
 pub mod sums;

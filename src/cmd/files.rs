@@ -353,8 +353,7 @@ pub fn write_atomically_as(path: &Path, what: &str, text: &str, inputs: &[(u64, 
     use std::io::Write;
     check_output_of(path, what, inputs)?;
     let mut tmp = temporary_beside_as(path, what)?;
-    tmp.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {what} to {}", path.display()))?;
+    tmp.write_all(text.as_bytes()).with_context(|| format!("cannot write {what} to {}", path.display()))?;
     persist_as(tmp, path, what, inputs)
 }
 
