@@ -237,7 +237,7 @@ fn add(part: &mut Part, wants: &[Want], periods: &[usize], b: &RecordBatch) {
             want.replicates.iter().map(|&i| b.column(i).as_primitive::<Float64Type>()).collect();
         let p = reps.len();
         let mut row = vec![0.0; p];
-        for r in 0..b.num_rows() {
+        for (r, &pm) in pms.iter().enumerate() {
             // The base rows: a code, and a positive main weight (as the reducer counts them). A
             // code beyond the packed key's range sends the table to the summed plan, so its
             // rows are never read from here.
@@ -257,7 +257,7 @@ fn add(part: &mut Part, wants: &[Want], periods: &[usize], b: &RecordBatch) {
                 }
             }
             let key = keys.value(r).wrapping_mul(1i64 << bits) + mask(&want.bases, r);
-            let g = groups.entry((pms[r], key)).or_insert_with(|| Gram::new(p));
+            let g = groups.entry((pm, key)).or_insert_with(|| Gram::new(p));
             g.rows += 1;
             let mut at = 0;
             for (j, &xj) in row.iter().enumerate() {
