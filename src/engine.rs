@@ -2,9 +2,10 @@
 //! ONE scan of that table, by one of two plans:
 //!
 //! - the grouped plan (`grouped`), when every cited column holds integer codes and there are
-//!   at most `grouped::MAX_COLUMNS` of them: DataFusion computes packed keys per row and recite
-//!   reduces them to the count, Σw and Σw² per code, period, base and cell, from which every
-//!   sum is taken; its cost depends on the columns cited, not on the number of claims;
+//!   at most `grouped::MAX_COLUMNS` of them: DataFusion evaluates each filter once per row as a
+//!   boolean, and recite packs the flags and codes into keys and reduces them to the count, Σw
+//!   and Σw² per code, period, base and cell, from which every sum is taken; its cost depends
+//!   on the columns cited, not on the number of claims;
 //! - otherwise the summed plan (`summed`): each needed sum one `SUM(CASE WHEN … THEN … END)`
 //!   aggregate of a single aggregate plan (the CASE form measured fastest on DataFusion 55; see
 //!   docs/design.md), identical aggregates from different jobs computed once.
@@ -89,8 +90,8 @@ impl ScanStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ScanPlan {
-    /// DataFusion computes packed keys per row; recite reduces them to sums per code
-    /// (`engine/grouped.rs`).
+    /// DataFusion evaluates each filter once per row as a boolean; recite packs flags and codes
+    /// into keys and reduces them to sums per code (`engine/grouped/`).
     Grouped,
     /// One `SUM(CASE …)` aggregate per sum.
     Summed,

@@ -112,6 +112,7 @@ struct Plan {
     weight: Option<usize>,
     cells: Vec<(String, String, usize)>,
 }
+
 impl Engine {
     /// The grouped scan of one table for all its jobs (see the module doc).
     pub(super) fn scan_grouped(
