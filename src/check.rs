@@ -233,17 +233,26 @@ fn explain_all(ctx: &Ctx<'_>, wrong: BTreeMap<String, Resolved>) -> Result<(Trie
         }
         variants.push((key, vs));
     }
-    let (sums, stats) = run_jobs(ctx.engine, jobs)?;
+    let (sums, stats) = run_jobs(ctx.engine, jobs.clone())?;
+    // Each distinct variant estimated once, however many resolutions share it.
     let method = ctx.opts.settle.method();
+    let estimates: HashMap<&String, Vec<Option<Estimate>>> = jobs
+        .par_iter()
+        .map(|(k, job)| match sums.get(k) {
+            Some(Ok(o)) => (k, explain::estimates(job, o, method)),
+            _ => (k, Vec::new()),
+        })
+        .collect();
     let tried = variants
-        .into_par_iter()
+        .into_iter()
         .map(|(key, vs)| {
             let with = vs
                 .into_iter()
                 .map(|v| {
-                    let o = sums.get(&job_key(&v.job)).cloned();
+                    let k = job_key(&v.job);
+                    let o = sums.get(&k).cloned();
                     let o = o.unwrap_or_else(|| Err(EngineError::Internal("no outcome".into())));
-                    let e = o.as_ref().map(|o| explain::estimates(&v.job, o, method)).unwrap_or_default();
+                    let e = estimates.get(&k).cloned().unwrap_or_default();
                     (v, o, e)
                 })
                 .collect();
