@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -29,13 +30,13 @@ use crate::catalog::Catalog;
 use crate::citation::{self, Citation};
 use crate::claim;
 use crate::engine::{Engine, EngineError, Job, Outcome, ScanStats};
-use crate::extractor::Registry;
+use crate::extractor::{Measure, Registry};
 use crate::report::stream::{Closing, InputHead, InputTail, Writer};
 use crate::report::{ClaimReport, DataLayer, Summary};
 use crate::resolve::{self, Resolved};
 use crate::settle::pipeline::{self, Options as SettleOptions};
 use crate::settle::{Settlement, Verdict, compare, explain};
-use crate::stats::Estimate;
+use crate::stats::{self, Estimate, Method};
 use crate::transcript::{self, Document, Finding, Format, Item, Level, Locator, RULE_CONFORMANCE};
 
 /// Why an input was not read: the finding's rule and message.
@@ -132,12 +133,81 @@ enum Plan {
 }
 
 /// The sums of every distinct job, by job key.
-type Sums = HashMap<String, Result<Outcome, EngineError>>;
-/// A variant as run: its outcome, and its measures' estimates from it.
-type Ran1 = (explain::Variant, Result<Outcome, EngineError>, Vec<Option<Estimate>>);
+type Sums = HashMap<String, Arc<Summed>>;
+/// A variant as run, with its job's sums.
+type Ran1 = (explain::Variant, Arc<Summed>);
 /// The variants tried for each distinct resolution with a claim not reproduced, with their
 /// outcomes and estimates (computed once, however many claims share the resolution).
 type Tried = HashMap<String, Vec<Ran1>>;
+
+/// One job's sums, and the estimates of its measures from them: computed by the first claim
+/// (or variant) that needs them, once however many share the job.
+struct Summed {
+    outcome: Result<Outcome, EngineError>,
+    measures: Vec<Measure>,
+    estimates: OnceLock<Vec<Option<Estimate>>>,
+}
+
+impl Summed {
+    fn estimates(&self, method: Method) -> &[Option<Estimate>] {
+        self.estimates.get_or_init(|| match &self.outcome {
+            Ok(o) => stats::estimate(&self.measures, &o.vars, &o.sums, method),
+            Err(_) => Vec::new(),
+        })
+    }
+}
+
+/// A citation resolved once for every claim that names the same things. Resolving reads only
+/// the study, period, base, table, column, function, weight and fielded date a citation names
+/// ([`resolution_key`]), so claims that agree on those share one resolution, its job key and
+/// its explanation key.
+struct Resolution {
+    resolved: Result<Resolved, resolve::Unresolvable>,
+    /// The key of its job (equal keys, equal sums); empty when not resolved.
+    job: String,
+    /// Its key among the resolutions to explain, made when first needed.
+    key: OnceLock<String>,
+}
+
+impl Resolution {
+    fn key(&self) -> &str {
+        self.key.get_or_init(|| match &self.resolved {
+            Ok(r) => serde_json::to_string(r).unwrap_or_default(),
+            Err(_) => String::new(),
+        })
+    }
+}
+
+/// Resolutions a run remembers at most: past this (a batch naming that many different things)
+/// claims are resolved each on its own, so the memo cannot grow with the claims.
+const MAX_RESOLUTIONS: usize = 1 << 16;
+
+/// Everything [`resolve::resolve`] reads of a citation, each part length-prefixed so no two
+/// citations that resolve differently share a key.
+fn resolution_key(c: &Citation) -> String {
+    let parts = [
+        Some(&c.study),
+        Some(&c.period),
+        Some(&c.base.name),
+        Some(&c.source.table),
+        Some(&c.source.column),
+        Some(&c.source.function),
+        c.weight.as_ref(),
+        c.fielded.as_ref(),
+    ];
+    let mut k = String::with_capacity(parts.iter().flatten().map(|p| p.len() + 8).sum());
+    for p in parts {
+        match p {
+            Some(p) => {
+                k.push_str(&p.len().to_string());
+                k.push(':');
+                k.push_str(p);
+            }
+            None => k.push('-'),
+        }
+    }
+    k
+}
 
 /// Runs a batch: settles every claim of `inputs` and writes the report to `w`.
 pub fn run(
@@ -150,7 +220,7 @@ pub fn run(
 ) -> Result<Ran, CheckError> {
     let t0 = Instant::now();
     let mut timings = BTreeMap::new();
-    let ctx = Ctx { catalog, registry, engine, opts };
+    let ctx = Ctx { catalog, registry, engine, opts, memo: RwLock::default() };
     (opts.progress)(&format!("reading {} input(s) for their measures", inputs.len()));
     let mut jobs = BTreeMap::new();
     let plans: Vec<Plan> = inputs.iter().map(|s| ctx.measures(s, &mut jobs)).collect();
@@ -166,9 +236,13 @@ pub fn run(
         let mut wrong = BTreeMap::new();
         for (s, plan) in inputs.iter().zip(&plans) {
             ctx.each_chunk(s, plan, &mut |items: &[Item]| {
-                let found: Vec<Option<(String, Resolved)>> =
+                let found: Vec<Option<Arc<Resolution>>> =
                     items.par_iter().map(|i| ctx.settle(i, &sums, None).1).collect();
-                wrong.extend(found.into_iter().flatten());
+                for res in found.into_iter().flatten() {
+                    if !wrong.contains_key(res.key()) {
+                        wrong.insert(res.key().to_string(), res);
+                    }
+                }
             });
         }
         timings.insert("verdicts_ms".to_string(), ms(t2));
@@ -208,6 +282,11 @@ fn job_key(job: &Job) -> String {
     serde_json::to_string(&(&job.rows, &job.measures, &job.cells)).unwrap_or_default()
 }
 
+/// The key of a resolved claim's job ([`job_key`] of the job it makes).
+fn resolved_job_key(r: &Resolved) -> String {
+    serde_json::to_string(&(&r.rows, &r.measures, &r.cells)).unwrap_or_default()
+}
+
 /// One engine run over distinct jobs, in key order (so the run does not depend on the order
 /// or chunking of the claims).
 fn run_jobs(engine: &Engine, jobs: BTreeMap<String, Job>) -> Result<(Sums, ScanStats), CheckError> {
@@ -219,43 +298,46 @@ fn run_jobs(engine: &Engine, jobs: BTreeMap<String, Job>) -> Result<(Sums, ScanS
     if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
         return Err(CheckError::Engine(e.clone()));
     }
-    Ok((keys.into_iter().zip(outcomes).collect(), stats))
+    let sums = keys
+        .into_iter()
+        .zip(jobs.into_iter().zip(outcomes))
+        .map(|(k, (job, outcome))| {
+            (k, Arc::new(Summed { outcome, measures: job.measures, estimates: OnceLock::new() }))
+        })
+        .collect();
+    Ok((sums, stats))
 }
 
 /// Every variant of every distinct resolution not reproduced, in one more fused run.
-fn explain_all(ctx: &Ctx<'_>, wrong: BTreeMap<String, Resolved>) -> Result<(Tried, usize), CheckError> {
-    let mut variants: Vec<(String, Vec<explain::Variant>)> = Vec::new();
+fn explain_all(
+    ctx: &Ctx<'_>,
+    wrong: BTreeMap<String, Arc<Resolution>>,
+) -> Result<(Tried, usize), CheckError> {
+    let mut variants: Vec<(String, Vec<(String, explain::Variant)>)> = Vec::new();
     let mut jobs = BTreeMap::new();
-    for (i, (key, r)) in wrong.into_iter().enumerate() {
-        let vs = explain::variants(i, &r, ctx.catalog, ctx.registry);
-        for v in &vs {
-            jobs.entry(job_key(&v.job)).or_insert_with(|| v.job.clone());
+    for (i, (key, res)) in wrong.into_iter().enumerate() {
+        let Ok(r) = &res.resolved else { continue };
+        let vs: Vec<(String, explain::Variant)> = explain::variants(i, r, ctx.catalog, ctx.registry)
+            .into_iter()
+            .map(|v| (job_key(&v.job), v))
+            .collect();
+        for (k, v) in &vs {
+            if !jobs.contains_key(k) {
+                jobs.insert(k.clone(), v.job.clone());
+            }
         }
         variants.push((key, vs));
     }
-    let (sums, stats) = run_jobs(ctx.engine, jobs.clone())?;
+    let (sums, stats) = run_jobs(ctx.engine, jobs)?;
     // Each distinct variant estimated once, however many resolutions share it.
     let method = ctx.opts.settle.method();
-    let estimates: HashMap<&String, Vec<Option<Estimate>>> = jobs
-        .par_iter()
-        .map(|(k, job)| match sums.get(k) {
-            Some(Ok(o)) => (k, explain::estimates(job, o, method)),
-            _ => (k, Vec::new()),
-        })
-        .collect();
+    sums.par_iter().for_each(|(_, s)| {
+        s.estimates(method);
+    });
     let tried = variants
         .into_iter()
         .map(|(key, vs)| {
-            let with = vs
-                .into_iter()
-                .map(|v| {
-                    let k = job_key(&v.job);
-                    let o = sums.get(&k).cloned();
-                    let o = o.unwrap_or_else(|| Err(EngineError::Internal("no outcome".into())));
-                    let e = estimates.get(&k).cloned().unwrap_or_default();
-                    (v, o, e)
-                })
-                .collect();
+            let with = vs.into_iter().filter_map(|(k, v)| Some((v, Arc::clone(sums.get(&k)?)))).collect();
             (key, with)
         })
         .collect();
@@ -268,9 +350,27 @@ struct Ctx<'a> {
     registry: &'a Registry,
     engine: &'a Engine,
     opts: &'a Options<'a>,
+    /// Resolutions met so far, by [`resolution_key`]: each pass resolves a citation once.
+    memo: RwLock<HashMap<String, Arc<Resolution>>>,
 }
 
 impl Ctx<'_> {
+    /// The resolution of a citation, from the memo when an earlier claim named the same things.
+    fn resolution(&self, cit: &Citation) -> Arc<Resolution> {
+        let key = resolution_key(cit);
+        if let Some(r) = self.memo.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            return Arc::clone(r);
+        }
+        let resolved = resolve::resolve(cit, self.catalog, self.registry, self.engine);
+        let job = resolved.as_ref().map(resolved_job_key).unwrap_or_default();
+        let res = Arc::new(Resolution { resolved, job, key: OnceLock::new() });
+        let mut memo = self.memo.write().unwrap_or_else(PoisonError::into_inner);
+        if memo.len() >= MAX_RESOLUTIONS {
+            return res;
+        }
+        Arc::clone(memo.entry(key).or_insert(res))
+    }
+
     /// Pass 1 for one input: how to read it, and the distinct jobs of its claims.
     fn measures(&self, s: &Source, jobs: &mut BTreeMap<String, Job>) -> Plan {
         let (name, path) = match s {
@@ -303,17 +403,19 @@ impl Ctx<'_> {
     }
 
     fn collect_jobs(&self, items: &[Item], jobs: &mut BTreeMap<String, Job>) {
-        let found: Vec<Option<(String, Job)>> = items
+        let found: Vec<Option<Arc<Resolution>>> = items
             .par_iter()
             .map(|item| {
                 let cit = citation::parse(item.citation.as_ref()?).ok()?;
-                let r = resolve::resolve(&cit, self.catalog, self.registry, self.engine).ok()?;
-                let job = Job { rows: r.rows, measures: r.measures, cells: r.cells };
-                Some((job_key(&job), job))
+                Some(self.resolution(&cit))
             })
             .collect();
-        for (k, j) in found.into_iter().flatten() {
-            jobs.entry(k).or_insert(j);
+        for res in found.into_iter().flatten() {
+            let Ok(r) = &res.resolved else { continue };
+            if !jobs.contains_key(&res.job) {
+                let job = Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: r.cells.clone() };
+                jobs.insert(res.job.clone(), job);
+            }
         }
     }
 
@@ -338,39 +440,43 @@ impl Ctx<'_> {
     }
 
     /// Settles one item. With `tried`, a claim not reproduced is explained; without, it comes
-    /// back with its resolution's key, so pass 2 can collect what to explain.
+    /// back with its resolution, so pass 2 can collect what to explain.
     fn settle(
         &self,
         item: &Item,
         sums: &Sums,
         tried: Option<&Tried>,
-    ) -> (Settlement, Option<(String, Resolved)>) {
+    ) -> (Settlement, Option<Arc<Resolution>>) {
         let Some(c) = &item.citation else { return (uncited(), None) };
         let cit = match citation::parse(c) {
             Err(problems) => return (Settlement::invalid(problems), None),
             Ok(cit) => cit,
         };
-        let r = match resolve::resolve(&cit, self.catalog, self.registry, self.engine) {
+        let res = self.resolution(&cit);
+        let r = match &res.resolved {
             Err(why) => {
-                return (Settlement { unknown_names: why.1, ..Settlement::unverifiable(why.0) }, None);
+                let s =
+                    Settlement { unknown_names: why.1.clone(), ..Settlement::unverifiable(why.0.clone()) };
+                return (s, None);
             }
             Ok(r) => r,
         };
-        let job = Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: r.cells.clone() };
-        let out = match sums.get(&job_key(&job)) {
-            Some(Ok(out)) => out,
-            Some(Err(e)) => return (Settlement::unverifiable(vec![pipeline::engine_reason(e, &r)]), None),
-            None => return (Settlement::unverifiable(vec![CHANGED.into()]), None),
+        let Some(summed) = sums.get(&res.job) else {
+            return (Settlement::unverifiable(vec![CHANGED.into()]), None);
+        };
+        let out = match &summed.outcome {
+            Ok(out) => out,
+            Err(e) => return (Settlement::unverifiable(vec![pipeline::engine_reason(e, r)]), None),
         };
         let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
         let method = self.opts.settle.method();
-        let mut s = compare::settle(&cit, &r, out, &numbers, method);
+        let mut s = compare::settle_estimated(&cit, r, out, summed.estimates(method), &numbers);
         if !self.opts.settle.explain || !matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
             return (s, None);
         }
-        let key = serde_json::to_string(&r).unwrap_or_default();
-        let Some(tried) = tried else { return (s, Some((key, r))) };
-        explain_one(&mut s, &cit, tried.get(&key).map(Vec::as_slice).unwrap_or_default());
+        let Some(tried) = tried else { return (s, Some(res)) };
+        let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
+        explain_one(&mut s, &cit, tried, method);
         (s, None)
     }
 
@@ -411,10 +517,9 @@ impl Ctx<'_> {
                     loop {
                         match lines.next_batch(self.opts.chunk.max(1)) {
                             Batch::Items(items, found) => {
-                                for c in self.settle_chunk(&items, sums, tried) {
-                                    ran.claim(&c);
-                                    w.claim(&c)?;
-                                }
+                                let claims = self.settle_chunk(&items, sums, tried);
+                                claims.iter().for_each(|c| ran.claim(c));
+                                w.claims(&claims)?;
                                 found.into_iter().for_each(|f| capped.push(f));
                             }
                             Batch::End => break,
@@ -477,9 +582,9 @@ impl Ctx<'_> {
         }
         transcript::cap_findings(&mut findings, &d.file);
         w.begin_input(InputHead { file: &d.file, format: Some(d.format), turns: &d.turns })?;
-        for c in &claims {
-            ran.claim(c);
-            w.claim(c)?;
+        claims.iter().for_each(|c| ran.claim(c));
+        for chunk in claims.chunks(self.opts.chunk.max(1)) {
+            w.claims(chunk)?;
         }
         ran.input(Some(d.format), &findings, &answers);
         w.end_input(InputTail { findings: &findings, moca: &events, answers: &answers })?;
@@ -492,9 +597,11 @@ const CHANGED: &str = "the input changed while it was being checked (its measure
                        from an earlier version): check it again";
 
 /// Attaches the explanations of a claim not reproduced.
-fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran1]) {
-    let ok: Vec<explain::Tried> =
-        tried.iter().filter_map(|(v, o, e)| o.as_ref().ok().map(|o| (v, o, e.as_slice()))).collect();
+fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran1], method: Method) {
+    let ok: Vec<explain::Tried> = tried
+        .iter()
+        .filter_map(|(v, sums)| sums.outcome.as_ref().ok().map(|o| (v, o, sums.estimates(method))))
+        .collect();
     // The base n that failed: the citation's, or a result's `n` that differs from it.
     let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
     s.explanations = explain::judge(s, claimed_n, &ok);

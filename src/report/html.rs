@@ -12,6 +12,7 @@ use std::io::{self, Write as _};
 
 use std::borrow::Cow;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::escape::{self, cap, cap_at, is_bidi_control, visible};
@@ -126,6 +127,22 @@ impl stream::Writer for Writer {
             self.held.push(c.clone());
             Ok(())
         }
+    }
+
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        if !self.turns.is_empty() {
+            self.held.extend_from_slice(cs);
+            return Ok(());
+        }
+        let texts: Vec<String> = cs
+            .par_iter()
+            .map(|c| {
+                let mut o = String::new();
+                render_claim(&mut o, c);
+                o
+            })
+            .collect();
+        texts.iter().try_for_each(|t| self.body.write_all(t.as_bytes()))
     }
 
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {

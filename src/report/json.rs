@@ -9,6 +9,7 @@
 
 use std::io::{self, Write};
 
+use rayon::prelude::*;
 use serde_json::{Number, Value};
 
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
@@ -156,6 +157,21 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Writes one claim rendered by [`claim_text`], after its separator.
+    fn rendered(&mut self, text: &str) -> io::Result<()> {
+        let sep = if self.claims == 0 { ",\n      \"claims\": [\n        " } else { ",\n        " };
+        self.claims += 1;
+        self.body.write_all(sep.as_bytes())?;
+        self.body.write_all(text.as_bytes())
+    }
+}
+
+/// One claim as it sits in the report's `claims` array.
+fn claim_text(c: &ClaimReport) -> String {
+    pretty_at(&claim_value(c), 8)
+}
+
 impl stream::Writer for Writer {
     fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
         if self.inputs > 0 {
@@ -171,9 +187,12 @@ impl stream::Writer for Writer {
     }
 
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
-        let sep = if self.claims == 0 { ",\n      \"claims\": [\n        " } else { ",\n        " };
-        self.claims += 1;
-        write!(self.body, "{sep}{}", pretty_at(&claim_value(c), 8))
+        self.rendered(&claim_text(c))
+    }
+
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        let texts: Vec<String> = cs.par_iter().map(claim_text).collect();
+        texts.iter().try_for_each(|t| self.rendered(t))
     }
 
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -86,15 +87,20 @@ impl Writer {
     }
 
     fn line(&mut self, record: &str, fields: Value) -> io::Result<()> {
-        let mut m = Map::new();
-        m.insert("record".into(), Value::String(record.into()));
-        if let Value::Object(f) = fields {
-            m.extend(f);
-        }
-        let mut s = serde_json::to_string(&Value::Object(m)).expect("a value always serializes");
-        s.push('\n');
-        self.out.write_all(s.as_bytes())
+        self.out.write_all(line_text(record, fields).as_bytes())
     }
+}
+
+/// One line: `record` first, then the fields.
+fn line_text(record: &str, fields: Value) -> String {
+    let mut m = Map::new();
+    m.insert("record".into(), Value::String(record.into()));
+    if let Value::Object(f) = fields {
+        m.extend(f);
+    }
+    let mut s = serde_json::to_string(&Value::Object(m)).expect("a value always serializes");
+    s.push('\n');
+    s
 }
 
 impl stream::Writer for Writer {
@@ -108,6 +114,12 @@ impl stream::Writer for Writer {
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
         self.claims += 1;
         self.line("claim", claim_value(c))
+    }
+
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        let lines: Vec<String> = cs.par_iter().map(|c| line_text("claim", claim_value(c))).collect();
+        self.claims += cs.len();
+        lines.iter().try_for_each(|l| self.out.write_all(l.as_bytes()))
     }
 
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {

@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 
+use rayon::prelude::*;
+
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, DataLayer, Report};
 use crate::input::Level;
@@ -66,6 +68,40 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Counts one claim and writes its testcase, rendered by [`claim_case`].
+    fn rendered(&mut self, c: &ClaimReport, case: &str) -> io::Result<()> {
+        self.claims += 1;
+        if c.settlement.verdict != Verdict::Reproduced {
+            self.claim_failures += 1;
+        }
+        self.cases.write_all(case.as_bytes())
+    }
+}
+
+/// One claim's testcase in the testsuite of `file`.
+fn claim_case(file: &str, c: &ClaimReport) -> String {
+    let mut o = String::new();
+    let s = &c.settlement;
+    let name = match &s.rerun {
+        Some(r) => format!("{} @ {}", r.label(), c.locator),
+        None => c.locator.to_string(),
+    };
+    let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(file), xml(&name));
+    if s.verdict == Verdict::Reproduced {
+        let _ = writeln!(o, "/>");
+    } else {
+        let _ = writeln!(
+            o,
+            ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
+            s.verdict.as_str(),
+            xml(&format!("{}: {}", s.verdict.as_str(), s.reasons.first().cloned().unwrap_or_default())),
+            xml(&s.reasons.join("\n"))
+        );
+    }
+    o
+}
+
 impl stream::Writer for Writer {
     fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
         self.file = head.file.to_string();
@@ -75,27 +111,14 @@ impl stream::Writer for Writer {
     }
 
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
-        let mut o = String::new();
-        let s = &c.settlement;
-        self.claims += 1;
-        let name = match &s.rerun {
-            Some(r) => format!("{} @ {}", r.label(), c.locator),
-            None => c.locator.to_string(),
-        };
-        let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(&self.file), xml(&name));
-        if s.verdict == Verdict::Reproduced {
-            let _ = writeln!(o, "/>");
-        } else {
-            self.claim_failures += 1;
-            let _ = writeln!(
-                o,
-                ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>",
-                s.verdict.as_str(),
-                xml(&format!("{}: {}", s.verdict.as_str(), s.reasons.first().cloned().unwrap_or_default())),
-                xml(&s.reasons.join("\n"))
-            );
-        }
-        self.cases.write_all(o.as_bytes())
+        let case = claim_case(&self.file, c);
+        self.rendered(c, &case)
+    }
+
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        let file = &self.file;
+        let cases: Vec<String> = cs.par_iter().map(|c| claim_case(file, c)).collect();
+        cs.iter().zip(&cases).try_for_each(|(c, case)| self.rendered(c, case))
     }
 
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {

@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 
+use rayon::prelude::*;
+
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, Report};
 
@@ -35,6 +37,85 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Writes one claim rendered by [`claim_text`], the claims table's head before the first.
+    fn rendered(&mut self, [rows, details, not_compared]: &[String; 3]) -> io::Result<()> {
+        if self.claims == 0 {
+            let mut o = String::new();
+            let _ = writeln!(
+                o,
+                "| verdict | where | claim | measure | claimed | recomputed | base n (claimed → data) |"
+            );
+            let _ = writeln!(o, "|---|---|---|---|---:|---:|---:|");
+            self.body.write_all(o.as_bytes())?;
+        }
+        self.claims += 1;
+        self.body.write_all(rows.as_bytes())?;
+        self.details.write_all(details.as_bytes())?;
+        self.not_compared.write_all(not_compared.as_bytes())
+    }
+}
+
+/// One claim's rows of the claims table, its details (when it has any) and its numbers not
+/// compared.
+fn claim_text(c: &ClaimReport) -> [String; 3] {
+    let mut o = String::new();
+    let st = &c.settlement;
+    let what = st.rerun.as_ref().map(|r| r.label()).unwrap_or_default();
+    let base = st.base.as_ref().map(|b| format!("{} → {}", b.claimed_n, b.facts.n)).unwrap_or_default();
+    let compared: Vec<_> = st.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).collect();
+    if compared.is_empty() {
+        let why = st.reasons.first().cloned().unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "| **{}** | {} | {} | {} | | | {base} |",
+            st.verdict.as_str(),
+            cell(&c.locator.to_string()),
+            cell(&what),
+            cell(&why)
+        );
+    }
+    for (m, cl) in compared {
+        let _ = writeln!(
+            o,
+            "| **{}** | {} | {} | {} | {} | {} | {base} |",
+            st.verdict.as_str(),
+            cell(&c.locator.to_string()),
+            cell(&what),
+            cell(&m.name),
+            cell(&cl.claimed.text),
+            cl.recomputed(0)
+        );
+    }
+    let mut details = String::new();
+    if super::text::needs_details(c) {
+        let d = &mut details;
+        let _ = writeln!(d, "- **{}** at {}", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));
+        for r in &c.settlement.reasons {
+            let _ = writeln!(d, "  - {}", cell(r));
+        }
+        for e in &c.settlement.explanations {
+            let _ = writeln!(d, "  - likely: {}", cell(&e.message));
+        }
+        for w in &c.settlement.warnings_audit {
+            let _ = writeln!(d, "  - warning audit ({}): {}", cell(w.kind.as_str()), cell(&w.message));
+        }
+    }
+    // Every number found but not compared is listed, so nothing is dropped silently.
+    let mut not_compared = String::new();
+    for n in &c.settlement.not_compared {
+        let _ = writeln!(
+            not_compared,
+            "- not compared at `{}`: {} = {} ({})",
+            cell(&c.locator.to_string()),
+            cell(n.key.as_deref().unwrap_or("(no key)")),
+            cell(&n.text),
+            cell(n.why_not_compared())
+        );
+    }
+    [o, details, not_compared]
+}
+
 impl stream::Writer for Writer {
     fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
         self.claims = 0;
@@ -42,72 +123,13 @@ impl stream::Writer for Writer {
     }
 
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
-        let mut o = String::new();
-        if self.claims == 0 {
-            let _ = writeln!(
-                o,
-                "| verdict | where | claim | measure | claimed | recomputed | base n (claimed → data) |"
-            );
-            let _ = writeln!(o, "|---|---|---|---|---:|---:|---:|");
-        }
-        self.claims += 1;
-        let st = &c.settlement;
-        let what = st.rerun.as_ref().map(|r| r.label()).unwrap_or_default();
-        let base = st.base.as_ref().map(|b| format!("{} → {}", b.claimed_n, b.facts.n)).unwrap_or_default();
-        let compared: Vec<_> =
-            st.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).collect();
-        if compared.is_empty() {
-            let why = st.reasons.first().cloned().unwrap_or_default();
-            let _ = writeln!(
-                o,
-                "| **{}** | {} | {} | {} | | | {base} |",
-                st.verdict.as_str(),
-                cell(&c.locator.to_string()),
-                cell(&what),
-                cell(&why)
-            );
-        }
-        for (m, cl) in compared {
-            let _ = writeln!(
-                o,
-                "| **{}** | {} | {} | {} | {} | {} | {base} |",
-                st.verdict.as_str(),
-                cell(&c.locator.to_string()),
-                cell(&what),
-                cell(&m.name),
-                cell(&cl.claimed.text),
-                cl.recomputed(0)
-            );
-        }
-        self.body.write_all(o.as_bytes())?;
-        if super::text::needs_details(c) {
-            let mut o = String::new();
-            let _ =
-                writeln!(o, "- **{}** at {}", c.settlement.verdict.as_str(), cell(&c.locator.to_string()));
-            for r in &c.settlement.reasons {
-                let _ = writeln!(o, "  - {}", cell(r));
-            }
-            for e in &c.settlement.explanations {
-                let _ = writeln!(o, "  - likely: {}", cell(&e.message));
-            }
-            for w in &c.settlement.warnings_audit {
-                let _ = writeln!(o, "  - warning audit ({}): {}", cell(w.kind.as_str()), cell(&w.message));
-            }
-            self.details.write_all(o.as_bytes())?;
-        }
-        // Every number found but not compared is listed, so nothing is dropped silently.
-        let mut o = String::new();
-        for n in &c.settlement.not_compared {
-            let _ = writeln!(
-                o,
-                "- not compared at `{}`: {} = {} ({})",
-                cell(&c.locator.to_string()),
-                cell(n.key.as_deref().unwrap_or("(no key)")),
-                cell(&n.text),
-                cell(n.why_not_compared())
-            );
-        }
-        self.not_compared.write_all(o.as_bytes())
+        let parts = claim_text(c);
+        self.rendered(&parts)
+    }
+
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        let parts: Vec<[String; 3]> = cs.par_iter().map(claim_text).collect();
+        parts.iter().try_for_each(|p| self.rendered(p))
     }
 
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {

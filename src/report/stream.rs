@@ -62,6 +62,12 @@ pub trait Writer {
     fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()>;
     /// One claim of the current input, in document order.
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()>;
+    /// Claims of the current input, in document order: the very bytes [`claim`](Writer::claim)
+    /// writes for each in turn. Every format renders a claim from the claim alone, so this
+    /// renders the chunk in parallel and then writes it in order.
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        cs.iter().try_for_each(|c| self.claim(c))
+    }
     /// The current input ends.
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()>;
     /// Writes what is left (the opening, for formats that put totals first) and flushes.

@@ -5,6 +5,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 
+use rayon::prelude::*;
+
 use super::escape::for_terminal as e;
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, Report};
@@ -221,6 +223,32 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Writes one claim rendered by [`claim_text`]: its line now, its details when the input ends.
+    fn rendered(&mut self, line: &str, details: Option<&str>) -> io::Result<()> {
+        self.out.write_all(line.as_bytes())?;
+        match details {
+            Some(d) => self.details.write_all(d.as_bytes()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One claim's line, and its details when it has any: every claim not reproduced, and any
+/// whose warnings the audit faults (warnings get the same prominence as values).
+fn claim_text(c: &ClaimReport, st: Style) -> (String, Option<String>) {
+    let line = format!("  {} {}\n", st.badge(c.settlement.verdict), one_line(c));
+    let details = needs_details(c).then(|| {
+        let mut o = String::new();
+        let _ = writeln!(o, "\n  {} {}", st.bold("▸"), e(&c.locator.to_string()));
+        for line in settlement(&c.settlement, st).lines() {
+            let _ = writeln!(o, "  {line}");
+        }
+        o
+    });
+    (line, details)
+}
+
 impl stream::Writer for Writer {
     fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
         let st = self.st;
@@ -229,19 +257,14 @@ impl stream::Writer for Writer {
     }
 
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
+        let (line, details) = claim_text(c, self.st);
+        self.rendered(&line, details.as_deref())
+    }
+
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
         let st = self.st;
-        writeln!(self.out, "  {} {}", st.badge(c.settlement.verdict), one_line(c))?;
-        // Details for every claim not reproduced, and for any whose warnings the audit faults:
-        // warnings get the same prominence as values.
-        if needs_details(c) {
-            let mut o = String::new();
-            let _ = writeln!(o, "\n  {} {}", st.bold("▸"), e(&c.locator.to_string()));
-            for line in settlement(&c.settlement, st).lines() {
-                let _ = writeln!(o, "  {line}");
-            }
-            self.details.write_all(o.as_bytes())?;
-        }
-        Ok(())
+        let texts: Vec<(String, Option<String>)> = cs.par_iter().map(|c| claim_text(c, st)).collect();
+        texts.iter().try_for_each(|(line, details)| self.rendered(line, details.as_deref()))
     }
 
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {

@@ -23,11 +23,23 @@ const GENERIC_KEYS: &[&str] =
 /// Settles one resolved claim against the engine's outcome.
 pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], method: Method) -> Settlement {
     let estimates = stats::estimate(&r.measures, &out.vars, &out.sums, method);
+    settle_estimated(c, r, out, &estimates, claims)
+}
+
+/// [`settle`] with the estimates of `r`'s measures from `out` already computed: claims that
+/// share a job share its estimates, so a batch computes them once per job.
+pub fn settle_estimated(
+    c: &Citation,
+    r: &Resolved,
+    out: &Outcome,
+    estimates: &[Option<Estimate>],
+    claims: &[Claimed],
+) -> Settlement {
     let facts = stats::base_facts(&out.sums);
     let mut rows: Vec<MeasureRow> = r
         .measures
         .iter()
-        .zip(&estimates)
+        .zip(estimates)
         .map(|(m, e)| MeasureRow { name: m.name.clone(), unit: m.unit(), estimate: *e, claims: Vec::new() })
         .collect();
     let mut reasons = Vec::new();

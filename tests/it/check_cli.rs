@@ -1712,6 +1712,100 @@ fn the_streamed_json_report_equals_the_whole_report_value() {
     assert!(streamed == whole, "streamed:\n{streamed}\nwhole:\n{whole}");
 }
 
+/// Every claim a run over the bundled examples, the fixtures and `streamed_inputs` settles.
+fn settled_claims(dir: &Path) -> Vec<recite::report::ClaimReport> {
+    use recite::report::stream::{Closing, InputHead, InputTail, Writer};
+    struct Collect(Vec<recite::report::ClaimReport>);
+    impl Writer for Collect {
+        fn begin_input(&mut self, _: InputHead<'_>) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn claim(&mut self, c: &recite::report::ClaimReport) -> std::io::Result<()> {
+            self.0.push(c.clone());
+            Ok(())
+        }
+        fn end_input(&mut self, _: InputTail<'_>) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn finish(&mut self, _: Closing<'_>) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let [clean, _] = streamed_inputs(dir);
+    let catalog = recite::catalog::Catalog::load(&root().join("datasets")).unwrap();
+    let registry = recite::extractor::Registry::load(None).unwrap();
+    let engine = recite::engine::Engine::new();
+    let opts = recite::check::Options {
+        settle: Default::default(),
+        chunk: 1,
+        max_input_size: u64::MAX,
+        read: &|p| std::fs::read(p).map_err(|e| ("input/unreadable", e.to_string())),
+        record_schema: None,
+        data_layer: None,
+        timings: false,
+        progress: &|_| {},
+    };
+    let sources: Vec<recite::check::Source> = std::fs::read_dir(root().join(EXAMPLES))
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .chain([clean])
+        .map(|p| recite::check::Source::File { name: p.clone(), path: p })
+        .collect();
+    let mut all = Collect(Vec::new());
+    recite::check::run(&sources, &catalog, &registry, &engine, &opts, &mut all).unwrap();
+    all.0
+}
+
+#[test]
+fn every_format_writes_a_chunk_rendered_in_parallel_as_it_writes_claims_one_by_one() {
+    use recite::report::stream::{Closing, InputHead, InputTail};
+    use recite::report::{ReportFormat, Summary};
+    let dir = tempdir();
+    let mut claims = settled_claims(dir.path());
+    // Enough claims that rayon splits the chunk between threads many times over.
+    while claims.len() < 2_000 {
+        claims.extend_from_slice(&claims.clone());
+    }
+    let verdicts: std::collections::BTreeSet<_> = claims.iter().map(|c| c.settlement.verdict).collect();
+    assert!(verdicts.len() >= 4, "{verdicts:?}");
+    let formats = [
+        ReportFormat::Text,
+        ReportFormat::Json,
+        ReportFormat::Jsonl,
+        ReportFormat::Markdown,
+        ReportFormat::Html,
+        ReportFormat::Junit,
+    ];
+    for format in formats {
+        let write = |chunked: bool| {
+            let out = tempfile::NamedTempFile::new().unwrap();
+            let mut w = recite::report::writer(format, false, false, None, Box::new(out.reopen().unwrap()));
+            w.begin_input(InputHead { file: "claims.jsonl", format: None, turns: &[] }).unwrap();
+            if chunked {
+                claims.chunks(700).for_each(|c| w.claims(c).unwrap());
+            } else {
+                claims.iter().for_each(|c| w.claim(c).unwrap());
+            }
+            w.end_input(InputTail { findings: &[], moca: &[], answers: &[] }).unwrap();
+            let summary = Summary { claims: claims.len(), ..Summary::default() };
+            let stats = Default::default();
+            w.finish(Closing {
+                summary: &summary,
+                stats: &stats,
+                data_layer: None,
+                timings: None,
+                inputs: 1,
+            })
+            .unwrap();
+            drop(w);
+            std::fs::read(out.path()).unwrap()
+        };
+        let (one_by_one, chunked) = (write(false), write(true));
+        assert!(one_by_one.len() > 100_000, "{format:?}: {} bytes", one_by_one.len());
+        assert!(one_by_one == chunked, "{format:?}: chunks rendered in parallel differ from claim by claim");
+    }
+}
+
 #[test]
 fn jsonl_writes_a_line_per_claim_then_per_input_then_the_summary() {
     let dir = tempdir();
