@@ -242,7 +242,8 @@ fn codes_beyond_the_grouped_key_are_detected_not_dropped() {
 /// are equal byte for byte and settle some claims.
 fn same_report_both_ways(args: &[&str]) -> serde_json::Value {
     let run = |how: &str| {
-        let mut a = args.to_vec();
+        let mut a = vec!["check"];
+        a.extend(args);
         a.extend(["--format", "json", "--reduction", how]);
         let out = support::recite(&a);
         assert!(matches!(support::code(&out), 0 | 1), "{args:?} --reduction {how}: {}", support::stderr(&out));
