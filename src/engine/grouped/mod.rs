@@ -122,7 +122,7 @@ impl Engine {
         jobs: &[&Job],
         reason: String,
     ) -> Result<(Outcomes, ScanStats), ScanError> {
-        let reg = self.register(location)?;
+        let reg = self.register_at(location, self.place(location, jobs).0)?;
         let mut filters = Filters::new(self, &reg.schema)?;
         let mut columns: Vec<String> = Vec::new();
         let mut weights: Vec<String> = Vec::new();
@@ -259,7 +259,7 @@ impl Engine {
             } else {
                 self.rt
                     .block_on(async {
-                        let mut df = self.ctx.table(reg.name.as_str()).await?;
+                        let mut df = reg.ctx.table(reg.name.as_str()).await?;
                         if let Some(keep) = &keep {
                             df = df.filter(keep.clone())?;
                         }
