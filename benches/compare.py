@@ -11,6 +11,10 @@ wall s) of the same runs, peak memory, and the ratios to recite. See BENCHMARKS.
 
     python3 benches/compare.py --rows 1000000 --claims 10000
     python3 benches/compare.py --rows 5000000 --claims 10000 --per-claim-sample 200
+    python3 benches/compare.py --rows 5000000 --claims 10000 --reductions in-process,plan --recite-only
+
+--reductions runs recite once per grouped-scan reduction (its hidden --reduction flag), one row
+each, and checks their reports are byte-identical; --recite-only skips the other engines.
 
 DuckDB, polars and datafusion are installed into a local virtual environment (--workdir/venv) on
 first use.
@@ -79,10 +83,13 @@ def main():
     ap.add_argument("--workdir", type=Path, default=Path.home() / ".cache" / "recite-bench")
     ap.add_argument("--target-dir", type=Path, default=Path.home() / ".cache" / "recite-release")
     ap.add_argument("--out", type=Path, help="write the results as JSON here")
+    ap.add_argument("--reductions", help="comma-separated grouped-scan reductions (in-process, plan): a row each")
+    ap.add_argument("--binary", type=Path, help="this recite binary, already built (no cargo run)")
+    ap.add_argument("--recite-only", action="store_true", help="only recite: no other engine")
     a = ap.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
     py = ensure_venv(a.workdir)
-    recite = recite_binary(a.target_dir)
+    recite = a.binary or recite_binary(a.target_dir)
     data = a.workdir / f"versant-{a.rows}"
     if not (data / "versant_flat.parquet").exists():
         sh([recite, "generate", "versant", "--rows", a.rows, "--extra-questions", a.extra_questions,
@@ -93,13 +100,34 @@ def main():
     report = a.workdir / "recite-report.json"
     results = {}
 
-    # recite
-    runs = []
-    for _ in range(a.reps):
-        runs.append(timed([recite, "check", claims, "--data", data, "--format", "json", "--no-explain", "-o", report]))
-    results["recite"] = {"wall": statistics.median(r[0] for r in runs), "rss": max(r[1] for r in runs),
+    # recite, once per reduction asked for (each a row; their reports must be byte-identical)
+    first = None
+    for how in (a.reductions.split(",") if a.reductions else [None]):
+        name = "recite" if how is None else f"recite ({how})"
+        out = report if how is None else a.workdir / f"recite-report-{how}.json"
+        extra = [] if how is None else ["--reduction", how]
+        runs = []
+        for _ in range(a.reps):
+            runs.append(timed([recite, "check", claims, "--data", data, "--format", "json", "--no-explain", "-o", out,
+                               *extra]))
+        results[name] = {"wall": statistics.median(r[0] for r in runs), "rss": max(r[1] for r in runs),
                          "cpu": statistics.median(r[2] for r in runs), "scaled": False}
-    rec = json.load(open(report))
+        if first is None:
+            first = (name, out)
+        elif open(out, "rb").read() != open(first[1], "rb").read():
+            sys.exit(f"{name}: its report differs from {first[0]}'s")
+    rec = json.load(open(first[1]))
+    if a.recite_only:
+        base = results[first[0]]["wall"]
+        print(f"\n{a.claims} claims over {a.rows} rows, median of {a.reps}, {os.cpu_count()} cores")
+        print(f"{'engine':<22} {'wall s':>9} {'vs first':>9} {'CPU s':>8} {'cores':>6} {'peak MB':>9}")
+        for name, r in results.items():
+            print(f"{name:<22} {r['wall']:>9.3f} {r['wall'] / base:>8.2f}x {r['cpu']:>8.2f} "
+                  f"{r['cpu'] / r['wall']:>6.2f} {r['rss'] / 2**20:>9.0f}")
+        if a.out:
+            json.dump({"rows": a.rows, "claims": a.claims, "reps": a.reps, "results": results}, open(a.out, "w"),
+                      indent=2)
+        return
 
     # The other engines run in the venv's python, one process per engine and repetition.
     worker = ROOT / "benches" / "engines.py"
@@ -135,7 +163,7 @@ def main():
 
     parquet = data / "versant_flat.parquet"
     touched = touched_bytes(py, parquet, claims)
-    base = results["recite"]["wall"]
+    base = results[first[0]]["wall"]
     print(f"\n{a.claims} claims over {a.rows} rows, median of {a.reps}, {os.cpu_count()} cores")
     print(f"{'engine':<20} {'wall s':>9} {'vs recite':>10} {'CPU s':>8} {'cores':>6} {'peak MB':>9}")
     for name, r in results.items():
@@ -149,7 +177,7 @@ def main():
             what = "without settling claims in Python" if name == "duckdb-fused" else "without process start-up"
             print(f"{'  its query alone':<20} {q:>9.3f} {q / base:>9.2f}x {'':>8} {'':>6} {'':>9}  ({what})")
     print(f"columns the claims touch: {touched / 2**20:.0f} MB in memory (Arrow); recite peak / that = "
-          f"{results['recite']['rss'] / touched:.2f}")
+          f"{results[first[0]]['rss'] / touched:.2f}")
     if a.out:
         json.dump({"rows": a.rows, "claims": a.claims, "reps": a.reps, "results": results,
                    "touched_bytes": touched}, open(a.out, "w"), indent=2)

@@ -3,9 +3,10 @@
 //!
 //! - the grouped plan (`grouped`), when every cited column holds integer codes and there are
 //!   at most `grouped::MAX_COLUMNS` of them: DataFusion evaluates each filter once per row as a
-//!   boolean, and recite packs the flags and codes into keys and reduces them to the count, Σw
-//!   and Σw² per code, period, base and cell, from which every sum is taken; its cost depends
-//!   on the columns cited, not on the number of claims;
+//!   boolean, and the flags and codes are packed into keys and reduced to the count, Σw and
+//!   Σw² per code, period, base and cell, from which every sum is taken (in process, or as one
+//!   DataFusion plan any executor runs: [`Reduction`]); its cost depends on the columns cited,
+//!   not on the number of claims;
 //! - otherwise the summed plan (`summed`): each needed sum one `SUM(CASE WHEN … THEN … END)`
 //!   aggregate of a single aggregate plan (the CASE form measured fastest on DataFusion 55; see
 //!   docs/design.md), identical aggregates from different jobs computed once.
@@ -109,6 +110,41 @@ pub struct PlanChoice {
     pub plan: ScanPlan,
     /// Why this plan, in words.
     pub reason: String,
+}
+
+/// How the grouped scan reduces the rows DataFusion reads to exact sums per group
+/// (docs/design.md). Both give the same sums, so the same reports, byte for byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reduction {
+    /// recite's own reducer, one task per partition of the scan's stream: only in this process.
+    #[default]
+    InProcess,
+    /// One DataFusion plan of built-in functions (a cross join with the cited columns' indices
+    /// and one `GROUP BY` of exact `Decimal256` sums), which any DataFusion executor runs,
+    /// a Ballista cluster's too.
+    Plan,
+}
+
+impl std::str::FromStr for Reduction {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Reduction, String> {
+        match s {
+            "in-process" => Ok(Reduction::InProcess),
+            "plan" => Ok(Reduction::Plan),
+            other => Err(format!("unknown reduction {other:?} (in-process or plan)")),
+        }
+    }
+}
+
+/// Why a job's grouped scan must be reduced in this process, whatever [`Reduction`] says, or
+/// `None` when a plan can reduce it: the rank of a subgroup's replicate weights (R's `degf`,
+/// `engine::gram`) is accumulated from the rows as they stream past, not from grouped sums.
+/// Under [`Reduction::Plan`] such a table's scan is reduced in process; a cluster cannot run it.
+pub fn needs_in_process(job: &Job) -> Option<String> {
+    gram::wanted(job).then(|| {
+        "the rank of its replicate weights (R's degf) is accumulated from the rows in process".to_string()
+    })
 }
 
 /// The catalog name of the table a scan's jobs read.
@@ -316,6 +352,8 @@ pub struct Engine {
     /// CSV formats declared by the catalog, by table location (see [`Engine::declare`]).
     csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
     grouped: bool,
+    /// How the grouped scan reduces its rows ([`Engine::with_reduction`]).
+    reduction: Reduction,
     /// The sufficient-statistics cache, when one is given ([`Engine::with_cache`]).
     cache: Option<cache::Cache>,
     /// The Ballista cluster scans run on, when one is given ([`Engine::connect`]).
@@ -348,6 +386,7 @@ impl Engine {
             tables: Mutex::new(HashMap::new()),
             csv: Mutex::new(HashMap::new()),
             grouped: true,
+            reduction: Reduction::default(),
             cache: None,
             cluster: None,
         }
@@ -362,6 +401,17 @@ impl Engine {
     /// This engine, reading and writing base sums in `cache` (docs/cache.md).
     pub fn with_cache(self, cache: cache::Cache) -> Engine {
         Engine { cache: Some(cache), ..self }
+    }
+
+    /// This engine, reducing grouped scans as `reduction` says. Reports are byte-identical
+    /// either way; a job that [`needs_in_process`] reduction gets it under either.
+    pub fn with_reduction(self, reduction: Reduction) -> Engine {
+        Engine { reduction, ..self }
+    }
+
+    /// How this engine reduces grouped scans.
+    pub fn reduction(&self) -> Reduction {
+        self.reduction
     }
 
     /// Registers a table's files (once) where its scans run by default, and returns its
@@ -882,8 +932,8 @@ impl Engine {
 
     /// One scan of one table for all its jobs: grouped when every cited column holds integer
     /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
-    /// On a cluster engine, the summed plan on the cluster, unless the scan stays here
-    /// ([`Engine::place`]); either way the plan's reason says where it ran.
+    /// On a cluster engine, on the cluster (the grouped scan reduced by a plan), unless the
+    /// scan stays here ([`Engine::place`]); either way the plan's reason says where it ran.
     fn scan_best(
         &self,
         location: &Path,
@@ -918,17 +968,18 @@ impl Engine {
         Ok((outcomes, stats))
     }
 
-    /// The plan for one scan of a table's jobs, and why: on a cluster, the summed plan (its
-    /// executors run it whole); here, grouped when every cited column holds integer codes and
-    /// there are few enough of them, else summed.
+    /// The plan for one scan of a table's jobs, and why: grouped when every cited column holds
+    /// integer codes and there are few enough of them, else summed; on a cluster the same,
+    /// the grouped scan reduced by a plan the executors run.
     fn choose(&self, schema: &Schema, jobs: &[&Job], place: Place) -> (ScanPlan, String) {
         if let (Place::Cluster, Some(c)) = (place, &self.cluster) {
-            let why = format!(
-                "on the Ballista cluster {}: one aggregate plan its executors run (the grouped \
-                 plan's reduction runs only in this process)",
-                c.url
-            );
-            return (ScanPlan::Summed, why);
+            // Both plans run on the executors: the grouped one reduced by a DataFusion plan.
+            let (plan, why) = self.choose(schema, jobs, Place::Here);
+            let how = match plan {
+                ScanPlan::Grouped => "reduced by a DataFusion plan its executors run",
+                _ => "one aggregate plan its executors run",
+            };
+            return (plan, format!("on the Ballista cluster {}: {why}; {how}", c.url));
         }
         if !self.grouped {
             return (ScanPlan::Summed, "the grouped plan is turned off (Engine::summed_only)".into());

@@ -69,6 +69,10 @@ pub struct Args {
     /// Claims settled and written per chunk (memory; the report is the same for any).
     #[arg(long, value_name = "N", default_value_t = check::DEFAULT_CHUNK, hide = true)]
     chunk: usize,
+    /// How grouped scans reduce their rows: `in-process` or `plan` (for benchmarks and tests;
+    /// the report is the same byte for byte).
+    #[arg(long, value_name = "HOW", env = "RECITE_REDUCTION", hide = true)]
+    reduction: Option<recite::engine::Reduction>,
     #[command(flatten)]
     data: DataArgs,
     #[command(flatten)]
@@ -99,14 +103,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let (color, layer) = (a.report.colored(), opts.data_layer.clone());
     let mut w = report::writer(a.format, a.answers_only, color, layer, out.writer()?);
-    let ran = check::run(
-        &stdin.sources(&sources),
-        &catalog,
-        &registry,
-        &a.cache.engine(&a.engine)?,
-        &opts,
-        w.as_mut(),
-    )?;
+    let mut engine = a.cache.engine(&a.engine)?;
+    if let Some(r) = a.reduction {
+        engine = engine.with_reduction(r);
+    }
+    let ran = check::run(&stdin.sources(&sources), &catalog, &registry, &engine, &opts, w.as_mut())?;
     drop(w);
     out.commit(&identities)?;
     progress.finish();

@@ -130,6 +130,11 @@ impl Grams {
         }
     }
 
+    /// Whether no job of the scan wants a Gram matrix (nothing to tap).
+    pub fn is_empty(&self) -> bool {
+        self.wants.is_empty()
+    }
+
     /// `stream` (partition `partition` of the scan), accumulating the Gram matrices of its
     /// batches as they pass.
     pub fn tap<S, E>(

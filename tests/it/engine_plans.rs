@@ -1,18 +1,21 @@
 //! The two scan plans agree: the grouped scan (packed keys per row, reduced by recite to the
 //! count, Σw and Σw² per code, period, base and cell) and the summed scan (one `SUM(CASE …)` per
 //! sum) give the same base counts, cells, estimates and standard errors, on a generated claim
-//! set and on the NHANES II design.
+//! set and on the NHANES II design. The grouped scan's two reductions (in process, and as one
+//! DataFusion plan) give byte-identical reports.
 //! (The statistics themselves are checked against published figures in `statistics.rs`.)
 
 use std::path::Path;
 
 use recite::catalog::Catalog;
 use recite::claimset::{ClaimSpec, generate};
-use recite::engine::{Engine, ScanPlan};
+use recite::engine::{Engine, Reduction, ScanPlan};
 use recite::extractor::Registry;
 use recite::settle::Settlement;
 use recite::settle::pipeline::{self, Claim, Options};
 use serde_json::json;
+
+use crate::support;
 
 fn close(a: f64, b: f64, what: &str) {
     assert!((a - b).abs() <= 1e-9 * a.abs().max(1.0), "{what}: grouped {a} vs summed {b}");
@@ -183,12 +186,14 @@ fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
     let registry = Registry::load(None).unwrap();
     let opts = Options { explain: false, ..Options::default() };
     // Day 70 holds the bad values; day 1 does not. x takes the grouped plan, xf the summed one.
-    for column in ["x", "xf"] {
+    for (column, reduction) in [("x", Reduction::InProcess), ("x", Reduction::Plan), ("xf", Reduction::Plan)]
+    {
         let claims: Vec<Claim> = ["w", "neg", "nan", "inf", "huge"]
             .iter()
             .flat_map(|w| [day_share(1, w, column), day_share(70, w, column)])
             .collect();
-        let (settled, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::new(), opts);
+        let engine = Engine::new().with_reduction(reduction);
+        let (settled, _) = pipeline::settle_all(&claims, &catalog, &registry, &engine, opts);
         let verdicts: Vec<String> = settled
             .iter()
             .map(|s| match s.verdict {
@@ -218,14 +223,185 @@ fn codes_beyond_the_grouped_key_are_detected_not_dropped() {
     let registry = Registry::load(None).unwrap();
     let claims = [day_share(70, "w", "big"), day_share(1, "w", "big")];
     let opts = Options { explain: false, ..Options::default() };
-    let (grouped, gs) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::new(), opts);
     let (summed, _) = pipeline::settle_all(&claims, &catalog, &registry, &Engine::summed_only(), opts);
-    same(&grouped, &summed);
-    // The row coded 2^43 stays in day 70's base: all 50 rows.
-    for s in &grouped {
-        assert_eq!(s.verdict, recite::settle::Verdict::Reproduced, "{:?}", s.reasons);
+    for reduction in [Reduction::InProcess, Reduction::Plan] {
+        let engine = Engine::new().with_reduction(reduction);
+        let (grouped, gs) = pipeline::settle_all(&claims, &catalog, &registry, &engine, opts);
+        same(&grouped, &summed);
+        // The row coded 2^43 stays in day 70's base: all 50 rows.
+        for s in &grouped {
+            assert_eq!(s.verdict, recite::settle::Verdict::Reproduced, "{:?}", s.reasons);
+        }
+        assert_eq!(gs.plans.len(), 1, "{:?}", gs.plans);
+        assert_eq!(gs.plans[0].plan, ScanPlan::Summed);
+        assert!(gs.plans[0].reason.contains("\"big\" holds codes beyond ±2^42"), "{}", gs.plans[0].reason);
     }
-    assert_eq!(gs.plans.len(), 1, "{:?}", gs.plans);
-    assert_eq!(gs.plans[0].plan, ScanPlan::Summed);
-    assert!(gs.plans[0].reason.contains("\"big\" holds codes beyond ±2^42"), "{}", gs.plans[0].reason);
+}
+
+/// `recite check ARGS --format json`, once per reduction: the report, after asserting the two
+/// are equal byte for byte and settle some claims.
+fn same_report_both_ways(args: &[&str]) -> serde_json::Value {
+    let run = |how: &str| {
+        let mut a = args.to_vec();
+        a.extend(["--format", "json", "--reduction", how]);
+        let out = support::recite(&a);
+        assert!(
+            matches!(support::code(&out), 0 | 1),
+            "{args:?} --reduction {how}: {}",
+            support::stderr(&out)
+        );
+        support::stdout(&out)
+    };
+    let (local, plan) = (run("in-process"), run("plan"));
+    if local != plan {
+        let at =
+            local.bytes().zip(plan.bytes()).position(|(a, b)| a != b).unwrap_or(local.len().min(plan.len()));
+        let near = |s: &str| s[at.saturating_sub(200).min(s.len())..(at + 200).min(s.len())].to_string();
+        panic!(
+            "{args:?}: the reports differ at byte {at}:\nin-process …{}…\nplan …{}…",
+            near(&local),
+            near(&plan)
+        );
+    }
+    let report: serde_json::Value = serde_json::from_str(&local).unwrap();
+    assert!(report["summary"]["claims"].as_u64().unwrap() > 0, "{args:?}: no claims settled");
+    report
+}
+
+/// Writes `{result, citation}` lines to `dir/NAME.jsonl`, returning its path.
+fn claims_file(dir: &Path, name: &str, citations: &[serde_json::Value]) -> String {
+    let text: String = citations
+        .iter()
+        .map(|c| json!({"result": {"value": 0.5}, "citation": c}).to_string() + "\n")
+        .collect();
+    let path = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn both_reductions_give_byte_identical_reports_on_the_examples() {
+    same_report_both_ways(&["examples/transcripts", "examples/citations"]);
+    // The generated Versant claims: breakdown cells, two weights, explanations (other weights,
+    // periods, bases, columns).
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets");
+    let catalog = Catalog::load(&data).unwrap();
+    let registry = Registry::load(None).unwrap();
+    let spec = ClaimSpec { study: "Versant".into(), count: 300, wrong: 0.2, seed: 5 };
+    let made = generate(&spec, &catalog, &registry, &Engine::new()).unwrap();
+    let text: String = made.iter().map(|c| c.line.to_string() + "\n").collect();
+    let file = dir.path().join("versant.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let report = same_report_both_ways(&[file.to_str().unwrap()]);
+    assert_eq!(report["summary"]["claims"], 300);
+    // NHANES II: a design (strata and PSUs) on every column.
+    let nhanes: Vec<serde_json::Value> = [("zinc", "extractMean"), ("diabetes", "extractShare"), ("race", "extractDistribution"), ("sex", "extractShare")]
+        .iter()
+        .map(|(column, function)| json!({"study": "NHANES II", "period": "1976-1980", "base": {"name": "All examined persons", "n": 1},
+                                         "weight": "finalwgt", "source": {"table": "nhanes2", "column": column, "function": function}}))
+        .collect();
+    same_report_both_ways(&[&claims_file(dir.path(), "nhanes", &nhanes)]);
+}
+
+#[test]
+fn both_reductions_give_byte_identical_reports_on_designs_and_replicate_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/api");
+    let mut citations = Vec::new();
+    // Designs (stratified, clustered), replicate weights of three kinds; the whole sample (a
+    // plan reduces it) and subgroups (the rank of their replicate weights: in process).
+    for table in [
+        "apistrat",
+        "apiclus1",
+        "apiclus2",
+        "apistrat_jkn",
+        "apistrat_brr",
+        "apiclus1_jk1",
+        "apiclus1_boot_default",
+    ] {
+        for base in ["All schools", "High schools", "Schools that met their target"] {
+            for (column, function) in
+                [("sch_wide", "extractShare"), ("awards", "extractShare"), ("stype", "extractDistribution")]
+            {
+                citations.push(json!({"study": "California API", "period": "1999-2000", "base": {"name": base, "n": 1},
+                                      "weight": "pw", "source": {"table": table, "column": column, "function": function}}));
+            }
+        }
+    }
+    let file = claims_file(dir.path(), "api", &citations);
+    let report = same_report_both_ways(&[&file, "--data", api.to_str().unwrap()]);
+    assert_eq!(report["summary"]["claims"], citations.len());
+}
+
+#[test]
+fn both_reductions_give_byte_identical_reports_on_bad_weights_and_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    days_layer(dir.path());
+    let mut citations = Vec::new();
+    // Several weights on one scan, the invalid ones (negative, NaN, infinite) and the one beyond
+    // the fixed point; days with and without the bad values; unweighted.
+    for day in [1, 2, 69, 70] {
+        for weight in ["w", "neg", "nan", "inf", "huge", "unweighted"] {
+            citations.push(day_share(day, weight, "x").citation);
+        }
+    }
+    let data = dir.path().to_str().unwrap().to_string();
+    same_report_both_ways(&[&claims_file(dir.path(), "weights", &citations), "--data", &data]);
+    // A code beyond ±2^42: the table falls back to the summed plan under either reduction.
+    let big: Vec<serde_json::Value> = [1, 70].iter().map(|&d| day_share(d, "w", "big").citation).collect();
+    let report = same_report_both_ways(&[&claims_file(dir.path(), "big", &big), "--data", &data]);
+    assert_eq!(report["stats"]["plans"][0]["plan"], "summed", "{}", report["stats"]);
+}
+
+/// The plan's sums against sums worked by hand, on a table small enough to add up.
+#[test]
+fn the_plan_reduction_sums_what_a_hand_count_gives() {
+    // x, w, wave: wave 1 has x = 1, 2, 1, (null), 2 with w = 0.5, 1.5, 2, 1, 0.25; wave 2 one
+    // more row (x = 1, w = 3) outside the period. Binary fractions, so every sum is exact.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.csv"), "x,w,wave\n1,0.5,1\n2,1.5,1\n1,2,1\n,1,1\n2,0.25,1\n1,3,2\n")
+        .unwrap();
+    std::fs::write(
+        dir.path().join("study.toml"),
+        "[study]\nname = \"Hand\"\n[[tables]]\nname = \"t\"\npath = \"t.csv\"\nweights = [\"w\"]\n\
+         [tables.columns.x]\nvalues = { \"1\" = \"One\", \"2\" = \"Two\" }\nshare = [1]\n\
+         [[periods]]\nname = \"W1\"\nfilter = \"wave = 1\"\n[[bases]]\nname = \"All\"\nfilter = \"TRUE\"\n",
+    )
+    .unwrap();
+    let catalog = Catalog::load(dir.path()).unwrap();
+    let registry = Registry::load(None).unwrap();
+    let engine = Engine::new().with_reduction(Reduction::Plan);
+    let citation = json!({"study": "Hand", "period": "W1", "base": {"name": "All", "n": 4}, "weight": "w",
+                          "source": {"table": "t", "column": "x", "function": "extractShare"}});
+    let r =
+        recite::resolve::resolve(&recite::citation::parse(&citation).unwrap(), &catalog, &registry, &engine)
+            .unwrap();
+    assert_eq!(
+        recite::engine::needs_in_process(&recite::engine::Job {
+            rows: r.rows.clone(),
+            measures: r.measures.clone(),
+            cells: vec![]
+        }),
+        None
+    );
+    let (outcomes, stats) =
+        engine.run(&[recite::engine::Job { rows: r.rows, measures: r.measures, cells: vec![] }]);
+    assert_eq!(stats.plans[0].plan, ScanPlan::Grouped);
+    assert_eq!(stats.rows_scanned, 5, "the period's rows, the null code's among them");
+    let out = outcomes[0].as_ref().unwrap();
+    assert!(
+        matches!(out.vars[..], [recite::engine::Var::One, recite::engine::Var::Ind(_)]),
+        "{:?}",
+        out.vars
+    );
+    let s = &out.sums;
+    // Base: the four wave-1 rows with a code. Σw = .5 + 1.5 + 2 + .25 = 4.25; x = 1: .5 + 2 = 2.5.
+    assert_eq!(s.n, 4.0);
+    assert_eq!(s.totals, [4.25, 2.5]);
+    assert_eq!(s.counts, [4.0, 2.0]);
+    // Σw² = .25 + 2.25 + 4 + .0625 = 6.5625; over x = 1: .25 + 4 = 4.25 (with 1 and with itself).
+    assert_eq!(s.moments[&(0, 0)], 6.5625);
+    assert_eq!(s.moments[&(0, 1)], 4.25);
+    assert_eq!(s.moments[&(1, 1)], 4.25);
 }

@@ -6,19 +6,28 @@
 //!
 //! DataFusion reads the table (projection and the cited periods' filter pushed into the Parquet
 //! reader) and evaluates, per row, every period, cell and base filter once as a boolean
-//! ([`flags`]); base filters may use `{column}`, so their flags are per column. The reduction
-//! ([`reduce`]) runs here, one task per partition: it turns the flags into a period mask, a cell
-//! mask and per cited column a packed key `code·2^B + base mask`, and sums each group in exact
-//! integer arithmetic (weights in fixed point), found by array indexing rather than hashing
-//! where codes are small. DataFusion's own grouping-set aggregate compares every row on the
-//! union of all sets' keys: measured, 57% of a 10k-claim run went there (BENCHMARKS.md). Each
-//! job then sums the groups its period, base, weight and cells select ([`accumulate`]).
+//! ([`flags`]); base filters may use `{column}`, so their flags are per column. The flags become
+//! a period mask, a cell mask and per cited column a packed key `code·2^B + base mask`, and
+//! each group is summed in exact integer arithmetic (weights in fixed point). Two reductions
+//! do this and return the same sums ([`Reduced`]), chosen by [`Reduction`]:
+//! - in process ([`reduce`]), one task per partition of DataFusion's stream, groups found by
+//!   array indexing rather than hashing where codes are small. DataFusion's own grouping-set
+//!   aggregate compares every row on the union of all sets' keys: measured, 57% of a 10k-claim
+//!   run went there (BENCHMARKS.md);
+//! - as one DataFusion plan of built-in functions ([`plan`]: a cross join with the cited
+//!   columns' indices and one `GROUP BY` of exact `Decimal256` sums), which any DataFusion
+//!   executor runs, a Ballista cluster's too. The replicate weights' ranks ([`super::gram`])
+//!   tap the rows in process, so a scan that needs them is reduced in process under either
+//!   ([`super::needs_in_process`]).
+//!
+//! Each job then sums the groups its period, base, weight and cells select ([`accumulate`]).
 
 mod accumulate;
 mod flags;
+mod plan;
 mod reduce;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use datafusion::arrow::datatypes::DataType;
@@ -27,8 +36,8 @@ use datafusion::prelude::{cast, ident};
 use rayon::prelude::*;
 
 use super::{
-    Engine, EngineError, Filters, Job, Outcome, Outcomes, PlanChoice, Role, ScanError, ScanPlan, ScanStats,
-    scan_error, table_of,
+    Engine, EngineError, Filters, Job, Outcome, Outcomes, PlanChoice, Reduction, Role, ScanError, ScanPlan,
+    ScanStats, scan_error, table_of,
 };
 pub(super) use accumulate::{Acc, BaseSums};
 use accumulate::{Row, RowsKey, accumulate, finish};
@@ -250,67 +259,40 @@ impl Engine {
         let keep = (design.is_none() && every_job_has_a_period && !periods.exprs.is_empty())
             .then(|| periods.exprs.iter().cloned().reduce(|a, b| a.or(b)))
             .flatten();
-        // DataFusion reads, filters and computes the keys; the counts and sums per key are
-        // reduced here, one partition per task, in exact integer arithmetic.
-        let n_weights = weights.len();
-        let partials: Vec<Partial> =
-            if columns.is_empty() {
-                Vec::new()
-            } else {
-                self.rt
-                    .block_on(async {
-                        let mut df = reg.ctx.table(reg.name.as_str()).await?;
-                        if let Some(keep) = &keep {
-                            df = df.filter(keep.clone())?;
-                        }
-                        let streams = df.select(select)?.execute_stream_partitioned().await?;
-                        let mut tasks = tokio::task::JoinSet::new();
-                        for (i, stream) in streams.into_iter().enumerate() {
-                            let mut stream = grams.tap(i, stream); // replicate weights' ranks
-                            let (n_columns, layout) = (columns.len(), layout.clone());
-                            tasks.spawn(async move {
-                                let mut part = Partial::new(n_columns);
-                                while let Some(batch) = futures::StreamExt::next(&mut stream).await {
-                                    part.add(&batch?, &layout)?;
-                                }
-                                Ok::<_, datafusion::error::DataFusionError>(part)
-                            });
-                        }
-                        let mut parts = Vec::new();
-                        while let Some(done) = tasks.join_next().await {
-                            parts.push(done.map_err(|e| {
-                                datafusion::error::DataFusionError::ExecutionJoin(Box::new(e))
-                            })??);
-                        }
-                        Ok::<_, datafusion::error::DataFusionError>(parts)
-                    })
-                    .map_err(|e| scan_error(&e))?
+        // DataFusion reads, filters and computes the flags; the counts and sums per key are
+        // reduced in exact integer arithmetic, here (one task per partition) or by a plan any
+        // DataFusion executor runs. The replicate weights' ranks tap the rows in process.
+        // On a cluster the rows never come here: the plan reduces them on the executors.
+        let on_cluster = self.place(location, jobs).0 == super::Place::Cluster;
+        let reduced = if columns.is_empty() {
+            Reduced::empty(0)
+        } else if (self.reduction == Reduction::Plan || on_cluster) && grams.is_empty() {
+            let shape = plan::Shape {
+                periods: &periods.exprs,
+                cells: &cells.exprs,
+                columns: &columns,
+                bases: bases.iter().map(|b| b.exprs.as_slice()).collect(),
+                weights: &weights,
+                design,
             };
-        if let Some(c) = (0..columns.len()).find(|&c| partials.iter().any(|p| p.columns[c].out_of_range)) {
+            self.rt
+                .block_on(async {
+                    let batches = plan::plan(&reg.ctx, &reg.name, keep, &shape).await?.collect().await?;
+                    plan::gather(&batches, &shape)
+                })
+                .map_err(|e| scan_error(&e))?
+        } else {
+            self.reduce_in_process(&reg.ctx, &reg.name, keep, select, &layout, &grams)?
+        };
+        if let Some(c) = reduced.out_of_range.iter().position(|&o| o) {
             let why = format!(
                 "column {:?} holds codes beyond ±2^42, which the grouped key cannot pack",
                 columns[c]
             );
             return self.scan_summed(location, design, jobs, why);
         }
-        let rows_total: u64 = partials.iter().map(|p| p.rows).sum();
+        let Reduced { merged, rows: rows_total, psus, .. } = reduced;
         grams.merge();
-        let mut psus: BTreeMap<(String, String), ()> = BTreeMap::new();
-        for p in &partials {
-            for k in &p.psu_names {
-                psus.insert(k.clone(), ());
-            }
-        }
-        // Merge the partitions' integer sums (order-free), then lay them out per column.
-        let mut merged: Vec<HashMap<MergedKey, Sums128>> = vec![HashMap::new(); columns.len()];
-        for p in &partials {
-            for (c, into) in merged.iter_mut().enumerate() {
-                for ((pm, cm, key, psu), v) in p.groups(c, n_weights) {
-                    let psu = psu.map(|i| p.psu_names[i as usize].clone());
-                    into.entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
-                }
-            }
-        }
         let scale = 10f64.powi(i32::from(FIXED_SCALE));
         let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); columns.len()];
         for (c, map) in merged.into_iter().enumerate() {
@@ -338,7 +320,7 @@ impl Engine {
                 });
             }
         }
-        let psu_list: Vec<(String, String)> = psus.into_keys().collect();
+        let psu_list: Vec<(String, String)> = psus.into_iter().collect();
         // Groups come out of hash maps in no fixed order; summing them in a fixed order keeps
         // every float bit the same from run to run.
         for rows in &mut by_column {
@@ -405,6 +387,85 @@ impl Engine {
             stats.absorb(s);
         }
         Ok((outcomes, stats))
+    }
+
+    /// The in-process reduction: DataFusion streams the projected rows (`select`, laid out as
+    /// `layout`) partition by partition, each reduced by a task of its own ([`reduce`]); the
+    /// partitions' integer sums are merged (order-free). `grams` taps the rows as they pass.
+    fn reduce_in_process(
+        &self,
+        ctx: &datafusion::prelude::SessionContext,
+        table: &str,
+        keep: Option<Expr>,
+        select: Vec<Expr>,
+        layout: &Layout,
+        grams: &super::gram::Grams,
+    ) -> Result<Reduced, ScanError> {
+        let n_columns = layout.columns();
+        let partials: Vec<Partial> = self
+            .rt
+            .block_on(async {
+                let mut df = ctx.table(table).await?;
+                if let Some(keep) = keep {
+                    df = df.filter(keep)?;
+                }
+                let streams = df.select(select)?.execute_stream_partitioned().await?;
+                let mut tasks = tokio::task::JoinSet::new();
+                for (i, stream) in streams.into_iter().enumerate() {
+                    let mut stream = grams.tap(i, stream); // replicate weights' ranks
+                    let layout = layout.clone();
+                    tasks.spawn(async move {
+                        let mut part = Partial::new(n_columns);
+                        while let Some(batch) = futures::StreamExt::next(&mut stream).await {
+                            part.add(&batch?, &layout)?;
+                        }
+                        Ok::<_, datafusion::error::DataFusionError>(part)
+                    });
+                }
+                let mut parts = Vec::new();
+                while let Some(done) = tasks.join_next().await {
+                    parts.push(
+                        done.map_err(|e| datafusion::error::DataFusionError::ExecutionJoin(Box::new(e)))??,
+                    );
+                }
+                Ok::<_, datafusion::error::DataFusionError>(parts)
+            })
+            .map_err(|e| scan_error(&e))?;
+        let n_weights = layout.weights;
+        let mut out = Reduced::empty(n_columns);
+        for p in &partials {
+            out.rows += p.rows;
+            out.psus.extend(p.psu_names.iter().cloned());
+            for (c, into) in out.merged.iter_mut().enumerate() {
+                out.out_of_range[c] |= p.columns[c].out_of_range;
+                for ((pm, cm, key, psu), v) in p.groups(c, n_weights) {
+                    let psu = psu.map(|i| p.psu_names[i as usize].clone());
+                    into.entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What a reduction returns: per cited column the exact sums of each (period mask, cell mask,
+/// packed key, PSU) group, the rows read, the PSUs seen, and which columns hold codes beyond
+/// ±2^42. Both reductions return the same, so what follows them is shared.
+struct Reduced {
+    merged: Vec<HashMap<MergedKey, Sums128>>,
+    rows: u64,
+    psus: BTreeSet<(String, String)>,
+    out_of_range: Vec<bool>,
+}
+
+impl Reduced {
+    fn empty(columns: usize) -> Reduced {
+        Reduced {
+            merged: vec![HashMap::new(); columns],
+            rows: 0,
+            psus: BTreeSet::new(),
+            out_of_range: vec![false; columns],
+        }
     }
 }
 
