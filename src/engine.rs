@@ -321,22 +321,34 @@ fn weight_verdict(bad: f64, squares: f64) -> Result<(), String> {
 pub mod cache;
 pub mod gram;
 mod grouped;
+pub mod remote;
 mod summed;
 pub mod sums;
 
+pub use remote::{ConnectError, EngineUrl, EngineUrlError};
 pub use summed::pred_expr;
 pub use sums::{Replicated, Replication, Sums, Var, needed_pairs, vars_for};
 
 struct Registered {
     name: String,
     schema: Arc<Schema>,
+    /// The session the table is registered in: this process's, or the cluster's.
+    ctx: SessionContext,
 }
 
-/// An in-process DataFusion session with the catalog's tables registered on demand.
+/// Where a scan runs: in this process, or on the engine's Ballista cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Place {
+    Here,
+    Cluster,
+}
+
+/// A DataFusion session with the catalog's tables registered on demand: in this process, or
+/// on a Ballista cluster ([`Engine::connect`]).
 pub struct Engine {
     rt: tokio::runtime::Runtime,
     ctx: SessionContext,
-    tables: Mutex<HashMap<PathBuf, Arc<Registered>>>,
+    tables: Mutex<HashMap<(PathBuf, Place), Arc<Registered>>>,
     /// CSV formats declared by the catalog, by table location (see [`Engine::declare`]).
     csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
     grouped: bool,
@@ -344,6 +356,8 @@ pub struct Engine {
     reduction: Reduction,
     /// The sufficient-statistics cache, when one is given ([`Engine::with_cache`]).
     cache: Option<cache::Cache>,
+    /// The Ballista cluster scans run on, when one is given ([`Engine::connect`]).
+    cluster: Option<remote::Cluster>,
 }
 
 impl Default for Engine {
@@ -374,6 +388,7 @@ impl Engine {
             grouped: true,
             reduction: Reduction::default(),
             cache: None,
+            cluster: None,
         }
     }
 
@@ -399,14 +414,31 @@ impl Engine {
         self.reduction
     }
 
-    /// Registers a table's files (once) and returns its internal name and schema.
+    /// Registers a table's files (once) where its scans run by default, and returns its
+    /// internal name and schema.
     fn register(&self, location: &Path) -> Result<Arc<Registered>, EngineError> {
+        let place = if self.cluster.is_some() && self.stays_here(location).is_none() {
+            Place::Cluster
+        } else {
+            Place::Here
+        };
+        self.register_at(location, place)
+    }
+
+    /// Registers a table's files (once) in this process's session or the cluster's, and
+    /// returns its internal name and schema.
+    fn register_at(&self, location: &Path, place: Place) -> Result<Arc<Registered>, EngineError> {
         let table_error = |error: String| EngineError::Table { location: location.to_path_buf(), error };
         let mut tables =
             self.tables.lock().map_err(|_| EngineError::Internal("engine state poisoned".into()))?;
-        if let Some(r) = tables.get(location) {
+        let key = (location.to_path_buf(), place);
+        if let Some(r) = tables.get(&key) {
             return Ok(r.clone());
         }
+        let ctx = match (place, &self.cluster) {
+            (Place::Cluster, Some(c)) => c.ctx.clone(),
+            _ => self.ctx.clone(),
+        };
         let text = location.to_string_lossy().to_string();
         let is_glob = text.contains(['*', '?', '[']);
         if !is_glob && !location.exists() {
@@ -422,7 +454,7 @@ impl Engine {
             } else if crate::sav::is_sav(location) {
                 let table = crate::sav::SavTable::open(location)
                     .map_err(datafusion::error::DataFusionError::Execution)?;
-                self.ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())
+                ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())
             } else if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e))
             {
                 // Arrow IPC files; the extension selects the files a glob or folder lists.
@@ -431,7 +463,7 @@ impl Engine {
                     file_extension: ext,
                     ..Default::default()
                 };
-                self.ctx.register_arrow(&name, &text, opts).await
+                ctx.register_arrow(&name, &text, opts).await
             } else if lower.ends_with(".csv") {
                 let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
                 let (delimiter, header) = match &format {
@@ -451,30 +483,30 @@ impl Engine {
                     Some(f) => {
                         let copy = crate::transcode::cached_copy(location, &f, delimiter)
                             .map_err(datafusion::error::DataFusionError::Execution)?;
-                        self.ctx.register_csv(&name, &copy.to_string_lossy(), opts).await
+                        ctx.register_csv(&name, &copy.to_string_lossy(), opts).await
                     }
-                    None => self.ctx.register_csv(&name, &text, opts).await,
+                    None => ctx.register_csv(&name, &text, opts).await,
                 }
             } else if location.is_dir() {
                 // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
                 // partition columns are columns, and a filter on them skips whole folders.
                 let opts = ParquetReadOptions::default().table_partition_cols(hive_partitions(location));
                 let folder = if text.ends_with('/') { text.clone() } else { format!("{text}/") };
-                self.ctx.register_parquet(&name, &folder, opts).await
+                ctx.register_parquet(&name, &folder, opts).await
             } else {
-                self.ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
+                ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
             }
         });
         result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
         let schema = self
             .rt
-            .block_on(self.ctx.table(name.as_str()))
+            .block_on(ctx.table(name.as_str()))
             .map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?
             .schema()
             .as_arrow()
             .clone();
-        let reg = Arc::new(Registered { name, schema: Arc::new(schema) });
-        tables.insert(location.to_path_buf(), reg.clone());
+        let reg = Arc::new(Registered { name, schema: Arc::new(schema), ctx });
+        tables.insert(key, reg.clone());
         Ok(reg)
     }
 
@@ -514,7 +546,7 @@ impl Engine {
             }
             self.rt
                 .block_on(async {
-                    let df = self.ctx.table(reg.name.as_str()).await?;
+                    let df = reg.ctx.table(reg.name.as_str()).await?;
                     let exprs: Vec<Expr> =
                         exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
                     df.aggregate(vec![], exprs)?.collect().await
@@ -635,7 +667,7 @@ impl Engine {
         let batches = self
             .rt
             .block_on(async {
-                let df = self.ctx.table(reg.name.as_str()).await?;
+                let df = reg.ctx.table(reg.name.as_str()).await?;
                 let exprs: Vec<Expr> =
                     exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
                 df.aggregate(vec![], exprs)?.collect().await
@@ -657,7 +689,7 @@ impl Engine {
     fn probe(&self, reg: &Registered, keep: Option<Expr>, exprs: Vec<Expr>) -> Result<(), ScanError> {
         self.rt
             .block_on(async {
-                let mut df = self.ctx.table(reg.name.as_str()).await?;
+                let mut df = reg.ctx.table(reg.name.as_str()).await?;
                 if let Some(k) = keep {
                     df = df.filter(k)?;
                 }
@@ -811,7 +843,8 @@ impl Engine {
         job: &Job,
         error: &str,
     ) -> EngineError {
-        let reg = match self.register(location) {
+        // Where the job's scan ran, so the probes meet what it met.
+        let reg = match self.register_at(location, self.place(location, &[job]).0) {
             Ok(r) => r,
             Err(e) => return e,
         };
@@ -899,13 +932,16 @@ impl Engine {
 
     /// One scan of one table for all its jobs: grouped when every cited column holds integer
     /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
+    /// On a cluster engine, on the cluster (the grouped scan reduced by a plan), unless the
+    /// scan stays here ([`Engine::place`]); either way the plan's reason says where it ran.
     fn scan_best(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&Job],
     ) -> Result<(Outcomes, ScanStats), ScanError> {
-        let schema = self.register(location)?.schema.clone();
+        let (place, here) = self.place(location, jobs);
+        let schema = self.register_at(location, place)?.schema.clone();
         if let Some((s, p)) = design {
             for c in [s, p] {
                 if schema.field_with_name(c).is_err() {
@@ -916,16 +952,35 @@ impl Engine {
                 }
             }
         }
-        let (plan, reason) = self.choose(&schema, jobs);
-        match plan {
+        let (plan, reason) = self.choose(&schema, jobs, place);
+        let (outcomes, mut stats) = match plan {
             ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason),
             ScanPlan::Summed | ScanPlan::Cache => self.scan_summed(location, design, jobs, reason),
+        }?;
+        // A scan that stays here on a cluster engine says so, and why (also when the grouped
+        // plan handed it on to the summed one).
+        if let Some(why) = here {
+            let note = format!("; in this process, not on the cluster: {why}");
+            for p in stats.plans.iter_mut().filter(|p| !p.reason.contains(&note)) {
+                p.reason.push_str(&note);
+            }
         }
+        Ok((outcomes, stats))
     }
 
     /// The plan for one scan of a table's jobs, and why: grouped when every cited column holds
-    /// integer codes and there are few enough of them, else summed.
-    fn choose(&self, schema: &Schema, jobs: &[&Job]) -> (ScanPlan, String) {
+    /// integer codes and there are few enough of them, else summed; on a cluster the same,
+    /// the grouped scan reduced by a plan the executors run.
+    fn choose(&self, schema: &Schema, jobs: &[&Job], place: Place) -> (ScanPlan, String) {
+        if let (Place::Cluster, Some(c)) = (place, &self.cluster) {
+            // Both plans run on the executors: the grouped one reduced by a DataFusion plan.
+            let (plan, why) = self.choose(schema, jobs, Place::Here);
+            let how = match plan {
+                ScanPlan::Grouped => "reduced by a DataFusion plan its executors run",
+                _ => "one aggregate plan its executors run",
+            };
+            return (plan, format!("on the Ballista cluster {}: {why}; {how}", c.url));
+        }
         if !self.grouped {
             return (ScanPlan::Summed, "the grouped plan is turned off (Engine::summed_only)".into());
         }

@@ -28,6 +28,10 @@
 //! citation, claim, json, catalog, extractor, moca, card): what the fuzz targets need, without
 //! DataFusion.
 //!
+//! With the `ballista` feature, [`engine`] can run its scans on an Apache Ballista cluster
+//! (`--engine ballista://HOST:PORT`), and `cluster` is recite's own scheduler and executor
+//! (`recite cluster scheduler|executor`; docs/cluster.md).
+//!
 //! [`answers`] traces every number of an agent's answer text to the cited, re-run results.
 //!
 //! [`json`] is the JSON toolkit they all share (pointers, numeric leaves, citation shape, media
@@ -44,6 +48,8 @@ pub mod citation;
 pub mod claim;
 #[cfg(feature = "engine")]
 pub mod claimset;
+#[cfg(feature = "ballista")]
+pub mod cluster;
 #[cfg(feature = "engine")]
 pub mod engine;
 pub mod extractor;

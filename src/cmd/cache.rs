@@ -34,11 +34,15 @@ impl CacheArgs {
         self.cache.clone().filter(|d| !d.as_os_str().is_empty())
     }
 
-    /// An engine, with the cache when one is named.
-    pub fn engine(&self) -> Result<Engine> {
-        Ok(match self.dir() {
-            Some(d) => Engine::new().with_cache(cache::Cache::open(&d).map_err(|e| anyhow!("--cache: {e}"))?),
-            None => Engine::new(),
+    /// The engine `engine` names, with the cache when one is named.
+    pub fn engine(&self, engine: &super::EngineArgs) -> Result<Engine> {
+        // The cache is checked first: a bad folder fails before a cluster is asked.
+        let cache =
+            self.dir().map(|d| cache::Cache::open(&d).map_err(|e| anyhow!("--cache: {e}"))).transpose()?;
+        let engine = engine.engine()?;
+        Ok(match cache {
+            Some(c) => engine.with_cache(c),
+            None => engine,
         })
     }
 }

@@ -31,6 +31,8 @@ pub enum Command {
     Check {
         #[command(flatten)]
         data: DataArgs,
+        #[command(flatten)]
+        engine: super::EngineArgs,
     },
     /// Write a starter study.toml from data files (.sav/.zsav, .parquet, .csv, .arrow): every
     /// column with its labels, codes and missing codes; a guessed wave column (a period per
@@ -63,8 +65,8 @@ pub enum Command {
 /// Runs `recite catalog …`.
 pub fn run(c: Command) -> Result<ExitCode> {
     match c {
-        Command::Check { data } => {
-            let proof = catalog::prove(&data.catalog()?, &Engine::new());
+        Command::Check { data, engine } => {
+            let proof = catalog::prove(&data.catalog()?, &engine.engine()?);
             super::write_output(None, &proof.render())?;
             Ok(if proof.is_empty() || proof.errors() > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }

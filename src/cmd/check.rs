@@ -7,6 +7,7 @@ Examples:
   recite check 'logs/**/*.jsonl' --format junit --output recite.xml
   recite check transcript.json --format json --timings
   cat run.sse | recite check -
+  recite check transcripts/ --engine ballista://sched.internal:50050   on a cluster (docs/cluster.md)
 
 Inputs are files, folders (read recursively: .json .jsonl .ndjson .sse .txt .log), globs, or -
 for standard input. Only regular files are read: a FIFO, socket or device, a symbolic link loop,
@@ -76,6 +77,8 @@ pub struct Args {
     data: DataArgs,
     #[command(flatten)]
     cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    engine: super::EngineArgs,
 }
 
 /// Runs `recite check`.
@@ -100,7 +103,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let (color, layer) = (a.report.colored(), opts.data_layer.clone());
     let mut w = report::writer(a.format, a.answers_only, color, layer, out.writer()?);
-    let mut engine = a.cache.engine()?;
+    let mut engine = a.cache.engine(&a.engine)?;
     if let Some(r) = a.reduction {
         engine = engine.with_reduction(r);
     }

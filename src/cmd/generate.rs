@@ -52,6 +52,8 @@ pub struct ClaimArgs {
     output: super::OutputArgs,
     #[command(flatten)]
     data: super::DataArgs,
+    #[command(flatten)]
+    engine: super::EngineArgs,
 }
 
 /// `recite generate versant`.
@@ -94,7 +96,7 @@ fn claims(a: ClaimArgs) -> Result<ExitCode> {
     }
     let catalog = a.data.catalog()?;
     let registry = a.data.registry()?;
-    let engine = recite::engine::Engine::new();
+    let engine = a.engine.engine()?;
     let spec = ClaimSpec { study: a.study, count: a.count, wrong: a.wrong, seed: a.seed };
     let made = generate(&spec, &catalog, &registry, &engine)?;
     let mut text = String::new();

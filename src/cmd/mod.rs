@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use recite::catalog::Catalog;
+use recite::engine::{Engine, EngineUrl};
 use recite::extractor::Registry;
 use recite::report::{DataLayer, DataSource};
 use recite::settle::pipeline::Options;
@@ -33,6 +34,7 @@ pub mod cache;
 pub mod card;
 pub mod catalog;
 pub mod check;
+pub mod cluster;
 pub mod extractors;
 pub mod fail_on;
 pub mod files;
@@ -73,6 +75,8 @@ enum Command {
     Generate(generate::Command),
     #[command(subcommand)]
     Cache(cache::Command),
+    #[command(subcommand)]
+    Cluster(cluster::Command),
 }
 
 /// Where the data layer and extractors are; shared by every subcommand that needs them.
@@ -156,6 +160,32 @@ impl DataArgs {
     /// Loads the extractor registry.
     pub fn registry(&self) -> Result<Registry> {
         Registry::load(self.extractors.as_deref())
+    }
+}
+
+/// Where scans run; shared by every command that runs the engine on the data layer.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// `local` (DataFusion in this process), or `ballista://HOST:PORT`: the scheduler of an
+    /// Apache Ballista cluster that runs the scans (a build with the `ballista` feature;
+    /// docs/cluster.md). Empty means local.
+    #[arg(long, value_name = "ENGINE", env = "RECITE_ENGINE", default_value = "local", value_parser = parse_engine)]
+    pub engine: EngineUrl,
+}
+
+/// An `--engine` value; empty (an unset-looking `RECITE_ENGINE=`) is local.
+fn parse_engine(value: &str) -> std::result::Result<EngineUrl, String> {
+    if value.trim().is_empty() {
+        return Ok(EngineUrl::Local);
+    }
+    value.parse().map_err(|e: recite::engine::EngineUrlError| e.to_string())
+}
+
+impl EngineArgs {
+    /// The engine: this process's, or a session on the named cluster (whose scheduler must
+    /// answer).
+    pub fn engine(&self) -> Result<Engine> {
+        Engine::connect(&self.engine).map_err(|e| anyhow::anyhow!("{e}"))
     }
 }
 
@@ -309,6 +339,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Extractors(a) => extractors::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Cache(c) => cache::run(c),
+        Command::Cluster(c) => cluster::run(c),
     }
 }
 

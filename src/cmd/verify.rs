@@ -56,6 +56,8 @@ pub struct Args {
     data: DataArgs,
     #[command(flatten)]
     cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    engine: super::EngineArgs,
 }
 
 /// Runs `recite verify`.
@@ -71,7 +73,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         e => anyhow!("{e}"),
     })?;
     let (data_layer, catalog, registry) = (a.data.data_layer(), a.data.catalog()?, a.data.registry()?);
-    let engine = a.cache.engine()?;
+    let engine = a.cache.engine(&a.engine)?;
     let (settlement, stats) =
         verify::verify(&a.citation, &bytes, claimed, &catalog, &registry, &engine, a.settle.options())?;
     let verdict = settlement.verdict;

@@ -41,7 +41,7 @@ impl Engine {
         design: Option<&(String, String)>,
         jobs: &[&Job],
     ) -> Result<(Outcomes, ScanStats), ScanError> {
-        let reg = self.register(location)?;
+        let reg = self.register_at(location, self.place(location, jobs).0)?;
         let mut filters = Filters::new(self, &reg.schema)?;
         let mut aggs = Aggregates::default();
         let rows_slot = aggs.slot(count(lit(1)));
@@ -75,7 +75,7 @@ impl Engine {
         let batches: Vec<RecordBatch> = self
             .rt
             .block_on(async {
-                let mut df = self.ctx.table(reg.name.as_str()).await?;
+                let mut df = reg.ctx.table(reg.name.as_str()).await?;
                 if let Some(keep) = keep {
                     df = df.filter(keep)?;
                 }

@@ -1831,3 +1831,47 @@ fn jsonl_writes_a_line_per_claim_then_per_input_then_the_summary() {
     let (_, json) = check_json(&[EXAMPLES, &clean]);
     assert_eq!(&json["summary"], summary);
 }
+
+#[test]
+fn malformed_engine_urls_are_usage_errors_naming_the_fault() {
+    for (engine, why) in [
+        ("ballista://:50050", "no host"),
+        ("ballista://sched:http", "\"http\" is not a port"),
+        ("spark://sched:7077", "unknown scheme \"spark\""),
+    ] {
+        let out = recite(&["check", EXAMPLES, "--engine", engine]);
+        assert_eq!(code(&out), 2, "{engine}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(why) && err.contains("expected `local` or `ballista://HOST:PORT`"),
+            "{engine}: {err}"
+        );
+    }
+    // The environment variable is read the same way.
+    let mut c = command(&["verify", "examples/citations/versant-w6-considered.json"]);
+    c.env("RECITE_ENGINE", "ballista://");
+    let out = run(c, None);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("no host"), "{}", stderr(&out));
+}
+
+#[cfg(not(feature = "ballista"))]
+#[test]
+fn a_ballista_engine_without_the_feature_says_how_to_build_it() {
+    for args in [
+        vec!["check", EXAMPLES, "--engine", "ballista://127.0.0.1:50050"],
+        vec!["catalog", "check", "--engine", "ballista://127.0.0.1:50050"],
+        vec!["cluster", "scheduler"],
+    ] {
+        let out = recite(&args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("`ballista` cargo feature") && err.contains("--features ballista"),
+            "{args:?}: {err}"
+        );
+    }
+    // `local`, or nothing, is this process's engine as before.
+    let out = recite(&["check", EXAMPLES, "--engine", "local"]);
+    assert_eq!(code(&out), code(&recite(&["check", EXAMPLES])));
+}

@@ -4,6 +4,8 @@
 mod agui;
 mod cache;
 mod check_cli;
+#[cfg(feature = "ballista")]
+mod cluster;
 mod engine_plans;
 mod explain;
 mod html_report;

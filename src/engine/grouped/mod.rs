@@ -131,7 +131,7 @@ impl Engine {
         jobs: &[&Job],
         reason: String,
     ) -> Result<(Outcomes, ScanStats), ScanError> {
-        let reg = self.register(location)?;
+        let reg = self.register_at(location, self.place(location, jobs).0)?;
         let mut filters = Filters::new(self, &reg.schema)?;
         let mut columns: Vec<String> = Vec::new();
         let mut weights: Vec<String> = Vec::new();
@@ -262,9 +262,11 @@ impl Engine {
         // DataFusion reads, filters and computes the flags; the counts and sums per key are
         // reduced in exact integer arithmetic, here (one task per partition) or by a plan any
         // DataFusion executor runs. The replicate weights' ranks tap the rows in process.
+        // On a cluster the rows never come here: the plan reduces them on the executors.
+        let on_cluster = self.place(location, jobs).0 == super::Place::Cluster;
         let reduced = if columns.is_empty() {
             Reduced::empty(0)
-        } else if self.reduction == Reduction::Plan && grams.is_empty() {
+        } else if (self.reduction == Reduction::Plan || on_cluster) && grams.is_empty() {
             let shape = plan::Shape {
                 periods: &periods.exprs,
                 cells: &cells.exprs,
@@ -275,12 +277,12 @@ impl Engine {
             };
             self.rt
                 .block_on(async {
-                    let batches = plan::plan(&self.ctx, &reg.name, keep, &shape).await?.collect().await?;
+                    let batches = plan::plan(&reg.ctx, &reg.name, keep, &shape).await?.collect().await?;
                     plan::gather(&batches, &shape)
                 })
                 .map_err(|e| scan_error(&e))?
         } else {
-            self.reduce_in_process(&reg.name, keep, select, &layout, &grams)?
+            self.reduce_in_process(&reg.ctx, &reg.name, keep, select, &layout, &grams)?
         };
         if let Some(c) = reduced.out_of_range.iter().position(|&o| o) {
             let why = format!(
@@ -392,6 +394,7 @@ impl Engine {
     /// partitions' integer sums are merged (order-free). `grams` taps the rows as they pass.
     fn reduce_in_process(
         &self,
+        ctx: &datafusion::prelude::SessionContext,
         table: &str,
         keep: Option<Expr>,
         select: Vec<Expr>,
@@ -402,7 +405,7 @@ impl Engine {
         let partials: Vec<Partial> = self
             .rt
             .block_on(async {
-                let mut df = self.ctx.table(table).await?;
+                let mut df = ctx.table(table).await?;
                 if let Some(keep) = keep {
                     df = df.filter(keep)?;
                 }

@@ -1,0 +1,308 @@
+//! Where the engine runs: in this process (`local`, the default), or on an Apache Ballista
+//! cluster (`ballista://HOST:PORT`, cargo feature `ballista`; docs/cluster.md).
+//!
+//! On a cluster, a table's scans are sent to the scheduler as DataFusion plans, which its
+//! executors run; recite only plans them and reads the sums back. What cannot run on an
+//! executor stays in this process, and the scan's plan text says so (`Engine::place`):
+//! an SPSS table (recite's own reader), a CSV converted into a local copy, and jobs whose
+//! replicate weights' ranks are accumulated from the scan's streams (`engine::gram`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use datafusion::prelude::SessionContext;
+
+use std::path::Path;
+
+use super::{Engine, Job, Place};
+
+/// Ballista's default scheduler port, used when `ballista://HOST` names none.
+pub const DEFAULT_PORT: u16 = 50050;
+
+/// The engine a command runs claims on, as `--engine` or `RECITE_ENGINE` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineUrl {
+    /// DataFusion in this process.
+    Local,
+    /// The scheduler of a Ballista cluster.
+    Ballista {
+        /// Its host name or address (an IPv6 address in brackets).
+        host: String,
+        /// Its gRPC port.
+        port: u16,
+    },
+}
+
+impl fmt::Display for EngineUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EngineUrl::Local => f.write_str("local"),
+            EngineUrl::Ballista { host, port } => write!(f, "ballista://{host}:{port}"),
+        }
+    }
+}
+
+/// An `--engine` value that names no engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineUrlError {
+    /// The value as given.
+    pub value: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl fmt::Display for EngineUrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "engine {:?}: {} (expected `local` or `ballista://HOST:PORT`)", self.value, self.why)
+    }
+}
+
+impl std::error::Error for EngineUrlError {}
+
+impl FromStr for EngineUrl {
+    type Err = EngineUrlError;
+
+    fn from_str(value: &str) -> Result<EngineUrl, EngineUrlError> {
+        let fail = |why: &str| EngineUrlError { value: value.to_string(), why: why.to_string() };
+        let v = value.trim();
+        if v.eq_ignore_ascii_case("local") {
+            return Ok(EngineUrl::Local);
+        }
+        let Some((scheme, rest)) = v.split_once("://") else {
+            return Err(fail("not an engine name or URL"));
+        };
+        if !scheme.eq_ignore_ascii_case("ballista") {
+            return Err(fail(&format!("unknown scheme {scheme:?}")));
+        }
+        let authority = rest.strip_suffix('/').unwrap_or(rest);
+        if authority.contains(['/', '?', '#', '@']) {
+            return Err(fail("a scheduler URL is only HOST:PORT, with no path, query or user"));
+        }
+        // `[v6]:port`, `host:port`, or either without the port.
+        let (host, port) = if let Some(inner) = authority.strip_prefix('[') {
+            let (addr, after) =
+                inner.split_once(']').ok_or_else(|| fail("an IPv6 address is missing its `]`"))?;
+            if addr.parse::<std::net::Ipv6Addr>().is_err() {
+                return Err(fail(&format!("{addr:?} is not an IPv6 address")));
+            }
+            match after {
+                "" => (format!("[{addr}]"), None),
+                p => match p.strip_prefix(':') {
+                    Some(p) => (format!("[{addr}]"), Some(p)),
+                    None => return Err(fail("text after the IPv6 address is not `:PORT`")),
+                },
+            }
+        } else {
+            match authority.split_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p)),
+                None => (authority.to_string(), None),
+            }
+        };
+        if host.is_empty() {
+            return Err(fail("no host"));
+        }
+        if !host.starts_with('[')
+            && !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        {
+            return Err(fail(&format!("{host:?} is not a host name or address")));
+        }
+        let port = match port {
+            None => DEFAULT_PORT,
+            Some(p) => match p.parse::<u16>() {
+                Ok(n) if n > 0 => n,
+                _ => return Err(fail(&format!("{p:?} is not a port (1 to 65535)"))),
+            },
+        };
+        Ok(EngineUrl::Ballista { host, port })
+    }
+}
+
+/// Why an engine could not be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectError {
+    /// This build of recite has no Ballista client.
+    NotBuilt {
+        /// The engine asked for.
+        url: String,
+    },
+    /// The scheduler did not answer, or its session could not be made.
+    Unreachable {
+        /// The engine asked for.
+        url: String,
+        /// What went wrong.
+        error: String,
+    },
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectError::NotBuilt { url } => write!(
+                f,
+                "engine {url}: this recite was built without the `ballista` cargo feature; build it \
+                 with `cargo build --release --features ballista` to run on a Ballista cluster \
+                 (docs/cluster.md)"
+            ),
+            ConnectError::Unreachable { url, error } => {
+                write!(f, "engine {url}: the Ballista scheduler cannot be reached: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// A Ballista cluster's session, which scans registered in it run on.
+#[derive(Clone)]
+pub(crate) struct Cluster {
+    /// The client session: its query planner sends every plan to the scheduler.
+    pub(crate) ctx: SessionContext,
+    /// The scheduler, as `ballista://HOST:PORT`, for plan texts.
+    pub(crate) url: String,
+}
+
+impl Engine {
+    /// The engine `url` names: this process's, or a session on a Ballista cluster, whose
+    /// scheduler is asked first so that an address nothing answers on fails here rather
+    /// than in every claim.
+    pub fn connect(url: &EngineUrl) -> Result<Engine, ConnectError> {
+        match url {
+            EngineUrl::Local => Ok(Engine::new()),
+            EngineUrl::Ballista { host, port } => Engine::ballista(host, *port, &url.to_string()),
+        }
+    }
+
+    #[cfg(not(feature = "ballista"))]
+    fn ballista(_host: &str, _port: u16, url: &str) -> Result<Engine, ConnectError> {
+        Err(ConnectError::NotBuilt { url: url.to_string() })
+    }
+
+    #[cfg(feature = "ballista")]
+    fn ballista(host: &str, port: u16, url: &str) -> Result<Engine, ConnectError> {
+        use ballista::prelude::SessionContextExt;
+        use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+        let unreachable = |error: String| ConnectError::Unreachable { url: url.to_string(), error };
+        let engine = Engine::new();
+        let ctx = engine.rt.block_on(async {
+            let wait = std::time::Duration::from_secs(CONNECT_TIMEOUT_SECONDS);
+            match tokio::time::timeout(wait, SchedulerGrpcClient::connect(format!("http://{host}:{port}")))
+                .await
+            {
+                Err(_) => return Err(unreachable(format!("no answer in {CONNECT_TIMEOUT_SECONDS} s"))),
+                Ok(Err(e)) => return Err(unreachable(error_chain(&e))),
+                Ok(Ok(_)) => {}
+            }
+            SessionContext::remote(&format!("df://{host}:{port}"))
+                .await
+                .map_err(|e| unreachable(e.strip_backtrace()))
+        })?;
+        Ok(Engine { cluster: Some(Cluster { ctx, url: url.to_string() }), ..engine })
+    }
+
+    /// The cluster's scheduler (`ballista://HOST:PORT`), when this engine runs on one.
+    pub fn cluster_url(&self) -> Option<&str> {
+        self.cluster.as_ref().map(|c| c.url.as_str())
+    }
+
+    /// Why scans of the table at `location` stay in this process on a cluster engine (none
+    /// without a cluster, or when the executors can read the table).
+    pub(super) fn stays_here(&self, location: &Path) -> Option<&'static str> {
+        self.cluster.as_ref()?;
+        if crate::sav::is_sav(location) {
+            return Some("an SPSS table is read by recite's own reader, which the executors do not run");
+        }
+        let csv = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
+        if csv.is_some_and(|f| f.needs_transcoding()) {
+            return Some(
+                "a CSV table in another encoding or with decimal commas is read from a converted copy on this machine",
+            );
+        }
+        None
+    }
+
+    /// Where one scan of a table for `jobs` runs, and why it stays here on a cluster engine:
+    /// on the cluster, unless the table or a job needs this process.
+    pub(super) fn place(&self, location: &Path, jobs: &[&Job]) -> (Place, Option<&'static str>) {
+        if self.cluster.is_none() {
+            return (Place::Here, None);
+        }
+        if let Some(why) = self.stays_here(location) {
+            return (Place::Here, Some(why));
+        }
+        if jobs.iter().any(|j| super::gram::wanted(j)) {
+            // The ranks are accumulated from the grouped scan's streams, in this process.
+            return (
+                Place::Here,
+                Some("the replicate weights' ranks (degrees of freedom) are accumulated in this process"),
+            );
+        }
+        (Place::Cluster, None)
+    }
+}
+
+/// How long to wait for a scheduler's first answer.
+#[cfg(feature = "ballista")]
+const CONNECT_TIMEOUT_SECONDS: u64 = 10;
+
+/// An error and its sources, in one line (tonic's transport errors say little at the top).
+#[cfg(feature = "ballista")]
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(v: &str) -> Result<EngineUrl, String> {
+        v.parse::<EngineUrl>().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn engine_urls_name_local_or_a_ballista_scheduler() {
+        assert_eq!(parse("local"), Ok(EngineUrl::Local));
+        assert_eq!(parse(" LOCAL "), Ok(EngineUrl::Local));
+        let b = |h: &str, p: u16| Ok(EngineUrl::Ballista { host: h.into(), port: p });
+        assert_eq!(parse("ballista://127.0.0.1:50050"), b("127.0.0.1", 50050));
+        assert_eq!(parse("ballista://sched.internal"), b("sched.internal", DEFAULT_PORT));
+        assert_eq!(parse("Ballista://sched:7/"), b("sched", 7));
+        assert_eq!(parse("ballista://[::1]:9000"), b("[::1]", 9000));
+        assert_eq!(parse("ballista://[::1]:9000").unwrap().to_string(), "ballista://[::1]:9000");
+    }
+
+    #[test]
+    fn malformed_engine_urls_say_what_is_wrong() {
+        for (v, why) in [
+            ("remote", "not an engine name or URL"),
+            ("df://h:1", "unknown scheme \"df\""),
+            ("ballista://", "no host"),
+            ("ballista://:50050", "no host"),
+            ("ballista://h:0", "\"0\" is not a port"),
+            ("ballista://h:99999", "\"99999\" is not a port"),
+            ("ballista://h:port", "\"port\" is not a port"),
+            ("ballista://h:1/jobs", "no path"),
+            ("ballista://u@h:1", "no path, query or user"),
+            ("ballista://h h:1", "is not a host name"),
+            ("ballista://[::1:1", "missing its `]`"),
+            ("ballista://[nope]:1", "is not an IPv6 address"),
+        ] {
+            let e = parse(v).expect_err(v);
+            assert!(e.contains(why), "{v}: {e}");
+            assert!(e.contains("expected `local` or `ballista://HOST:PORT`"), "{v}: {e}");
+        }
+    }
+
+    #[cfg(not(feature = "ballista"))]
+    #[test]
+    fn a_ballista_engine_without_the_feature_names_the_feature() {
+        let url: EngineUrl = "ballista://127.0.0.1:1".parse().unwrap();
+        let e = Engine::connect(&url).err().expect("no Ballista client in this build").to_string();
+        assert!(e.contains("`ballista` cargo feature") && e.contains("--features ballista"), "{e}");
+    }
+}

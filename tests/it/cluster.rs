@@ -1,0 +1,232 @@
+//! A real Ballista cluster on loopback (feature `ballista`): a scheduler and two executors, each
+//! a child process of the built `recite cluster …` binary on ephemeral ports, so the test runs
+//! the same entry points, gRPC services and Flight transfers a deployment does (Ballista's
+//! in-process `standalone()` would skip recite's own scheduler and executor). `recite check`
+//! through it must give the local engine's report.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::support::{code, command, recite, report, root, stderr};
+
+/// How long a child may take to say it is ready, and the cluster to register its executors.
+const READY: Duration = Duration::from_secs(90);
+
+/// The children of one cluster, killed (and reaped) however the test ends.
+pub struct Cluster {
+    children: Vec<(String, Child)>,
+    /// The scheduler's address, `127.0.0.1:PORT`.
+    pub scheduler: String,
+    logs: tempfile::TempDir,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Cluster {
+    /// A scheduler and `executors` executors of `tasks` concurrent tasks each, all registered.
+    pub fn start(executors: usize, tasks: usize) -> Cluster {
+        let mut cluster =
+            Cluster { children: Vec::new(), scheduler: String::new(), logs: tempfile::tempdir().unwrap() };
+        let min = executors.to_string();
+        let line =
+            cluster.spawn("scheduler", &["cluster", "scheduler", "--port", "0", "--min-executors", &min]);
+        cluster.scheduler = line
+            .split_whitespace()
+            .skip_while(|w| *w != "on")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no address in the scheduler's ready line: {line}"))
+            .to_string();
+        let tasks = tasks.to_string();
+        for i in 0..executors {
+            let scheduler = cluster.scheduler.clone();
+            let args = [
+                "cluster",
+                "executor",
+                "--scheduler",
+                &scheduler,
+                "--port",
+                "0",
+                "--grpc-port",
+                "0",
+                "--concurrent-tasks",
+                &tasks,
+            ];
+            cluster.spawn(&format!("executor-{i}"), &args);
+        }
+        cluster.wait_ready();
+        cluster
+    }
+
+    /// `ballista://HOST:PORT` of the scheduler.
+    pub fn url(&self) -> String {
+        format!("ballista://{}", self.scheduler)
+    }
+
+    /// Starts `recite ARGS`, kept for the drop, and returns the first line it prints.
+    fn spawn(&mut self, name: &str, args: &[&str]) -> String {
+        let log = std::fs::File::create(self.logs.path().join(name)).unwrap();
+        let mut c = command(args);
+        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(log);
+        let mut child = c.spawn().expect("start recite cluster");
+        let stdout = child.stdout.take().expect("stdout");
+        self.children.push((name.to_string(), child));
+        // Read the ready line on a thread, then drain the rest, so the child never blocks.
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout);
+            let mut first = String::new();
+            let _ = lines.read_line(&mut first);
+            let _ = tx.send(first);
+            let _ = std::io::copy(&mut lines, &mut std::io::sink());
+        });
+        let line = rx.recv_timeout(READY).unwrap_or_else(|_| panic!("{name} not ready: {}", self.logs(name)));
+        assert!(line.contains("listening on"), "{name}: {line} {}", self.logs(name));
+        line
+    }
+
+    /// Polls the scheduler's `/readyz` until its executors are registered.
+    fn wait_ready(&mut self) {
+        let started = Instant::now();
+        loop {
+            if let Some(answer) = http_get(&self.scheduler, "/readyz")
+                && answer.starts_with("HTTP/1.1 200")
+            {
+                return;
+            }
+            let logs = self.logs.path().to_path_buf();
+            for (name, child) in &mut self.children {
+                if let Ok(Some(status)) = child.try_wait() {
+                    panic!("{name} exited ({status}) before the cluster was ready: {}", log_of(&logs, name));
+                }
+            }
+            assert!(started.elapsed() < READY, "the executors did not register: {}", self.logs("scheduler"));
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// What a child wrote on stderr.
+    fn logs(&self, name: &str) -> String {
+        log_of(self.logs.path(), name)
+    }
+}
+
+/// What the child `name` wrote on stderr, in the logs folder `dir`.
+fn log_of(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_default()
+}
+
+/// The response to `GET PATH` on `addr`, or None when nothing answers yet.
+fn http_get(addr: &str, path: &str) -> Option<String> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).ok()?;
+    Some(answer)
+}
+
+/// A data layer of the bundled Versant and NHANES II studies, and the SPSS test file as a
+/// third study (a table only this process reads).
+fn data_layer(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for study in ["versant", "nhanes2"] {
+        std::os::unix::fs::symlink(root().join("datasets").join(study), data.join(study)).unwrap();
+    }
+    let spss = data.join("spss");
+    let sav = root().join("tests/sav/labelled-bytecode.sav");
+    let made = recite(&["catalog", "init", sav.to_str().unwrap(), "--out", spss.to_str().unwrap()]);
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    data
+}
+
+/// The report without `stats`, which says how the engine worked (plans, aggregates), not
+/// what it found; everything else must be byte for byte the same.
+fn findings(mut report: Value) -> (String, Value) {
+    let stats = report.as_object_mut().and_then(|o| o.remove("stats")).unwrap_or_default();
+    (serde_json::to_string_pretty(&report).unwrap(), stats)
+}
+
+#[test]
+fn check_on_a_ballista_cluster_equals_the_local_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data_layer(dir.path());
+    let data = data.to_str().unwrap();
+    let inputs = ["examples/transcripts/", "examples/citations/", "examples/spss/"];
+    let args = |engine: &str| -> Vec<String> {
+        let mut a: Vec<String> = vec!["check".into()];
+        a.extend(inputs.iter().map(|s| s.to_string()));
+        a.extend(["--format", "json", "--data", data, "--engine", engine].map(String::from));
+        a
+    };
+    let run = |engine: &str| {
+        let a = args(engine);
+        recite(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let local = run("local");
+    let cluster = Cluster::start(2, 2);
+    let remote = run(&cluster.url());
+    assert_eq!(code(&remote), code(&local), "{}", stderr(&remote));
+    let (local_findings, local_stats) = findings(report(&local));
+    let (remote_findings, remote_stats) = findings(report(&remote));
+    assert_eq!(remote_findings, local_findings);
+    for k in ["tables_scanned", "scans", "rows_scanned", "explanation_scans"] {
+        assert_eq!(remote_stats[k], local_stats[k], "{k}");
+    }
+    // Where each table's scan ran is in its plan's reason: Versant and NHANES on the cluster,
+    // the SPSS table here, saying why.
+    let reasons: Vec<(String, String)> = remote_stats["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["table"].as_str().unwrap().to_string(), p["reason"].as_str().unwrap().to_string()))
+        .collect();
+    let on_cluster = format!("on the Ballista cluster {}", cluster.url());
+    for table in ["versant_flat", "nhanes2"] {
+        let (_, why) =
+            reasons.iter().find(|(t, _)| t == table).unwrap_or_else(|| panic!("{table}: {reasons:?}"));
+        assert!(why.contains(&on_cluster), "{table}: {why}");
+    }
+    let (_, spss) = reasons.iter().find(|(t, _)| t.starts_with("labelled")).expect("the SPSS table's plan");
+    assert!(spss.contains("in this process, not on the cluster: an SPSS table"), "{spss}");
+    // RECITE_ENGINE says the same as --engine.
+    let mut c = command(&["check", "examples/transcripts/", "--format", "json", "--data", data]);
+    c.env("RECITE_ENGINE", cluster.url());
+    let from_env = super::support::run(c, None);
+    let by_flag = recite(&[
+        "check",
+        "examples/transcripts/",
+        "--format",
+        "json",
+        "--data",
+        data,
+        "--engine",
+        &cluster.url(),
+    ]);
+    assert_eq!(code(&from_env), code(&by_flag), "{}", stderr(&from_env));
+    assert_eq!(from_env.stdout, by_flag.stdout);
+}
+
+#[test]
+fn an_engine_nothing_answers_on_is_a_clear_error() {
+    // A port just freed: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("ballista://127.0.0.1:{port}");
+    let out = recite(&["check", "examples/transcripts/", "--engine", &url]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(err.contains(&format!("engine {url}: the Ballista scheduler cannot be reached")), "{err}");
+}
