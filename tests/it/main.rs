@@ -8,6 +8,7 @@ mod engine_plans;
 mod explain;
 mod html_report;
 mod moca;
+mod objstore;
 mod readers;
 mod report_schema;
 mod sav;
