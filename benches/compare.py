@@ -53,7 +53,7 @@ def ensure_venv(workdir):
 
 def recite_binary(target_dir):
     env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir))
-    sh(["cargo", "build", "--release", "--quiet"], cwd=ROOT, env=env)
+    sh(["cargo", "build", "--release", "--quiet", "--no-default-features", "--features", "engine"], cwd=ROOT, env=env)
     return target_dir / "release" / "recite"
 
 

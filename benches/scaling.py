@@ -48,7 +48,7 @@ def main():
         recite = a.recite
     else:
         env = dict(os.environ, CARGO_TARGET_DIR=str(a.target_dir))
-        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, env=env, check=True)
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--no-default-features", "--features", "engine"], cwd=ROOT, env=env, check=True)
         recite = a.target_dir / "release" / "recite"
     rows_list = [int(r) for r in a.rows.split(",")]
     claims_list = [int(c) for c in a.claims.split(",")]

@@ -175,7 +175,8 @@ impl Default for Thresholds {
 pub struct Table {
     /// The name citations use in `source.table`.
     pub name: String,
-    /// File path or glob, relative to the `study.toml`.
+    /// File path or glob, relative to the `study.toml`; or a URL on object storage (`s3://…`,
+    /// `gs://…`, `az://…`, `http(s)://…`), taken as it is ([`url_scheme`]).
     pub path: String,
     /// The only columns a citation may name as its weight.
     #[serde(default)]
@@ -731,7 +732,8 @@ impl Study {
         let raw_tables = raw.get("tables").and_then(|t| t.as_array()).cloned().unwrap_or_default();
         let dir = self.dir().to_path_buf();
         for (i, t) in self.tables.iter_mut().enumerate() {
-            if !crate::sav::is_sav(Path::new(&t.path)) {
+            // An SPSS file on object storage is refused by the engine, which says why.
+            if !crate::sav::is_sav(Path::new(&t.path)) || url_scheme(&t.path).is_some() {
                 continue;
             }
             let Ok(dict) = crate::sav::dictionary(&dir.join(&t.path)) else { continue };
@@ -821,8 +823,12 @@ impl Table {
         })
     }
 
-    /// The table's files: the path resolved against the study folder (a glob stays a glob).
+    /// The table's files: the path resolved against the study folder (a glob stays a glob); a
+    /// URL (`s3://…`) is the location itself, never joined onto the folder.
     pub fn location(&self, study: &Study) -> PathBuf {
+        if url_scheme(&self.path).is_some() {
+            return PathBuf::from(&self.path);
+        }
         study.dir().join(&self.path)
     }
 
@@ -844,6 +850,16 @@ impl Table {
         s.sort_by_key(|n| natural_key(n));
         s
     }
+}
+
+/// The scheme of a table location written as a URL (`s3` of `s3://bucket/key`), lowercased;
+/// `None` for a path on disk (a Windows drive letter has no `//` after its colon).
+pub fn url_scheme(location: &str) -> Option<String> {
+    let (scheme, rest) = location.split_once("://")?;
+    let mut chars = scheme.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (valid && !rest.is_empty()).then(|| scheme.to_ascii_lowercase())
 }
 
 /// A sort key that orders embedded numbers by value.
@@ -927,6 +943,22 @@ pub fn base_filter(base: &BaseDef, column: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_locations_are_told_from_paths() {
+        assert_eq!(url_scheme("s3://bucket/versant.parquet").as_deref(), Some("s3"));
+        assert_eq!(url_scheme("HTTPS://host/x.parquet").as_deref(), Some("https"));
+        assert_eq!(url_scheme("versant_flat.parquet"), None);
+        assert_eq!(url_scheme("C:\\data\\x.parquet"), None);
+        assert_eq!(url_scheme("data/odd://name.parquet"), None);
+        assert_eq!(url_scheme("s3://"), None);
+        let study = Study::parse(
+            "[study]\nname = \"S\"\n[[tables]]\nname = \"t\"\npath = \"gs://b/t.parquet\"\n",
+            Path::new("/data/s/study.toml"),
+        )
+        .unwrap();
+        assert_eq!(study.tables[0].location(&study), PathBuf::from("gs://b/t.parquet"), "never joined");
+    }
 
     #[test]
     fn quoting_cannot_be_escaped() {

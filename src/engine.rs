@@ -440,11 +440,16 @@ impl Engine {
             _ => self.ctx.clone(),
         };
         let text = location.to_string_lossy().to_string();
+        let name = format!("t{}", tables.len());
+        if let Some(scheme) = catalog::url_scheme(&text) {
+            // On object storage: never joined onto the study folder, never looked up on disk.
+            self.register_object(&ctx, &name, location, &scheme).map_err(table_error)?;
+            return self.registered(ctx, &mut tables, key, name);
+        }
         let is_glob = text.contains(['*', '?', '[']);
         if !is_glob && !location.exists() {
             return Err(table_error("cannot be read: the file does not exist".into()));
         }
-        let name = format!("t{}", tables.len());
         let lower = text.to_lowercase();
         let result = self.rt.block_on(async {
             if crate::sav::is_sav(location) && is_glob {
@@ -498,16 +503,164 @@ impl Engine {
             }
         });
         result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
+        self.registered(ctx, &mut tables, key, name)
+    }
+
+    /// The schema of the table just registered as `name` in `ctx`, remembered under `key`.
+    fn registered(
+        &self,
+        ctx: SessionContext,
+        tables: &mut HashMap<(PathBuf, Place), Arc<Registered>>,
+        key: (PathBuf, Place),
+        name: String,
+    ) -> Result<Arc<Registered>, EngineError> {
         let schema = self
             .rt
             .block_on(ctx.table(name.as_str()))
-            .map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?
+            .map_err(|e| EngineError::Table {
+                location: key.0.clone(),
+                error: format!("cannot be read: {}", e.strip_backtrace()),
+            })?
             .schema()
             .as_arrow()
             .clone();
         let reg = Arc::new(Registered { name, schema: Arc::new(schema), ctx });
         tables.insert(key, reg.clone());
         Ok(reg)
+    }
+
+    /// Registers a table on object storage as `name` (`objstore`): its store, built from the
+    /// environment, on this session's runtime, then a listing table over its objects. An SPSS
+    /// file, or a CSV file that needs converting, must be on disk.
+    #[cfg(feature = "object-store")]
+    fn register_object(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        location: &Path,
+        scheme: &str,
+    ) -> Result<(), String> {
+        use datafusion::datasource::file_format::options::{ArrowReadOptions, ReadOptions};
+        use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
+        let text = location.to_string_lossy();
+        if !crate::objstore::SCHEMES.contains(&scheme) {
+            return Err(crate::objstore::unsupported(scheme));
+        }
+        if crate::sav::is_sav(location) {
+            return Err("is an SPSS file on object storage, which recite cannot read: it reads .sav and \
+                        .zsav files from disk only (copy the file to disk, or convert it to Parquet)"
+                .into());
+        }
+        let url = crate::objstore::listing_url(&text).map_err(|e| e.error)?;
+        let runtime = ctx.runtime_env();
+        crate::objstore::register_stores(&runtime, url.get_url()).map_err(|e| e.error)?;
+        let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
+        let extension = object_extension(&text);
+        let mut options = if extension == ".csv" {
+            let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
+            if format.as_ref().is_some_and(|f| f.needs_transcoding()) {
+                return Err("is a CSV table with a declared encoding or decimal comma, which recite \
+                            converts from a file on disk only (copy the file to disk)"
+                    .into());
+            }
+            let (delimiter, header) = match &format {
+                Some(f) => (csv_delimiter(&f.delimiter).map_err(|e| e.strip_backtrace())?, f.header),
+                None => (b',', true),
+            };
+            CsvReadOptions::new()
+                .has_header(header)
+                .delimiter(delimiter)
+                .schema_infer_max_records(1_000_000)
+                .to_listing_options(&config, table_options)
+        } else if extension == ".parquet" {
+            ParquetReadOptions::default().to_listing_options(&config, table_options)
+        } else {
+            ArrowReadOptions { file_extension: extension, ..Default::default() }
+                .to_listing_options(&config, table_options)
+        };
+        let state = ctx.state();
+        let ignore = state.config_options().execution.listing_table_ignore_subdirectory;
+        let objects = self
+            .rt
+            .block_on(crate::objstore::objects(&runtime, &url, extension, ignore))
+            .map_err(|e| format!("cannot be read: {}", e.error))?;
+        if objects.is_empty() {
+            return Err(if url.is_collection() {
+                format!("cannot be read: no {extension} object matches it")
+            } else {
+                "cannot be read: no such object".to_string()
+            });
+        }
+        if url.is_collection() {
+            options = options.with_table_partition_cols(crate::objstore::hive_partitions(&url, &objects));
+        }
+        let url = url.with_table_ref(name.into());
+        self.rt
+            .block_on(async {
+                let schema = options.infer_schema(&state, &url).await?;
+                let config = ListingTableConfig::new(url).with_listing_options(options).with_schema(schema);
+                let table = ListingTable::try_new(config)?
+                    .with_cache(runtime.cache_manager.get_file_statistic_cache());
+                ctx.register_table(name, Arc::new(table)).map(|_| ())
+            })
+            .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))
+    }
+
+    /// Without the `object-store` feature a URL location is an error that says how to build
+    /// a recite that reads it.
+    #[cfg(not(feature = "object-store"))]
+    fn register_object(
+        &self,
+        _ctx: &SessionContext,
+        _name: &str,
+        _location: &Path,
+        scheme: &str,
+    ) -> Result<(), String> {
+        Err(if crate::objstore::SCHEMES.contains(&scheme) {
+            crate::objstore::not_built(scheme)
+        } else {
+            crate::objstore::unsupported(scheme)
+        })
+    }
+
+    /// The identity of a table on object storage, for the cache (docs/cache.md): per object,
+    /// its URL, size, ETag, version and last-modified time, listed from the store. `None`
+    /// (nothing cached) when the store cannot be listed, nothing matches, or an object has no
+    /// ETag: an entry recite cannot identify is never trusted.
+    #[cfg(feature = "object-store")]
+    pub(crate) fn object_identity(&self, location: &Path) -> Option<String> {
+        let text = location.to_string_lossy();
+        let url = crate::objstore::listing_url(&text).ok()?;
+        let runtime = self.ctx.runtime_env();
+        crate::objstore::register_stores(&runtime, url.get_url()).ok()?;
+        let ignore = self.ctx.state().config_options().execution.listing_table_ignore_subdirectory;
+        let objects = self
+            .rt
+            .block_on(crate::objstore::objects(&runtime, &url, object_extension(&text), ignore))
+            .ok()?;
+        if objects.is_empty() {
+            return None;
+        }
+        let store = url.object_store();
+        let mut out = String::new();
+        for m in &objects {
+            let etag = m.e_tag.as_deref()?;
+            out.push_str(&format!(
+                "{}/{}\tsize {}\tetag {etag}\tversion {}\tmodified {}\n",
+                store.as_str().trim_end_matches('/'),
+                m.location,
+                m.size,
+                m.version.as_deref().unwrap_or("-"),
+                m.last_modified.timestamp_nanos_opt().unwrap_or(i64::MIN),
+            ));
+        }
+        Some(out)
+    }
+
+    /// Without the feature no table on object storage is read, so none is identified.
+    #[cfg(not(feature = "object-store"))]
+    pub(crate) fn object_identity(&self, _location: &Path) -> Option<String> {
+        None
     }
 
     /// Tells the engine how a table's files are written (a CSV format), before its first use.
@@ -992,6 +1145,17 @@ impl Engine {
 }
 
 /// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
+/// The file extension a listing on object storage keeps: the location's Arrow IPC extension,
+/// `.csv`, else `.parquet` (as for a path on disk).
+#[cfg(feature = "object-store")]
+fn object_extension(location: &str) -> &str {
+    let lower = location.to_lowercase();
+    if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e)) {
+        return &location[location.len() - ext.len()..];
+    }
+    if lower.ends_with(".csv") { ".csv" } else { ".parquet" }
+}
+
 fn csv_delimiter(d: &str) -> datafusion::error::Result<u8> {
     match d {
         "\\t" | "\t" => Ok(b'\t'),

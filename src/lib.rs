@@ -57,6 +57,8 @@ pub mod input;
 pub mod json;
 pub mod moca;
 #[cfg(feature = "engine")]
+pub mod objstore;
+#[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod resolve;

@@ -57,6 +57,20 @@ pub fn starter(
     }
     let mut sources: Vec<Source> = Vec::new();
     for file in files {
+        if crate::catalog::url_scheme(&file.to_string_lossy()).is_some() {
+            // On object storage: written into the catalog as it is; the engine reads it (or
+            // says why it cannot: an SPSS file, a build without the `object-store` feature).
+            let profiles = engine
+                .profile(file, MAX_CODES.max(MAX_WAVES))
+                .map_err(|e| format!("{}: {e}", file.display()))?;
+            let mut table = table_name(file);
+            while sources.iter().any(|s| s.name == table) {
+                table.push('_');
+            }
+            let path = file.to_string_lossy().into_owned();
+            sources.push(Source { name: table, path, dictionary: None, profiles, location: file.clone() });
+            continue;
+        }
         let meta = std::fs::metadata(file).map_err(|e| format!("{}: cannot be read: {e}", file.display()))?;
         if !meta.is_file() {
             return Err(format!("{}: is not a regular file", file.display()));

@@ -196,6 +196,9 @@ fn key(job: &Job, location: &str) -> String {
 }
 
 fn canonical(location: &Path) -> String {
+    if crate::catalog::url_scheme(&location.to_string_lossy()).is_some() {
+        return location.to_string_lossy().into_owned();
+    }
     location.canonicalize().unwrap_or_else(|_| location.to_path_buf()).to_string_lossy().into_owned()
 }
 
@@ -629,7 +632,7 @@ impl Engine {
         locations.sort();
         locations.dedup();
         let identities: HashMap<&PathBuf, Option<String>> =
-            locations.par_iter().map(|l| (*l, identity(l, csv(l).as_ref()))).collect();
+            locations.par_iter().map(|l| (*l, self.identity(l, csv(l).as_ref()))).collect();
         let id_of = |job: &Job| identities.get(&job.rows.location).cloned().flatten();
         let listing = cache.listing();
         let files = |k: &str| listing.get(&Digest::of(k.as_bytes()).hex()).map(Vec::as_slice).unwrap_or(&[]);
@@ -722,8 +725,9 @@ impl Engine {
         let mut unchanged = |job: &Job| -> Option<String> {
             let before = id_of(job)?;
             let location = &job.rows.location;
-            let now =
-                after.entry(location.clone()).or_insert_with(|| identity(location, csv(location).as_ref()));
+            let now = after
+                .entry(location.clone())
+                .or_insert_with(|| self.identity(location, csv(location).as_ref()));
             (now.as_deref() == Some(before.as_str())).then_some(before)
         };
         let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -779,6 +783,21 @@ impl Engine {
             })
             .collect();
         (outcomes, stats)
+    }
+}
+
+impl Engine {
+    /// The identity of a table's files ([`identity`]), or of its objects when it is on object
+    /// storage ([`Engine::object_identity`]).
+    fn identity(&self, location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
+        if crate::catalog::url_scheme(&location.to_string_lossy()).is_none() {
+            return identity(location, csv);
+        }
+        let mut out = self.object_identity(location)?;
+        if let Some(c) = csv {
+            out.push_str(&format!("csv {c:?}\n"));
+        }
+        Some(out)
     }
 }
 

@@ -10,6 +10,7 @@ mod engine_plans;
 mod explain;
 mod html_report;
 mod moca;
+mod objstore;
 mod readers;
 mod report_schema;
 mod sav;

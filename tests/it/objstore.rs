@@ -1,0 +1,286 @@
+//! Tables on object storage (feature `object-store`, docs/catalog.md): the Versant batch read
+//! from a local S3-compatible server (moto, on a loopback port this test starts and stops)
+//! settles byte for byte as from the local file, a missing bucket or object is UNVERIFIABLE
+//! naming the URL, and without the feature a URL location says which build reads it.
+//!
+//! moto comes from `tests/objstore/install.sh` (a cached virtualenv); without it the S3 tests
+//! are skipped with a message, unless `RECITE_REQUIRE_MOTO=1` (CI) makes that a failure.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{command, run, stderr};
+
+/// A catalog folder holding the Versant study with its table at `versant_path`, and NHANES II
+/// reading the bundled CSV: the same `--data` for every run, so reports compare byte for byte.
+fn data_layer(dir: &Path, versant_path: &str) -> PathBuf {
+    let root = crate::support::root();
+    let data = dir.join("data");
+    for (study, path) in [
+        ("versant", versant_path.to_string()),
+        ("nhanes2", root.join("datasets/nhanes2/nhanes2.csv").display().to_string()),
+    ] {
+        let text = std::fs::read_to_string(root.join("datasets").join(study).join("study.toml")).unwrap();
+        let mut replaced = 0;
+        let text: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("path = ") {
+                    replaced += 1;
+                    format!("path = {path:?}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        assert_eq!(replaced, 1, "{study}/study.toml has one table path");
+        std::fs::create_dir_all(data.join(study)).unwrap();
+        std::fs::write(data.join(study).join("study.toml"), text).unwrap();
+    }
+    data
+}
+
+#[cfg(not(feature = "object-store"))]
+#[test]
+fn url_locations_name_the_feature_that_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data_layer(dir.path(), "s3://recite-test/versant/versant_flat.parquet");
+    let data = data.to_str().unwrap();
+    let mut c = command(&["verify", "examples/citations/versant-w6-considered.json", "--format", "json"]);
+    c.args(["--data", data]);
+    let out = run(c, None);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("UNVERIFIABLE"), "{text}{}", stderr(&out));
+    for needle in ["s3://recite-test/versant/versant_flat.parquet", "versant_flat", "--features object-store"]
+    {
+        assert!(text.contains(needle), "the reason names {needle:?}: {text}");
+    }
+}
+
+#[cfg(feature = "object-store")]
+mod with_store {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::path::PathBuf;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::support::code;
+
+    const BUCKET: &str = "recite-test";
+    const KEY: &str = "versant/versant_flat.parquet";
+
+    /// A moto S3 server on a loopback port, stopped (killed and reaped) when dropped, so on
+    /// every path out of a test, panics included.
+    struct Moto {
+        child: Child,
+        /// Its port on 127.0.0.1.
+        port: u16,
+    }
+
+    impl Drop for Moto {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Where `tests/objstore/install.sh` puts `moto_server`.
+    fn moto_server() -> PathBuf {
+        if let Some(p) = std::env::var_os("RECITE_MOTO_SERVER").filter(|p| !p.is_empty()) {
+            return PathBuf::from(p);
+        }
+        let venv = std::env::var_os("RECITE_MOTO_VENV").filter(|p| !p.is_empty()).map(PathBuf::from);
+        let cache = || {
+            std::env::var_os("XDG_CACHE_HOME")
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
+        };
+        venv.unwrap_or_else(|| cache().join("recite-moto")).join("bin/moto_server")
+    }
+
+    /// Starts moto, or says why not: `None` (after a SKIPPED line) when it is not installed and
+    /// `RECITE_REQUIRE_MOTO` is not set.
+    fn start_moto(test: &str) -> Option<Moto> {
+        let server = moto_server();
+        if !server.is_file() {
+            let why = format!("{} is not installed (run tests/objstore/install.sh)", server.display());
+            let required = std::env::var_os("RECITE_REQUIRE_MOTO").is_some_and(|v| !v.is_empty() && v != "0");
+            assert!(!required, "RECITE_REQUIRE_MOTO is set but {why}");
+            eprintln!("SKIPPED {test}: {why}");
+            return None;
+        }
+        // An ephemeral port: the kernel picks a free one, moto binds it right after.
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(&server)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", server.display()));
+        let moto = Moto { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(60), "moto did not listen on port {port} in 60 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(moto)
+    }
+
+    /// One plain HTTP/1.1 request to moto (which takes unsigned requests): the status code.
+    fn http(port: u16, method: &str, path: &str, body: &[u8]) -> u16 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(body).unwrap();
+        let mut reply = Vec::new();
+        s.read_to_end(&mut reply).unwrap();
+        let text = String::from_utf8_lossy(&reply);
+        text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("not HTTP: {text}"))
+    }
+
+    /// A bucket holding the Versant Parquet at [`KEY`].
+    fn upload_versant(moto: &Moto) {
+        assert_eq!(http(moto.port, "PUT", &format!("/{BUCKET}"), b""), 200, "create the bucket");
+        let parquet =
+            std::fs::read(crate::support::root().join("datasets/versant/versant_flat.parquet")).unwrap();
+        assert_eq!(http(moto.port, "PUT", &format!("/{BUCKET}/{KEY}"), &parquet), 200, "upload");
+    }
+
+    /// `recite ARGS --data DATA` with moto's endpoint and dummy credentials in its environment
+    /// (and none of the machine's own AWS settings).
+    fn recite_s3(moto: &Moto, data: &Path, args: &[&str]) -> std::process::Output {
+        let mut c = command(args);
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("AWS_") {
+                c.env_remove(k);
+            }
+        }
+        c.args(["--data", data.to_str().unwrap()])
+            .env("AWS_ENDPOINT", format!("http://127.0.0.1:{}", moto.port))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "recite-test")
+            .env("AWS_SECRET_ACCESS_KEY", "recite-test")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true");
+        run(c, None)
+    }
+
+    const BATCH: [&str; 5] = ["check", "examples/transcripts/", "examples/citations/", "--format", "json"];
+
+    #[test]
+    fn a_table_on_s3_settles_the_versant_batch_byte_for_byte_as_the_local_file() {
+        let Some(moto) =
+            start_moto("a_table_on_s3_settles_the_versant_batch_byte_for_byte_as_the_local_file")
+        else {
+            return;
+        };
+        upload_versant(&moto);
+        let dir = tempfile::tempdir().unwrap();
+        let local = crate::support::root().join("datasets/versant/versant_flat.parquet");
+        let data = data_layer(dir.path(), local.to_str().unwrap());
+        let on_disk = recite_s3(&moto, &data, &BATCH);
+        let url = format!("s3://{BUCKET}/{KEY}");
+        data_layer(dir.path(), &url);
+        let on_s3 = recite_s3(&moto, &data, &BATCH);
+        assert_eq!(code(&on_disk), code(&on_s3), "{}", stderr(&on_s3));
+        let report: Value = serde_json::from_slice(&on_disk.stdout).expect("a JSON report");
+        assert!(report["summary"]["verdicts"]["REPRODUCED"].as_u64() > Some(0), "{report}");
+        assert!(!String::from_utf8_lossy(&on_disk.stdout).contains("cannot be read"), "{report}");
+        assert!(
+            on_disk.stdout == on_s3.stdout,
+            "the report from s3 differs:\n{}\n---\n{}",
+            String::from_utf8_lossy(&on_disk.stdout),
+            String::from_utf8_lossy(&on_s3.stdout)
+        );
+
+        // The cache identifies the object by size, ETag and last-modified time: a warm run
+        // answers from it, and its claims are the same.
+        let cache = dir.path().join("cache");
+        let mut cached = BATCH.to_vec();
+        cached.extend(["--cache", cache.to_str().unwrap()]);
+        let cold = recite_s3(&moto, &data, &cached);
+        let warm = recite_s3(&moto, &data, &cached);
+        let claims = |o: &std::process::Output| -> Value {
+            let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+            r["inputs"].clone()
+        };
+        assert_eq!(claims(&cold), claims(&on_s3));
+        assert_eq!(claims(&warm), claims(&on_s3));
+        let warm_report: Value = serde_json::from_slice(&warm.stdout).unwrap();
+        let plans = warm_report["stats"]["plans"].as_array().unwrap();
+        assert!(
+            plans.iter().any(|p| p["table"] == "versant_flat" && p["plan"] == "cache"),
+            "the warm run answers the s3 table from the cache: {plans:?}"
+        );
+
+        // `catalog check` proves the catalog against the object.
+        let check = recite_s3(&moto, &data, &["catalog", "check"]);
+        assert_eq!(code(&check), 0, "{}{}", String::from_utf8_lossy(&check.stdout), stderr(&check));
+
+        // `catalog init` profiles the object and writes its URL as the table's path.
+        let out = dir.path().join("init");
+        let mut c = command(&["catalog", "init", &url, "--out", out.to_str().unwrap()]);
+        c.env("AWS_ENDPOINT", format!("http://127.0.0.1:{}", moto.port))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "recite-test")
+            .env("AWS_SECRET_ACCESS_KEY", "recite-test")
+            .env("AWS_REGION", "us-east-1");
+        let init = run(c, None);
+        assert_eq!(code(&init), 0, "{}", stderr(&init));
+        let written = std::fs::read_to_string(out.join("study.toml")).unwrap();
+        assert!(written.contains(&format!("path = {url:?}")), "{written}");
+        assert!(written.contains("[tables.columns.s14r1]"), "{written}");
+    }
+
+    #[test]
+    fn a_missing_bucket_or_object_is_unverifiable_naming_table_and_url() {
+        let Some(moto) = start_moto("a_missing_bucket_or_object_is_unverifiable_naming_table_and_url") else {
+            return;
+        };
+        upload_versant(&moto);
+        let dir = tempfile::tempdir().unwrap();
+        for url in [format!("s3://no-such-bucket/{KEY}"), format!("s3://{BUCKET}/versant/no-such.parquet")] {
+            let data = data_layer(dir.path(), &url);
+            let out = recite_s3(
+                &moto,
+                &data,
+                &["verify", "examples/citations/versant-w6-considered.json", "--format", "json"],
+            );
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert_ne!(code(&out), 0, "{text}");
+            let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+            let verdicts = &report["summary"]["verdicts"];
+            assert_eq!(
+                (verdicts["UNVERIFIABLE"].as_u64(), verdicts["REPRODUCED"].as_u64()),
+                (Some(1), Some(0)),
+                "{text}"
+            );
+            assert!(text.contains(&url) && text.contains("versant_flat"), "names the table and URL: {text}");
+            let check = recite_s3(&moto, &data, &["catalog", "check"]);
+            let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), stderr(&check));
+            assert_ne!(code(&check), 0, "{said}");
+            assert!(said.contains(&url), "{said}");
+        }
+    }
+
+    #[test]
+    fn an_spss_file_on_object_storage_is_refused_saying_why() {
+        // Refused before any request: no server needed.
+        let dir = tempfile::tempdir().unwrap();
+        let data = data_layer(dir.path(), "s3://recite-test/versant/versant_flat.sav");
+        let mut c = command(&["verify", "examples/citations/versant-w6-considered.json", "--format", "json"]);
+        c.args(["--data", data.to_str().unwrap()]);
+        let out = run(c, None);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("UNVERIFIABLE"), "{text}{}", stderr(&out));
+        assert!(text.contains("SPSS file on object storage"), "{text}");
+    }
+}
