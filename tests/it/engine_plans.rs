@@ -186,7 +186,8 @@ fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
     let registry = Registry::load(None).unwrap();
     let opts = Options { explain: false, ..Options::default() };
     // Day 70 holds the bad values; day 1 does not. x takes the grouped plan, xf the summed one.
-    for (column, reduction) in [("x", Reduction::InProcess), ("x", Reduction::Plan), ("xf", Reduction::Plan)] {
+    for (column, reduction) in [("x", Reduction::InProcess), ("x", Reduction::Plan), ("xf", Reduction::Plan)]
+    {
         let claims: Vec<Claim> = ["w", "neg", "nan", "inf", "huge"]
             .iter()
             .flat_map(|w| [day_share(1, w, column), day_share(70, w, column)])
@@ -237,7 +238,6 @@ fn codes_beyond_the_grouped_key_are_detected_not_dropped() {
     }
 }
 
-
 /// `recite check ARGS --format json`, once per reduction: the report, after asserting the two
 /// are equal byte for byte and settle some claims.
 fn same_report_both_ways(args: &[&str]) -> serde_json::Value {
@@ -246,14 +246,23 @@ fn same_report_both_ways(args: &[&str]) -> serde_json::Value {
         a.extend(args);
         a.extend(["--format", "json", "--reduction", how]);
         let out = support::recite(&a);
-        assert!(matches!(support::code(&out), 0 | 1), "{args:?} --reduction {how}: {}", support::stderr(&out));
+        assert!(
+            matches!(support::code(&out), 0 | 1),
+            "{args:?} --reduction {how}: {}",
+            support::stderr(&out)
+        );
         support::stdout(&out)
     };
     let (local, plan) = (run("in-process"), run("plan"));
     if local != plan {
-        let at = local.bytes().zip(plan.bytes()).position(|(a, b)| a != b).unwrap_or(local.len().min(plan.len()));
+        let at =
+            local.bytes().zip(plan.bytes()).position(|(a, b)| a != b).unwrap_or(local.len().min(plan.len()));
         let near = |s: &str| s[at.saturating_sub(200).min(s.len())..(at + 200).min(s.len())].to_string();
-        panic!("{args:?}: the reports differ at byte {at}:\nin-process …{}…\nplan …{}…", near(&local), near(&plan));
+        panic!(
+            "{args:?}: the reports differ at byte {at}:\nin-process …{}…\nplan …{}…",
+            near(&local),
+            near(&plan)
+        );
     }
     let report: serde_json::Value = serde_json::from_str(&local).unwrap();
     assert!(report["summary"]["claims"].as_u64().unwrap() > 0, "{args:?}: no claims settled");
@@ -262,7 +271,10 @@ fn same_report_both_ways(args: &[&str]) -> serde_json::Value {
 
 /// Writes `{result, citation}` lines to `dir/NAME.jsonl`, returning its path.
 fn claims_file(dir: &Path, name: &str, citations: &[serde_json::Value]) -> String {
-    let text: String = citations.iter().map(|c| json!({"result": {"value": 0.5}, "citation": c}).to_string() + "\n").collect();
+    let text: String = citations
+        .iter()
+        .map(|c| json!({"result": {"value": 0.5}, "citation": c}).to_string() + "\n")
+        .collect();
     let path = dir.join(format!("{name}.jsonl"));
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
@@ -300,9 +312,19 @@ fn both_reductions_give_byte_identical_reports_on_designs_and_replicate_weights(
     let mut citations = Vec::new();
     // Designs (stratified, clustered), replicate weights of three kinds; the whole sample (a
     // plan reduces it) and subgroups (the rank of their replicate weights: in process).
-    for table in ["apistrat", "apiclus1", "apiclus2", "apistrat_jkn", "apistrat_brr", "apiclus1_jk1", "apiclus1_boot_default"] {
+    for table in [
+        "apistrat",
+        "apiclus1",
+        "apiclus2",
+        "apistrat_jkn",
+        "apistrat_brr",
+        "apiclus1_jk1",
+        "apiclus1_boot_default",
+    ] {
         for base in ["All schools", "High schools", "Schools that met their target"] {
-            for (column, function) in [("sch_wide", "extractShare"), ("awards", "extractShare"), ("stype", "extractDistribution")] {
+            for (column, function) in
+                [("sch_wide", "extractShare"), ("awards", "extractShare"), ("stype", "extractDistribution")]
+            {
                 citations.push(json!({"study": "California API", "period": "1999-2000", "base": {"name": base, "n": 1},
                                       "weight": "pw", "source": {"table": table, "column": column, "function": function}}));
             }
@@ -339,7 +361,8 @@ fn the_plan_reduction_sums_what_a_hand_count_gives() {
     // x, w, wave: wave 1 has x = 1, 2, 1, (null), 2 with w = 0.5, 1.5, 2, 1, 0.25; wave 2 one
     // more row (x = 1, w = 3) outside the period. Binary fractions, so every sum is exact.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("t.csv"), "x,w,wave\n1,0.5,1\n2,1.5,1\n1,2,1\n,1,1\n2,0.25,1\n1,3,2\n").unwrap();
+    std::fs::write(dir.path().join("t.csv"), "x,w,wave\n1,0.5,1\n2,1.5,1\n1,2,1\n,1,1\n2,0.25,1\n1,3,2\n")
+        .unwrap();
     std::fs::write(
         dir.path().join("study.toml"),
         "[study]\nname = \"Hand\"\n[[tables]]\nname = \"t\"\npath = \"t.csv\"\nweights = [\"w\"]\n\
@@ -352,14 +375,27 @@ fn the_plan_reduction_sums_what_a_hand_count_gives() {
     let engine = Engine::new().with_reduction(Reduction::Plan);
     let citation = json!({"study": "Hand", "period": "W1", "base": {"name": "All", "n": 4}, "weight": "w",
                           "source": {"table": "t", "column": "x", "function": "extractShare"}});
-    let r = recite::resolve::resolve(&recite::citation::parse(&citation).unwrap(), &catalog, &registry, &engine).unwrap();
-    assert_eq!(recite::engine::needs_in_process(&recite::engine::Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: vec![] }), None);
+    let r =
+        recite::resolve::resolve(&recite::citation::parse(&citation).unwrap(), &catalog, &registry, &engine)
+            .unwrap();
+    assert_eq!(
+        recite::engine::needs_in_process(&recite::engine::Job {
+            rows: r.rows.clone(),
+            measures: r.measures.clone(),
+            cells: vec![]
+        }),
+        None
+    );
     let (outcomes, stats) =
         engine.run(&[recite::engine::Job { rows: r.rows, measures: r.measures, cells: vec![] }]);
     assert_eq!(stats.plans[0].plan, ScanPlan::Grouped);
     assert_eq!(stats.rows_scanned, 5, "the period's rows, the null code's among them");
     let out = outcomes[0].as_ref().unwrap();
-    assert!(matches!(out.vars[..], [recite::engine::Var::One, recite::engine::Var::Ind(_)]), "{:?}", out.vars);
+    assert!(
+        matches!(out.vars[..], [recite::engine::Var::One, recite::engine::Var::Ind(_)]),
+        "{:?}",
+        out.vars
+    );
     let s = &out.sums;
     // Base: the four wave-1 rows with a code. Σw = .5 + 1.5 + 2 + .25 = 4.25; x = 1: .5 + 2 = 2.5.
     assert_eq!(s.n, 4.0);

@@ -140,10 +140,19 @@ pub(super) fn gather(batches: &[RecordBatch], shape: &Shape<'_>) -> Result<Reduc
         let fixed = |name: &str| column(name).map(|a| a.as_primitive::<Decimal256Type>().clone());
         let (c, pm, cm, key, n) = (int("c")?, int("pm")?, int("cm")?, int("key")?, int("n")?);
         let weights: Vec<_> = (0..n_weights)
-            .map(|i| Ok((int(&format!("v{i}"))?, fixed(&format!("w{i}"))?, fixed(&format!("q{i}"))?, int(&format!("f{i}"))?)))
+            .map(|i| {
+                Ok((
+                    int(&format!("v{i}"))?,
+                    fixed(&format!("w{i}"))?,
+                    fixed(&format!("q{i}"))?,
+                    int(&format!("f{i}"))?,
+                ))
+            })
             .collect::<Result<_>>()?;
         let design = match shape.design {
-            Some(_) => Some((column("s")?.as_string::<i32>().clone(), column("p")?.as_string::<i32>().clone())),
+            Some(_) => {
+                Some((column("s")?.as_string::<i32>().clone(), column("p")?.as_string::<i32>().clone()))
+            }
             None => None,
         };
         for r in 0..b.num_rows() {
