@@ -4,7 +4,7 @@
 //! Why recite ships them rather than pointing at Ballista's binaries: they are the same build
 //! of DataFusion 55 as the client (same functions, same file formats, same Ballista protocol
 //! version), and they register on the cluster side what recite's plans need. Today that is the
-//! object stores table URLs may name ([`register_object_stores`], the hook the `object-store`
+//! object stores table URLs may name ([`object_stores`], from the `object-store`
 //! feature fills); recite's plans use only DataFusion's built-in functions and listing tables,
 //! so no UDF or extension codec has to be shipped.
 
@@ -115,14 +115,11 @@ fn address(host: &str, port: u16) -> Result<SocketAddr, ClusterError> {
         .ok_or_else(|| ClusterError(format!("{host} resolves to no address")))
 }
 
-/// Registers, in a scheduler's or executor's runtime, the object stores table URLs may name
-/// (`s3://`, `gs://`, `az://`, `http(s)://`), credentials from the environment.
-///
-/// The hook for the `object-store` feature's registration; until it lands, only local paths
-/// (`file://`) are readable on the cluster, and a table on object storage fails as a table
-/// that cannot be read (its claims UNVERIFIABLE), never silently.
-pub fn register_object_stores(_env: &RuntimeEnv) -> datafusion::error::Result<()> {
-    Ok(())
+/// The object stores a scheduler's or executor's runtime reads table URLs through (`s3://`,
+/// `gs://`, `az://`, `http(s)://`): built from the environment the first time a task names a
+/// bucket or host, since executors learn the URLs only from their tasks (`objstore::registry`).
+pub fn object_stores() -> Arc<dyn datafusion::execution::object_store::ObjectStoreRegistry> {
+    crate::objstore::registry()
 }
 
 /// Runs a scheduler until the process is stopped; `ready` is called with its address once
@@ -140,8 +137,8 @@ pub fn run_scheduler(opts: &SchedulerOptions, ready: impl FnOnce(SocketAddr)) ->
     config.override_session_builder =
         Some(Arc::new(|c: SessionConfig| -> datafusion::error::Result<SessionState> {
             let state = ballista_core::utils::default_session_builder(c)?;
-            register_object_stores(state.runtime_env())?;
-            Ok(state)
+            let runtime = RuntimeEnvBuilder::new().with_object_store_registry(object_stores()).build_arc()?;
+            Ok(datafusion::execution::SessionStateBuilder::new_from_existing(state).with_runtime_env(runtime).build())
         }));
     config.validate().map_err(|e| fail("bad scheduler configuration", e))?;
     let config = Arc::new(config);
@@ -202,8 +199,10 @@ pub fn run_executor(opts: &ExecutorOptions, ready: impl FnOnce(&ExecutorReady)) 
         // Its tasks read the tables: they need the stores too.
         override_runtime_producer: Some(Arc::new(
             move |_: &SessionConfig| -> datafusion::error::Result<Arc<RuntimeEnv>> {
-                let env = RuntimeEnvBuilder::new().with_temp_file_path(spills.clone()).build()?;
-                register_object_stores(&env)?;
+                let env = RuntimeEnvBuilder::new()
+                    .with_temp_file_path(spills.clone())
+                    .with_object_store_registry(object_stores())
+                    .build()?;
                 Ok(Arc::new(env))
             },
         )),
