@@ -138,7 +138,9 @@ pub fn run_scheduler(opts: &SchedulerOptions, ready: impl FnOnce(SocketAddr)) ->
         Some(Arc::new(|c: SessionConfig| -> datafusion::error::Result<SessionState> {
             let state = ballista_core::utils::default_session_builder(c)?;
             let runtime = RuntimeEnvBuilder::new().with_object_store_registry(object_stores()).build_arc()?;
-            Ok(datafusion::execution::SessionStateBuilder::new_from_existing(state).with_runtime_env(runtime).build())
+            Ok(datafusion::execution::SessionStateBuilder::new_from_existing(state)
+                .with_runtime_env(runtime)
+                .build())
         }));
     config.validate().map_err(|e| fail("bad scheduler configuration", e))?;
     let config = Arc::new(config);

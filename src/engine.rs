@@ -358,6 +358,9 @@ pub struct Engine {
     cache: Option<cache::Cache>,
     /// The Ballista cluster scans run on, when one is given ([`Engine::connect`]).
     cluster: Option<remote::Cluster>,
+    /// Where each table's scans ran on a cluster engine (table → where), for the command to
+    /// tell; kept out of the report, which is the same wherever the scans ran.
+    placements: Mutex<BTreeMap<String, String>>,
 }
 
 impl Default for Engine {
@@ -389,6 +392,7 @@ impl Engine {
             reduction: Reduction::default(),
             cache: None,
             cluster: None,
+            placements: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -1086,7 +1090,7 @@ impl Engine {
     /// One scan of one table for all its jobs: grouped when every cited column holds integer
     /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
     /// On a cluster engine, on the cluster (the grouped scan reduced by a plan), unless the
-    /// scan stays here ([`Engine::place`]); either way the plan's reason says where it ran.
+    /// scan stays here ([`Engine::place`]); [`Engine::placements`] says where it ran.
     fn scan_best(
         &self,
         location: &Path,
@@ -1105,35 +1109,30 @@ impl Engine {
                 }
             }
         }
-        let (plan, reason) = self.choose(&schema, jobs, place);
-        let (outcomes, mut stats) = match plan {
+        let (plan, reason) = self.choose(&schema, jobs);
+        let (outcomes, stats) = match plan {
             ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason),
             ScanPlan::Summed | ScanPlan::Cache => self.scan_summed(location, design, jobs, reason),
         }?;
-        // A scan that stays here on a cluster engine says so, and why (also when the grouped
-        // plan handed it on to the summed one).
-        if let Some(why) = here {
-            let note = format!("; in this process, not on the cluster: {why}");
-            for p in stats.plans.iter_mut().filter(|p| !p.reason.contains(&note)) {
-                p.reason.push_str(&note);
+        // Where it ran is told beside the report, not in it: the report is the same either way.
+        if let Some(c) = &self.cluster {
+            let place = match here {
+                Some(why) => format!("in this process, not on the cluster: {why}"),
+                None => format!("on the Ballista cluster {}", c.url),
+            };
+            if let Ok(mut m) = self.placements.lock() {
+                for p in &stats.plans {
+                    m.insert(p.table.clone(), place.clone());
+                }
             }
         }
         Ok((outcomes, stats))
     }
 
     /// The plan for one scan of a table's jobs, and why: grouped when every cited column holds
-    /// integer codes and there are few enough of them, else summed; on a cluster the same,
-    /// the grouped scan reduced by a plan the executors run.
-    fn choose(&self, schema: &Schema, jobs: &[&Job], place: Place) -> (ScanPlan, String) {
-        if let (Place::Cluster, Some(c)) = (place, &self.cluster) {
-            // Both plans run on the executors: the grouped one reduced by a DataFusion plan.
-            let (plan, why) = self.choose(schema, jobs, Place::Here);
-            let how = match plan {
-                ScanPlan::Grouped => "reduced by a DataFusion plan its executors run",
-                _ => "one aggregate plan its executors run",
-            };
-            return (plan, format!("on the Ballista cluster {}: {why}; {how}", c.url));
-        }
+    /// integer codes and there are few enough of them, else summed. On a cluster the same (the
+    /// grouped scan reduced by a plan the executors run), so the report does not change.
+    fn choose(&self, schema: &Schema, jobs: &[&Job]) -> (ScanPlan, String) {
         if !self.grouped {
             return (ScanPlan::Summed, "the grouped plan is turned off (Engine::summed_only)".into());
         }

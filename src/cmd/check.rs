@@ -108,6 +108,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         engine = engine.with_reduction(r);
     }
     let ran = check::run(&stdin.sources(&sources), &catalog, &registry, &engine, &opts, w.as_mut())?;
+    super::tell_placements(&engine);
     drop(w);
     out.commit(&identities)?;
     progress.finish();

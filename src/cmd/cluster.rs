@@ -14,7 +14,7 @@ the paths the catalog names: object storage (s3://, gs://, az://, https://), or 
 folder. Each prints one ready line on standard output, then runs until stopped (Ctrl-C, SIGTERM).
 Port 0 picks a free port, which the ready line reports. The scheduler also answers
 GET /readyz on its port: 200 once --min-executors executors are registered.
-Deployment: docs/cluster.md. Built only with `cargo build --release --features ballista`.";
+Deployment: docs/cluster.md. Needs the `ballista` cargo feature (on by default).";
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -181,6 +181,14 @@ fn parse_engine(value: &str) -> std::result::Result<EngineUrl, String> {
     value.parse().map_err(|e: recite::engine::EngineUrlError| e.to_string())
 }
 
+/// On a cluster engine, where each table's scans ran (standard error: the report is the same
+/// wherever they ran).
+pub fn tell_placements(engine: &Engine) {
+    for (table, place) in engine.placements() {
+        eprintln!("recite: table {table}: scanned {place}");
+    }
+}
+
 impl EngineArgs {
     /// The engine: this process's, or a session on the named cluster (whose scheduler must
     /// answer).

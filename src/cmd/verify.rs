@@ -76,6 +76,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let engine = a.cache.engine(&a.engine)?;
     let (settlement, stats) =
         verify::verify(&a.citation, &bytes, claimed, &catalog, &registry, &engine, a.settle.options())?;
+    super::tell_placements(&engine);
     let verdict = settlement.verdict;
     let text = match a.format {
         TextOrJson::Text => {

@@ -204,6 +204,15 @@ impl Engine {
         self.cluster.as_ref().map(|c| c.url.as_str())
     }
 
+    /// Where each table's scans ran on a cluster engine, as (table, where) in table order;
+    /// empty for a local engine. Kept out of the report, which is the same wherever they ran.
+    pub fn placements(&self) -> Vec<(String, String)> {
+        self.placements
+            .lock()
+            .map(|m| m.iter().map(|(t, p)| (t.clone(), p.clone())).collect())
+            .unwrap_or_default()
+    }
+
     /// Why scans of the table at `location` stay in this process on a cluster engine (none
     /// without a cluster, or when the executors can read the table).
     pub(super) fn stays_here(&self, location: &Path) -> Option<&'static str> {
