@@ -22,6 +22,8 @@ pub struct Cluster {
     /// The scheduler's address, `127.0.0.1:PORT`.
     pub scheduler: String,
     logs: tempfile::TempDir,
+    /// Variables set in every child's environment (an object store's endpoint, say).
+    env: Vec<(String, String)>,
 }
 
 impl Drop for Cluster {
@@ -36,8 +38,17 @@ impl Drop for Cluster {
 impl Cluster {
     /// A scheduler and `executors` executors of `tasks` concurrent tasks each, all registered.
     pub fn start(executors: usize, tasks: usize) -> Cluster {
-        let mut cluster =
-            Cluster { children: Vec::new(), scheduler: String::new(), logs: tempfile::tempdir().unwrap() };
+        Cluster::start_with(executors, tasks, &[])
+    }
+
+    /// [`Cluster::start`], with `env` in the scheduler's and executors' environment.
+    pub fn start_with(executors: usize, tasks: usize, env: &[(String, String)]) -> Cluster {
+        let mut cluster = Cluster {
+            children: Vec::new(),
+            scheduler: String::new(),
+            logs: tempfile::tempdir().unwrap(),
+            env: env.to_vec(),
+        };
         let min = executors.to_string();
         let line =
             cluster.spawn("scheduler", &["cluster", "scheduler", "--port", "0", "--min-executors", &min]);
@@ -77,6 +88,7 @@ impl Cluster {
     fn spawn(&mut self, name: &str, args: &[&str]) -> String {
         let log = std::fs::File::create(self.logs.path().join(name)).unwrap();
         let mut c = command(args);
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
         c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(log);
         let mut child = c.spawn().expect("start recite cluster");
         let stdout = child.stdout.take().expect("stdout");

@@ -154,6 +154,20 @@ mod with_store {
         assert_eq!(http(moto.port, "PUT", &format!("/{BUCKET}/{KEY}"), &parquet), 200, "upload");
     }
 
+    /// Moto's endpoint and dummy credentials, as environment variables.
+    fn s3_env(moto: &Moto) -> Vec<(String, String)> {
+        [
+            ("AWS_ENDPOINT", format!("http://127.0.0.1:{}", moto.port)),
+            ("AWS_ALLOW_HTTP", "true".into()),
+            ("AWS_ACCESS_KEY_ID", "recite-test".into()),
+            ("AWS_SECRET_ACCESS_KEY", "recite-test".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_EC2_METADATA_DISABLED", "true".into()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .to_vec()
+    }
+
     /// `recite ARGS --data DATA` with moto's endpoint and dummy credentials in its environment
     /// (and none of the machine's own AWS settings).
     fn recite_s3(moto: &Moto, data: &Path, args: &[&str]) -> std::process::Output {
@@ -163,14 +177,44 @@ mod with_store {
                 c.env_remove(k);
             }
         }
-        c.args(["--data", data.to_str().unwrap()])
-            .env("AWS_ENDPOINT", format!("http://127.0.0.1:{}", moto.port))
-            .env("AWS_ALLOW_HTTP", "true")
-            .env("AWS_ACCESS_KEY_ID", "recite-test")
-            .env("AWS_SECRET_ACCESS_KEY", "recite-test")
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_EC2_METADATA_DISABLED", "true");
+        c.args(["--data", data.to_str().unwrap()]).envs(s3_env(moto));
         run(c, None)
+    }
+
+    /// The catalog on S3 and the scans on a Ballista cluster: the scheduler lists the object and
+    /// the executors read it, each building the store from its own environment.
+    #[cfg(feature = "ballista")]
+    #[test]
+    fn a_table_on_s3_settles_on_a_ballista_cluster_byte_for_byte_as_the_local_file() {
+        let Some(moto) =
+            start_moto("a_table_on_s3_settles_on_a_ballista_cluster_byte_for_byte_as_the_local_file")
+        else {
+            return;
+        };
+        upload_versant(&moto);
+        let dir = tempfile::tempdir().unwrap();
+        let local = crate::support::root().join("datasets/versant/versant_flat.parquet");
+        let data = data_layer(dir.path(), local.to_str().unwrap());
+        let on_disk = recite_s3(&moto, &data, &BATCH);
+        data_layer(dir.path(), &format!("s3://{BUCKET}/{KEY}"));
+        let cluster = crate::cluster::Cluster::start_with(2, 1, &s3_env(&moto));
+        let mut args = BATCH.to_vec();
+        let url = cluster.url();
+        args.extend(["--engine", url.as_str()]);
+        let on_cluster = recite_s3(&moto, &data, &args);
+        assert_eq!(code(&on_disk), code(&on_cluster), "{}", stderr(&on_cluster));
+        assert!(
+            stderr(&on_cluster)
+                .contains(&format!("table versant_flat: scanned on the Ballista cluster {url}")),
+            "{}",
+            stderr(&on_cluster)
+        );
+        assert!(
+            on_disk.stdout == on_cluster.stdout,
+            "the report from s3 on the cluster differs:\n{}\n---\n{}",
+            String::from_utf8_lossy(&on_disk.stdout),
+            String::from_utf8_lossy(&on_cluster.stdout)
+        );
     }
 
     const BATCH: [&str; 5] = ["check", "examples/transcripts/", "examples/citations/", "--format", "json"];
