@@ -181,22 +181,30 @@ mod with_store {
         run(c, None)
     }
 
-    /// The catalog on S3 and the scans on a Ballista cluster: the scheduler lists the object and
-    /// the executors read it, each building the store from its own environment.
-    #[cfg(feature = "ballista")]
-    #[test]
-    fn a_table_on_s3_settles_on_a_ballista_cluster_byte_for_byte_as_the_local_file() {
-        let Some(moto) =
-            start_moto("a_table_on_s3_settles_on_a_ballista_cluster_byte_for_byte_as_the_local_file")
-        else {
-            return;
-        };
+    /// moto holding the Versant Parquet, and the batch's report with the table on disk; the
+    /// catalog (`DIR/data`) then names the object instead. `None` when moto is not installed.
+    fn versant_on_disk_then_s3(test: &str) -> Option<(Moto, tempfile::TempDir, std::process::Output)> {
+        let moto = start_moto(test)?;
         upload_versant(&moto);
         let dir = tempfile::tempdir().unwrap();
         let local = crate::support::root().join("datasets/versant/versant_flat.parquet");
         let data = data_layer(dir.path(), local.to_str().unwrap());
         let on_disk = recite_s3(&moto, &data, &BATCH);
-        data_layer(dir.path(), &format!("s3://{BUCKET}/{KEY}"));
+        assert_eq!(data_layer(dir.path(), &format!("s3://{BUCKET}/{KEY}")), data);
+        Some((moto, dir, on_disk))
+    }
+
+    /// The catalog on S3 and the scans on a Ballista cluster: the scheduler lists the object and
+    /// the executors read it, each building the store from its own environment.
+    #[cfg(feature = "ballista")]
+    #[test]
+    fn a_table_on_s3_settles_on_a_ballista_cluster_byte_for_byte_as_the_local_file() {
+        let Some((moto, dir, on_disk)) = versant_on_disk_then_s3(
+            "a_table_on_s3_settles_on_a_ballista_cluster_byte_for_byte_as_the_local_file",
+        ) else {
+            return;
+        };
+        let data = dir.path().join("data");
         let cluster = crate::cluster::Cluster::start_with(2, 1, &s3_env(&moto));
         let mut args = BATCH.to_vec();
         let url = cluster.url();
@@ -221,18 +229,13 @@ mod with_store {
 
     #[test]
     fn a_table_on_s3_settles_the_versant_batch_byte_for_byte_as_the_local_file() {
-        let Some(moto) =
-            start_moto("a_table_on_s3_settles_the_versant_batch_byte_for_byte_as_the_local_file")
-        else {
+        let Some((moto, dir, on_disk)) = versant_on_disk_then_s3(
+            "a_table_on_s3_settles_the_versant_batch_byte_for_byte_as_the_local_file",
+        ) else {
             return;
         };
-        upload_versant(&moto);
-        let dir = tempfile::tempdir().unwrap();
-        let local = crate::support::root().join("datasets/versant/versant_flat.parquet");
-        let data = data_layer(dir.path(), local.to_str().unwrap());
-        let on_disk = recite_s3(&moto, &data, &BATCH);
+        let data = dir.path().join("data");
         let url = format!("s3://{BUCKET}/{KEY}");
-        data_layer(dir.path(), &url);
         let on_s3 = recite_s3(&moto, &data, &BATCH);
         assert_eq!(code(&on_disk), code(&on_s3), "{}", stderr(&on_s3));
         let report: Value = serde_json::from_slice(&on_disk.stdout).expect("a JSON report");
