@@ -2,12 +2,14 @@
 //! and each links DataFusion). Run one module with `cargo test --test it check_cli::`.
 
 mod agui;
+mod agui_validate;
 mod cache;
 mod check_cli;
 #[cfg(feature = "ballista")]
 mod cluster;
 mod engine_plans;
 mod explain;
+mod frameworks;
 mod html_report;
 mod moca;
 mod objstore;
