@@ -66,9 +66,9 @@ fn validator() -> Result<PathBuf, String> {
         Some(p) => PathBuf::from(p),
         None => {
             let cache = std::env::var_os("RECITE_SDK_CACHE").map(PathBuf::from).unwrap_or_else(|| {
-                let base = std::env::var_os("XDG_CACHE_HOME")
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+                let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+                });
                 base.join("recite-sdk")
             });
             cache.join("agui-validate/bin/ag-ui-validate")
@@ -105,7 +105,12 @@ fn fixture_files() -> Vec<String> {
 
 /// The validator's error-level diagnostics on one file, as `RULE@index: message`.
 fn validator_errors(exe: &Path, file: &str) -> Vec<String> {
-    let out = Command::new(exe).arg(file).arg("--json").current_dir(support::root()).output().expect("run ag-ui-validate");
+    let out = Command::new(exe)
+        .arg(file)
+        .arg("--json")
+        .current_dir(support::root())
+        .output()
+        .expect("run ag-ui-validate");
     assert!(
         matches!(out.status.code(), Some(0 | 1)),
         "ag-ui-validate failed on {file}: {}",
@@ -137,8 +142,17 @@ fn recite_rejections(files: &[String]) -> BTreeMap<String, Vec<String>> {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .filter(|f| f["level"] == "MUST" && (f["rule"] == "ag-ui/stream" || f["rule"] == "input/malformed"))
-                .map(|f| format!("{}@{}: {}", f["rule"].as_str().unwrap_or("?"), f["locator"]["event_index"], f["message"]))
+                .filter(|f| {
+                    f["level"] == "MUST" && (f["rule"] == "ag-ui/stream" || f["rule"] == "input/malformed")
+                })
+                .map(|f| {
+                    format!(
+                        "{}@{}: {}",
+                        f["rule"].as_str().unwrap_or("?"),
+                        f["locator"]["event_index"],
+                        f["message"]
+                    )
+                })
                 .collect();
             (i["file"].as_str().unwrap().to_string(), found)
         })
@@ -150,10 +164,14 @@ fn ag_ui_validate_agrees_with_recite_on_every_stream_but_the_listed_ones() {
     let exe = match validator() {
         Ok(exe) => exe,
         Err(why) => {
-            let required = std::env::var_os("RECITE_REQUIRE_AGUI_VALIDATE").is_some_and(|v| !v.is_empty() && v != "0");
+            let required =
+                std::env::var_os("RECITE_REQUIRE_AGUI_VALIDATE").is_some_and(|v| !v.is_empty() && v != "0");
             assert!(!required, "RECITE_REQUIRE_AGUI_VALIDATE is set but {why}");
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "SKIPPED ag_ui_validate_agrees_with_recite_on_every_stream_but_the_listed_ones: {why}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED ag_ui_validate_agrees_with_recite_on_every_stream_but_the_listed_ones: {why}"
+            );
             return;
         }
     };
@@ -162,7 +180,8 @@ fn ag_ui_validate_agrees_with_recite_on_every_stream_but_the_listed_ones() {
         assert!(files.iter().any(|f| f.contains(corpus)), "no fixture in {corpus}");
     }
     let recite = recite_rejections(&files);
-    let listed: BTreeMap<&str, (bool, &str)> = DISAGREEMENTS.iter().map(|(f, side, why)| (*f, (*side, *why))).collect();
+    let listed: BTreeMap<&str, (bool, &str)> =
+        DISAGREEMENTS.iter().map(|(f, side, why)| (*f, (*side, *why))).collect();
     let mut wrong = Vec::new();
     for file in &files {
         let theirs = validator_errors(&exe, file);

@@ -126,10 +126,14 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
             .flatten()
             .map(|f| format!("{} {}: {}", f["level"], f["rule"], f["message"]))
             .collect();
-        out.push(format!("verdict counts: expected {want:?}, got {got:?} (findings: {})", findings.join(" | ")));
+        out.push(format!(
+            "verdict counts: expected {want:?}, got {got:?} (findings: {})",
+            findings.join(" | ")
+        ));
     }
-    let expected_claims =
-        entry["claims"].as_array().unwrap_or_else(|| panic!("manifest entry {file}: `claims` must be an array"));
+    let expected_claims = entry["claims"]
+        .as_array()
+        .unwrap_or_else(|| panic!("manifest entry {file}: `claims` must be an array"));
     // One tool result, one citation: when the counts agree, the only claim is the expected one.
     if let ([expected], [claim]) = (expected_claims.as_slice(), claims.as_slice()) {
         out.extend(claim_mismatches(expected, claim, file));
@@ -143,7 +147,11 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
 #[test]
 fn every_framework_written_fixture_settles_as_its_manifest_states() {
     let entries = manifest();
-    assert!(entries.len() >= 28, "the manifest lists {} fixtures: at least 7 frameworks × 4 runs", entries.len());
+    assert!(
+        entries.len() >= 28,
+        "the manifest lists {} fixtures: at least 7 frameworks × 4 runs",
+        entries.len()
+    );
     let files: Vec<&str> = entries.iter().map(|e| str_of(e, "file", "?")).collect();
     let mut args = vec!["check"];
     args.extend_from_slice(&files);
@@ -160,7 +168,8 @@ fn every_framework_written_fixture_settles_as_its_manifest_states() {
     for (entry, input) in entries.iter().zip(inputs) {
         let file = str_of(entry, "file", "?");
         assert_eq!(input["file"], file, "report inputs follow the order given");
-        let label = format!("{file} ({}, {} run)", str_of(entry, "framework", file), str_of(entry, "run", file));
+        let label =
+            format!("{file} ({}, {} run)", str_of(entry, "framework", file), str_of(entry, "run", file));
         for m in mismatches(entry, input) {
             failing.insert(file);
             failures.push(format!("{label}: {m}"));
@@ -206,7 +215,9 @@ fn the_framework_manifest_lists_every_fixture_file() {
 fn every_framework_fixture_names_the_versions_that_wrote_it() {
     let mut problems = Vec::new();
     let mut frameworks = 0;
-    for dir in std::fs::read_dir(root().join(CORPUS)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+    for dir in
+        std::fs::read_dir(root().join(CORPUS)).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir())
+    {
         frameworks += 1;
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let path = dir.join("versions.json");
@@ -218,7 +229,8 @@ fn every_framework_fixture_names_the_versions_that_wrote_it() {
         if doc["versions"].as_object().is_none_or(|v| v.is_empty() || v.values().any(|x| !x.is_string())) {
             problems.push(format!("{name}/versions.json: `versions` must name each package's version"));
         }
-        let listed: BTreeSet<String> = doc["files"].as_object().map(|f| f.keys().cloned().collect()).unwrap_or_default();
+        let listed: BTreeSet<String> =
+            doc["files"].as_object().map(|f| f.keys().cloned().collect()).unwrap_or_default();
         let present: BTreeSet<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
