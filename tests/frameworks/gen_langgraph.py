@@ -17,8 +17,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import httpx
-from fastapi import FastAPI
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk
@@ -27,8 +25,6 @@ from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
-
-from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
@@ -87,7 +83,7 @@ def make_tool(run: str):
     return versant_funnel
 
 
-def graph(run: str):
+def graph(run: str, checkpointer=True):
     tools = [make_tool(run)]
     model = ScriptedModel(messages=iter([
         AIMessage(content="", tool_calls=[{"name": common.TOOL_NAME, "args": {"wave": "W6"}, "id": "call_funnel_1"}]),
@@ -103,10 +99,16 @@ def graph(run: str):
     g.add_edge(START, "agent")
     g.add_conditional_edges("agent", tools_condition)
     g.add_edge("tools", "agent")
-    return g.compile(checkpointer=MemorySaver())
+    # The LangGraph API server (gen_langgraph_js.mjs) brings its own persistence.
+    return g.compile(checkpointer=MemorySaver() if checkpointer else None)
 
 
 async def one(run: str) -> bytes:
+    # Imported here: langgraph_server/graphs.py imports graph() into the API server, which needs neither.
+    import httpx
+    from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
+    from fastapi import FastAPI
+
     app = FastAPI()
     add_langgraph_fastapi_endpoint(app, LangGraphAgent(name="versant", graph=graph(run)), "/agent")
     body = {

@@ -27,6 +27,7 @@ for run in ("wrong-number", "wrong-base", "misquote"):
 # Which versions each framework's entry names (the rest are in its versions.json).
 KEY_VERSIONS = {
     "langgraph": ["ag-ui-langgraph", "langgraph", "langchain-core"],
+    "langgraph-js": ["@ag-ui/langgraph", "@langchain/langgraph-sdk", "langgraph-api", "langgraph"],
     "adk": ["google-adk", "ag_ui_adk", "a2a-sdk"],
     "pydantic-ai": ["pydantic-ai-slim", "fasta2a"],
     "strands": ["ag_ui_strands", "strands-agents"],
