@@ -33,6 +33,7 @@ const DISAGREEMENTS: &[(&str, bool, &str)] = &[
     ("tests/fixtures/sdk/agui/js/interrupt-run.sse", true, RESUMED_CALL),
     ("tests/fixtures/sdk/agui/js/interrupt-run.jsonl", true, RESUMED_CALL),
     ("tests/fixtures/agui/sse-multiline.sse", true, LAST_EVENT),
+    ("tests/fixtures/frameworks/langgraph-js/wrong-number.sse", true, REUSED_CALL_ID),
     ("tests/fixtures/agui/unknown-types.jsonl", true, UNKNOWN_AND_NULL),
     ("tests/fixtures/sdk/agui/streams/bad-activity-delta-by-other-owner.sse", false, OWNERS),
     ("tests/fixtures/sdk/agui/streams/bad-chunk-ambiguous-lane.sse", false, OWNERS),
@@ -51,6 +52,8 @@ const CONTENT_PARTS: &str = "AGUI504: the validator checks TOOL_CALL_RESULT.cont
      (a string); AG-UI 1.0 allows a list of content parts, which the 1.0 client accepts";
 const RESUMED_CALL: &str = "AGUI207: a result for a tool call opened in an earlier run (carried by RUN_STARTED's \
      input messages, as a resumed interrupt is); the 1.0 client seeds its state from the input and accepts it";
+const REUSED_CALL_ID: &str = "AGUI205: @ag-ui/langgraph streams the same tool call again (START/ARGS/END under the \
+     id of a call that has ended); the 1.0 client refuses only a start while that id is still open";
 const LAST_EVENT: &str = "AGUI501/AGUI003: the last SSE event is not followed by a blank line; the client's parser \
      dispatches it at end of stream, and recite reads it too rather than drop a RUN_FINISHED (CRLF lines: `sse-crlf`)";
 const UNKNOWN_AND_NULL: &str = "AGUI503/AGUI504: an event type the validator's bundled SDK does not know, and null on \
