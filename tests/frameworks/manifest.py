@@ -5,7 +5,9 @@ whose numbers were checked against the bundled Versant data (tests/sdk/agui/scen
 Every fixture holds one tool result with one citation, however many times the framework's
 stream repeats it, so it is one claim. `answers` maps each number the agent's answer states to
 its status (docs/answers.md); it is null where the stream leaves no answer text standing (see
-NO_ANSWER), and then the answer is not checked.
+NO_ANSWER), and then the answer is not checked. `must_findings` lists the rules of the MUST
+findings a correct verifier reports (none: a correct framework run must pass a CI gate), null
+where that is not yet decided.
 
     python3 tests/frameworks/manifest.py [REPO]
 """
@@ -23,6 +25,11 @@ NO_ANSWER = {
 }
 for run in ("wrong-number", "wrong-base", "misquote"):
     NO_ANSWER[f"pydantic-ai/a2a-{run}-stream.sse"] = NO_ANSWER["pydantic-ai/a2a-correct-stream.sse"]
+
+# MUST findings a correct verifier reports: none, on every stream here (each is valid AG-UI or
+# A2A, and each quantitative result carries its citation), except where the binding's rule is
+# still the readers' to decide, as below: there the findings are not checked.
+UNDECIDED_FINDINGS = "fasta2a writes the result and its citation in one data Part (`{\"result\": {result, citation}}`); whether that breaks the Upperhand A2A binding (a citation Part of its own) is for the readers to decide and document (issue 22)"
 
 # Which versions each framework's entry names (the rest are in its versions.json).
 KEY_VERSIONS = {
@@ -62,6 +69,8 @@ def main(repo: Path) -> None:
                     "why": run["why"],
                 }],
                 "answers": None if key in NO_ANSWER else run["answers"],
+                "must_findings": None if key.startswith("pydantic-ai/a2a-") else [],
+                **({"findings_undecided": UNDECIDED_FINDINGS} if key.startswith("pydantic-ai/a2a-") else {}),
                 **({"no_answer": NO_ANSWER[key]} if key in NO_ANSWER else {}),
             })
     out = root / "manifest.json"

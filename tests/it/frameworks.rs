@@ -6,7 +6,8 @@
 //! (`tests/frameworks/gen.sh`, run by hand; the tests stay offline). Each fixture holds one tool
 //! result with its citation, however often the framework repeats it, so it is one claim; the
 //! manifest gives its verdict, the cited period and column, the measures its numbers must be
-//! compared with, and the status of every number the agent's answer states. The manifest says
+//! compared with, the status of every number the agent's answer states, and the MUST findings
+//! a correct verifier reports (none: these are valid streams). The manifest says
 //! what a correct verifier must say, not what recite says today: every mismatch is reported at
 //! once (fixture, what, expected, got), so one reader defect does not hide the others.
 
@@ -141,7 +142,29 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
     if let Some(answers) = entry["answers"].as_object() {
         out.extend(answer_mismatches(answers, input));
     }
+    if let Some(rules) = entry["must_findings"].as_array() {
+        out.extend(must_finding_mismatches(rules, input));
+    }
     out
+}
+
+/// How the input's MUST findings differ from the rules the manifest expects (none, for a
+/// correct framework run: a CI gate over it must pass).
+fn must_finding_mismatches(expected: &[Value], input: &Value) -> Vec<String> {
+    let mut want: Vec<&str> = expected.iter().filter_map(Value::as_str).collect();
+    want.sort_unstable();
+    let found: Vec<&Value> =
+        input["findings"].as_array().into_iter().flatten().filter(|f| f["level"] == "MUST").collect();
+    let mut got: Vec<&str> = found.iter().map(|f| f["rule"].as_str().unwrap_or("?")).collect();
+    got.sort_unstable();
+    if got == want {
+        return Vec::new();
+    }
+    let said: Vec<String> = found
+        .iter()
+        .map(|f| format!("{} at event {}: {}", f["rule"], f["locator"]["event_index"], f["message"]))
+        .collect();
+    vec![format!("MUST findings: expected {want:?}, got {} ({})", got.len(), said.join(" | "))]
 }
 
 #[test]
