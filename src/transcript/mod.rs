@@ -16,6 +16,7 @@ use serde_json::Value;
 
 pub mod a2a;
 pub mod agui;
+pub mod embedded;
 pub mod frame;
 pub mod plain;
 
