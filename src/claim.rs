@@ -234,7 +234,7 @@ fn written(text: &str) -> Result<Written, NotANumber> {
     let mut currency = false;
     for _ in 0..2 {
         if sign.is_empty()
-            && let Some(c) = t.chars().next().filter(|c| matches!(c, '+' | '-' | MINUS))
+            && let Some(c) = t.chars().next().filter(|&c| matches!(c, '+' | '-' | MINUS))
         {
             sign = if c == '+' { "+" } else { "-" };
             t = &t[c.len_utf8()..];

@@ -91,8 +91,9 @@ pub(super) fn read_container(doc: &mut Document, c: &Container) {
 }
 
 /// The citations a data Part holds beside its result (`{"result": …, "citation": …}`, as
-/// `fasta2a` can write), each with the quantitative rest it accompanies: one group for an object,
-/// one per element for an array of such objects. Groups without a citation when none has one.
+/// `fasta2a` can write), each with the quantitative rest it accompanies: one group for the whole
+/// value, or one per element for an array of such pairs. No citation in any group when there is
+/// none.
 fn within_part(data: &Value, ptr: &str) -> Vec<(Vec<Cited>, Option<Located>)> {
     let one = |v: &Value, ptr: &str| -> (Vec<Cited>, Option<Located>) {
         let split = upperhand::split(v, ptr);
@@ -106,12 +107,14 @@ fn within_part(data: &Value, ptr: &str) -> Vec<(Vec<Cited>, Option<Located>)> {
         });
         (cits, rest)
     };
-    match data {
-        Value::Array(items) if items.iter().all(Value::is_object) => {
-            items.iter().enumerate().map(|(i, v)| one(v, &pointer_push(ptr, i))).collect()
+    if let Value::Array(items) = data {
+        let each: Vec<_> = items.iter().enumerate().map(|(i, v)| one(v, &pointer_push(ptr, i))).collect();
+        // `[{result, citation}, …]` pairs element by element; `[result, citation]` as a whole.
+        if each.len() > 1 && each.iter().all(|(cits, rest)| !cits.is_empty() && rest.is_some()) {
+            return each;
         }
-        _ => vec![one(data, ptr)],
     }
+    vec![one(data, ptr)]
 }
 
 /// Pairs the citations of one container with its quantitative results, pushing Items and
