@@ -139,7 +139,9 @@ fn decode_text(text: &str, pointer: &str, depth: usize, problems: &mut Vec<Probl
         return None;
     }
     let framed = frame("", text);
-    let mut value = if framed.findings.is_empty() && framed.framing != Framing::Sse {
+    // Whole documents only: an array the framing recovered element by element is not JSON.
+    let whole = framed.records.iter().all(|r| r.pointer.is_empty());
+    let mut value = if framed.findings.is_empty() && whole && framed.framing != Framing::Sse {
         let mut values: Vec<Value> = framed.records.into_iter().map(|r| r.value).collect();
         if values.len() > 1 {
             let message =
