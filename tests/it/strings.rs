@@ -128,3 +128,24 @@ fn plain_pairs_with_json_text_are_decoded_and_broken_text_is_a_finding() {
     // The broken result is kept as the string it is: never a pass on its numbers.
     assert_eq!(doc.items[1].result, Some(Value::String("{\"Considered\": \"44%\", ".into())));
 }
+
+#[test]
+fn a2a_data_part_holding_a_result_and_its_citation_side_by_side_pairs_as_one() {
+    let citation = json!({"study": STUDY, "base": {"name": "b", "n": 4654},
+        "source": {"table": "versant_flat", "column": "s14r5", "function": "extractFunnel"}});
+    let pairs = json!([{"result": {"Considered": "44%"}, "citation": citation}, {"result": {"Familiar": "71%"}, "citation": citation}]);
+    let side_by_side = json!([{"Considered": "44%"}, citation]);
+    let message = |data: &Value| {
+        json!({"kind": "message", "messageId": "m1", "role": "agent", "parts": [{"kind": "data", "data": data}]})
+            .to_string()
+    };
+    // `[result, citation]` is one pair; `[{result, citation}, …]` pairs element by element.
+    let doc = a2a::read("side.json", &message(&side_by_side));
+    assert!(musts(&doc).is_empty(), "{:#?}", doc.findings);
+    assert_eq!(studies(&doc), [STUDY]);
+    assert_eq!(doc.items[0].result, Some(json!({"Considered": "44%"})));
+    let doc = a2a::read("pairs.json", &message(&pairs));
+    assert!(musts(&doc).is_empty(), "{:#?}", doc.findings);
+    let results: Vec<_> = doc.items.iter().map(|i| i.result.clone().unwrap()).collect();
+    assert_eq!(results, [json!({"Considered": "44%"}), json!({"Familiar": "71%"})]);
+}
