@@ -682,7 +682,9 @@ fn audit_answers(
                 .as_ref()
                 .and_then(|c| c.pointer("/base/n"))
                 // An INVALID citation may state n as a string: the answer may still repeat it.
-                .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(claim::exact_count)));
+                .and_then(|v| {
+                    v.as_u64().or_else(|| v.as_str().and_then(|s| claim::read_written(s).ok()?.as_count()))
+                });
             answers::sources(i, &c.settlement, &leaves, n)
         })
         .collect();

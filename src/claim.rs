@@ -14,7 +14,8 @@ pub struct Claimed {
     pub text: String,
     /// Its value in the units written (44 for `44%`); 0 when `unreadable`.
     pub value: f64,
-    /// Digits after the decimal point that the text shows (negative for `4.4e3`-style).
+    /// Digits after the decimal point that the text shows, never fewer than its plain decimal
+    /// spelling shows (`4.4e3` shows 0, as `4400` does; never negative).
     pub decimals: i32,
     /// Written with a `%` sign.
     pub percent: bool,
@@ -24,7 +25,8 @@ pub struct Claimed {
     /// JSON pointer to it within the claimed result (empty for command-line claims).
     pub pointer: String,
     /// Why a number found in the result cannot be compared (out of range, exponent too large,
-    /// too long). Such a number never helps a claim pass: its claim is INVALID.
+    /// too long, or text whose value is ambiguous, `"4.595"`). Such a number never helps a claim
+    /// pass: its claim is INVALID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
 }
@@ -52,7 +54,8 @@ impl Claimed {
         if self.unreadable.is_some() || self.percent {
             return None;
         }
-        exact_count(&self.text)
+        // On the plain spelling: `"4,595"` states 4595.
+        written(&self.text).ok().and_then(|w| exact_count(&w.plain()))
     }
 }
 
@@ -95,74 +98,318 @@ pub fn exact_count(text: &str) -> Option<u64> {
 /// How a text fails to be a claimed number.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NotANumber {
-    /// Not number syntax at all (`W6`, `4,210`): not a claim.
+    /// Not number syntax at all (`W6`, `1.2.3`, `18-74`): not a claim.
     Syntax,
-    /// Number syntax that cannot be represented or compared, with why.
+    /// Number syntax that cannot be represented or compared, or whose value the text leaves
+    /// open (`"4.595"`), with why.
     Unreadable(String),
 }
 
-/// Parses a number as written: `44`, `0.440`, `-3.5`, `+32`, `4.4e-1`, `44%`, `44.0 %`.
+/// Reads a number as a person or an agent writes it in text: the one parser for every number
+/// written as text in recite (result strings, `--claim`, and the answer audit's numbers), so two
+/// parts of recite never disagree about the same text. Its `key` is `None` and its `pointer`
+/// empty; the claim's `text` is `text` as given.
+///
+/// Read (docs/semantics.md, "Numbers written as text"):
+/// - plain numbers `44`, `0.440`, `-3.5`, `+32`, `.5`, `4.4e-1`, and both minus signs (`-` and
+///   U+2212 `−`);
+/// - thousands groups of exactly three digits separated by `,`, a space, U+00A0, U+202F or
+///   U+2009 (`4,595`, `4 595`, `9 189`), or by `.` when there are two or more
+///   (`1.234.567`); with a decimal mark after them (`4,595.5`, `4.595,5`, `4 595,5`);
+/// - a `%` after the number (`44%`, `44.0 %`), a currency sign `$`, `€` or `£` before it
+///   (`$4,595`, `-$5`, `$-5`) or `€`/`$`/`£` after it (`4 595 €`).
+///
+/// Errors:
+/// - [`NotANumber::Syntax`] for text that is not one number (`W6`, `1.2.3`, `1,2,3`, `18-74`,
+///   `4 654 respondents`, `2.3pp`: a difference in points is not a level recite compares);
+/// - [`NotANumber::Unreadable`] for one number recite will not guess at: a single `.` before
+///   exactly three digits after one to three digits (`4.595`, `-44.200`: a decimal point, or
+///   thousands grouped as much of Europe writes them), unless a `%` follows and the decimal
+///   reading is at most 100 (`4.595%`); a single `,` not before exactly three digits (`44,2`, a
+///   decimal comma); numbers too long, too large, too small or with too many decimals.
+///
+/// A claim's tolerance comes from the decimals the text shows, never fewer than its plain
+/// decimal spelling shows: `4.4e3` shows none (±0.5), as `4400` would.
+pub fn read_written(text: &str) -> Result<Claimed, NotANumber> {
+    read_text(text, None, String::new(), true)
+}
+
+/// True when `text` is written as one number (readable or not, see [`read_written`]): such a
+/// string makes its result quantitative.
+pub fn states_number(text: &str) -> bool {
+    !matches!(written(text), Err(NotANumber::Syntax))
+}
+
+/// Parses a number as written (see [`read_written`]), with the key and pointer it was found
+/// under; `None` when it is not a readable number.
 pub fn parse_number(text: &str, key: Option<String>, pointer: String) -> Option<Claimed> {
-    read_number(text, key, pointer).ok()
+    read_text(text, key, pointer, true).ok()
 }
 
 /// Like [`parse_number`], but says whether a failure was number syntax it cannot represent.
 pub fn read_number(text: &str, key: Option<String>, pointer: String) -> Result<Claimed, NotANumber> {
-    let t = text.trim();
-    let (body, percent) = match t.strip_suffix('%') {
-        Some(b) => (b.trim_end(), true),
-        None => (t, false),
+    read_text(text, key, pointer, true)
+}
+
+/// A written number taken apart, in plain ASCII.
+#[derive(Debug)]
+struct Written {
+    /// `-`, `+` or nothing.
+    sign: &'static str,
+    /// The integer digits, group separators removed.
+    int: String,
+    /// The digits after the decimal mark.
+    frac: String,
+    /// Whether a decimal mark was written (`5.` has one, with no digits).
+    point: bool,
+    /// The exponent as written (`-1` for `e-1`).
+    exponent: Option<String>,
+    /// Written with `%`.
+    percent: bool,
+    /// Written with group separators.
+    grouped: bool,
+}
+
+impl Written {
+    /// The number in plain ASCII (`-4595.5`, `4.4e3`), which `f64` and [`exact_count`] read.
+    fn plain(&self) -> String {
+        let mut s = format!("{}{}", self.sign, self.int);
+        if self.point || !self.frac.is_empty() {
+            s.push('.');
+            s.push_str(&self.frac);
+        }
+        if let Some(e) = &self.exponent {
+            s.push('e');
+            s.push_str(e);
+        }
+        s
+    }
+
+    /// Why the value is open, when it is (`4.595`): a lone `.` before three digits after one to
+    /// three digits may be a decimal point or a European thousands separator.
+    fn ambiguity(&self) -> Option<String> {
+        let europe = !self.grouped
+            && self.exponent.is_none()
+            && self.frac.len() == 3
+            && (1..=3).contains(&self.int.len())
+            && !self.int.starts_with('0');
+        if !europe {
+            return None;
+        }
+        let decimal = format!("{}.{}", self.int, self.frac);
+        if self.percent && decimal.parse::<f64>().is_ok_and(|v| v <= 100.0) {
+            return None; // `4.595%`: 4595% is no share
+        }
+        Some(format!(
+            "ambiguous: {sign}{decimal} (a decimal point) or {sign}{int}{frac} (a dot grouping thousands, \
+             as much of Europe writes it); recite does not guess",
+            sign = if self.sign == "-" { "-" } else { "" },
+            int = self.int,
+            frac = self.frac,
+        ))
+    }
+}
+
+const MINUS: char = '\u{2212}';
+const CURRENCIES: [char; 3] = ['$', '€', '£'];
+/// The spaces that group thousands: space, no-break, narrow no-break and thin space.
+const GROUP_SPACES: [char; 4] = [' ', '\u{a0}', '\u{202f}', '\u{2009}'];
+
+/// The white space allowed around a number, its sign, currency and `%`.
+fn trim_spaces(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || GROUP_SPACES.contains(&c))
+}
+
+/// Takes a written number apart (see [`read_written`]); `Unreadable` only for a decimal comma.
+fn written(text: &str) -> Result<Written, NotANumber> {
+    let mut t = trim_spaces(text);
+    let percent = match t.strip_suffix('%') {
+        Some(b) => {
+            t = trim_spaces(b);
+            true
+        }
+        None => false,
     };
-    let unsigned = body.strip_prefix(['+', '-']).unwrap_or(body);
-    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(i) => (&unsigned[..i], Some(&unsigned[i + 1..])),
-        None => (unsigned, None),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits_ok = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    let exponent_ok = |e: &str| {
-        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-        !e.is_empty() && digits_ok(e)
-    };
-    if int.is_empty() && frac.is_empty()
-        || !digits_ok(int)
-        || !digits_ok(frac)
-        || !exponent.is_none_or(exponent_ok)
-    {
+    let mut sign = "";
+    let mut currency = false;
+    for _ in 0..2 {
+        if sign.is_empty()
+            && let Some(c) = t.chars().next().filter(|&c| matches!(c, '+' | '-' | MINUS))
+        {
+            sign = if c == '+' { "+" } else { "-" };
+            t = &t[c.len_utf8()..];
+        } else if !currency && let Some(c) = t.chars().next().filter(|c| CURRENCIES.contains(c)) {
+            currency = true;
+            t = trim_spaces(&t[c.len_utf8()..]);
+        }
+    }
+    if !currency && let Some(c) = t.chars().next_back().filter(|c| CURRENCIES.contains(c)) {
+        currency = true;
+        t = trim_spaces(&t[..t.len() - c.len_utf8()]);
+    }
+    if currency && percent {
         return Err(NotANumber::Syntax);
     }
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(e) = exponent {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        if e.is_empty() || !digits(e) {
+            return Err(NotANumber::Syntax);
+        }
+    }
+    let exponent = exponent.map(|e| e.strip_prefix('+').unwrap_or(e).to_string());
+    let plain = |int: &str, frac: &str, point: bool| Written {
+        sign,
+        int: int.to_string(),
+        frac: frac.to_string(),
+        point,
+        exponent: exponent.clone(),
+        percent,
+        grouped: false,
+    };
+    // Plain: digits, at most one `.`.
+    if mantissa.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && mantissa.bytes().filter(|&b| b == b'.').count() <= 1
+    {
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if int.is_empty() && frac.is_empty() {
+            return Err(NotANumber::Syntax);
+        }
+        return Ok(plain(int, frac, mantissa.contains('.')));
+    }
+    if exponent.is_some() {
+        return Err(NotANumber::Syntax); // no groups in exponent form
+    }
+    grouped(mantissa, sign, percent)
+}
+
+/// The class of a mark between digit runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Comma,
+    Dot,
+    Space,
+}
+
+/// A mantissa with group separators (and perhaps a decimal mark): `4,595`, `4 595,5`, `1.234.567`.
+fn grouped(mantissa: &str, sign: &'static str, percent: bool) -> Result<Written, NotANumber> {
+    let mut runs: Vec<&str> = Vec::new();
+    let mut marks: Vec<Mark> = Vec::new();
+    let mut start = 0;
+    for (i, c) in mantissa.char_indices() {
+        let mark = match c {
+            '0'..='9' => continue,
+            ',' => Mark::Comma,
+            '.' => Mark::Dot,
+            c if GROUP_SPACES.contains(&c) => Mark::Space,
+            _ => return Err(NotANumber::Syntax),
+        };
+        runs.push(&mantissa[start..i]);
+        marks.push(mark);
+        start = i + c.len_utf8();
+    }
+    runs.push(&mantissa[start..]);
+    if runs.iter().any(|r| r.is_empty()) {
+        return Err(NotANumber::Syntax); // `,5`, `4,,595`, `4,595,`
+    }
+    let lead_ok = |r: &str| r.len() <= 3 && !r.starts_with('0');
+    let groups_ok = |runs: &[&str]| lead_ok(runs[0]) && runs[1..].iter().all(|r| r.len() == 3);
+    let number = |int: &[&str], frac: &str| Written {
+        sign,
+        int: int.concat(),
+        frac: frac.to_string(),
+        point: !frac.is_empty(),
+        exponent: None,
+        percent,
+        grouped: true,
+    };
+    let last = *marks.last().expect("a mark, or the mantissa was plain");
+    let kinds = |m: Mark| marks.iter().filter(|&&k| k == m).count();
+    let (group, decimal) = if marks.iter().all(|&m| m == last) {
+        (last, None)
+    } else {
+        // Two kinds: the last mark, written once, is the decimal mark; the others group.
+        let group = marks[0];
+        let others_group = marks[..marks.len() - 1].iter().all(|&m| m == group);
+        if last == Mark::Space || kinds(last) != 1 || !others_group {
+            return Err(NotANumber::Syntax);
+        }
+        (group, Some(last))
+    };
+    match decimal {
+        Some(_) => {
+            let int = &runs[..runs.len() - 1];
+            if !groups_ok(int) {
+                return Err(NotANumber::Syntax);
+            }
+            Ok(number(int, runs[runs.len() - 1]))
+        }
+        None if groups_ok(&runs) && (group != Mark::Dot || marks.len() >= 2) => Ok(number(&runs, "")),
+        None if group == Mark::Comma && marks.len() == 1 => Err(NotANumber::Unreadable(format!(
+            "a decimal comma? {mantissa} has a comma not before exactly three digits; recite reads `.` as \
+             the decimal point and `,` only as a thousands separator"
+        ))),
+        None => Err(NotANumber::Syntax),
+    }
+}
+
+/// Reads `text` (see [`read_written`]) with the key and pointer it stood under. A JSON number's
+/// text is never ambiguous (`4.595` in JSON is a decimal): `written_text` is false for it.
+fn read_text(
+    text: &str,
+    key: Option<String>,
+    pointer: String,
+    written_text: bool,
+) -> Result<Claimed, NotANumber> {
+    let w = written(text)?;
     let unreadable = |why: String| NotANumber::Unreadable(why);
+    let t = text.trim();
     if t.len() > MAX_NUMBER_TEXT {
         return Err(unreadable(format!(
             "a number of {} characters is longer than {MAX_NUMBER_TEXT}",
             t.len()
         )));
     }
+    if let Some(why) = w.ambiguity().filter(|_| written_text) {
+        return Err(unreadable(why));
+    }
+    claimed(&w, text, key, pointer)
+}
+
+/// The claim a taken-apart number makes: its value and the decimals it shows.
+fn claimed(w: &Written, text: &str, key: Option<String>, pointer: String) -> Result<Claimed, NotANumber> {
+    let unreadable = |why: String| NotANumber::Unreadable(why);
     // Bounded before any arithmetic: `0.44e-2147483648` must not overflow the decimals count.
-    let exponent: i64 = match exponent {
+    let exponent: i64 = match &w.exponent {
         None => 0,
         Some(e) => match e.parse::<i64>() {
             Ok(e) if e.abs() <= MAX_EXPONENT => e,
             _ => return Err(unreadable(format!("exponent {e} is beyond ±{MAX_EXPONENT}"))),
         },
     };
-    let value: f64 = body.parse().map_err(|_| unreadable("not a representable number".into()))?;
+    let value: f64 = w.plain().parse().map_err(|_| unreadable("not a representable number".into()))?;
     if !value.is_finite() {
         return Err(unreadable("out of the range of a 64-bit float".into()));
     }
-    let nonzero = int.bytes().chain(frac.bytes()).any(|b| b != b'0');
+    let nonzero = w.int.bytes().chain(w.frac.bytes()).any(|b| b != b'0');
     if nonzero && (value == 0.0 || value.abs() < f64::MIN_POSITIVE) {
         return Err(unreadable("too small to represent (underflows to 0)".into()));
     }
-    let decimals = frac.len() as i64 - exponent;
-    if decimals.abs() > MAX_EXPONENT {
+    // Never fewer decimals than the plain spelling shows: `0e9`, `4e1` and `4.4e3` are whole
+    // numbers (±0.5), as `0`, `40` and `4400` are; exponent form cannot widen the tolerance.
+    let decimals = (w.frac.len() as i64 - exponent).max(0);
+    if decimals > MAX_EXPONENT {
         return Err(unreadable(format!("shows {decimals} decimals, beyond ±{MAX_EXPONENT}")));
     }
     Ok(Claimed {
         text: text.to_string(),
         value,
         decimals: decimals as i32,
-        percent,
+        percent: w.percent,
         key,
         pointer,
         unreadable: None,
@@ -199,7 +446,7 @@ fn walk(v: &Value, key: Option<&str>, pointer: String, out: &mut Vec<Claimed>) {
     match v {
         Value::Number(n) => {
             let text = n.to_string();
-            match read_number(&text, key.map(str::to_string), pointer.clone()) {
+            match read_text(&text, key.map(str::to_string), pointer.clone(), false) {
                 Ok(c) => out.push(c),
                 // A JSON number is a number whatever its syntax says.
                 Err(NotANumber::Unreadable(why)) => out.push(unreadable_leaf(&text, key, pointer, why)),
@@ -233,7 +480,7 @@ pub fn parse_arg(arg: &str) -> Result<Claimed, String> {
         Some((k, v)) => (Some(k.trim().to_string()), v.trim()),
         None => (None, arg.trim()),
     };
-    match read_number(text, key, String::new()) {
+    match read_text(text, key, String::new(), true) {
         Ok(c) => Ok(c),
         Err(NotANumber::Unreadable(why)) => Err(format!("--claim {arg:?}: {why}")),
         Err(NotANumber::Syntax) => {
@@ -260,14 +507,37 @@ mod tests {
         assert_eq!(p("44").half_unit(), 0.5);
         assert_eq!(p("0.440").half_unit(), 0.0005);
         assert!((p("44.0%").half_unit() - 0.05).abs() < 1e-15);
-        assert_eq!(p("4.4e3").half_unit(), 50.0);
+        // Exponent form shows no fewer decimals than the plain spelling (4400): a whole unit.
+        assert_eq!(p("4.4e3").half_unit(), 0.5);
+        assert_eq!(p("4.4e-1").half_unit(), 0.005);
         assert!(p("44%").percent);
         assert_eq!(p("+32").value, 32.0);
     }
 
     #[test]
     fn non_numbers_are_not_claims() {
-        for s in ["W6", "", "%", "1.2.3", "NaN", "inf", "4,210", "0x10"] {
+        for s in [
+            "W6",
+            "",
+            "%",
+            "1.2.3",
+            "NaN",
+            "inf",
+            "0x10",
+            "1,2,3",
+            "18-74",
+            "2026-04-02",
+            "4 654 respondents",
+            "2.3pp",
+            "$44%",
+            "4,,595",
+            "4,595,",
+            "4,595 123",
+            "--3",
+            "$",
+            "-",
+            "10.0.0.1",
+        ] {
             assert!(parse_number(s, None, String::new()).is_none(), "{s}");
         }
     }
@@ -325,6 +595,94 @@ mod tests {
         let got: Vec<(String, bool)> =
             leaves(&v).into_iter().map(|c| (c.pointer, c.unreadable.is_some())).collect();
         assert_eq!(got, [("/Considered".into(), true), ("/Familiar".into(), true), ("/n".into(), true)]);
+    }
+
+    #[test]
+    fn written_numbers_with_group_separators_are_read() {
+        for (text, value, decimals) in [
+            ("4,595", 4595.0, 0),
+            ("4 595", 4595.0, 0),
+            ("9\u{202f}189", 9189.0, 0),
+            ("9\u{2009}189", 9189.0, 0),
+            ("9\u{a0}189", 9189.0, 0),
+            ("1,234,567", 1234567.0, 0),
+            ("1.234.567", 1234567.0, 0),
+            ("4,595.5", 4595.5, 1),
+            ("4.595,5", 4595.5, 1),
+            ("4 595,25", 4595.25, 2),
+            ("4 595.123", 4595.123, 3),
+            ("$4,595", 4595.0, 0),
+            ("-$5", -5.0, 0),
+            ("$-5", -5.0, 0),
+            ("€ 12.5", 12.5, 1),
+            ("4 595 €", 4595.0, 0),
+            ("£3", 3.0, 0),
+            ("\u{2212}3.5", -3.5, 1),
+            ("\u{2212}1,234", -1234.0, 0),
+            (" 44.0 % ", 44.0, 1),
+        ] {
+            let c = read_written(text).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
+            assert_eq!((c.value, c.decimals), (value, decimals), "{text:?}");
+            assert_eq!(c.text, text);
+        }
+        assert!(read_written("44%").unwrap().percent);
+        assert!(!read_written("$44").unwrap().percent);
+    }
+
+    #[test]
+    fn written_counts_are_exact_on_their_plain_spelling() {
+        let count = |t: &str| read_written(t).unwrap().as_count();
+        assert_eq!(count("4,595"), Some(4595));
+        assert_eq!(count("9\u{202f}189"), Some(9189));
+        assert_eq!(count("4,654.0"), Some(4654));
+        assert_eq!(count("\u{2212}4,654"), None);
+        assert_eq!(count("4,654.5"), None);
+    }
+
+    #[test]
+    fn ambiguous_dot_before_three_digits_is_unreadable() {
+        for text in ["4.595", "-44.200", "123.456", "1.000", "4.595 €", "$4.595", "123.456%"] {
+            let why = unreadable(text);
+            assert!(why.contains("ambiguous"), "{text}: {why}");
+        }
+        // Not ambiguous: a leading 0, four digits before or after, other counts of decimals,
+        // exponent form, several groups, and a share below 100%.
+        for (text, value) in [
+            ("0.595", 0.595),
+            ("4654.000", 4654.0),
+            ("4.5950", 4.595),
+            ("44.59", 44.59),
+            ("4.595e0", 4.595),
+            ("4.595%", 4.595),
+            ("1,234.567", 1234.567),
+        ] {
+            assert_eq!(read_written(text).map(|c| c.value), Ok(value), "{text}");
+        }
+        assert!(unreadable("44,2").contains("decimal comma"));
+        assert!(unreadable("0,595").contains("decimal comma"));
+    }
+
+    #[test]
+    fn json_numbers_are_never_ambiguous() {
+        let v: Value = serde_json::from_str(r#"{"mean": 4.595, "label": "4.595", "n": "4,595"}"#).unwrap();
+        let got: Vec<(String, bool, f64)> =
+            leaves(&v).into_iter().map(|c| (c.pointer, c.unreadable.is_some(), c.value)).collect();
+        assert_eq!(
+            got,
+            [("/mean".into(), false, 4.595), ("/label".into(), true, 0.0), ("/n".into(), false, 4595.0)]
+        );
+    }
+
+    #[test]
+    fn exponent_form_never_widens_the_tolerance() {
+        // `0e9` once got ±500,000,000, `0e3` ±500 and `4e1` ±5: each passed against 44.2%.
+        for text in ["0e9", "0e3", "4e1", "0E9%", "4.4e1"] {
+            let c = p(text);
+            assert!(c.half_unit() <= 0.5, "{text}: ±{}", c.half_unit());
+            assert!(c.decimals >= 0, "{text}");
+        }
+        assert_eq!(p("4.42e1").half_unit(), 0.05);
+        assert_eq!(p("4.4e-3").decimals, 4);
     }
 
     #[test]

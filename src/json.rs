@@ -33,26 +33,14 @@ pub fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// True when `s` is written as a number: `44`, `-3.5`, `+32`, `.5`, `4.4e-1`, `44%`, `44.0 %`,
-/// with white space around it allowed. The exponent is not bounded here: a string the claim
-/// parser cannot represent is still a number the agent stated, and must reach the claim (to be
-/// reported as not compared) rather than make its result look non-quantitative.
+/// True when `s` is written as one number, by the claim parser's rules
+/// ([`crate::claim::read_written`]): `44`, `-3.5`, `+32`, `.5`, `4.4e-1`, `44%`, `44.0 %`,
+/// `4,595`, `9 189`, `$12`, `−3`, with white space around it allowed. A number the claim parser
+/// cannot represent or will not guess at (`1e400`, `"4.595"`) is still a number the agent stated,
+/// and must reach the claim (to be reported as not compared) rather than make its result look
+/// non-quantitative.
 pub fn is_numeric_text(s: &str) -> bool {
-    let t = s.trim();
-    let t = t.strip_suffix('%').map_or(t, str::trim_end);
-    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
-    let (mantissa, exponent) = match t.find(['e', 'E']) {
-        Some(i) => (&t[..i], Some(&t[i + 1..])),
-        None => (t, None),
-    };
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let mantissa_ok = !(int.is_empty() && frac.is_empty()) && digits(int) && digits(frac);
-    let exponent_ok = exponent.is_none_or(|e| {
-        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-        !e.is_empty() && digits(e)
-    });
-    mantissa_ok && exponent_ok
+    crate::claim::states_number(s)
 }
 
 /// True when a leaf of `v`, at any depth, states a number: a JSON number or a numeric string
@@ -217,12 +205,24 @@ mod tests {
 
     #[test]
     fn numeric_text_follows_the_claim_grammar() {
-        for yes in
-            ["44", "44%", " 0.440 ", "+32", "-3.5", ".5", "4.4e-1", "44.0 %", "1e400", "0.44e-2147483648"]
-        {
+        for yes in [
+            "44",
+            "44%",
+            " 0.440 ",
+            "+32",
+            "-3.5",
+            ".5",
+            "4.4e-1",
+            "44.0 %",
+            "1e400",
+            "0.44e-2147483648",
+            "1,234",
+            "4.595",
+            "\u{2212}3",
+        ] {
             assert!(is_numeric_text(yes), "{yes}");
         }
-        for no in ["", "%", ".", "W6", "2026-04-02", "1,234", "44 percent", "e5", "4e", "--3", "NaN"] {
+        for no in ["", "%", ".", "W6", "2026-04-02", "1.2.3", "44 percent", "e5", "4e", "--3", "NaN"] {
             assert!(!is_numeric_text(no), "{no}");
         }
     }

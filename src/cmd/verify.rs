@@ -14,7 +14,9 @@ accompanies, read as `recite check` reads it (other keys beside them are allowed
 byte-order mark is skipped). The claimed numbers are the numeric leaves of the result (a leaf named after a
 measure, e.g. \"Considered\", is compared with that measure; n/base_n with base n), or those
 given with --claim. Each keeps its text: 44% claims a whole percent (±0.5pp), 0.440 three
-decimals (±0.0005). Shares may be claimed as fractions or percents. base n must match exactly.
+decimals (±0.0005), 4.4e3 a whole unit as 4400 does. Numbers written as text may group thousands
+(4,595, 4 595) and carry $, € or £; 4.595 (one dot before three digits) is refused as ambiguous.
+Shares may be claimed as fractions or percents. base n must match exactly.
 
 Verdicts: REPRODUCED, DISCREPANT, BASE_MISMATCH, UNVERIFIABLE (an unknown name, a missing
 file or column), INVALID (the citation breaks the spec).

@@ -22,7 +22,7 @@ use super::{Document, Finding, Format, Framed, Level, Locator, RULE_MALFORMED};
 
 mod chunks;
 mod turns;
-mod upperhand;
+pub(crate) mod upperhand;
 mod verify;
 mod wire;
 

@@ -10,12 +10,14 @@
 //! like: [`agui`] for AG-UI events, [`a2a`] for A2A v0.3 / v1.0 objects, [`plain`] for
 //! `{result, citation}` pairs and bare citations. Every reader asks the JSON questions (is this
 //! quantitative, is this a citation, which media type) through [`crate::json`], so they answer
-//! them alike. [`read_bytes`] adds the UTF-8 check.
+//! them alike, and decode JSON hidden in strings through [`embedded`]. [`read_bytes`] adds the
+//! UTF-8 check.
 
 use serde_json::Value;
 
 pub mod a2a;
 pub mod agui;
+pub mod embedded;
 pub mod frame;
 pub mod plain;
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{
     Document, Finding, Format, Framed, Item, Level, Locator, RULE_CONFORMANCE, RULE_PAIRING,
-    RULE_UNRECOGNISED, is_quantitative, looks_like_citation, pointer_push,
+    RULE_UNRECOGNISED, embedded, is_quantitative, looks_like_citation, pointer_push,
 };
 
 /// Reads `text` as plain pairs, whatever it looks like.
@@ -21,7 +21,7 @@ pub fn read(file: &str, text: &str) -> Document {
 /// is a pair: see [`is_pair`]).
 pub fn read_value(file: &str, v: &Value) -> Document {
     let mut doc = Document::new(file, Format::Plain);
-    value(&mut doc, v, "", None);
+    decoded(&mut doc, v, "", None);
     doc
 }
 
@@ -36,9 +36,20 @@ pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
     let mut doc = Document::new(file, Format::Plain);
     doc.findings = framed.findings;
     for r in &framed.records {
-        value(&mut doc, &r.value, &r.pointer, r.line);
+        decoded(&mut doc, &r.value, &r.pointer, r.line);
     }
     doc
+}
+
+/// Reads one value after decoding the JSON hidden in its strings (a result or a citation sent
+/// as JSON text, JSON encoded twice, a Python repr): see [`super::embedded`].
+fn decoded(doc: &mut Document, v: &Value, ptr: &str, line: Option<usize>) {
+    let (v, problems) = embedded::decode(v, ptr);
+    for p in problems {
+        let at = Locator::at(&doc.file, &p.pointer).on_line(line);
+        doc.findings.push(Finding::new(at, embedded::RULE_EMBEDDED, p.level, p.message));
+    }
+    value(doc, &v, ptr, line);
 }
 
 fn value(doc: &mut Document, v: &Value, ptr: &str, line: Option<usize>) {

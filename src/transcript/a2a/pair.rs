@@ -5,9 +5,10 @@
 use serde_json::Value;
 
 use super::RULE_MEDIA_TYPE;
-use super::parts::{Kind, classify, split_tool_response};
+use super::parts::{Cited, Kind, Located, classify, split_tool_response};
 use super::walk::Container;
-use crate::json::is_quantitative;
+use crate::json::{is_quantitative, pointer_push};
+use crate::transcript::agui::upperhand;
 use crate::transcript::{
     CITATION_MEDIA_TYPE, Document, Finding, Item, Level, Locator, RULE_CONFORMANCE, RULE_PAIRING, Turn,
 };
@@ -48,7 +49,26 @@ pub(super) fn read_container(doc: &mut Document, c: &Container) {
             Kind::Citations(list, by_shape) if claims => {
                 cits.extend(list.into_iter().map(|(v, ptr)| found(v, ptr, by_shape)));
             }
-            Kind::Data(d, ptr) if claims && is_quantitative(&d) => results.push(found(d, ptr, false)),
+            Kind::Data(d, ptr) if claims => {
+                let groups = within_part(&d, &ptr);
+                if groups.iter().all(|(cits, _)| cits.is_empty()) {
+                    if is_quantitative(&d) {
+                        results.push(found(d, ptr, false));
+                    }
+                    continue;
+                }
+                let at = Locator { line: p.line, part_index: Some(i), pointer: ptr.clone(), ..base.clone() };
+                let message = format!(
+                    "the citation is inside the data Part beside its result: paired within the Part (Upperhand puts \
+                     each citation in a Part of its own, with the media type {CITATION_MEDIA_TYPE})"
+                );
+                doc.findings.push(Finding::new(at, RULE_CONFORMANCE, Level::Note, message));
+                for (group_cits, result) in groups {
+                    let group_cits = group_cits.into_iter().map(|(v, ptr, s)| found(v, ptr, s)).collect();
+                    let result = result.map(|(v, ptr)| found(v, ptr, false)).into_iter().collect();
+                    items.extend(pair(doc, &base, group_cits, result, "data Part"));
+                }
+            }
             Kind::ToolResult(d, ptr) => {
                 let (tool_cits, result) = split_tool_response(&d, &ptr);
                 let result = result.map(|(v, ptr)| found(v, ptr, false));
@@ -68,6 +88,33 @@ pub(super) fn read_container(doc: &mut Document, c: &Container) {
         let message_id = base.message_id.clone();
         doc.turns.push(Turn { role: c.role.clone(), text: texts.join("\n"), items, message_id });
     }
+}
+
+/// The citations a data Part holds beside its result (`{"result": …, "citation": …}`, as
+/// `fasta2a` can write), each with the quantitative rest it accompanies: one group for the whole
+/// value, or one per element for an array of such pairs. No citation in any group when there is
+/// none.
+fn within_part(data: &Value, ptr: &str) -> Vec<(Vec<Cited>, Option<Located>)> {
+    let one = |v: &Value, ptr: &str| -> (Vec<Cited>, Option<Located>) {
+        let split = upperhand::split(v, ptr);
+        let cits = split.citations.into_iter().map(|f| (f.citation, f.pointer, f.by_shape)).collect();
+        let rest = split.rest.filter(is_quantitative).map(|r| match r {
+            // `{result, citation}` leaves `{result}`: the result itself.
+            Value::Object(mut o) if o.len() == 1 && o.contains_key("result") => {
+                (o.remove("result").unwrap_or_default(), pointer_push(ptr, "result"))
+            }
+            r => (r, ptr.to_string()),
+        });
+        (cits, rest)
+    };
+    if let Value::Array(items) = data {
+        let each: Vec<_> = items.iter().enumerate().map(|(i, v)| one(v, &pointer_push(ptr, i))).collect();
+        // `[{result, citation}, …]` pairs element by element; `[result, citation]` as a whole.
+        if each.len() > 1 && each.iter().all(|(cits, rest)| !cits.is_empty() && rest.is_some()) {
+            return each;
+        }
+    }
+    vec![one(data, ptr)]
 }
 
 /// Pairs the citations of one container with its quantitative results, pushing Items and

@@ -11,7 +11,8 @@ use crate::json::{
     self, declared_media_type, is_citation_media_type, is_json_media_type, is_quantitative,
     looks_like_citation, pointer_push,
 };
-use crate::transcript::{Finding, Level, Locator, RULE_CONFORMANCE};
+use crate::transcript::agui::upperhand;
+use crate::transcript::{Finding, Level, Locator, RULE_CONFORMANCE, embedded};
 
 /// What one Part is, for pairing.
 pub(super) enum Kind {
@@ -47,7 +48,7 @@ pub(super) fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) ->
     if let Some(text) = part.get("text") {
         return match text.as_str() {
             Some(t) if cites => citations_in_text(t, &pointer_push(&p.pointer, "text"), at, p.line, findings),
-            Some(t) => Kind::Text(t.to_string()),
+            Some(t) => text_part(t, &pointer_push(&p.pointer, "text"), at, p.line, findings),
             None => malformed(
                 pointer_push(&p.pointer, "text"),
                 format!("a text Part's text must be a string, found {}", type_name(text)),
@@ -101,6 +102,10 @@ pub(super) fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) ->
     if cites {
         return citations_in_data(data, &data_ptr, at, p.line, findings);
     }
+    // JSON hidden in strings (ADK's `{"result": "<json text>"}`, a string `data`): decoded.
+    let (decoded, problems) = embedded::decode(data, &data_ptr);
+    report(problems, at, p.line, findings);
+    let data = &decoded;
     match tool_type(part) {
         Some("function_response") => return Kind::ToolResult(data.clone(), data_ptr),
         Some("function_call") => return Kind::Ignored,
@@ -117,6 +122,25 @@ pub(super) fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) ->
         }
     }
     Kind::Data(data.clone(), data_ptr)
+}
+
+/// A text Part: prose, or JSON a framework wrote as text (a tool result serialised into a text
+/// Part, documents joined, a Python repr), which is then read as a data Part's data would be.
+fn text_part(text: &str, ptr: &str, at: &Locator, line: Option<usize>, findings: &mut Vec<Finding>) -> Kind {
+    let Some(decoded) = embedded::decode_text_at(text, ptr) else { return Kind::Text(text.to_string()) };
+    report(decoded.problems, at, line, findings);
+    match decoded.value {
+        Some(v) if v.is_object() || v.is_array() => Kind::Data(v, ptr.to_string()),
+        _ => Kind::Text(text.to_string()),
+    }
+}
+
+/// The findings for strings that held JSON recite could not read (or read in an unusual form).
+fn report(problems: Vec<embedded::Problem>, at: &Locator, line: Option<usize>, findings: &mut Vec<Finding>) {
+    for p in problems {
+        let at = Locator { pointer: p.pointer, line, ..at.clone() };
+        findings.push(Finding::new(at, embedded::RULE_EMBEDDED, p.level, p.message));
+    }
 }
 
 /// The citations of a Part typed as citations: an object, or an array of them (`data` may be
@@ -225,14 +249,23 @@ pub(super) type Located = (Value, String);
 pub(super) type Cited = (Value, String, bool);
 
 /// Splits an ADK tool response into the citations inside it and the result they accompany:
-/// `response.citation`, `response.citations[]`, and any citation-shaped value (or array of
-/// them) under another key are citations; the rest of the response is the result (the
-/// citation's own numbers, such as base.n, are not claims).
+/// `response.citation`, `response.citations[]` (a media-typed wrapper `{"mediaType", "data"}`
+/// unwrapped, as ADK's A2A export writes the citation Part), and any citation-shaped value (or
+/// array of them) under another key are citations; the rest of the response is the result (the
+/// citation's own numbers, such as base.n, are not claims). `response.result` alone (ADK's
+/// wrapper for a tool's non-dict return) is looked into.
 pub(super) fn split_tool_response(data: &Value, ptr: &str) -> (Vec<Cited>, Option<Located>) {
-    let (resp, rptr) = match data.get("response") {
+    let (mut resp, mut rptr) = match data.get("response") {
         Some(r) => (r, pointer_push(ptr, "response")),
         None => (data, ptr.to_string()),
     };
+    // ADK wraps a tool's non-dict return as `{"result": …}`: a JSON string, decoded by now.
+    if let Some(inner) =
+        resp.get("result").filter(|r| r.is_object() && resp.as_object().is_some_and(|o| o.len() == 1))
+    {
+        resp = inner;
+        rptr = pointer_push(&rptr, "result");
+    }
     if looks_like_citation(resp) {
         return (vec![(resp.clone(), rptr, true)], None);
     }
@@ -244,12 +277,19 @@ pub(super) fn split_tool_response(data: &Value, ptr: &str) -> (Vec<Cited>, Optio
     for (k, v) in obj {
         let named = k == "citation" || k == "citations";
         let kp = pointer_push(&rptr, k);
-        if looks_like_citation(v) || (named && v.is_object()) {
-            cits.push((v.clone(), kp, !named));
-        } else if let Some(list) = v.as_array().filter(|a| {
-            !a.is_empty() && a.iter().all(|c| if named { c.is_object() } else { looks_like_citation(c) })
-        }) {
-            cits.extend(list.iter().enumerate().map(|(i, c)| (c.clone(), pointer_push(&kp, i), !named)));
+        if named {
+            // As the AG-UI reader reads the same key: a media-typed wrapper
+            // `{"mediaType": …, "data": {…}}` (ADK's A2A export) is unwrapped.
+            let split = upperhand::by_key(v, &kp);
+            cits.extend(split.citations.into_iter().map(|f| (f.citation, f.pointer, false)));
+            if let Some(r) = split.rest {
+                rest.insert(k.clone(), r);
+            }
+        } else if looks_like_citation(v) {
+            cits.push((v.clone(), kp, true));
+        } else if let Some(list) = v.as_array().filter(|a| !a.is_empty() && a.iter().all(looks_like_citation))
+        {
+            cits.extend(list.iter().enumerate().map(|(i, c)| (c.clone(), pointer_push(&kp, i), true)));
         } else {
             rest.insert(k.clone(), v.clone());
         }

@@ -189,7 +189,19 @@ impl Builder<'_> {
     }
 
     /// Items for a tool result; a quantitative result without a citation is a finding.
-    fn add_items(&mut self, event: &Event, turn: usize, owner: Option<String>, split: Split, pointer: &str) {
+    fn add_items(
+        &mut self,
+        event: &Event,
+        turn: usize,
+        owner: Option<String>,
+        mut split: Split,
+        pointer: &str,
+    ) {
+        for p in std::mem::take(&mut split.unread) {
+            let locator = self.locator(event, owner.clone(), &p.pointer);
+            let rule = crate::transcript::embedded::RULE_EMBEDDED.to_string();
+            self.out.findings.push(Finding { locator, rule, level: p.level, message: p.message });
+        }
         if split.citations.is_empty() {
             let Some(rest) = split.rest.filter(crate::json::is_quantitative) else { return };
             let locator = self.locator(event, owner, pointer);

@@ -14,6 +14,7 @@ use crate::json::{
     declared_media_type, decode_base64_json, escape_token, is_citation_media_type, is_moca_record,
     looks_like_citation,
 };
+use crate::transcript::embedded::{self, Problem};
 
 /// A citation found in a value.
 #[derive(Debug, Clone)]
@@ -33,15 +34,26 @@ pub struct Split {
     pub citations: Vec<Found>,
     /// What remains (`None` when nothing does).
     pub rest: Option<Value>,
+    /// Strings in the content that looked like JSON and could not be read, or were read in an
+    /// unusual form ([`embedded`]), each to become a finding.
+    pub unread: Vec<Problem>,
 }
 
 /// Parses a tool result's `content` (a JSON string, or in AG-UI 1.0 an array of content parts
-/// whose text parts may hold JSON) and splits it. `None` when the content is not JSON at all.
+/// whose text parts may hold JSON) and splits it. JSON hidden in strings is decoded first
+/// ([`embedded`]: JSON inside a string inside the content, JSON encoded twice, joined documents,
+/// a Python repr), and what looks like JSON but cannot be read is in [`Split::unread`]. `None`
+/// when the content is not JSON at all.
 pub fn split_content(content: &Value, pointer: &str) -> Option<Split> {
     match content {
         Value::String(text) => {
-            let parsed = serde_json::from_str::<Value>(text.trim()).ok()?;
-            Some(split(&parsed, pointer))
+            let decoded = embedded::decode_text_at(text, pointer)?;
+            let mut out = match &decoded.value {
+                Some(parsed) => split(parsed, pointer),
+                None => Split::default(),
+            };
+            out.unread = decoded.problems;
+            Some(out)
         }
         Value::Array(parts) => {
             let mut out = Split::default();
@@ -51,16 +63,22 @@ pub fn split_content(content: &Value, pointer: &str) -> Option<Split> {
                 let text_json = (part.get("type").and_then(Value::as_str) == Some("text"))
                     .then(|| part.get("text").and_then(Value::as_str))
                     .flatten()
-                    .and_then(|t| serde_json::from_str::<Value>(t.trim()).ok());
+                    .and_then(|t| embedded::decode_text_at(t, &format!("{here}/text")));
                 let piece = match (text_json, source_citation(part)) {
-                    (Some(parsed), _) => split(&parsed, &format!("{here}/text")),
+                    (Some(decoded), _) => {
+                        out.unread.extend(decoded.problems);
+                        match decoded.value {
+                            Some(parsed) => split(&parsed, &format!("{here}/text")),
+                            None => Split { rest: Some(part.clone()), ..Split::default() },
+                        }
+                    }
                     (None, Some(citation)) => Split {
                         citations: vec![Found {
                             pointer: format!("{here}/source/value"),
                             citation,
                             by_shape: false,
                         }],
-                        rest: None,
+                        ..Split::default()
                     },
                     (None, None) => split(part, &here),
                 };
@@ -90,14 +108,14 @@ pub fn split(value: &Value, pointer: &str) -> Split {
     match value {
         Value::Object(map) => {
             if declared_media_type(value).is_some_and(is_citation_media_type) {
-                return Split { citations: unwrap_data(map, pointer), rest: None };
+                return Split { citations: unwrap_data(map, pointer), ..Split::default() };
             }
             if looks_like_citation(value) {
                 let found = Found { pointer: pointer.to_string(), citation: value.clone(), by_shape: true };
-                return Split { citations: vec![found], rest: None };
+                return Split { citations: vec![found], ..Split::default() };
             }
             if is_moca_record(value) {
-                return Split { citations: Vec::new(), rest: Some(value.clone()) };
+                return Split { rest: Some(value.clone()), ..Split::default() };
             }
             let mut out = Split::default();
             let mut rest = Map::new();
@@ -128,7 +146,7 @@ pub fn split(value: &Value, pointer: &str) -> Split {
             out.rest = collapse(rest, items.len());
             out
         }
-        other => Split { citations: Vec::new(), rest: Some(other.clone()) },
+        other => Split { rest: Some(other.clone()), ..Split::default() },
     }
 }
 
@@ -142,8 +160,9 @@ fn collapse(mut rest: Vec<Value>, before: usize) -> Option<Value> {
 }
 
 /// The value of a `citation`/`citations` key: each object in it is a citation (unless it is a
-/// MOCA record); anything else stays in the result.
-fn by_key(member: &Value, pointer: &str) -> Split {
+/// MOCA record), a media-typed wrapper `{"mediaType": …, "data": {…}}` unwrapped; anything else
+/// stays in the result. The A2A reader splits ADK tool responses with it too.
+pub(crate) fn by_key(member: &Value, pointer: &str) -> Split {
     let one = |v: &Value, p: String| -> Option<Found> {
         let map = v.as_object()?;
         if is_moca_record(v) {
@@ -156,8 +175,8 @@ fn by_key(member: &Value, pointer: &str) -> Split {
     };
     match member {
         Value::Object(_) => match one(member, pointer.to_string()) {
-            Some(found) => Split { citations: vec![found], rest: None },
-            None => Split { citations: Vec::new(), rest: Some(member.clone()) },
+            Some(found) => Split { citations: vec![found], ..Split::default() },
+            None => Split { rest: Some(member.clone()), ..Split::default() },
         },
         Value::Array(items) => {
             let mut out = Split::default();
@@ -171,7 +190,7 @@ fn by_key(member: &Value, pointer: &str) -> Split {
             out.rest = (!rest.is_empty()).then_some(Value::Array(rest));
             out
         }
-        other => Split { citations: Vec::new(), rest: Some(other.clone()) },
+        other => Split { rest: Some(other.clone()), ..Split::default() },
     }
 }
 
