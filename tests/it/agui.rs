@@ -1062,3 +1062,18 @@ fn state_claims_settle_and_are_counted_in_the_report() {
     assert_eq!(coverage["compared"], 2, "{coverage}");
     assert_eq!(report["summary"]["coverage"], *coverage);
 }
+
+#[test]
+fn state_deltas_patch_the_runs_input_state_or_an_empty_one() {
+    // No snapshot: a delta patches `{}`, as the client starts from, or the run's `input.state`.
+    let text = log(&[
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "input": {"state": {"results": []}}}),
+        json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/results/-", "value": {"result": {"Considered": "44%"}, "citation": citation()}}]}),
+        json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/lastQuery", "value": "W6"}]}),
+        run_finished(),
+    ]);
+    let doc = agui::read("seeded.jsonl", &text);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(considered(&doc), ["44%"]);
+    assert_eq!(doc.items[0].locator.pointer, "state:/results/0/citation");
+}

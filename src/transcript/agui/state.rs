@@ -187,7 +187,7 @@ fn contains_citation(v: &Value) -> bool {
 /// The JSON a string of the state holds, if it holds JSON (and is not too long to try).
 fn embedded(s: &str) -> Option<Value> {
     let t = s.trim();
-    (t.len() <= MAX_EMBEDDED && t.starts_with(['{', '['])).then(|| serde_json::from_str(t).ok()).flatten()
+    if t.len() <= MAX_EMBEDDED && t.starts_with(['{', '[']) { serde_json::from_str(t).ok() } else { None }
 }
 
 /// True when member `m` (under `key`, for an object's) is a citation of its container: a
