@@ -143,17 +143,57 @@ impl Document {
 pub fn read(file: &str, text: &str) -> Document {
     let text = strip_bom(text);
     let framed = frame(file, text);
-    let mut doc = match detect_framed(&framed, text) {
+    let format = detect_framed(&framed, text);
+    // The AG-UI reader does this per event; the others are checked per record (line) here.
+    let starts: Vec<usize> = framed.records.iter().filter_map(|r| r.line).collect();
+    let cited: Vec<usize> = match format {
+        Format::Agui => Vec::new(),
+        _ => framed.records.iter().filter(|r| mentions_citation(&r.value)).filter_map(|r| r.line).collect(),
+    };
+    let mut doc = match format {
         Format::Agui => agui::read_framed(file, framed),
         Format::Plain => plain::read_framed(file, framed),
         version => a2a::read_framed(file, version, framed),
     };
+    unread_records(&mut doc, &starts, &cited);
     if doc.items.is_empty() && doc.findings.is_empty() && text_mentions_citation(text) {
         let message = "the input holds a citation (the citations media type, or a `source` naming a table, \
                        column or function) but recite found no claim in it: nothing was checked";
         doc.findings.push(Finding::new(Locator::at(file, ""), RULE_UNREAD, Level::Must, message));
     }
     doc
+}
+
+/// An `upperhand/unread` finding for each record (starting on a line in `cited`) that holds
+/// something citation-shaped but made no claim and no finding: no line of it (up to the next
+/// record's, in `starts`) is any item's or finding's.
+fn unread_records(doc: &mut Document, starts: &[usize], cited: &[usize]) {
+    if cited.is_empty() {
+        return;
+    }
+    let mut said: Vec<usize> = doc
+        .items
+        .iter()
+        .map(|i| &i.locator)
+        .chain(doc.findings.iter().map(|f| &f.locator))
+        .filter_map(|l| l.line)
+        .collect();
+    said.sort_unstable();
+    for &line in cited {
+        let end = starts.iter().copied().find(|&s| s > line).unwrap_or(usize::MAX);
+        let at = said.partition_point(|&l| l < line);
+        if said.get(at).is_some_and(|&l| l < end) {
+            continue;
+        }
+        let message = "this record holds a citation (the citations media type, or a `source` naming a table, \
+                       column or function) that recite could not read or pair with a result: nothing in it was checked";
+        doc.findings.push(Finding::new(
+            Locator::at(&doc.file, "").on_line(Some(line)),
+            RULE_UNREAD,
+            Level::Must,
+            message,
+        ));
+    }
 }
 
 /// Bytes of a JSON string [`mentions_citation`] reads as embedded JSON.

@@ -922,3 +922,14 @@ fn a_citation_in_no_shape_a_reader_knows_is_reported_not_dropped() {
     assert!(doc.items.is_empty());
     assert!(!doc.findings.is_empty(), "the citation disappeared without a word");
 }
+
+#[test]
+fn a_record_whose_citation_no_reader_reads_is_reported_at_its_line() {
+    // Line 1 pairs a result with its citation; line 2 carries one in the message's metadata,
+    // where no reader looks: a MUST `upperhand/unread` finding at line 2, not silence.
+    let doc = load("a2a/citation-in-metadata.jsonl");
+    assert_eq!(doc.items.len(), 1);
+    assert_eq!(doc.items[0].locator.line, Some(1));
+    let unread: Vec<_> = doc.findings.iter().map(|f| (f.rule.as_str(), f.level, f.locator.line)).collect();
+    assert_eq!(unread, [("upperhand/unread", Level::Must, Some(2))], "{:#?}", doc.findings);
+}
