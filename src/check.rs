@@ -32,7 +32,7 @@ use crate::claim;
 use crate::engine::{Engine, EngineError, Job, Outcome, ScanStats};
 use crate::extractor::{Measure, Registry};
 use crate::report::stream::{Closing, InputHead, InputTail, Writer};
-use crate::report::{ClaimReport, DataLayer, Summary};
+use crate::report::{ClaimReport, Coverage, DataLayer, Summary};
 use crate::resolve::{self, Resolved};
 use crate::settle::pipeline::{self, Options as SettleOptions};
 use crate::settle::{Settlement, Verdict, compare, explain};
@@ -94,6 +94,19 @@ pub struct Ran {
     pub summary: Summary,
     /// Findings per level.
     pub levels: BTreeMap<Level, usize>,
+    /// MOCA `moca.citations` events checked.
+    pub moca_events: usize,
+}
+
+impl Ran {
+    /// True when the run checked nothing at all: no claim, no MOCA event and no number of an
+    /// agent's answer in any input. Such a run must not look like a pass (`recite check` exits
+    /// 5 unless `--allow-empty`).
+    pub fn checked_nothing(&self) -> bool {
+        self.summary.claims == 0
+            && self.moca_events == 0
+            && self.summary.answer_numbers.values().all(|n| *n == 0)
+    }
 }
 
 /// Why a run failed as a whole.
@@ -258,6 +271,7 @@ pub fn run(
     let mut ran = Ran {
         summary: Summary { verdicts: Verdict::ALL.iter().map(|v| (*v, 0)).collect(), ..Summary::default() },
         levels: BTreeMap::new(),
+        moca_events: 0,
     };
     for (s, plan) in inputs.iter().zip(&plans) {
         ctx.report(s, plan, &sums, &tried, &mut ran, w)?;
@@ -480,15 +494,31 @@ impl Ctx<'_> {
         (s, None)
     }
 
-    /// Settles a chunk of items in parallel, in order.
-    fn settle_chunk(&self, items: &[Item], sums: &Sums, tried: &Tried) -> Vec<ClaimReport> {
-        items
+    /// Settles a chunk of items in parallel, in order; adds what they held and how much of it
+    /// was checked to `coverage`.
+    fn settle_chunk(
+        &self,
+        items: &[Item],
+        sums: &Sums,
+        tried: &Tried,
+        coverage: &mut Coverage,
+    ) -> Vec<ClaimReport> {
+        let settled: Vec<(ClaimReport, Coverage)> = items
             .par_iter()
-            .map(|i| ClaimReport {
-                locator: i.locator.clone(),
-                settlement: self.settle(i, sums, Some(tried)).0,
+            .map(|i| {
+                let settlement = self.settle(i, sums, Some(tried)).0;
+                let numbers = i.result.as_ref().map_or(0, |r| claim::leaves(r).len());
+                let covered =
+                    Coverage::of_claim(i.result.is_some(), i.citation.is_some(), numbers, &settlement);
+                (ClaimReport { locator: i.locator.clone(), settlement }, covered)
             })
-            .collect()
+            .collect();
+        let mut claims = Vec::with_capacity(settled.len());
+        for (c, covered) in settled {
+            coverage.add(&covered);
+            claims.push(c);
+        }
+        claims
     }
 
     /// Pass 3 for one input: settle, explain and write its claims, then what it says besides.
@@ -514,10 +544,11 @@ impl Ctx<'_> {
                 Some(mut lines) => {
                     w.begin_input(InputHead { file: name, format: Some(Format::Plain), turns: &[] })?;
                     let mut capped = Capped::default();
+                    let mut coverage = Coverage::default();
                     loop {
                         match lines.next_batch(self.opts.chunk.max(1)) {
                             Batch::Items(items, found) => {
-                                let claims = self.settle_chunk(&items, sums, tried);
+                                let claims = self.settle_chunk(&items, sums, tried, &mut coverage);
                                 claims.iter().for_each(|c| ran.claim(c));
                                 w.claims(&claims)?;
                                 found.into_iter().for_each(|f| capped.push(f));
@@ -536,8 +567,8 @@ impl Ctx<'_> {
                         }
                     }
                     let findings = capped.finish(name);
-                    ran.input(Some(Format::Plain), &findings, &[]);
-                    w.end_input(InputTail { findings: &findings, moca: &[], answers: &[] })?;
+                    ran.input(Some(Format::Plain), &findings, &[], &coverage);
+                    w.end_input(InputTail { findings: &findings, moca: &[], answers: &[], coverage })?;
                     return Ok(());
                 }
             },
@@ -551,8 +582,9 @@ impl Ctx<'_> {
             },
         };
         w.begin_input(InputHead { file: name, format: None, turns: &[] })?;
-        ran.input(None, &findings, &[]);
-        w.end_input(InputTail { findings: &findings, moca: &[], answers: &[] })?;
+        let coverage = Coverage::default();
+        ran.input(None, &findings, &[], &coverage);
+        w.end_input(InputTail { findings: &findings, moca: &[], answers: &[], coverage })?;
         Ok(())
     }
 
@@ -568,11 +600,11 @@ impl Ctx<'_> {
     ) -> Result<(), CheckError> {
         let moca =
             (d.format == transcript::Format::Agui).then(|| crate::moca::check(&d, self.opts.record_schema));
-        let claims: Vec<ClaimReport> = d
-            .items
-            .chunks(self.opts.chunk.max(1))
-            .flat_map(|items| self.settle_chunk(items, sums, tried))
-            .collect();
+        let mut coverage = Coverage::default();
+        let mut claims: Vec<ClaimReport> = Vec::with_capacity(d.items.len());
+        for items in d.items.chunks(self.opts.chunk.max(1)) {
+            claims.extend(self.settle_chunk(items, sums, tried, &mut coverage));
+        }
         let answers = audit_answers(&d, &claims, moca.as_ref());
         let mut findings = d.findings;
         let mut events = Vec::new();
@@ -586,8 +618,9 @@ impl Ctx<'_> {
         for chunk in claims.chunks(self.opts.chunk.max(1)) {
             w.claims(chunk)?;
         }
-        ran.input(Some(d.format), &findings, &answers);
-        w.end_input(InputTail { findings: &findings, moca: &events, answers: &answers })?;
+        ran.input(Some(d.format), &findings, &answers, &coverage);
+        ran.moca_events += events.len();
+        w.end_input(InputTail { findings: &findings, moca: &events, answers: &answers, coverage })?;
         Ok(())
     }
 }
@@ -613,8 +646,15 @@ impl Ran {
         *self.summary.verdicts.entry(c.settlement.verdict).or_default() += 1;
     }
 
-    fn input(&mut self, format: Option<Format>, findings: &[Finding], answers: &[answers::Answer]) {
+    fn input(
+        &mut self,
+        format: Option<Format>,
+        findings: &[Finding],
+        answers: &[answers::Answer],
+        coverage: &Coverage,
+    ) {
         self.summary.findings += findings.len();
+        self.summary.coverage.add(coverage);
         if format.is_none() {
             self.summary.unreadable_inputs += 1;
         }

@@ -124,7 +124,12 @@ pub fn text(
 /// The report of one verified citation: one input, `file`, holding its one claim (the JSON
 /// report `recite check --format json` writes, in the same shape).
 pub fn report(file: &str, settlement: Settlement, stats: ScanStats, data_layer: DataLayer) -> Report {
+    // The numbers claimed: those compared with a measure, and those that could not be.
+    let numbers =
+        settlement.measures.iter().map(|m| m.claims.len()).sum::<usize>() + settlement.not_compared.len();
+    let coverage = report::Coverage::of_claim(numbers > 0, true, numbers, &settlement);
     let input = Input {
+        coverage,
         answers: Vec::new(),
         file: file.to_string(),
         format: Some(Format::Plain),

@@ -21,7 +21,9 @@ are also checked against the AG-UI stream rules and the MOCA citations rules (mo
 events). An unreadable file or a malformed item is a finding; the rest of the batch still runs.
 
 Exit status: 0 when nothing counts as a failure, 1 when something does (see --fail-on),
-2 on usage or I/O errors (such as no input at all).";
+2 on usage or I/O errors (such as no input at all), 5 when nothing was checked at all: no claim,
+no moca.citations event and no number in an agent's answer in any input (--allow-empty makes
+that 0, as pytest's exit 5 for \"no tests collected\").";
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,6 +57,10 @@ pub struct Args {
     /// comma-separated list (repeatable).
     #[arg(long, value_name = "LIST", value_parser = ListParser, default_value = "invalid,unverifiable,discrepant,base-mismatch,must")]
     fail_on: Vec<FailOnList>,
+    /// Exit 0, not 5, when the inputs held nothing to check (no claim, no moca.citations event,
+    /// no number in an agent's answer).
+    #[arg(long)]
+    allow_empty: bool,
     /// Add how long each phase took to the report (JSON: `timings`; breaks byte-identity).
     #[arg(long)]
     timings: bool,
@@ -112,5 +118,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
     drop(w);
     out.commit(&identities)?;
     progress.finish();
-    Ok(if FailOn::any_in(&fail, &ran) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if FailOn::any_in(&fail, &ran) {
+        ExitCode::from(1)
+    } else if ran.checked_nothing() && !a.allow_empty {
+        eprintln!(
+            "recite: nothing was checked (no claim, no moca.citations event, no answer number): exit 5; --allow-empty allows it"
+        );
+        ExitCode::from(EXIT_NOTHING_CHECKED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
+
+/// The exit status of a run that checked nothing (pytest's "no tests collected").
+pub const EXIT_NOTHING_CHECKED: u8 = 5;

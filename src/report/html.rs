@@ -149,6 +149,7 @@ impl stream::Writer for Writer {
         let mut o = String::new();
         let turns = std::mem::take(&mut self.turns);
         let claims = std::mem::take(&mut self.held);
+        let _ = write!(o, "<div class=\"coverage muted\">{}</div>", text(&tail.coverage.line()));
         render_turns(&mut o, &turns, &claims, tail.answers, tail.moca);
         let placed: Vec<&str> = turns.iter().filter_map(|t| t.message_id.as_deref()).collect();
         for ev in tail.moca.iter().filter(|e| !e.message_id.as_deref().is_some_and(|m| placed.contains(&m))) {
@@ -189,8 +190,12 @@ impl stream::Writer for Writer {
         }
         let _ = write!(
             o,
-            "<span>{} findings</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span>",
-            s.findings, c.stats.tables_scanned, c.stats.rows_scanned, c.stats.scans
+            "<span>{} findings</span><span class=\"stats coverage\">{}</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span>",
+            s.findings,
+            text(&s.coverage.line()),
+            c.stats.tables_scanned,
+            c.stats.rows_scanned,
+            c.stats.scans
         );
         if let Some(d) = c.data_layer {
             let _ = write!(o, "<span class=\"stats data-layer\">{}</span>", text(&d.line()));

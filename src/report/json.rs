@@ -206,6 +206,7 @@ impl stream::Writer for Writer {
         if !tail.answers.is_empty() {
             write!(self.body, ",\n      \"answers\": {}", pretty_at(&answers_value(tail.answers), 6))?;
         }
+        write!(self.body, ",\n      \"coverage\": {}", pretty_at(&part_value(&tail.coverage), 6))?;
         self.body.write_all(b"\n    }")
     }
 

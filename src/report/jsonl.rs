@@ -51,6 +51,8 @@ pub struct InputLine {
     /// The agent answers, every stated number traced to the cited results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<Answer>,
+    /// What the input held and how much of it was checked.
+    pub coverage: super::Coverage,
 }
 
 /// The `summary` line.
@@ -138,6 +140,7 @@ impl stream::Writer for Writer {
         if !tail.answers.is_empty() {
             m.insert("answers".into(), answers_value(tail.answers));
         }
+        m.insert("coverage".into(), part_value(&tail.coverage));
         self.line("input", Value::Object(m))
     }
 

@@ -132,14 +132,15 @@ impl stream::Writer for Writer {
         let mut o = String::new();
         let _ =
             writeln!(o, "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{fails}\">", xml(&self.file));
+        let _ = writeln!(o, "    <properties>");
+        let _ = writeln!(o, "      <property name=\"coverage\" value=\"{}\"/>", xml(&tail.coverage.line()));
         if let Some(d) = &self.data_layer {
-            let _ = writeln!(o, "    <properties>");
             let _ = writeln!(o, "      <property name=\"data layer\" value=\"{}\"/>", xml(&d.line()));
             if let Some(w) = &d.warning {
                 let _ = writeln!(o, "      <property name=\"data layer warning\" value=\"{}\"/>", xml(w));
             }
-            let _ = writeln!(o, "    </properties>");
         }
+        let _ = writeln!(o, "    </properties>");
         self.body.write_all(o.as_bytes())?;
         self.cases.drain_to(&mut self.body)?;
         let mut o = String::new();

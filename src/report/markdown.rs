@@ -137,6 +137,7 @@ impl stream::Writer for Writer {
         if self.claims > 0 {
             o.push('\n');
         }
+        let _ = writeln!(o, "{}.\n", tail.coverage.line());
         crate::answers::render::markdown(&mut o, tail.answers);
         self.body.write_all(o.as_bytes())?;
         self.details.drain_to(&mut self.body)?;
@@ -179,8 +180,12 @@ impl stream::Writer for Writer {
         }
         let _ = writeln!(
             o,
-            "\n{} finding(s). Scanned {} table(s), {} rows, in {} scan(s).\n",
-            s.findings, c.stats.tables_scanned, c.stats.rows_scanned, c.stats.scans
+            "\n{} finding(s). Scanned {} table(s), {} rows, in {} scan(s). In all: {}.\n",
+            s.findings,
+            c.stats.tables_scanned,
+            c.stats.rows_scanned,
+            c.stats.scans,
+            s.coverage.line()
         );
         if let Some(d) = c.data_layer {
             let _ = writeln!(o, "data layer: {} ({})\n", cell(&d.path), cell(d.source.as_str()));

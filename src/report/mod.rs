@@ -108,6 +108,68 @@ pub struct Summary {
     /// Numbers stated in agent answers, per status (every status, when any answer was audited).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub answer_numbers: BTreeMap<crate::answers::Status, usize>,
+    /// What the inputs held and how much of it was checked, over all inputs.
+    pub coverage: Coverage,
+}
+
+/// What an input (or a run) held and how much of it was checked: "checked 3 of 5 cited
+/// numbers" at a glance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Coverage {
+    /// Results found (quantitative tool results, cited or not).
+    pub results: usize,
+    /// Citations found.
+    pub citations: usize,
+    /// Claims with both a result and its citation.
+    pub paired: usize,
+    /// Numbers the results state.
+    pub numbers: usize,
+    /// Of those, the numbers beside a citation.
+    pub cited_numbers: usize,
+    /// Of those, the numbers compared with the data (a measure or the base n re-run): a number
+    /// of a claim that is INVALID or UNVERIFIABLE, or that names no measure, is not.
+    pub compared: usize,
+}
+
+impl Coverage {
+    /// Adds another's counts.
+    pub fn add(&mut self, o: &Coverage) {
+        self.results += o.results;
+        self.citations += o.citations;
+        self.paired += o.paired;
+        self.numbers += o.numbers;
+        self.cited_numbers += o.cited_numbers;
+        self.compared += o.compared;
+    }
+
+    /// One claim's counts: whether it has a result and a citation, how many numbers its result
+    /// states, and its settlement (which says which were compared).
+    pub fn of_claim(has_result: bool, has_citation: bool, numbers: usize, s: &Settlement) -> Coverage {
+        let rerun = matches!(s.verdict, Verdict::Reproduced | Verdict::Discrepant | Verdict::BaseMismatch);
+        let cited_numbers = if has_citation { numbers } else { 0 };
+        Coverage {
+            results: usize::from(has_result),
+            citations: usize::from(has_citation),
+            paired: usize::from(has_result && has_citation),
+            numbers,
+            cited_numbers,
+            compared: if rerun { cited_numbers.saturating_sub(s.not_compared.len()) } else { 0 },
+        }
+    }
+
+    /// In words: `checked 3 of 5 cited numbers (2 results, 2 citations, 2 paired; 6 numbers)`.
+    pub fn line(&self) -> String {
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        format!(
+            "checked {} of {} ({}, {}, {} paired; {} stated)",
+            self.compared,
+            plural(self.cited_numbers, "cited number", "cited numbers"),
+            plural(self.results, "result", "results"),
+            plural(self.citations, "citation", "citations"),
+            self.paired,
+            plural(self.numbers, "number", "numbers"),
+        )
+    }
 }
 
 /// One input file.
@@ -129,6 +191,8 @@ pub struct Input {
     /// The agent answers, every stated number traced to the cited results (docs/answers.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<crate::answers::Answer>,
+    /// What the input held and how much of it was checked.
+    pub coverage: Coverage,
     /// The conversation (HTML report only; left out of JSON).
     #[serde(skip)]
     pub turns: Vec<Turn>,
@@ -152,6 +216,7 @@ impl Report {
         for input in &inputs {
             summary.claims += input.claims.len();
             summary.findings += input.findings.len();
+            summary.coverage.add(&input.coverage);
             if input.format.is_none() {
                 summary.unreadable_inputs += 1;
             }

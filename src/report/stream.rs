@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Seek, Write};
 
-use super::{ClaimReport, DataLayer, Report, Summary};
+use super::{ClaimReport, Coverage, DataLayer, Report, Summary};
 use crate::answers::Answer;
 use crate::input::{Finding, Format, Turn};
 use crate::moca::MocaEvent;
@@ -38,6 +38,8 @@ pub struct InputTail<'a> {
     pub moca: &'a [MocaEvent],
     /// The answer-text audit.
     pub answers: &'a [Answer],
+    /// What the input held and how much of it was checked.
+    pub coverage: Coverage,
 }
 
 /// What is known once every input is written: the report's opening fields.
@@ -81,7 +83,12 @@ pub fn write_whole(report: &Report, w: &mut dyn Writer) -> io::Result<()> {
         for c in &input.claims {
             w.claim(c)?;
         }
-        w.end_input(InputTail { findings: &input.findings, moca: &input.moca, answers: &input.answers })?;
+        w.end_input(InputTail {
+            findings: &input.findings,
+            moca: &input.moca,
+            answers: &input.answers,
+            coverage: input.coverage,
+        })?;
     }
     w.finish(Closing {
         summary: &report.summary,

@@ -270,6 +270,7 @@ impl stream::Writer for Writer {
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
         let st = self.st;
         let mut o = String::new();
+        let _ = writeln!(o, "  {}", st.dim(&tail.coverage.line()));
         crate::answers::render::text(&mut o, tail.answers);
         let moca = tail.moca;
         if !moca.is_empty() {
@@ -333,6 +334,7 @@ impl stream::Writer for Writer {
             c.stats.scans,
             if c.stats.scans == 1 { "" } else { "s" },
         );
+        let _ = writeln!(o, "In all: {}.", s.coverage.line());
         if let Some(d) = c.data_layer {
             let _ = writeln!(o, "{}", e(&d.line()));
             if let Some(w) = &d.warning {

@@ -9,8 +9,12 @@
 //! 2. `chunks` expands `TEXT_MESSAGE_CHUNK`, `TOOL_CALL_CHUNK` and `REASONING_MESSAGE_CHUNK`
 //!    exactly as the reference TypeScript client does, so event indices match what a client sees;
 //! 3. `verify` applies the reference client's `verifyEvents` rules (`ag-ui/stream`);
-//! 4. `turns` rebuilds the conversation and pairs Upperhand citations with the tool results
-//!    they accompany (`upperhand`).
+//! 4. `turns` rebuilds the conversation, follows the shared state (`state`: `STATE_SNAPSHOT`,
+//!    RFC 6902 `STATE_DELTA`) and pairs Upperhand citations with the tool results they
+//!    accompany (`upperhand`), each repeated tool result once;
+//! 5. an event that holds something citation-shaped (the citations media type, or a `source`
+//!    naming a table, column or function) that none of this read is a finding
+//!    (`upperhand/unread`), so nothing recite sees is passed over in silence.
 //!
 //! MOCA `moca.citations` events are kept in [`Document::events`] and checked by
 //! [`crate::moca`], which needs the whole run.
@@ -21,6 +25,7 @@ use serde_json::Value;
 use super::{Document, Finding, Format, Framed, Level, Locator, RULE_MALFORMED};
 
 mod chunks;
+mod state;
 mod turns;
 pub(crate) mod upperhand;
 mod verify;
@@ -153,8 +158,10 @@ pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
     for (index, message) in verify::verify(&expanded.events, &expanded.streams) {
         findings.push(stream_finding(file, &expanded.events[index], message));
     }
-    let built = turns::build(file, &expanded.events);
+    let built = turns::build(file, &expanded.events, &expanded.streams);
     findings.extend(built.findings);
+    let unread = unread(file, &expanded.events, &built.read, &findings);
+    findings.extend(unread);
     findings.sort_by_key(|f| {
         let at = |n: Option<usize>| n.unwrap_or(usize::MAX);
         (at(f.locator.line), at(f.locator.event_index))
@@ -167,6 +174,48 @@ pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
         turns: built.turns,
         events: expanded.events,
     }
+}
+
+/// A finding for each event that holds something citation-shaped none of the readers read:
+/// not made a claim (nor repeated one), not already reported as malformed or unconforming.
+/// MOCA events are the MOCA checks' ([`crate::moca`]).
+fn unread(
+    file: &str,
+    events: &[Event],
+    read: &std::collections::HashSet<usize>,
+    findings: &[Finding],
+) -> Vec<Finding> {
+    let reported: std::collections::HashSet<usize> =
+        findings.iter().filter(|f| f.rule != "ag-ui/stream").filter_map(|f| f.locator.event_index).collect();
+    events
+        .iter()
+        .filter(|e| !read.contains(&e.index) && !reported.contains(&e.index))
+        .filter(|e| !(e.kind == "CUSTOM" && e.str_field("name").is_some_and(|n| n.starts_with("moca"))))
+        .filter(|e| crate::transcript::mentions_citation(&e.body))
+        .map(|e| Finding {
+            locator: Locator {
+                file: file.to_string(),
+                line: e.line,
+                event_index: Some(e.index),
+                message_id: e.str_field("messageId").map(str::to_string),
+                ..Locator::default()
+            },
+            rule: crate::transcript::RULE_UNREAD.to_string(),
+            // A run's input replays the thread so far: its citations were earlier runs' claims.
+            level: if e.kind == "RUN_STARTED" { Level::Note } else { Level::Must },
+            message: if e.kind == "RUN_STARTED" {
+                "the run's input (the thread so far) holds a citation from an earlier run: it is checked where \
+                 that run's log is, not here"
+                    .to_string()
+            } else {
+                format!(
+                    "this {} event holds a citation (the citations media type, or a `source` naming a table, \
+                     column or function) that recite could not read or pair with a result: nothing in it was checked",
+                    e.kind
+                )
+            },
+        })
+        .collect()
 }
 
 /// An `input/malformed` finding.
@@ -230,6 +279,9 @@ fn missing_field(event: &Event) -> Option<String> {
     let lacking = required.iter().find(|key| event.str_field(key).is_none());
     if let Some(key) = lacking {
         return Some(format!("{} event without a string `{key}`", event.kind));
+    }
+    if event.kind == "STATE_DELTA" && !event.body.get("delta").is_some_and(Value::is_array) {
+        return Some("STATE_DELTA event without an array `delta`".into());
     }
     if event.kind == "TOOL_CALL_RESULT" {
         let content = event.body.get("content");

@@ -68,6 +68,9 @@ pub const RULE_UNRECOGNISED: &str = "input/unrecognised";
 /// Rule of a [`Finding`] for a quantitative result without a citation, or a citation without a
 /// result (Upperhand Citations v1, "Conformance (probed)").
 pub const RULE_CONFORMANCE: &str = "upperhand/conformance";
+/// Rule of a finding for something citation-shaped (the citations media type, or a `source`
+/// naming a table, column or function) that recite saw but could not read or pair.
+pub const RULE_UNREAD: &str = "upperhand/unread";
 /// Rule of the finding that stands for an input's findings past the first [`MAX_FINDINGS`].
 pub const RULE_FINDINGS_CAPPED: &str = "input/findings-capped";
 /// Findings reported per input; the rest are counted in one `input/findings-capped` finding
@@ -135,14 +138,100 @@ impl Document {
 ///
 /// Never panics and never fails: what cannot be read becomes a [`Finding`] (rule
 /// `input/malformed`, level MUST) and the rest of the file is still read.
+///
+/// An input that yields no claim and no finding although it holds something citation-shaped
+/// ([`mentions_citation`]) gets one `upperhand/unread` finding: what recite cannot read never
+/// disappears.
 pub fn read(file: &str, text: &str) -> Document {
     let text = strip_bom(text);
     let framed = frame(file, text);
-    match detect_framed(&framed, text) {
+    let format = detect_framed(&framed, text);
+    // The AG-UI reader does this per event; the others are checked per record (line) here.
+    let starts: Vec<usize> = framed.records.iter().filter_map(|r| r.line).collect();
+    let cited: Vec<usize> = match format {
+        Format::Agui => Vec::new(),
+        _ => framed.records.iter().filter(|r| mentions_citation(&r.value)).filter_map(|r| r.line).collect(),
+    };
+    let mut doc = match format {
         Format::Agui => agui::read_framed(file, framed),
         Format::Plain => plain::read_framed(file, framed),
         version => a2a::read_framed(file, version, framed),
+    };
+    unread_records(&mut doc, &starts, &cited);
+    if doc.items.is_empty() && doc.findings.is_empty() && text_mentions_citation(text) {
+        let message = "the input holds a citation (the citations media type, or a `source` naming a table, \
+                       column or function) but recite found no claim in it: nothing was checked";
+        doc.findings.push(Finding::new(Locator::at(file, ""), RULE_UNREAD, Level::Must, message));
     }
+    doc
+}
+
+/// An `upperhand/unread` finding for each record (starting on a line in `cited`) that holds
+/// something citation-shaped but made no claim and no finding: no line of it (up to the next
+/// record's, in `starts`) is any item's or finding's.
+fn unread_records(doc: &mut Document, starts: &[usize], cited: &[usize]) {
+    if cited.is_empty() {
+        return;
+    }
+    let mut said: Vec<usize> = doc
+        .items
+        .iter()
+        .map(|i| &i.locator)
+        .chain(doc.findings.iter().map(|f| &f.locator))
+        .filter_map(|l| l.line)
+        .collect();
+    said.sort_unstable();
+    for &line in cited {
+        let end = starts.iter().copied().find(|&s| s > line).unwrap_or(usize::MAX);
+        let at = said.partition_point(|&l| l < line);
+        if said.get(at).is_some_and(|&l| l < end) {
+            continue;
+        }
+        let message = "this record holds a citation (the citations media type, or a `source` naming a table, \
+                       column or function) that recite could not read or pair with a result: nothing in it was checked";
+        doc.findings.push(Finding::new(
+            Locator::at(&doc.file, "").on_line(Some(line)),
+            RULE_UNREAD,
+            Level::Must,
+            message,
+        ));
+    }
+}
+
+/// Bytes of a JSON string [`mentions_citation`] reads as embedded JSON.
+const MAX_EMBEDDED_JSON: usize = 1 << 20;
+
+/// True when `v` holds something citation-shaped at any depth, JSON inside strings included:
+/// a string naming the citations media type, or an object whose `source` is an object naming a
+/// `table`, `column` or `function`.
+pub fn mentions_citation(v: &Value) -> bool {
+    match v {
+        Value::String(s) => {
+            contains_media_type(s)
+                || (s.len() <= MAX_EMBEDDED_JSON
+                    && s.trim_start().starts_with(['{', '['])
+                    && serde_json::from_str::<Value>(s.trim()).is_ok_and(|inner| mentions_citation(&inner)))
+        }
+        Value::Array(a) => a.iter().any(mentions_citation),
+        Value::Object(o) => {
+            o.get("source")
+                .and_then(Value::as_object)
+                .is_some_and(|s| ["table", "column", "function"].iter().any(|k| s.contains_key(*k)))
+                || o.values().any(mentions_citation)
+        }
+        _ => false,
+    }
+}
+
+/// True when `text` names the citations media type, in any case.
+fn contains_media_type(text: &str) -> bool {
+    text.to_ascii_lowercase().contains(CITATION_MEDIA_TYPE)
+}
+
+/// True when a whole input holds something citation-shaped: the media type anywhere in its
+/// text, or a value of its ([`mentions_citation`]).
+fn text_mentions_citation(text: &str) -> bool {
+    contains_media_type(text) || frame("", text).records.iter().any(|r| mentions_citation(&r.value))
 }
 
 /// Reads an input given as bytes. Invalid UTF-8 becomes one `input/malformed` finding per bad

@@ -937,3 +937,143 @@ fn stream_findings_agree_with_the_reference_client_event_by_event() {
         agreeing_pending.join("\n")
     );
 }
+
+/// The `Considered` claimed by each item's result, in item order.
+fn considered(doc: &Document) -> Vec<String> {
+    doc.items
+        .iter()
+        .map(|i| {
+            let r = i.result.as_ref().expect("a result");
+            let v = r.get("result").unwrap_or(r);
+            v["Considered"].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+/// The turns of `role`, as (message id, text).
+fn turns_of<'a>(doc: &'a Document, role: &str) -> Vec<(Option<&'a str>, &'a str)> {
+    doc.turns.iter().filter(|t| t.role == role).map(|t| (t.message_id.as_deref(), t.text.as_str())).collect()
+}
+
+#[test]
+fn langgraph_tool_result_repeated_in_snapshots_and_state_is_one_claim() {
+    // Streamed once, repeated under the ToolMessage's own id in two MESSAGES_SNAPSHOTs and once
+    // more in the state's messages: one claim, at the streamed event.
+    let doc = load("langgraph-repeated.jsonl");
+    assert_eq!(considered(&doc), ["44%"], "{:#?}", doc.items);
+    assert_eq!(doc.items[0].locator.event_index, Some(7), "the streamed TOOL_CALL_RESULT");
+    assert_eq!(turns_of(&doc, "tool").len(), 1, "{:#?}", doc.turns);
+    assert_eq!(turns_of(&doc, "assistant").iter().filter(|t| t.1.contains("44%")).count(), 1);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+}
+
+#[test]
+fn llamaindex_snapshots_minting_new_ids_repeat_no_claim_and_no_answer() {
+    let doc = load("llamaindex-snapshots.jsonl");
+    assert_eq!(considered(&doc), ["44%"], "{:#?}", doc.items);
+    assert_eq!(turns_of(&doc, "tool").len(), 1, "{:#?}", doc.turns);
+    assert_eq!(turns_of(&doc, "user").len(), 1, "{:#?}", doc.turns);
+    let answers: Vec<_> = turns_of(&doc, "assistant").into_iter().filter(|t| !t.1.is_empty()).collect();
+    assert_eq!(answers, [(Some("r-2"), "44% of aware adults considered Versant in W6.")]);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+}
+
+#[test]
+fn crewai_repeats_are_one_claim_each_but_two_calls_stay_two() {
+    // Two calls return the same numbers: two claims (their toolCallIds differ); each is
+    // repeated in the snapshots under new message ids: no more claims.
+    let doc = load("crewai-repeated.jsonl");
+    assert_eq!(considered(&doc), ["47%", "47%"], "{:#?}", doc.items);
+    let at: Vec<_> = doc.items.iter().map(|i| i.locator.event_index).collect();
+    assert_eq!(at, [Some(4), Some(9)]);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+}
+
+#[test]
+fn state_snapshot_and_delta_citations_are_claims_each_shown_value_once() {
+    // The right claim is in three states (after a delta, after another, in the last snapshot):
+    // one claim, where it was first shown. The wrong one was shown, then removed: still read.
+    let doc = load("state-snapshot-delta.jsonl");
+    assert_eq!(considered(&doc), ["44%", "47%"], "{:#?}", doc.items);
+    let at: Vec<_> = doc.items.iter().map(|i| (i.locator.event_index, i.locator.pointer.as_str())).collect();
+    assert_eq!(at, [(Some(2), "state:/results/0/citation/data"), (Some(3), "state:/results/1/citation")]);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+}
+
+#[test]
+fn a_state_delta_that_fails_is_a_finding_at_its_event_and_changes_nothing() {
+    let doc = load("state-bad-delta.jsonl");
+    // The failed `test` kept the wrong claim out of the state; the last delta still applied.
+    assert_eq!(considered(&doc), ["44%"], "{:#?}", doc.items);
+    assert_eq!(
+        findings(&doc),
+        [("ag-ui/state", Some(2)), ("ag-ui/state", Some(3)), ("input/malformed", Some(4))]
+    );
+    assert!(doc.findings[0].message.contains("operation 0 (test)"), "{}", doc.findings[0].message);
+    assert!(doc.findings.iter().all(|f| f.level == Level::Must));
+}
+
+#[test]
+fn a_state_copied_past_its_bound_is_a_finding_not_a_hang() {
+    let copies: Vec<Value> = (0..64).map(|_| json!({"op": "copy", "from": "/a", "path": "/a/0"})).collect();
+    let text = log(&[
+        run_started(),
+        json!({"type": "STATE_SNAPSHOT", "snapshot": {"a": [1, 2, 3, 4]}}),
+        json!({"type": "STATE_DELTA", "delta": copies}),
+        json!({"type": "STATE_SNAPSHOT", "snapshot": {"result": {"Considered": "44%"}, "citation": citation()}}),
+        run_finished(),
+    ]);
+    let doc = agui::read("copies.jsonl", &text);
+    assert_eq!(
+        findings(&doc),
+        [("ag-ui/state", Some(2)), ("upperhand/unread", Some(3))],
+        "{:#?}",
+        doc.findings
+    );
+    assert!(doc.items.is_empty());
+}
+
+#[test]
+fn a_citation_no_reader_reads_is_reported_where_it_was() {
+    let doc = load("unread-citation.jsonl");
+    assert!(doc.items.is_empty());
+    assert_eq!(findings(&doc), [("upperhand/unread", Some(1))], "{:#?}", doc.findings);
+    assert_eq!(doc.findings[0].level, Level::Must);
+    assert_eq!(doc.findings[0].locator.message_id.as_deref(), Some("act-1"));
+}
+
+#[test]
+fn state_claims_settle_and_are_counted_in_the_report() {
+    let out =
+        support::recite(&["check", "tests/fixtures/agui/state-snapshot-delta.jsonl", "--format", "json"]);
+    let report = support::report(&out);
+    assert_eq!(support::code(&out), 1, "the wrong claim is DISCREPANT");
+    let verdicts: Vec<&str> = report["inputs"][0]["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["REPRODUCED", "DISCREPANT"]);
+    let coverage = &report["inputs"][0]["coverage"];
+    assert_eq!(coverage["results"], 2, "{coverage}");
+    assert_eq!(coverage["citations"], 2);
+    assert_eq!(coverage["paired"], 2);
+    assert_eq!(coverage["compared"], 2, "{coverage}");
+    assert_eq!(report["summary"]["coverage"], *coverage);
+}
+
+#[test]
+fn state_deltas_patch_the_runs_input_state_or_an_empty_one() {
+    // No snapshot: a delta patches `{}`, as the client starts from, or the run's `input.state`.
+    let text = log(&[
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "input": {"state": {"results": []}}}),
+        json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/results/-", "value": {"result": {"Considered": "44%"}, "citation": citation()}}]}),
+        json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/lastQuery", "value": "W6"}]}),
+        run_finished(),
+    ]);
+    let doc = agui::read("seeded.jsonl", &text);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+    assert_eq!(considered(&doc), ["44%"]);
+    assert_eq!(doc.items[0].locator.pointer, "state:/results/0/citation");
+}

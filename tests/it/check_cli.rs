@@ -215,6 +215,52 @@ fn example_citations_reproduce_and_explain() {
     assert_eq!(check_code(&["examples/citations/versant-w6-considered.json"]), 0);
 }
 
+#[test]
+fn a_run_that_checked_nothing_exits_5_unless_allowed() {
+    let dir = tempdir();
+    // A conforming AG-UI run whose answer states no number, and a plain file of no claim.
+    let run = jsonl(&[
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "Nothing to report."}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+    ]);
+    let quiet = write(dir.path(), "quiet.jsonl", &run);
+    let out = recite(&["check", &quiet]);
+    assert_eq!(code(&out), 5, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("nothing was checked"), "{}", stderr(&out));
+    assert!(stdout(&out).contains("checked 0 of 0 cited numbers"), "{}", stdout(&out));
+    assert_eq!(check_code(&[&quiet, "--allow-empty"]), 0);
+    // One input with a claim is enough: the batch checked something.
+    assert_eq!(check_code(&[&quiet, "examples/citations/versant-w6-considered.json"]), 0);
+    // No claim for --fail-on to fail on: still nothing checked.
+    assert_eq!(check_code(&[&quiet, "--fail-on", "reproduced"]), 5);
+    let help = stdout(&recite(&["check", "--help"]));
+    assert!(help.contains("--allow-empty") && help.contains("5 when nothing was checked"), "{help}");
+}
+
+#[test]
+fn the_report_says_how_many_cited_numbers_were_checked_per_input_and_in_all() {
+    // The A2A example: three claims, one UNVERIFIABLE (its numbers are not compared).
+    let (_, report) = check_json(&["examples/transcripts/a2a-v03-task.json"]);
+    let input = &report["inputs"][0]["coverage"];
+    let total = &report["summary"]["coverage"];
+    assert_eq!(input, total, "one input: its counts are the run's");
+    assert_eq!(input["citations"], 3, "{input}");
+    let (numbers, compared) = (input["cited_numbers"].as_u64().unwrap(), input["compared"].as_u64().unwrap());
+    assert!(compared > 0 && compared < numbers, "the UNVERIFIABLE claim's numbers are not compared: {input}");
+    let line = format!("checked {compared} of {numbers} cited numbers");
+    for format in ["text", "markdown", "html", "junit"] {
+        let out = recite(&["check", "examples/transcripts/a2a-v03-task.json", "--format", format]);
+        assert!(stdout(&out).contains(&line), "--format {format} does not say {line:?}: {}", stdout(&out));
+    }
+    let lines = stdout(&recite(&["check", "examples/transcripts/a2a-v03-task.json", "--format", "jsonl"]));
+    let input_line: Value =
+        serde_json::from_str(lines.lines().find(|l| l.contains("\"record\":\"input\"")).unwrap()).unwrap();
+    assert_eq!(&input_line["coverage"], input);
+}
+
 // ---------------------------------------------------------------------------------------------
 // --fail-on
 
@@ -271,7 +317,13 @@ fn fail_on_every_choice() {
     // Finding levels.
     assert_eq!(check_code(&[EXAMPLES, "--fail-on", "must"]), 0, "no MUST finding in the examples");
     assert_eq!(check_code(&[&malformed, "--fail-on", "must"]), 1);
-    assert_eq!(check_code(&[&malformed, "--fail-on", "discrepant"]), 0, "a finding is not a verdict");
+    // A finding is not a verdict, but the malformed input held no claim: nothing was checked.
+    assert_eq!(check_code(&[&malformed, "--fail-on", "discrepant"]), 5, "nothing was checked");
+    assert_eq!(
+        check_code(&[&malformed, "--fail-on", "discrepant", "--allow-empty"]),
+        0,
+        "a finding is not a verdict"
+    );
     assert_eq!(check_code(&[should, "--fail-on", "should"]), 1);
     assert_eq!(check_code(&[should, "--fail-on", "must"]), 0);
     assert_eq!(check_code(&[&note, "--fail-on", "note"]), 1);
@@ -1674,13 +1726,19 @@ fn the_streamed_json_report_equals_the_whole_report_value() {
         .collect();
     let (settlements, stats) =
         pipeline::settle_all(&claims, &catalog, &registry, &engine, Default::default());
+    let mut coverage = report::Coverage::default();
     let claims = doc
         .items
         .iter()
         .zip(settlements)
-        .map(|(i, settlement)| ClaimReport { locator: i.locator.clone(), settlement })
+        .map(|(i, settlement)| {
+            let numbers = i.result.as_ref().map_or(0, |r| recite::claim::leaves(r).len());
+            coverage.add(&report::Coverage::of_claim(i.result.is_some(), true, numbers, &settlement));
+            ClaimReport { locator: i.locator.clone(), settlement }
+        })
         .collect();
     let input = Input {
+        coverage,
         file: file.clone(),
         format: Some(doc.format),
         claims,
@@ -1786,7 +1844,8 @@ fn every_format_writes_a_chunk_rendered_in_parallel_as_it_writes_claims_one_by_o
             } else {
                 claims.iter().for_each(|c| w.claim(c).unwrap());
             }
-            w.end_input(InputTail { findings: &[], moca: &[], answers: &[] }).unwrap();
+            w.end_input(InputTail { findings: &[], moca: &[], answers: &[], coverage: Default::default() })
+                .unwrap();
             let summary = Summary { claims: claims.len(), ..Summary::default() };
             let stats = Default::default();
             w.finish(Closing {

@@ -836,3 +836,100 @@ fn media_types_match_without_case_or_parameters() {
         assert!(doc.findings.is_empty() && !doc.items[0].by_shape, "{mt}: {:#?}", doc.findings);
     }
 }
+
+/// Every input file under `tests/fixtures/` and `examples/` (the extensions `recite check`
+/// reads in a folder), relative to the crate root, sorted.
+fn every_fixture() -> Vec<String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ["json", "jsonl", "ndjson", "sse", "txt", "log"].contains(&e))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let root = support::root();
+    let mut paths = Vec::new();
+    walk(&root.join("tests/fixtures"), &mut paths);
+    walk(&root.join("examples"), &mut paths);
+    let mut files: Vec<String> =
+        paths.iter().map(|p| p.strip_prefix(root).unwrap().display().to_string()).collect();
+    files.sort();
+    files
+}
+
+/// True when `v` holds something citation-shaped, JSON inside strings included: the citations
+/// media type, or a `source` object naming a table, column or function.
+fn holds_citation(v: &Value) -> bool {
+    match v {
+        Value::String(s) => {
+            s.to_ascii_lowercase().contains(recite::transcript::CITATION_MEDIA_TYPE)
+                || serde_json::from_str::<Value>(s)
+                    .is_ok_and(|inner| inner.is_object() && holds_citation(&inner))
+        }
+        Value::Array(a) => a.iter().any(holds_citation),
+        Value::Object(o) => {
+            o.get("source")
+                .and_then(Value::as_object)
+                .is_some_and(|s| ["table", "column", "function"].iter().any(|k| s.contains_key(*k)))
+                || o.values().any(holds_citation)
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn no_fixture_holding_a_citation_yields_no_claim_and_no_finding() {
+    let files = every_fixture();
+    assert!(files.len() > 100, "the walk found the fixtures: {files:?}");
+    let mut holding = 0;
+    let mut silent = Vec::new();
+    for file in &files {
+        let bytes = std::fs::read(support::root().join(file)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let values = recite::transcript::frame(file, &text).records;
+        let cites = text.to_ascii_lowercase().contains(recite::transcript::CITATION_MEDIA_TYPE)
+            || values.iter().any(|r| holds_citation(&r.value));
+        if !cites {
+            continue;
+        }
+        holding += 1;
+        let doc = read_bytes(file, &bytes);
+        if doc.items.is_empty() && doc.findings.is_empty() {
+            silent.push(file.clone());
+        }
+    }
+    assert!(holding > 50, "{holding} fixtures hold a citation");
+    assert!(
+        silent.is_empty(),
+        "read with no claim and no finding, though they hold a citation:\n{}",
+        silent.join("\n")
+    );
+}
+
+#[test]
+fn a_citation_in_no_shape_a_reader_knows_is_reported_not_dropped() {
+    // A JSON-RPC notification of no known method carrying a citation: recite finds no claim, so
+    // the input gets an `upperhand/unread` finding, or another finding for what it is.
+    let text = r#"{"jsonrpc": "2.0", "method": "x/notify", "params": {"attachment": {"mediaType": "application/vnd.upperhand.citations+json", "bytes": "e30="}}}"#;
+    let doc = read("odd.json", text);
+    assert!(doc.items.is_empty());
+    assert!(!doc.findings.is_empty(), "the citation disappeared without a word");
+}
+
+#[test]
+fn a_record_whose_citation_no_reader_reads_is_reported_at_its_line() {
+    // Line 1 pairs a result with its citation; line 2 carries one in the message's metadata,
+    // where no reader looks: a MUST `upperhand/unread` finding at line 2, not silence.
+    let doc = load("a2a/citation-in-metadata.jsonl");
+    assert_eq!(doc.items.len(), 1);
+    assert_eq!(doc.items[0].locator.line, Some(1));
+    let unread: Vec<_> = doc.findings.iter().map(|f| (f.rule.as_str(), f.level, f.locator.line)).collect();
+    assert_eq!(unread, [("upperhand/unread", Level::Must, Some(2))], "{:#?}", doc.findings);
+}

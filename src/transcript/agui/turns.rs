@@ -4,15 +4,30 @@
 //! `TOOL_CALL_RESULT`; the Upperhand citations of a tool result become [`Item`]s of that tool
 //! turn. A `CUSTOM` event named `upperhand.citations` (or any `CUSTOM` whose value has a
 //! `result` and a citation) yields items too. Messages that only a `MESSAGES_SNAPSHOT` carries
-//! (a saved thread replayed without its stream) are read from the snapshot.
+//! (a saved thread replayed without its stream) are read from the snapshot. The shared state
+//! (`STATE_SNAPSHOT`, `STATE_DELTA`; [`super::state`]) is followed and the citations it holds
+//! are items too.
+//!
+//! One tool result is one claim however often the stream repeats it: LangGraph, LlamaIndex and
+//! CrewAI repeat each tool message in every `MESSAGES_SNAPSHOT` under a new message id, which
+//! the streamed `TOOL_CALL_RESULT` shares only its `toolCallId` with. A tool result is known by
+//! its `toolCallId` and what it holds (its citations and result), never by its message id
+//! alone; a snapshot's other messages by their role and text. A (result, citation) the state
+//! holds is one claim however many states show it, and none when a tool result already made
+//! the same claim in that stream.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::Event;
+use super::state::State;
 use super::upperhand::{self, Split};
 use crate::transcript::{Finding, Item, Level, Locator, Turn};
+
+/// Rule of a finding about the shared state: a `STATE_DELTA` that cannot be applied, a state
+/// event without its state, or a state too large to follow.
+pub const RULE_STATE: &str = "ag-ui/state";
 
 /// The CUSTOM event name that carries Upperhand citations.
 pub const UPPERHAND_EVENT: &str = "upperhand.citations";
@@ -24,20 +39,37 @@ pub struct Built {
     pub turns: Vec<Turn>,
     /// The claims.
     pub items: Vec<Item>,
-    /// `upperhand/conformance` findings.
+    /// `upperhand/conformance` and `ag-ui/state` findings.
     pub findings: Vec<Finding>,
+    /// The events whose citations were read: made items, or repeated items already made.
+    pub read: HashSet<usize>,
 }
 
-/// Walks the events once.
-pub fn build(file: &str, events: &[Event]) -> Built {
+/// Walks the events once; `streams` gives each event's stream (fixture), as
+/// [`super::chunks::Expanded::streams`] does.
+pub fn build(file: &str, events: &[Event], streams: &[usize]) -> Built {
     let mut b = Builder {
         file,
         out: Built::default(),
         by_message: HashMap::new(),
         parents: HashMap::new(),
         seen: HashSet::new(),
+        stream: 0,
+        turn_texts: HashSet::new(),
+        texts_upto: 0,
+        turn_streams: Vec::new(),
+        results: HashSet::new(),
+        claims: HashSet::new(),
+        state: State::default(),
+        from_state: Vec::new(),
+        state_keys: HashSet::new(),
     };
     for event in events {
+        let stream = streams.get(event.index).copied().unwrap_or_default();
+        if stream != b.stream {
+            b.end_stream();
+            b.stream = stream;
+        }
         match event.kind.as_str() {
             "TEXT_MESSAGE_START" => {
                 let role = event.str_field("role").unwrap_or("assistant");
@@ -59,13 +91,23 @@ pub fn build(file: &str, events: &[Event]) -> Built {
                     b.parents.insert(call.to_string(), parent.to_string());
                 }
             }
-            "RUN_STARTED" => b.run_input(event),
+            "RUN_STARTED" => {
+                b.run_input(event);
+                if let Some(state) = event.body.pointer("/input/state").filter(|s| s.is_object())
+                    && let Err(message) = b.state.seed(state)
+                {
+                    let locator = b.locator(event, None, "/input/state");
+                    b.out.findings.push(Finding::new(locator, RULE_STATE, Level::Must, message));
+                }
+            }
             "TOOL_CALL_RESULT" => b.tool_result(event),
             "CUSTOM" => b.custom(event),
             "MESSAGES_SNAPSHOT" => b.snapshot(event),
+            "STATE_SNAPSHOT" | "STATE_DELTA" => b.state(event),
             _ => {}
         }
     }
+    b.end_stream();
     b.out
 }
 
@@ -79,10 +121,30 @@ struct Builder<'a> {
     parents: HashMap<String, String>,
     /// Message ids already seen in the stream (so a snapshot does not repeat them).
     seen: HashSet<String>,
+    /// The stream (fixture) of the events being read.
+    stream: usize,
+    /// (stream, role, text) of the turns up to `texts_upto`, so a snapshot that replays a
+    /// message under a new id does not repeat it.
+    turn_texts: HashSet<(usize, String, String)>,
+    texts_upto: usize,
+    /// The stream of each turn.
+    turn_streams: Vec<usize>,
+    /// Keys of the tool results read ([`result_key`]).
+    results: HashSet<String>,
+    /// Keys of the claims made from the events ([`claim_key`]), per stream.
+    claims: HashSet<String>,
+    /// The stream's shared state.
+    state: State,
+    /// Claims the stream's state holds, first sighting first, made at the end of the stream
+    /// unless an event made the same claim.
+    from_state: Vec<(String, Item)>,
+    /// The keys in `from_state`.
+    state_keys: HashSet<String>,
 }
 
 impl Builder<'_> {
     fn open_turn(&mut self, role: &str, id: Option<&str>, text: &str) -> usize {
+        self.turn_streams.push(self.stream);
         let index = self.out.turns.len();
         self.out.turns.push(Turn {
             role: role.to_string(),
@@ -126,13 +188,37 @@ impl Builder<'_> {
     fn tool_result(&mut self, event: &Event) {
         let content = event.body.get("content").cloned().unwrap_or(Value::Null);
         let id = event.str_field("messageId");
+        let call = event.str_field("toolCallId");
+        let split = upperhand::split_content(&content, "/content");
+        if !self.first_result(call, &content, split.as_ref()) {
+            self.repeated(event, id, split.as_ref());
+            return;
+        }
         let turn = self.open_turn("tool", id, &content_text(&content));
-        let owner = event
-            .str_field("toolCallId")
-            .and_then(|call| self.parents.get(call).cloned())
-            .or_else(|| id.map(str::to_string));
-        if let Some(split) = upperhand::split_content(&content, "/content") {
+        let owner = call.and_then(|call| self.parents.get(call).cloned()).or_else(|| id.map(str::to_string));
+        if let Some(split) = split {
             self.add_items(event, turn, owner, split, "/content");
+        }
+    }
+
+    /// True the first time a tool result (its `toolCallId` and what it holds) is met in the
+    /// stream; a repeat (a snapshot's copy under a new message id) is then not read again.
+    fn first_result(&mut self, call: Option<&str>, content: &Value, split: Option<&Split>) -> bool {
+        let held = match split {
+            Some(split) => split_key(split),
+            None => canonical(content),
+        };
+        let key = format!("{}\u{0}{}\u{0}{held}", self.stream, call.unwrap_or_default());
+        self.results.insert(key)
+    }
+
+    /// A repeated tool result: its message id is known from now on, and its citations were read.
+    fn repeated(&mut self, event: &Event, id: Option<&str>, split: Option<&Split>) {
+        if let Some(id) = id {
+            self.seen.insert(id.to_string());
+        }
+        if split.is_some_and(|s| !s.citations.is_empty()) {
+            self.out.read.insert(event.index);
         }
     }
 
@@ -171,21 +257,111 @@ impl Builder<'_> {
 
     fn snapshot(&mut self, event: &Event) {
         let Some(messages) = event.body.get("messages").and_then(Value::as_array) else { return };
+        self.index_texts();
         for (i, message) in messages.iter().enumerate() {
             let id = message.get("id").and_then(Value::as_str);
             if id.is_some_and(|id| self.seen.contains(id)) {
+                if message.get("role").and_then(Value::as_str) == Some("tool") {
+                    self.out.read.insert(event.index);
+                }
                 continue;
             }
             let role = message.get("role").and_then(Value::as_str).unwrap_or("assistant");
             let content = message.get("content").cloned().unwrap_or(Value::Null);
-            let turn = self.open_turn(role, id, &content_text(&content));
+            let pointer = format!("/messages/{i}/content");
             if role == "tool" {
-                let pointer = format!("/messages/{i}/content");
-                if let Some(split) = upperhand::split_content(&content, &pointer) {
+                let call = ["toolCallId", "tool_call_id"]
+                    .iter()
+                    .find_map(|k| message.get(*k).and_then(Value::as_str));
+                let split = upperhand::split_content(&content, &pointer);
+                if !self.first_result(call, &content, split.as_ref()) {
+                    self.repeated(event, id, split.as_ref());
+                    continue;
+                }
+                let turn = self.open_turn(role, id, &content_text(&content));
+                if let Some(split) = split {
                     self.add_items(event, turn, id.map(str::to_string), split, &pointer);
+                }
+                continue;
+            }
+            let text = content_text(&content);
+            if self.turn_texts.contains(&(self.stream, role.to_string(), text.clone())) {
+                // The same message replayed under a new id (LlamaIndex mints ids per snapshot).
+                if let Some(id) = id {
+                    self.seen.insert(id.to_string());
+                }
+                continue;
+            }
+            self.open_turn(role, id, &text);
+        }
+    }
+
+    /// Adds the turns opened since the last call to `turn_texts`.
+    fn index_texts(&mut self) {
+        for (turn, stream) in self.out.turns.iter().zip(&self.turn_streams).skip(self.texts_upto) {
+            self.turn_texts.insert((*stream, turn.role.clone(), turn.text.clone()));
+        }
+        self.texts_upto = self.out.turns.len();
+    }
+
+    /// `STATE_SNAPSHOT` / `STATE_DELTA`: the state changes, and the citations it then holds are
+    /// noted (made items at the end of the stream, see [`Self::end_stream`]).
+    fn state(&mut self, event: &Event) {
+        let was_stopped = self.state.stopped();
+        let (changed, pointer) = if event.kind == "STATE_SNAPSHOT" {
+            match event.body.get("snapshot") {
+                Some(snapshot) => (self.state.snapshot(snapshot), "/snapshot"),
+                None => (Err("STATE_SNAPSHOT event without a `snapshot`".to_string()), ""),
+            }
+        } else {
+            match event.body.get("delta") {
+                Some(delta) if delta.is_array() => (self.state.delta(delta), "state:"),
+                // An input/malformed finding already (`missing_field`): the state is unchanged.
+                _ => return,
+            }
+        };
+        let read = changed.and_then(|()| self.state.read(pointer));
+        let units = match read {
+            Ok(units) => units,
+            Err(message) => {
+                if !was_stopped {
+                    let locator = self.locator(event, None, "");
+                    self.out.findings.push(Finding::new(locator, RULE_STATE, Level::Must, message));
+                }
+                return;
+            }
+        };
+        for split in units {
+            if split.citations.is_empty() {
+                continue;
+            }
+            self.out.read.insert(event.index);
+            let result = split.rest.filter(|r| !is_empty(r));
+            for found in split.citations {
+                let item = Item {
+                    locator: self.locator(event, None, &found.pointer),
+                    result: result.clone(),
+                    citation: Some(found.citation),
+                    by_shape: found.by_shape,
+                };
+                let key = claim_key(self.stream, &item);
+                if self.state_keys.insert(key.clone()) {
+                    self.from_state.push((key, item));
                 }
             }
         }
+    }
+
+    /// The end of a stream: the claims its state held that no event made become items (in the
+    /// order first shown), and the state starts afresh for the next stream.
+    fn end_stream(&mut self) {
+        for (key, item) in std::mem::take(&mut self.from_state) {
+            if !self.claims.contains(&key) {
+                self.push_item(None, item);
+            }
+        }
+        self.state_keys.clear();
+        self.state = State::default();
     }
 
     /// Items for a tool result; a quantitative result without a citation is a finding.
@@ -234,12 +410,68 @@ impl Builder<'_> {
     }
 
     fn push_item(&mut self, turn: Option<usize>, item: Item) {
+        if let Some(at) = item.locator.event_index {
+            self.out.read.insert(at);
+        }
+        self.claims.insert(claim_key(self.stream, &item));
         let index = self.out.items.len();
         self.out.items.push(item);
         if let Some(turn) = turn {
             self.out.turns[turn].items.push(index);
         }
     }
+}
+
+/// What a split tool result holds, as a key: its remainder and its citations.
+fn split_key(split: &Split) -> String {
+    let mut key = split.rest.as_ref().map(canonical).unwrap_or_default();
+    for found in &split.citations {
+        key.push('\u{1}');
+        key.push_str(&canonical(&found.citation));
+    }
+    key
+}
+
+/// The claim an item makes, as a key: its stream, result and citation (not where it was).
+fn claim_key(stream: usize, item: &Item) -> String {
+    let part = |v: &Option<Value>| v.as_ref().map(canonical).unwrap_or_default();
+    format!("{stream}\u{0}{}\u{0}{}", part(&item.result), part(&item.citation))
+}
+
+/// `v` as compact JSON with every object's keys sorted, so two spellings of one value are equal.
+fn canonical(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&map[k.as_str()], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    out
 }
 
 /// A value with nothing in it.
