@@ -14,6 +14,7 @@ mod objstore;
 mod readers;
 mod report_schema;
 mod sav;
+mod scale;
 mod sdk_corpus;
 mod statistics;
 mod support;
