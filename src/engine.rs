@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, Schema};
 use datafusion::common::DFSchema;
-use datafusion::functions_aggregate::expr_fn::{count, sum};
+use datafusion::functions_aggregate::expr_fn::{count, max, sum};
 use datafusion::logical_expr::{Expr, ExprSchemable};
 use datafusion::prelude::{
     CsvReadOptions, ParquetReadOptions, SessionConfig, SessionContext, cast, ident, lit, when,
@@ -263,18 +263,22 @@ pub(crate) fn scan_error(e: &datafusion::error::DataFusionError) -> ScanError {
     }
 }
 
-/// Largest fixed-point sum (Σw and Σw², 12 decimals) the grouped scan can hold: i128::MAX.
-pub(crate) const FIXED_LIMIT: f64 = 1.7e38;
+/// The largest weight the fixed point takes: each row's w² · 2^130 must stay under 2^192
+/// (`grouped::FIXED_LIMIT`), so w < 2^31.
+const LARGEST_WEIGHT: &str = "2^31 (≈ 2.1·10^9)";
+
+/// 2^255: no fixed-point sum (units of 2^-130) reaches it, the i256 range.
+const SUM_LIMIT: f64 = f64::from_bits(((1023 + 255) as u64) << 52);
 
 /// Checks a weighted job's sums against the fixed point, the same way in both plans, so a
-/// claim's verdict never depends on which plan its batch took.
+/// claim's verdict never depends on which plan its batch took. (Rows whose weight is too large
+/// fail first, in both plans; this catches a sum that is NaN or beyond the i256 range.)
 fn check_weight_sums(weight: Option<&str>, sums: &Sums) -> Result<(), EngineError> {
     let Some(w) = weight else { return Ok(()) };
-    let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
     let total = sums.totals.first().copied().unwrap_or(0.0);
     let squares = sums.moments.get(&(0, 0)).copied().unwrap_or(0.0);
     // NaN fits nowhere: it fails too.
-    let fits = |v: f64| v * scale < FIXED_LIMIT;
+    let fits = |v: f64| v * grouped::FIXED_SCALE < SUM_LIMIT;
     if !fits(total) || !fits(squares) {
         return Err(overflow(w));
     }
@@ -285,9 +289,8 @@ fn overflow(weight: &str) -> EngineError {
     EngineError::Weight {
         weight: weight.to_string(),
         error: format!(
-            "is too large: its sums over the claim's base overflow the fixed point recite sums \
-             weights in (Σw² must stay under {FIXED_LIMIT:e} / 10^{})",
-            grouped::FIXED_SCALE
+            "is too large: some value among the claim's base rows is not under {LARGEST_WEIGHT}, \
+             the most the fixed point recite sums weights in holds (w² · 2^130 < 2^192)"
         ),
     }
 }
@@ -299,23 +302,29 @@ fn invalid_weight(weight: &str) -> EngineError {
     }
 }
 
-/// A weight's check from its sums over the table ([`Engine::check_weights`]).
-fn weight_verdict(bad: f64, squares: f64) -> Result<(), String> {
+/// A weight's check from its values over the table ([`Engine::check_weights`]): the count of
+/// bad values and the largest w².
+fn weight_verdict(bad: f64, largest_square: f64) -> Result<(), String> {
     if bad > 0.0 {
         return Err(format!(
             "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
         ));
     }
-    let scale = 10f64.powi(i32::from(grouped::FIXED_SCALE));
-    let fits = squares * scale < FIXED_LIMIT;
-    if !fits {
-        return Err(format!(
-            "is too large: Σw² over the table is {squares:e}, beyond the fixed point \
-             ({FIXED_LIMIT:e} / 10^{}); claims on large bases would be UNVERIFIABLE",
-            grouped::FIXED_SCALE
-        ));
+    if !too_large(largest_square) {
+        return Ok(());
     }
-    Ok(())
+    Err(format!(
+        "is too large: its largest value is {:e}, not under {LARGEST_WEIGHT}, the most the fixed \
+         point holds; claims whose base includes it would be UNVERIFIABLE",
+        largest_square.sqrt()
+    ))
+}
+
+/// Whether a weight whose square is `squared` is beyond the fixed point: the same f64
+/// comparison as both reductions' (w² · 2^130 against 2^192).
+fn too_large(squared: f64) -> bool {
+    let fits = squared * grouped::FIXED_SCALE < grouped::FIXED_LIMIT;
+    !fits
 }
 
 pub mod cache;
@@ -372,7 +381,13 @@ impl Default for Engine {
 impl Engine {
     /// A session using every core.
     pub fn new() -> Engine {
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        Engine::with_threads(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+    }
+
+    /// A session of `cores` threads, each scan read in as many partitions (at least 1). Sums
+    /// are exact integers, so reports are byte-identical whatever the count (tests/it/scale.rs).
+    pub fn with_threads(cores: usize) -> Engine {
+        let cores = cores.max(1);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(cores)
             .thread_name("recite-engine")
@@ -399,7 +414,12 @@ impl Engine {
     /// An engine that always uses the summed scan (one `SUM(CASE …)` per sum); for tests and
     /// benchmarks that compare the two plans.
     pub fn summed_only() -> Engine {
-        Engine { grouped: false, ..Engine::new() }
+        Engine::new().with_summed_only()
+    }
+
+    /// This engine, always using the summed scan ([`Engine::summed_only`]).
+    pub fn with_summed_only(self) -> Engine {
+        Engine { grouped: false, ..self }
     }
 
     /// This engine, reading and writing base sums in `cache` (docs/cache.md).
@@ -683,7 +703,7 @@ impl Engine {
     /// range, distinct count and nulls, and the distinct values of integer columns with at
     /// most `max_values` of them.
     pub fn profile(&self, location: &Path, max_values: usize) -> Result<Vec<ColumnProfile>, String> {
-        use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct, max, min};
+        use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct, min};
         use datafusion::logical_expr::ExprFunctionExt;
         let reg = self.register(location).map_err(|e| e.to_string())?;
         let mut profiles: Vec<ColumnProfile> = reg
@@ -808,8 +828,8 @@ impl Engine {
         }
     }
 
-    /// Per weight, over the whole table: the count of negative, NaN or infinite values, and Σw²
-    /// over the positive ones. One scan.
+    /// Per weight, over the whole table: the count of negative, NaN or infinite values, and the
+    /// largest w² among the others. One scan.
     fn weight_sums(&self, location: &Path, weights: &[&str]) -> Result<Vec<(f64, f64)>, String> {
         let reg = self.register(location).map_err(|e| e.to_string())?;
         let mut exprs = Vec::with_capacity(2 * weights.len());
@@ -819,7 +839,7 @@ impl Engine {
             exprs.push(sum(when(bad_weight(&w), lit(1i64))
                 .otherwise(lit(0i64))
                 .map_err(|e| e.to_string())?));
-            exprs.push(sum(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?));
+            exprs.push(max(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?));
         }
         let batches = self
             .rt
@@ -835,7 +855,7 @@ impl Engine {
             for r in 0..b.num_rows() {
                 for (i, (bad, squares)) in sums.iter_mut().enumerate() {
                     *bad += value_at(b.column(2 * i), r);
-                    *squares += value_at(b.column(2 * i + 1), r);
+                    *squares = f64::max(*squares, value_at(b.column(2 * i + 1), r));
                 }
             }
         }

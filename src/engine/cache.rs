@@ -1,6 +1,6 @@
 //! The sufficient-statistics cache (docs/cache.md): what the grouped scan sums for one set of base
 //! rows — per code the count, Σw and Σw², per PSU and code Σw, the cells' counts and the weight's
-//! flags (`grouped::BaseSums`) — kept in Arrow IPC files under `DIR/recite-sums-v1/`, so a later
+//! flags (`grouped::BaseSums`) — kept in Arrow IPC files under `DIR/recite-sums-v2/`, so a later
 //! run settles claims on the same rows without scanning. Every measure on those rows (any share,
 //! mean, total, ratio) is taken from the same per-code sums, so new claims on a cached column hit.
 //!
@@ -32,10 +32,11 @@ use serde::Serialize;
 use super::grouped::{self, Acc, BaseSums};
 use super::{Engine, EngineError, Job, Outcomes, PlanChoice, ScanPlan, ScanStats};
 
-/// The entry format; a change of layout or meaning bumps it (and the folder name).
-pub const FORMAT: u32 = 1;
+/// The entry format; a change of layout or meaning bumps it (and the folder name). 2: sums
+/// from the exact 2^-130 fixed point (1 held sums rounded to 10^-12, wrong for small weights).
+pub const FORMAT: u32 = 2;
 /// The folder under the cache directory that holds this format's entries.
-pub const FOLDER: &str = "recite-sums-v1";
+pub const FOLDER: &str = "recite-sums-v2";
 /// The extension of entry files.
 const EXT: &str = "arrow";
 
@@ -162,7 +163,7 @@ impl Digest {
 struct Key<'a> {
     format: u32,
     recite: &'static str,
-    fixed_scale: i8,
+    fixed_shift: i32,
     location: String,
     design: &'a Option<(String, String)>,
     column: &'a str,
@@ -181,7 +182,7 @@ fn key(job: &Job, location: &str) -> String {
     let k = Key {
         format: FORMAT,
         recite: env!("CARGO_PKG_VERSION"),
-        fixed_scale: grouped::FIXED_SCALE,
+        fixed_shift: grouped::FIXED_SHIFT,
         location: location.to_string(),
         design: &r.design,
         column: &r.column,

@@ -393,8 +393,11 @@ fn details(o: &mut String, s: &Settlement) {
     if let Some(b) = &s.base {
         let _ = write!(
             o,
-            "<div>base n: claimed {} · recomputed <b>{}</b> · Σw {:.1} · effective base {:.1}</div>",
-            b.claimed_n, b.facts.n, b.facts.weighted, b.facts.effective
+            "<div>base n: claimed {} · recomputed <b>{}</b> · Σw {} · effective base {:.1}</div>",
+            b.claimed_n,
+            b.facts.n,
+            super::weight_total(b.facts.weighted),
+            b.facts.effective
         );
     }
     for w in &s.warnings {

@@ -24,6 +24,19 @@ pub mod markdown;
 pub mod stream;
 pub mod text;
 
+/// Σw as the text and HTML reports show it: one decimal from 1 up (as always), and below 1 at
+/// least four significant digits, so weights normalised to sum to 1 never show 0.0.
+pub fn weight_total(v: f64) -> String {
+    if v > 0.0 && v < 1e-4 {
+        format!("{v:.3e}")
+    } else if v > 0.0 && v < 1.0 {
+        let decimals = (3.0 - v.log10().floor()) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// The version of the JSON report's shape; bumped on any incompatible change.
 pub const REPORT_VERSION: u32 = 2;
 
@@ -282,5 +295,24 @@ pub fn writer(
         ReportFormat::Markdown => Box::new(markdown::Writer::new(out)),
         ReportFormat::Html => Box::new(html::Writer::new(out)),
         ReportFormat::Junit => Box::new(junit::Writer::new(out, layer)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weight_total;
+
+    #[test]
+    fn weight_totals_below_one_keep_four_significant_digits() {
+        // From 1 up, one decimal as before (the bundled reports do not move).
+        assert_eq!(weight_total(4654.04), "4654.0");
+        assert_eq!(weight_total(1.0), "1.0");
+        assert_eq!(weight_total(0.0), "0.0");
+        // Below 1, never 0.0 for a positive total.
+        assert_eq!(weight_total(0.5), "0.5000");
+        assert_eq!(weight_total(0.046_547), "0.04655");
+        assert_eq!(weight_total(0.000_465_47), "0.0004655");
+        assert_eq!(weight_total(4.6547e-7), "4.655e-7");
+        assert_eq!(weight_total(4.6547e-13), "4.655e-13");
     }
 }

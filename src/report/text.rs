@@ -87,7 +87,11 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
             b.claimed_n,
             b.facts.n,
             "exact",
-            st.dim(&format!("Σw {:.1}, effective base {:.1}", b.facts.weighted, b.facts.effective))
+            st.dim(&format!(
+                "Σw {}, effective base {:.1}",
+                super::weight_total(b.facts.weighted),
+                b.facts.effective
+            ))
         );
         o.push('\n');
     }

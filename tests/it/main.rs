@@ -17,6 +17,7 @@ mod objstore;
 mod readers;
 mod report_schema;
 mod sav;
+mod scale;
 mod sdk_corpus;
 mod statistics;
 mod strings;

@@ -30,7 +30,7 @@ mod reduce;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, i256};
 use datafusion::logical_expr::Expr;
 use datafusion::prelude::{cast, ident};
 use rayon::prelude::*;
@@ -42,7 +42,7 @@ use super::{
 pub(super) use accumulate::{Acc, BaseSums};
 use accumulate::{Row, RowsKey, accumulate, finish};
 use flags::{Flags, Layout, unpack};
-use reduce::{MergedKey, Partial, Sums128};
+use reduce::{Exact, MergedKey, Partial};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).
 const MAX_FLAGS: usize = 62;
@@ -53,8 +53,46 @@ const MAX_CODE: i64 = 1 << 42;
 /// The key of a row whose code is beyond ±2^42: no packed key can be this (|key| < 2^62), so
 /// the reduction sees it, and the table is scanned by the summed plan instead of losing rows.
 const OUT_OF_RANGE: i64 = i64::MIN;
-/// Decimal places kept of weights (and squared weights) when they are summed in fixed point.
-pub const FIXED_SCALE: i8 = 12;
+/// Weights and squared weights are summed as exact integers in units of 2^-FIXED_SHIFT
+/// (docs/design.md, "Exact sums"): a weight of 10^-12 is 2^90 units and its square 2^50 (15
+/// significant digits kept), a weight under 2^31 (≈ 2.1·10^9) squares to under 2^192 units
+/// ([`FIXED_LIMIT`]), so fewer than 2^63 rows (an Int64 count) never overflow the i256 sums.
+pub const FIXED_SHIFT: i32 = 130;
+/// 2^FIXED_SHIFT: multiplying by it is exact in f64, so each term's only rounding is to the
+/// nearest unit.
+pub const FIXED_SCALE: f64 = f64::from_bits(((1023 + FIXED_SHIFT) as u64) << 52);
+/// Each row's w·2^130 and w²·2^130 must stay under 2^192 (a weight under 2^31): beyond, the
+/// row's group is OVERFLOW and the jobs that select it fail, naming the weight.
+pub const FIXED_LIMIT: f64 = f64::from_bits(((1023 + 192) as u64) << 52);
+/// 2^127: below it an integer-valued f64 converts to i128 exactly with `as`.
+const I128_RANGE: f64 = f64::from_bits(((1023 + 127) as u64) << 52);
+/// 2^128, to weigh the high half of an i256.
+const TWO_128: f64 = f64::from_bits(((1023 + 128) as u64) << 52);
+
+/// A weight (or squared weight) as its exact fixed-point term: `v·2^130` rounded half away
+/// from zero, as `f64::round` and Arrow's cast to `Decimal256(76, 0)` both do, so the in-process
+/// reducer and the plan hold the same integers. `v` is ≥ 0 with `v·2^130` under
+/// [`FIXED_LIMIT`].
+#[inline]
+fn fixed(v: f64) -> i256 {
+    let t = (v * FIXED_SCALE).round();
+    if t < I128_RANGE {
+        return i256::from_i128(t as i128);
+    }
+    // t = m·2^e with e ≥ 75 (t ≥ 2^127) and e < 140 (t < 2^192): the mantissa shifted.
+    let bits = t.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    let m = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    i256::from_i128(i128::from(m)) << (e as u8)
+}
+
+/// A non-negative fixed-point sum back in weight units: the same f64 for the same integer,
+/// whichever reduction or partitioning produced it (two roundings, ≤ 2^-52 relative).
+fn unfixed(x: i256) -> f64 {
+    let (low, high) = x.to_parts();
+    (high as f64 * TWO_128 + low as f64) / FIXED_SCALE
+}
+
 /// Most bases cited with one column.
 const MAX_BASE_BITS: usize = 20;
 
@@ -293,7 +331,6 @@ impl Engine {
         }
         let Reduced { merged, rows: rows_total, psus, .. } = reduced;
         grams.merge();
-        let scale = 10f64.powi(i32::from(FIXED_SCALE));
         let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); columns.len()];
         for (c, map) in merged.into_iter().enumerate() {
             let bits = bases[c].exprs.len() as i64;
@@ -312,8 +349,8 @@ impl Engine {
                         .zip(&v.bad)
                         .map(|((n, w, w2), bad)| Acc {
                             n: *n as f64,
-                            w: *w as f64 / scale,
-                            w2: *w2 as f64 / scale,
+                            w: unfixed(*w),
+                            w2: unfixed(*w2),
                             bad: *bad,
                         })
                         .collect(),
@@ -440,7 +477,7 @@ impl Engine {
                 out.out_of_range[c] |= p.columns[c].out_of_range;
                 for ((pm, cm, key, psu), v) in p.groups(c, n_weights) {
                     let psu = psu.map(|i| p.psu_names[i as usize].clone());
-                    into.entry((pm, cm, key, psu)).or_insert_with(|| Sums128::new(n_weights)).merge(&v);
+                    into.entry((pm, cm, key, psu)).or_insert_with(|| Exact::new(n_weights)).merge(&v);
                 }
             }
         }
@@ -452,7 +489,7 @@ impl Engine {
 /// packed key, PSU) group, the rows read, the PSUs seen, and which columns hold codes beyond
 /// ±2^42. Both reductions return the same, so what follows them is shared.
 struct Reduced {
-    merged: Vec<HashMap<MergedKey, Sums128>>,
+    merged: Vec<HashMap<MergedKey, Exact>>,
     rows: u64,
     psus: BTreeSet<(String, String)>,
     out_of_range: Vec<bool>,
@@ -479,4 +516,55 @@ pub(super) fn outcome_from(
     let cells = job.cells.iter().enumerate().map(|(i, (b, c, _))| (b.clone(), c.clone(), i)).collect();
     let plan = Plan { column: 0, period: None, base: None, weight: None, cells };
     finish(job, &plan, base, psu_list, designed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fixed point keeps at least 15 significant digits of every w and w² for weights from
+    /// 10^-12 to 10^9: the term read back is within 5·10^-16 relative of the f64 it came from.
+    #[test]
+    fn fixed_point_keeps_15_digits_from_1e_minus_12_to_1e9() {
+        for e in -12..=9 {
+            for m in [1.0, 1.234_567_890_123_456_7, 2.0, 2.147] {
+                let w = m * 10f64.powi(e);
+                for v in [w, w * w] {
+                    let back = unfixed(fixed(v));
+                    assert!((back - v).abs() <= 5e-16 * v, "{v:e} came back as {back:e}");
+                }
+                assert!(w * w * FIXED_SCALE < FIXED_LIMIT, "{w:e} must fit");
+            }
+        }
+    }
+
+    /// Binary fractions are exact in the fixed point: sums of them are the exact sums.
+    #[test]
+    fn fixed_point_sums_binary_fractions_exactly() {
+        let terms = [0.5, 1.5, 2.0, 0.25, 2f64.powi(-40), 2f64.powi(30)];
+        let sum = terms.iter().fold(i256::ZERO, |a, &t| a + fixed(t));
+        assert_eq!(unfixed(sum), 0.5 + 1.5 + 2.0 + 0.25 + 2f64.powi(-40) + 2f64.powi(30));
+        // Large terms take the shifted path: (2^31 - 2^8)² = 2^62 - 2^40 + 2^16, exact in f64.
+        let w = 2f64.powi(31) - 256.0;
+        assert_eq!(fixed(w * w), i256::from_i128((1i128 << 62) - (1i128 << 40) + (1i128 << 16)) << 130u8);
+        assert!(w * w * FIXED_SCALE < FIXED_LIMIT);
+        assert!(2f64.powi(31) * 2f64.powi(31) * FIXED_SCALE >= FIXED_LIMIT, "2^31 is beyond");
+    }
+
+    /// The in-process term equals what Arrow's cast to `Decimal256(76, 0)` makes of the same
+    /// f64 (the plan reduction's), rounding halves away from zero alike.
+    #[test]
+    fn fixed_point_rounds_as_the_decimal_cast() {
+        use datafusion::arrow::array::{AsArray, Float64Array};
+        use datafusion::arrow::compute::cast;
+        use datafusion::arrow::datatypes::{DataType, Decimal256Type};
+        let values =
+            [0.0, 1e-40, 0.3 * 2f64.powi(-130), 2.5 * 2f64.powi(-130), 1e-24, 1e-12, 0.7, 1.0, 3e8, 1e18];
+        let scaled = Float64Array::from_iter_values(values.iter().map(|v| v * FIXED_SCALE));
+        let cast = cast(&scaled, &DataType::Decimal256(76, 0)).unwrap();
+        let cast = cast.as_primitive::<Decimal256Type>();
+        for (i, v) in values.iter().enumerate() {
+            assert_eq!(cast.value(i), fixed(*v), "{v:e}");
+        }
+    }
 }

@@ -4,13 +4,13 @@
 //!
 //! Per row, a projection turns the flags into a period mask, a cell mask and per cited column
 //! the packed key `code·2^B + base mask` (`i64::MIN` for a code beyond ±2^42), and each weight
-//! into its fixed-point w and w² (`Decimal256`, the reducer's own rounding) and INVALID /
+//! into its fixed-point w and w² (`Decimal256` units of 2^-130, the reducer's own rounding) and INVALID /
 //! OVERFLOW flags. A cross join with the column indices `0..C` (a `VALUES` list, the small
 //! build side: each output batch is one index beside a whole batch of rows, sharing its
 //! arrays) makes one row per (row, cited column), whose key a `CASE index WHEN c THEN key_c`
 //! picks; one `GROUP BY (index, period mask, cell mask, key[, stratum, PSU])` then counts rows
-//! and sums the fixed-point weights exactly (`Decimal256` cannot overflow here; a sum beyond
-//! i128 is the reducer's OVERFLOW). The groups become the same per-column exact sums the
+//! and sums the fixed-point weights exactly (`Decimal256` sums wrap, but terms under 2^192 in
+//! fewer than 2^63 rows cannot reach 2^255). The groups become the same per-column exact sums the
 //! in-process reducer merges ([`Reduced`]), so everything after is shared and reports are
 //! byte-identical. Arrays of keys and `unnest` would be the obvious form, but `make_array`
 //! lives in DataFusion's `nested_expressions` feature, which recite does not build.
@@ -25,11 +25,12 @@ use datafusion::functions_aggregate::expr_fn::{bit_or, count, sum};
 use datafusion::logical_expr::{Expr, LogicalPlanBuilder, bitwise_or, case};
 use datafusion::prelude::{SessionContext, cast, coalesce, col, ident, lit, when};
 
-use super::reduce::{MergedKey, Sums128};
-use super::{FIXED_SCALE, INVALID, MAX_CODE, OUT_OF_RANGE, OVERFLOW, Reduced};
-use crate::engine::{FIXED_LIMIT, bad_weight};
+use super::reduce::{Exact, MergedKey};
+use super::{FIXED_LIMIT, FIXED_SCALE, INVALID, MAX_CODE, OUT_OF_RANGE, OVERFLOW, Reduced};
+use crate::engine::bad_weight;
 
-/// Exact sums of fixed-point weights: no group of rows can overflow 76 digits.
+/// Exact sums of fixed-point weights: terms under 2^192 (< 10^58) always fit 76 digits, and no
+/// group of fewer than 2^63 rows sums past the i256 range.
 const FIXED: DataType = DataType::Decimal256(76, 0);
 
 /// What the plan reduces: the flags and cited columns of one grouped scan.
@@ -74,11 +75,11 @@ pub(super) async fn plan(
         let packed = code * lit(1i64 << bases.len()) + mask(bases)?;
         select.push(when(beyond, lit(OUT_OF_RANGE)).otherwise(packed)?.alias(format!("k{c}")));
     }
-    let scale = 10f64.powi(i32::from(FIXED_SCALE));
+    let scale = FIXED_SCALE;
     for (i, w) in shape.weights.iter().enumerate() {
         // As the reducer: a negative, NaN or infinite value is INVALID; a positive one whose
-        // w²·10^12 does not fit is OVERFLOW; a positive one that fits is summed, rounded as
-        // `f64::round` (the cast's own rounding); NULL and zero add nothing.
+        // w²·2^130 is not under 2^192 is OVERFLOW; a positive one that fits is summed, rounded
+        // as `f64::round` (the cast's own rounding); NULL and zero add nothing.
         let v = cast(ident(w), DataType::Float64);
         let squared = v.clone() * v.clone() * lit(scale);
         let positive = v.clone().gt(lit(0.0));
@@ -175,18 +176,15 @@ pub(super) fn gather(batches: &[RecordBatch], shape: &Shape<'_>) -> Result<Reduc
                 out.out_of_range[index] = true;
                 continue;
             }
-            let mut sums = Sums128::new(n_weights);
+            let mut sums = Exact::new(n_weights);
             sums.n = n.value(r) as u64;
             for (i, (v, w, q, f)) in weights.iter().enumerate() {
                 let exact = |a: &datafusion::arrow::array::Decimal256Array| {
-                    if a.is_null(r) { Some(0) } else { a.value(r).to_i128() }
+                    if a.is_null(r) { datafusion::arrow::datatypes::i256::ZERO } else { a.value(r) }
                 };
-                // Beyond i128 is where the reducer's checked sums overflow (all terms are ≥ 0).
-                let (sw, sq) = (exact(w), exact(q));
-                let overflow = if sw.is_none() || sq.is_none() { OVERFLOW } else { 0 };
                 let flags = if f.is_null(r) { 0 } else { f.value(r) as u8 };
-                sums.weighted[i] = (v.value(r) as u64, sw.unwrap_or(0), sq.unwrap_or(0));
-                sums.bad[i] = flags | overflow;
+                sums.weighted[i] = (v.value(r) as u64, exact(w), exact(q));
+                sums.bad[i] = flags;
             }
             let merged_key: MergedKey = (pm.value(r), cm.value(r), key.value(r), psu);
             out.merged[index].insert(merged_key, sums);

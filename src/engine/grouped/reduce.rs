@@ -4,32 +4,38 @@
 //! Per row, the period and cell flags become masks and the row key (masks, PSU) is interned
 //! once; per cited column the code and its base flags become a packed key, and the group is
 //! found by plain array indexing where keys are small (codes near zero, few row keys), by
-//! hashing only beyond. Sums are exact: weights in fixed point, counts as integers.
+//! hashing only beyond. Sums are exact: weights in fixed point (i256 units of 2^-130, see
+//! [`super::FIXED_SHIFT`]), counts as integers, so no order of rows or partitions moves a bit.
 
 use std::collections::HashMap;
 
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
-use datafusion::arrow::datatypes::{Float64Type, Int64Type};
+use datafusion::arrow::datatypes::{Float64Type, Int64Type, i256};
 
 use super::flags::{Layout, pack};
-use super::{FIXED_SCALE, INVALID, OUT_OF_RANGE, OVERFLOW};
-use crate::engine::FIXED_LIMIT;
+use super::{FIXED_LIMIT, FIXED_SCALE, INVALID, OUT_OF_RANGE, OVERFLOW, fixed};
+
+/// One weight's fixed-point sums over some rows: (valid rows, Σw, Σw²).
+pub(super) type Fixed = (u64, i256, i256);
+
+/// No rows.
+const ZERO: Fixed = (0, i256::ZERO, i256::ZERO);
 
 /// Exact sums of one group: the row count, and per weight (valid rows, Σw, Σw²) in fixed point
 /// with its INVALID / OVERFLOW flags.
 #[derive(Clone)]
-pub(super) struct Sums128 {
+pub(super) struct Exact {
     pub(super) n: u64,
-    pub(super) weighted: Vec<(u64, i128, i128)>,
+    pub(super) weighted: Vec<Fixed>,
     pub(super) bad: Vec<u8>,
 }
 
-impl Sums128 {
-    pub(super) fn new(weights: usize) -> Sums128 {
-        Sums128 { n: 0, weighted: vec![(0, 0, 0); weights], bad: vec![0; weights] }
+impl Exact {
+    pub(super) fn new(weights: usize) -> Exact {
+        Exact { n: 0, weighted: vec![ZERO; weights], bad: vec![0; weights] }
     }
 
-    pub(super) fn merge(&mut self, o: &Sums128) {
+    pub(super) fn merge(&mut self, o: &Exact) {
         self.n += o.n;
         for ((a, bad), (b, obad)) in
             self.weighted.iter_mut().zip(&mut self.bad).zip(o.weighted.iter().zip(&o.bad))
@@ -39,13 +45,13 @@ impl Sums128 {
     }
 }
 
-/// Adds fixed-point sums, checked: OVERFLOW when Σw or Σw² leaves the i128 range.
+/// Adds fixed-point sums, checked: OVERFLOW when Σw or Σw² leaves the i256 range (which terms
+/// under 2^192 cannot do in fewer than 2^63 rows; the check costs little and keeps it so).
 #[inline]
-pub(super) fn add_fixed(a: &mut (u64, i128, i128), b: &(u64, i128, i128)) -> u8 {
-    let (w, o1) = a.1.overflowing_add(b.1);
-    let (w2, o2) = a.2.overflowing_add(b.2);
-    *a = (a.0 + b.0, w, w2);
-    if o1 || o2 { OVERFLOW } else { 0 }
+pub(super) fn add_fixed(a: &mut Fixed, b: &Fixed) -> u8 {
+    let (w, w2) = (a.1.checked_add(b.1), a.2.checked_add(b.2));
+    *a = (a.0 + b.0, w.unwrap_or(i256::MAX), w2.unwrap_or(i256::MAX));
+    if w.is_none() || w2.is_none() { OVERFLOW } else { 0 }
 }
 
 /// Group key within a column: (period mask, cell mask, code·2^B + base mask, PSU index).
@@ -116,7 +122,7 @@ pub(super) struct Groups {
     /// Per group: the row count.
     counts: Vec<u64>,
     /// Per group and weight: (valid rows, Σw, Σw²) in fixed point.
-    sums: Vec<(u64, i128, i128)>,
+    sums: Vec<Fixed>,
     /// Per group and weight: INVALID / OVERFLOW flags.
     bad: Vec<u8>,
     /// Whether a row's code was beyond ±2^42 (its key is [`OUT_OF_RANGE`]).
@@ -179,7 +185,7 @@ impl Groups {
         }
         self.keys.push((row_key, id));
         self.counts.push(0);
-        self.sums.extend(std::iter::repeat_n((0, 0, 0), n_weights));
+        self.sums.extend(std::iter::repeat_n(ZERO, n_weights));
         self.bad.extend(std::iter::repeat_n(0, n_weights));
         g as usize
     }
@@ -225,17 +231,13 @@ impl Partial {
 
     /// The groups of one column with their sums, keyed by (period mask, cell mask, packed
     /// key, PSU index).
-    pub(super) fn groups(
-        &self,
-        c: usize,
-        n_weights: usize,
-    ) -> impl Iterator<Item = (GroupKey, Sums128)> + '_ {
+    pub(super) fn groups(&self, c: usize, n_weights: usize) -> impl Iterator<Item = (GroupKey, Exact)> + '_ {
         let col = &self.columns[c];
         col.keys.iter().enumerate().map(move |(g, &(rk, id))| {
             let (pm, cm, psu) = self.row_key_list[rk as usize];
             let weighted = col.sums[g * n_weights..(g + 1) * n_weights].to_vec();
             let bad = col.bad[g * n_weights..(g + 1) * n_weights].to_vec();
-            ((pm, cm, col.ids[id as usize], psu), Sums128 { n: col.counts[g], weighted, bad })
+            ((pm, cm, col.ids[id as usize], psu), Exact { n: col.counts[g], weighted, bad })
         })
     }
 
@@ -256,12 +258,11 @@ impl Partial {
         let design = layout.design().map(|(s, p)| (b.column(s), b.column(p)));
         let n = b.num_rows();
         self.rows += n as u64;
-        let scale = 10f64.powi(i32::from(FIXED_SCALE));
         // Per row: its interned row key, and per weight (valid, Σw, Σw²) in fixed point. A
         // null or zero weight leaves the base; a negative, NaN or infinite one, or one whose
         // square does not fit the fixed point, flags the row's group (the jobs that select it
         // fail, naming the weight).
-        let mut weighted = vec![(0u64, 0i128, 0i128); n * n_weights];
+        let mut weighted = vec![ZERO; n * n_weights];
         let mut row_bad = vec![0u8; n * n_weights];
         for (i, w) in ws.iter().enumerate() {
             for r in 0..n {
@@ -272,9 +273,10 @@ impl Partial {
                 if v.is_nan() || v < 0.0 || v.is_infinite() {
                     row_bad[r * n_weights + i] = INVALID;
                 } else if v > 0.0 {
-                    let (wv, w2v) = (v * scale, v * v * scale);
-                    if w2v < FIXED_LIMIT {
-                        weighted[r * n_weights + i] = (1, wv.round() as i128, w2v.round() as i128);
+                    // The same f64 operations as the plan's: (v·v)·2^130, compared in f64.
+                    let squared = v * v;
+                    if squared * FIXED_SCALE < FIXED_LIMIT {
+                        weighted[r * n_weights + i] = (1, fixed(v), fixed(squared));
                     } else {
                         row_bad[r * n_weights + i] = OVERFLOW;
                     }
