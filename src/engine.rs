@@ -218,6 +218,9 @@ pub enum EngineError {
     /// A fault of recite or DataFusion itself (a panic in a task, an internal error, memory
     /// exhausted): the run fails.
     Internal(String),
+    /// The Ballista cluster failed the scan (its deadline passed, the scheduler stopped
+    /// answering, an executor was lost): the table's claims fail, naming the scheduler.
+    Cluster(String),
 }
 
 impl std::fmt::Display for EngineError {
@@ -229,6 +232,7 @@ impl std::fmt::Display for EngineError {
             EngineError::Weight { weight, error } => write!(f, "weight {weight:?} {error}"),
             EngineError::Table { location, error } => write!(f, "{}: {error}", location.display()),
             EngineError::Internal(e) => write!(f, "internal engine failure: {e}"),
+            EngineError::Cluster(e) => f.write_str(e),
         }
     }
 }
@@ -255,6 +259,9 @@ impl From<EngineError> for ScanError {
 /// anything else may come from a declaration or the data.
 pub(crate) fn scan_error(e: &datafusion::error::DataFusionError) -> ScanError {
     use datafusion::error::DataFusionError as E;
+    if let Some(fault) = remote::cluster_fault(e) {
+        return ScanError::Fatal(EngineError::Cluster(fault.to_string()));
+    }
     match e.find_root() {
         E::Internal(_) | E::ExecutionJoin(_) | E::ResourcesExhausted(_) => {
             ScanError::Fatal(EngineError::Internal(e.strip_backtrace()))
@@ -790,14 +797,16 @@ impl Engine {
             exprs.push(sum(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?));
         }
         let batches = self
-            .rt
-            .block_on(async {
+            .run_on(&reg.ctx, async {
                 let df = reg.ctx.table(reg.name.as_str()).await?;
                 let exprs: Vec<Expr> =
                     exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
                 df.aggregate(vec![], exprs)?.collect().await
             })
-            .map_err(|e| format!("cannot be read as numbers: {}", e.strip_backtrace()))?;
+            .map_err(|e| match remote::cluster_fault(&e) {
+                Some(fault) => fault.to_string(),
+                None => format!("cannot be read as numbers: {}", e.strip_backtrace()),
+            })?;
         let mut sums = vec![(0.0, 0.0); weights.len()];
         for b in &batches {
             for r in 0..b.num_rows() {
@@ -812,18 +821,17 @@ impl Engine {
 
     /// One aggregate of `exprs` over the table (the rows `keep` selects); only whether it fails.
     fn probe(&self, reg: &Registered, keep: Option<Expr>, exprs: Vec<Expr>) -> Result<(), ScanError> {
-        self.rt
-            .block_on(async {
-                let mut df = reg.ctx.table(reg.name.as_str()).await?;
-                if let Some(k) = keep {
-                    df = df.filter(k)?;
-                }
-                let exprs: Vec<Expr> =
-                    exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("p{i}"))).collect();
-                df.aggregate(vec![], exprs)?.collect().await
-            })
-            .map(|_| ())
-            .map_err(|e| scan_error(&e))
+        self.run_on(&reg.ctx, async {
+            let mut df = reg.ctx.table(reg.name.as_str()).await?;
+            if let Some(k) = keep {
+                df = df.filter(k)?;
+            }
+            let exprs: Vec<Expr> =
+                exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("p{i}"))).collect();
+            df.aggregate(vec![], exprs)?.collect().await
+        })
+        .map(|_| ())
+        .map_err(|e| scan_error(&e))
     }
 
     /// Runs every job, one scan per table, tables in parallel. One job's error (a filter that
