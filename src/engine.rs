@@ -708,22 +708,27 @@ impl Engine {
         let numeric: Vec<usize> = (0..profiles.len()).filter(|&i| profiles[i].numeric).collect();
         let mut folds: Vec<Fold> = numeric.iter().map(|_| Fold::default()).collect();
         let mut rows = 0u64;
-        let width = profiles.len();
+        // The numeric columns by index, straight from the table: no logical plan, so no
+        // column is looked up by name (with none, every column, for the row count).
+        let projection = (!numeric.is_empty()).then(|| numeric.clone());
+        let width = projection.as_ref().map_or(profiles.len(), Vec::len);
         self.rt
             .block_on(async {
-                let df = reg.ctx.table(reg.name.as_str()).await?;
-                let mut stream = df.execute_stream().await?;
+                let provider = reg.ctx.table_provider(reg.name.as_str()).await?;
+                let state = reg.ctx.state();
+                let plan = provider.scan(&state, projection.as_ref(), &[], None).await?;
+                let mut stream = datafusion::physical_plan::execute_stream(plan, reg.ctx.task_ctx())?;
                 while let Some(batch) = stream.next().await {
                     let batch = batch?;
                     if batch.num_columns() != width {
                         return Err(datafusion::error::DataFusionError::Internal(format!(
-                            "a scan of every column gave {} columns of {width}",
+                            "a scan of {width} columns gave {}",
                             batch.num_columns()
                         )));
                     }
                     rows += batch.num_rows() as u64;
-                    for (fold, &i) in folds.iter_mut().zip(&numeric) {
-                        let values = datafusion::arrow::compute::cast(batch.column(i), &DataType::Float64)?;
+                    for (c, fold) in folds.iter_mut().enumerate() {
+                        let values = datafusion::arrow::compute::cast(batch.column(c), &DataType::Float64)?;
                         fold.add(values.as_primitive::<Float64Type>(), max_values);
                     }
                 }

@@ -192,6 +192,7 @@ pub(crate) fn cluster_fault(e: &DataFusionError) -> Option<&ClusterFault> {
 
 /// What a cluster's error says happened to the cluster, when it is the cluster's failure
 /// rather than the plan's or the data's (Ballista's and tonic's own words).
+#[cfg(feature = "ballista")]
 fn cluster_failure(text: &str) -> Option<&'static str> {
     if text.contains("Executor") && text.contains(" lost") {
         return Some("lost the executor running the scan");
@@ -221,9 +222,11 @@ pub(crate) struct Cluster {
     /// The scheduler, as `ballista://HOST:PORT`, for plan texts.
     pub(crate) url: String,
     /// The longest one scan on the cluster may take (`--engine-timeout`).
+    #[cfg_attr(not(feature = "ballista"), allow(dead_code))]
     pub(crate) deadline: Duration,
 }
 
+#[cfg(feature = "ballista")]
 impl Cluster {
     fn fault(&self, error: String) -> DataFusionError {
         DataFusionError::External(Box::new(ClusterFault { url: self.url.clone(), error }))
@@ -272,7 +275,13 @@ impl Engine {
                     .await
                 {
                     // Any answer of the scheduler's own (an unknown job) is an answer.
-                    Err(status) if format!("{status:?}").contains("Unavailable") => Err(error_chain(&status)),
+                    Err(status)
+                        if ["Unavailable", "transport error", "not ready"]
+                            .iter()
+                            .any(|m| format!("{status:?}").contains(m)) =>
+                    {
+                        Err(error_chain(&status))
+                    }
                     _ => Ok(()),
                 }
             })
@@ -295,9 +304,20 @@ impl Engine {
         Ok(Engine { cluster: Some(Cluster { ctx, url: url.to_string(), deadline }), ..engine })
     }
 
+    /// Runs `work` on the engine's runtime (no cluster in this build).
+    #[cfg(not(feature = "ballista"))]
+    pub(crate) fn run_on<T>(
+        &self,
+        _ctx: &SessionContext,
+        work: impl std::future::Future<Output = DfResult<T>>,
+    ) -> DfResult<T> {
+        self.rt.block_on(work)
+    }
+
     /// Runs `work` on the engine's runtime. Work on the cluster's session runs within the
     /// engine's deadline, and a failure of the cluster itself comes back as a
     /// [`ClusterFault`] naming the scheduler (see [`cluster_fault`]).
+    #[cfg(feature = "ballista")]
     pub(crate) fn run_on<T>(
         &self,
         ctx: &SessionContext,
@@ -432,6 +452,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "ballista")]
     #[test]
     fn cluster_failures_are_told_from_data_errors() {
         let lost = "Job 3 failed: Task failure due to Executor 7f2c lost";
