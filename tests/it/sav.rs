@@ -405,7 +405,7 @@ fn hostile_spss_container_fails_only_its_own_claims_naming_the_byte() {
     let (bad, entry) = negative_zsav_block();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hostile.zsav");
-    std::fs::write(&path, &bad).unwrap();
+    std::fs::write(&path, bad).unwrap();
     layer(dir.path(), &path, "");
     // A second, sound table in the same study: its claims settle in the same batch.
     let mut toml = std::fs::read_to_string(dir.path().join("study.toml")).unwrap();
@@ -732,4 +732,28 @@ fn catalog_init_of_wide_files_is_linear_in_their_columns() {
     let sink = std::fs::File::create(&file).unwrap();
     ambers::write_sav_to_writer(sink, &batch, &meta, ambers::Compression::Bytecode, None).unwrap();
     init_wide(&file, n);
+}
+
+#[test]
+fn catalog_init_of_a_column_name_with_a_newline_writes_toml_that_parses() {
+    // Once written as a multi-line TOML key: init exited 0 and catalog check refused the file.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("names.csv");
+    std::fs::write(&csv, "\"a\nb\",\"q\"\"uote\",\"back\\slash\",c\n1,2,3,4\n3,4,5,6\n").unwrap();
+    let out = dir.path().join("out");
+    let made = recite(&["catalog", "init", csv.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+    let parsed: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let columns = parsed["tables"][0]["columns"].as_table().unwrap();
+    for name in ["a\nb", "q\"uote", "back\\slash", "c"] {
+        assert!(columns.contains_key(name), "{name:?}: {text}");
+    }
+    let check = recite(&["catalog", "check", "--data", out.to_str().unwrap()]);
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
 }
