@@ -218,6 +218,9 @@ pub enum EngineError {
     /// A fault of recite or DataFusion itself (a panic in a task, an internal error, memory
     /// exhausted): the run fails.
     Internal(String),
+    /// The Ballista cluster failed the scan (its deadline passed, the scheduler stopped
+    /// answering, an executor was lost): the table's claims fail, naming the scheduler.
+    Cluster(String),
 }
 
 impl std::fmt::Display for EngineError {
@@ -229,6 +232,7 @@ impl std::fmt::Display for EngineError {
             EngineError::Weight { weight, error } => write!(f, "weight {weight:?} {error}"),
             EngineError::Table { location, error } => write!(f, "{}: {error}", location.display()),
             EngineError::Internal(e) => write!(f, "internal engine failure: {e}"),
+            EngineError::Cluster(e) => f.write_str(e),
         }
     }
 }
@@ -255,6 +259,9 @@ impl From<EngineError> for ScanError {
 /// anything else may come from a declaration or the data.
 pub(crate) fn scan_error(e: &datafusion::error::DataFusionError) -> ScanError {
     use datafusion::error::DataFusionError as E;
+    if let Some(fault) = remote::cluster_fault(e) {
+        return ScanError::Fatal(EngineError::Cluster(fault.to_string()));
+    }
     match e.find_root() {
         E::Internal(_) | E::ExecutionJoin(_) | E::ResourcesExhausted(_) => {
             ScanError::Fatal(EngineError::Internal(e.strip_backtrace()))
@@ -699,12 +706,13 @@ impl Engine {
         self.register(location).map(|r| r.schema.clone()).map_err(|e| e.to_string())
     }
 
-    /// What `catalog init` needs to know of each column of a table, in two scans: its type,
-    /// range, distinct count and nulls, and the distinct values of integer columns with at
-    /// most `max_values` of them.
+    /// What `catalog init` needs to know of each column of a table, in one scan folded here:
+    /// its type, range, nulls, whether every value is whole, and the distinct values of whole
+    /// number columns with at most `max_values` of them. No aggregate is planned: DataFusion
+    /// looks each column reference up by name, so planning five per column took time (and
+    /// memory) quadratic in a wide table's columns (20,000 columns: minutes, then gigabytes).
     pub fn profile(&self, location: &Path, max_values: usize) -> Result<Vec<ColumnProfile>, String> {
-        use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct, min};
-        use datafusion::logical_expr::ExprFunctionExt;
+        use futures::StreamExt;
         let reg = self.register(location).map_err(|e| e.to_string())?;
         let mut profiles: Vec<ColumnProfile> = reg
             .schema
@@ -717,78 +725,50 @@ impl Engine {
                 ..ColumnProfile::default()
             })
             .collect();
-        let aggregate = |exprs: Vec<Expr>| -> Result<Vec<RecordBatch>, String> {
-            if exprs.is_empty() {
-                return Ok(Vec::new());
-            }
-            self.rt
-                .block_on(async {
-                    let df = reg.ctx.table(reg.name.as_str()).await?;
-                    let exprs: Vec<Expr> =
-                        exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
-                    df.aggregate(vec![], exprs)?.collect().await
-                })
-                .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))
-        };
-        let x = |name: &str| cast(ident(name), DataType::Float64);
-        let mut exprs = vec![count(lit(1))];
-        for p in profiles.iter().filter(|p| p.numeric) {
-            let v = x(&p.name);
-            let fractional =
-                when(v.clone().is_not_null().and((v.clone() % lit(1.0)).not_eq(lit(0.0))), lit(1i64))
-                    .otherwise(lit(0i64))
-                    .map_err(|e| e.strip_backtrace())?;
-            exprs.extend([
-                count(v.clone()),
-                min(v.clone()),
-                max(v.clone()),
-                count_distinct(v),
-                sum(fractional),
-            ]);
-        }
-        let batches = aggregate(exprs)?;
-        let Some(b) = batches.iter().find(|b| b.num_rows() > 0) else { return Ok(profiles) };
-        let rows = value_at(b.column(0), 0) as u64;
-        let mut at = 1;
+        let numeric: Vec<usize> = (0..profiles.len()).filter(|&i| profiles[i].numeric).collect();
+        let mut folds: Vec<Fold> = numeric.iter().map(|_| Fold::default()).collect();
+        let mut rows = 0u64;
+        // The numeric columns by index, straight from the table: no logical plan, so no
+        // column is looked up by name (with none, every column, for the row count).
+        let projection = (!numeric.is_empty()).then(|| numeric.clone());
+        let width = projection.as_ref().map_or(profiles.len(), Vec::len);
+        self.rt
+            .block_on(async {
+                let provider = reg.ctx.table_provider(reg.name.as_str()).await?;
+                let state = reg.ctx.state();
+                let plan = provider.scan(&state, projection.as_ref(), &[], None).await?;
+                let mut stream = datafusion::physical_plan::execute_stream(plan, reg.ctx.task_ctx())?;
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    if batch.num_columns() != width {
+                        return Err(datafusion::error::DataFusionError::Internal(format!(
+                            "a scan of {width} columns gave {}",
+                            batch.num_columns()
+                        )));
+                    }
+                    rows += batch.num_rows() as u64;
+                    for (c, fold) in folds.iter_mut().enumerate() {
+                        let values = datafusion::arrow::compute::cast(batch.column(c), &DataType::Float64)?;
+                        fold.add(values.as_primitive::<Float64Type>(), max_values);
+                    }
+                }
+                Ok::<(), datafusion::error::DataFusionError>(())
+            })
+            .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))?;
         for p in profiles.iter_mut() {
             p.rows = rows;
-            if !p.numeric {
-                continue;
-            }
-            let non_null = value_at(b.column(at), 0) as u64;
-            p.nulls = rows - non_null.min(rows);
-            let read = |c: usize| {
-                let col = b.column(c);
-                (!col.is_null(0)).then(|| cast_f64(col))
-            };
-            p.min = read(at + 1).flatten();
-            p.max = read(at + 2).flatten();
-            p.distinct = value_at(b.column(at + 3), 0) as u64;
-            p.integral = value_at(b.column(at + 4), 0) == 0.0;
-            at += 5;
         }
-        let listed: Vec<usize> = (0..profiles.len())
-            .filter(|&i| {
-                let p = &profiles[i];
-                p.numeric && p.integral && p.distinct > 0 && p.distinct as usize <= max_values
-            })
-            .collect();
-        let exprs = listed
-            .iter()
-            .map(|&i| array_agg(x(&profiles[i].name)).distinct().build().map_err(|e| e.strip_backtrace()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let batches = aggregate(exprs)?;
-        if let Some(b) = batches.iter().find(|b| b.num_rows() > 0) {
-            for (c, &i) in listed.iter().enumerate() {
-                let list = b.column(c).as_list::<i32>();
-                if list.is_null(0) {
-                    continue;
-                }
-                let values = list.value(0);
-                let values = values.as_primitive::<Float64Type>();
-                let mut v: Vec<f64> = values.iter().flatten().collect();
+        for (fold, &i) in folds.into_iter().zip(&numeric) {
+            let p = &mut profiles[i];
+            p.nulls = rows - fold.non_null.min(rows);
+            p.min = fold.min;
+            p.max = fold.max;
+            p.integral = !fold.fractional;
+            p.distinct = if fold.many { max_values as u64 + 1 } else { fold.distinct.len() as u64 };
+            if !fold.many && !fold.fractional {
+                let mut v: Vec<f64> = fold.distinct.into_iter().map(f64::from_bits).collect();
                 v.sort_by(f64::total_cmp);
-                profiles[i].values = v;
+                p.values = v;
             }
         }
         Ok(profiles)
@@ -842,14 +822,16 @@ impl Engine {
             exprs.push(max(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?));
         }
         let batches = self
-            .rt
-            .block_on(async {
+            .run_on(&reg.ctx, async {
                 let df = reg.ctx.table(reg.name.as_str()).await?;
                 let exprs: Vec<Expr> =
                     exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
                 df.aggregate(vec![], exprs)?.collect().await
             })
-            .map_err(|e| format!("cannot be read as numbers: {}", e.strip_backtrace()))?;
+            .map_err(|e| match remote::cluster_fault(&e) {
+                Some(fault) => fault.to_string(),
+                None => format!("cannot be read as numbers: {}", e.strip_backtrace()),
+            })?;
         let mut sums = vec![(0.0, 0.0); weights.len()];
         for b in &batches {
             for r in 0..b.num_rows() {
@@ -864,18 +846,17 @@ impl Engine {
 
     /// One aggregate of `exprs` over the table (the rows `keep` selects); only whether it fails.
     fn probe(&self, reg: &Registered, keep: Option<Expr>, exprs: Vec<Expr>) -> Result<(), ScanError> {
-        self.rt
-            .block_on(async {
-                let mut df = reg.ctx.table(reg.name.as_str()).await?;
-                if let Some(k) = keep {
-                    df = df.filter(k)?;
-                }
-                let exprs: Vec<Expr> =
-                    exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("p{i}"))).collect();
-                df.aggregate(vec![], exprs)?.collect().await
-            })
-            .map(|_| ())
-            .map_err(|e| scan_error(&e))
+        self.run_on(&reg.ctx, async {
+            let mut df = reg.ctx.table(reg.name.as_str()).await?;
+            if let Some(k) = keep {
+                df = df.filter(k)?;
+            }
+            let exprs: Vec<Expr> =
+                exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("p{i}"))).collect();
+            df.aggregate(vec![], exprs)?.collect().await
+        })
+        .map(|_| ())
+        .map_err(|e| scan_error(&e))
     }
 
     /// Runs every job, one scan per table, tables in parallel. One job's error (a filter that
@@ -1318,7 +1299,8 @@ pub struct ColumnProfile {
     pub min: Option<f64>,
     /// See `min`.
     pub max: Option<f64>,
-    /// Distinct values (numeric columns).
+    /// Distinct values (numeric columns), counted up to the `max_values` asked for plus one
+    /// (more than `max_values`: `max_values + 1`); whole-number columns only.
     pub distinct: u64,
     /// Every value is a whole number (numeric columns).
     pub integral: bool,
@@ -1326,10 +1308,44 @@ pub struct ColumnProfile {
     pub values: Vec<f64>,
 }
 
-fn cast_f64(col: &Arc<dyn Array>) -> Option<f64> {
-    match col.data_type() {
-        DataType::Float64 => Some(col.as_primitive::<Float64Type>().value(0)),
-        _ => None,
+/// A numeric column's profile, folded batch by batch ([`Engine::profile`]).
+#[derive(Default)]
+struct Fold {
+    non_null: u64,
+    min: Option<f64>,
+    max: Option<f64>,
+    /// Some value is not a whole number (NaN and infinities included).
+    fractional: bool,
+    /// The distinct values as bits (−0 as 0), while every value is whole and there are at
+    /// most the limit of them.
+    distinct: std::collections::HashSet<u64>,
+    /// More distinct whole values than the limit.
+    many: bool,
+}
+
+impl Fold {
+    fn add(&mut self, values: &datafusion::arrow::array::Float64Array, limit: usize) {
+        self.non_null += (values.len() - values.null_count()) as u64;
+        let mut last = None;
+        for x in values.iter().flatten() {
+            if !x.is_nan() {
+                self.min = Some(self.min.map_or(x, |m| m.min(x)));
+                self.max = Some(self.max.map_or(x, |m| m.max(x)));
+            }
+            if x % 1.0 != 0.0 {
+                self.fractional = true;
+            }
+            // Runs of one value (sorted or coded data) skip the set.
+            if self.fractional || self.many || last == Some(x) {
+                continue;
+            }
+            last = Some(x);
+            self.distinct.insert((x + 0.0).to_bits());
+            if self.distinct.len() > limit {
+                self.many = true;
+                self.distinct = Default::default();
+            }
+        }
     }
 }
 

@@ -11,6 +11,10 @@
 //! bytecode-compressed `.sav`, which ambers would read whole, is decompressed by `sav/bytecode.rs` as
 //! ambers reads it, so every kind of SPSS file streams.
 //!
+//! Every open and scan is isolated: a file recite's checks let through and ambers still panics
+//! on fails only its own table (its claims UNVERIFIABLE), never the batch. The checks
+//! (`sav/bytecode.rs`) are the fix; catching the panic is the last line.
+//!
 //! The file's dictionary (variable labels, value labels, user-missing codes and ranges) is read
 //! by [`dictionary`] and becomes the catalog's column metadata where `study.toml` does not say
 //! otherwise (see `catalog::Study::parse`).
@@ -59,12 +63,26 @@ type Scanner = ambers::Scanner<bytecode::SavSource>;
 fn open(path: &Path, batch_rows: usize) -> Result<Scanner, String> {
     let file = File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
     // A bytecode-compressed file is decompressed as ambers reads it (ambers alone would hold
-    // the whole compressed data section in memory); other files go to ambers as they are.
+    // the whole compressed data section in memory); other files go to ambers as they are,
+    // once their dictionary (and a .zsav's trailer) has been checked against the file.
     let source = bytecode::SavSource::open(file)?;
-    let rows =
-        source.row_bytes().map_or(batch_rows, |b| batch_rows.min((BATCH_BYTES / b).max(1024) as usize));
-    ambers::scan_sav_from_reader(source, rows)
+    // Rows a batch holds: within BATCH_BYTES however wide a row is (one row at the least).
+    let rows = source.row_bytes().map_or(batch_rows, |b| batch_rows.min((BATCH_BYTES / b).max(1) as usize));
+    isolated(|| ambers::scan_sav_from_reader(source, rows))?
         .map_err(|e| format!("is not a readable SPSS file: {}", reason(e)))
+}
+
+/// Runs `f` (a call into ambers), turning a panic into an error: a file that makes ambers
+/// panic fails its own table only.
+fn isolated<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        format!("is not a readable SPSS file: its reader failed on it ({why})")
+    })
 }
 
 /// What went wrong, in words: a damaged data section says where, without ambers' "I/O error".
@@ -237,32 +255,49 @@ impl PartitionStream for SavPartition {
         let (path, schema, limit) = (self.path.clone(), self.schema.clone(), self.limit);
         builder.spawn_blocking(move || {
             let error = |e: String| DataFusionError::External(format!("{}: {e}", path.display()).into());
-            let mut scanner = open(&path, BATCH_ROWS).map_err(error)?;
-            // No column wanted (COUNT(*)): decode the first one, for its row count.
-            let wanted: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            let first = scanner.metadata().variable_names.first().cloned().unwrap_or_default();
-            let select: Vec<&str> = if wanted.is_empty() { vec![first.as_str()] } else { wanted };
-            scanner.select(&select).map_err(|e| error(reason(e)))?;
-            if let Some(n) = limit {
-                scanner.limit(n);
-            }
-            let mut bridge = Bridge::new(&scanner.schema()).map_err(error)?;
-            while let Some(batch) = scanner.next_batch().map_err(|e| error(reason(e)))? {
-                let out = if schema.fields().is_empty() {
-                    let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-                    RecordBatch::try_new_with_options(schema.clone(), vec![], &opts)?
-                } else {
-                    let b = bridge.convert(&batch).map_err(error)?;
-                    RecordBatch::try_new(schema.clone(), b.columns().to_vec())?
-                };
-                if tx.blocking_send(Ok(out)).is_err() {
-                    break; // the plan stopped reading (a limit, an error elsewhere)
-                }
-            }
-            Ok(())
+            isolated(|| scan(&path, &schema, limit, &tx)).map_err(error)?
         });
         builder.build()
     }
+}
+
+/// One scan of the file at `path`: its `schema` columns, batch by batch into `tx`.
+fn scan(
+    path: &Path,
+    schema: &SchemaRef,
+    limit: Option<usize>,
+    tx: &tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
+) -> DfResult<()> {
+    let error = |e: String| DataFusionError::External(format!("{}: {e}", path.display()).into());
+    let mut scanner = open(path, BATCH_ROWS).map_err(error)?;
+    // No column wanted (COUNT(*)): decode the first one, for its row count. Every column in
+    // file order: no projection (ambers looks each name up, a step per column per column).
+    let wanted: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let names = &scanner.metadata().variable_names;
+    let first = names.first().cloned().unwrap_or_default();
+    let every =
+        !wanted.is_empty() && wanted.len() == names.len() && wanted.iter().zip(names).all(|(w, n)| w == n);
+    let select: Vec<&str> = if wanted.is_empty() { vec![first.as_str()] } else { wanted };
+    if !every {
+        scanner.select(&select).map_err(|e| error(reason(e)))?;
+    }
+    if let Some(n) = limit {
+        scanner.limit(n);
+    }
+    let mut bridge = Bridge::new(&scanner.schema()).map_err(error)?;
+    while let Some(batch) = scanner.next_batch().map_err(|e| error(reason(e)))? {
+        let out = if schema.fields().is_empty() {
+            let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+            RecordBatch::try_new_with_options(schema.clone(), vec![], &opts)?
+        } else {
+            let b = bridge.convert(&batch).map_err(error)?;
+            RecordBatch::try_new(schema.clone(), b.columns().to_vec())?
+        };
+        if tx.blocking_send(Ok(out)).is_err() {
+            break; // the plan stopped reading (a limit, an error elsewhere)
+        }
+    }
+    Ok(())
 }
 
 /// Fills `columns` from an SPSS dictionary where `study.toml` does not declare them:
@@ -287,5 +322,138 @@ pub fn adopt(
             c.missing = file.missing.clone();
             c.missing_ranges = file.missing_ranges.clone();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sav").join(name)).unwrap()
+    }
+
+    /// Where a `.zsav`'s zlib header starts: it opens with its own offset, as an i64.
+    fn zheader_at(b: &[u8]) -> usize {
+        (176..b.len() - 8)
+            .find(|&i| i64::from_le_bytes(b[i..i + 8].try_into().unwrap()) == i as i64)
+            .expect("a zlib header")
+    }
+
+    fn le32(v: i32) -> Vec<u8> {
+        v.to_le_bytes().to_vec()
+    }
+
+    fn put(b: &mut [u8], at: usize, bytes: &[u8]) {
+        b[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// Why opening `bytes` (as a file named `name`) fails; the dictionary and the table
+    /// open say the same.
+    fn refusal(name: &str, bytes: &[u8]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let e = dictionary(&path).err().unwrap_or_else(|| panic!("{name}: read"));
+        assert_eq!(SavTable::open(&path).err().as_deref(), Some(e.as_str()), "{name}");
+        e
+    }
+
+    /// Rows of every column of `path`, as a scan reads them.
+    fn rows_scanned(path: &Path) -> DfResult<usize> {
+        let table = SavTable::open(path).map_err(DataFusionError::Execution)?;
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+        scan(path, &table.schema, None, &tx)?;
+        drop(tx);
+        let mut rows = 0;
+        while let Ok(b) = rx.try_recv() {
+            rows += b?.num_rows();
+        }
+        Ok(rows)
+    }
+
+    #[test]
+    fn hostile_zsav_trailer_is_refused_before_ambers_allocates() {
+        let good = fixture("labelled.zsav");
+        let zh = zheader_at(&good);
+        let trailer = i64::from_le_bytes(good[zh + 8..zh + 16].try_into().unwrap()) as usize;
+        let entry = trailer + 24; // the first block's entry
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("good.zsav"), &good).unwrap();
+        assert_eq!(rows_scanned(&dir.path().join("good.zsav")).unwrap(), 240);
+        // (what, where to patch, the bytes written there, what the refusal says, the byte it names)
+        let cases: Vec<(&str, usize, Vec<u8>, String, usize)> = vec![
+            // ambers: `vec![0; -5 as usize]`, a capacity-overflow panic.
+            ("negative block", entry + 16, le32(-5), "declares -5 bytes uncompressed".into(), entry),
+            // ambers: a 2 GB buffer for a 4 KB file.
+            (
+                "huge blocks",
+                trailer + 16,
+                le32(i32::MAX),
+                format!("blocks of {} bytes", i32::MAX),
+                trailer + 16,
+            ),
+            (
+                "block over its size",
+                entry + 16,
+                le32(0x40_0000),
+                "outside 0 to the block size 4190208".into(),
+                entry,
+            ),
+            ("negative compressed", entry + 20, le32(-1), "declares -1 compressed bytes".into(), entry),
+            (
+                "compressed past the file",
+                entry + 20,
+                le32(i32::MAX),
+                "outside the file's blocks".into(),
+                entry,
+            ),
+            ("negative block count", trailer + 20, le32(-1), "declares -1 blocks".into(), trailer + 20),
+            (
+                "too many blocks",
+                trailer + 20,
+                le32(1_000_000),
+                "run past the end of the file".into(),
+                trailer,
+            ),
+            (
+                "trailer outside",
+                zh + 8,
+                (-1i64).to_le_bytes().to_vec(),
+                "puts the trailer at byte -1".into(),
+                zh,
+            ),
+        ];
+        for (what, at, bytes, says, byte) in cases {
+            let mut bad = good.clone();
+            put(&mut bad, at, &bytes);
+            let e = refusal("survey.zsav", &bad);
+            assert!(e.contains(&says) && e.contains("not a readable SPSS file"), "{what}: {e}");
+            assert!(e.contains(&format!("byte {byte}")), "{what}: names byte {byte}: {e}");
+        }
+    }
+
+    #[test]
+    fn negative_info_record_size_is_refused_naming_the_byte() {
+        let good = fixture("labelled.sav");
+        // The integer info record: type 7, subtype 3, 8 values of 4 bytes.
+        let pattern: Vec<u8> = [7i32, 3, 4, 8].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let at = good.windows(16).position(|w| w == pattern).expect("an integer info record");
+        for (offset, value, says) in [
+            (8, -4i32, "an extension record's size is negative (-4)"),
+            (12, -8, "an extension record's count is negative (-8)"),
+        ] {
+            let mut bad = good.clone();
+            put(&mut bad, at + offset, &value.to_le_bytes());
+            let e = refusal("survey.sav", &bad);
+            assert!(e.contains(says) && e.contains(&format!("at byte {}", at + offset)), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_panic_in_the_reader_fails_its_file_only() {
+        let e = isolated(|| -> usize { panic!("capacity overflow") }).unwrap_err();
+        assert!(e.contains("its reader failed on it (capacity overflow)"), "{e}");
+        assert_eq!(isolated(|| 7), Ok(7));
     }
 }

@@ -5,8 +5,15 @@
 //! codes); everything guessed is marked `# GUESS` with how it was guessed; everything only a
 //! human can decide is marked `# DECIDE`. The result passes `recite catalog check` unedited:
 //! a guess that would fail it (a weight with negative values) is written commented out.
+//!
+//! Every name and label is written as a one-line TOML string (control characters escaped), and
+//! every comment on one line, so any name a file holds gives a `study.toml` that parses. Time
+//! and memory are linear in the columns: columns are looked up by name through indexes, and
+//! the engine profiles every column in one scan. SPSS value labels past [`MAX_VALUE_LABELS`] a
+//! column, or past [`VALUE_LABEL_BYTES`] in all, are left out (with a note): recite reads them
+//! from the file, so the starter stays within what `catalog check` reads.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
@@ -18,6 +25,10 @@ use crate::sav;
 pub const MAX_CODES: usize = 30;
 /// Most distinct values a wave column may have (one period each).
 pub const MAX_WAVES: usize = 60;
+/// Most SPSS value labels written for one column; a column with more is left to the file's.
+pub const MAX_VALUE_LABELS: usize = 1000;
+/// Most bytes of SPSS value labels written in all (a quarter of what `catalog check` reads).
+pub const VALUE_LABEL_BYTES: usize = (crate::catalog::MAX_STUDY_BYTES / 4) as usize;
 
 /// One data file, read for the starter catalog.
 struct Source {
@@ -29,20 +40,50 @@ struct Source {
     dictionary: Option<sav::Dictionary>,
     profiles: Vec<ColumnProfile>,
     location: PathBuf,
+    /// Where each column is in `dictionary` and in `profiles`: a look-up per column, not a
+    /// walk of every column.
+    meta_at: HashMap<String, usize>,
+    profile_at: HashMap<String, usize>,
 }
 
 impl Source {
+    fn new(
+        name: String,
+        path: String,
+        dictionary: Option<sav::Dictionary>,
+        profiles: Vec<ColumnProfile>,
+        location: PathBuf,
+    ) -> Source {
+        let meta_at = dictionary
+            .iter()
+            .flat_map(|d| d.columns.iter().enumerate().map(|(i, (n, _))| (n.clone(), i)))
+            .collect();
+        let profile_at = profiles.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+        Source { name, path, dictionary, profiles, location, meta_at, profile_at }
+    }
+
     fn meta(&self, column: &str) -> Column {
-        self.dictionary
-            .as_ref()
-            .and_then(|d| d.columns.iter().find(|(n, _)| n == column))
-            .map(|(_, c)| c.clone())
-            .unwrap_or_default()
+        self.meta_ref(column).cloned().unwrap_or_default()
+    }
+
+    fn meta_ref(&self, column: &str) -> Option<&Column> {
+        let d = self.dictionary.as_ref()?;
+        self.meta_at.get(column).map(|&i| &d.columns[i].1)
+    }
+
+    fn label(&self, column: &str) -> &str {
+        self.meta_ref(column).map_or("", |c| c.label.as_str())
     }
 
     fn profile(&self, column: &str) -> Option<&ColumnProfile> {
-        self.profiles.iter().find(|p| p.name == column)
+        self.profile_at.get(column).map(|&i| &self.profiles[i])
     }
+}
+
+/// What is left of the value-label budget, and the columns whose labels it left out.
+struct Labels {
+    bytes_left: usize,
+    left_out: Vec<String>,
 }
 
 /// Writes the text of a starter `study.toml` for `files`, to be saved in `out_dir`.
@@ -68,7 +109,7 @@ pub fn starter(
                 table.push('_');
             }
             let path = file.to_string_lossy().into_owned();
-            sources.push(Source { name: table, path, dictionary: None, profiles, location: file.clone() });
+            sources.push(Source::new(table, path, None, profiles, file.clone()));
             continue;
         }
         let meta = std::fs::metadata(file).map_err(|e| format!("{}: cannot be read: {e}", file.display()))?;
@@ -88,13 +129,7 @@ pub fn starter(
         while sources.iter().any(|s| s.name == table) {
             table.push('_');
         }
-        sources.push(Source {
-            name: table,
-            path: relative_path(&location, out_dir),
-            dictionary,
-            profiles,
-            location,
-        });
+        sources.push(Source::new(table, relative_path(&location, out_dir), dictionary, profiles, location));
     }
     let wave = guess_wave(&sources);
     let mut o = String::new();
@@ -102,12 +137,12 @@ pub fn starter(
     let file_label = first.dictionary.as_ref().map(|d| d.file_label.clone()).filter(|l| !l.is_empty());
     let study_name = name.map(String::from).or(file_label).unwrap_or_else(|| first.name.clone());
     let listed: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let _ = writeln!(o, "# Starter catalog written by `recite catalog init {}`.", listed.join(" "));
+    let _ = writeln!(o, "# Starter catalog written by `recite catalog init {}`.", line(&listed.join(" ")));
     let _ = writeln!(
         o,
         "# Lines marked GUESS were guessed from the data: confirm them. Lines marked DECIDE need a\n\
          # human. Then run `recite catalog check --data {}`. Reference: docs/catalog.md.\n",
-        out_dir.display()
+        line(&out_dir.display().to_string())
     );
     let _ = writeln!(o, "[study]");
     let _ = writeln!(o, "# DECIDE: the name (and aliases) agents put in a citation's `study`.");
@@ -116,8 +151,9 @@ pub fn starter(
     let _ = writeln!(o, "description = {}\n", q(&format!("Starter catalog for {}", listed.join(", "))));
     let _ = writeln!(o, "# DECIDE: small-base warnings, on the unweighted count (recite's defaults).");
     let _ = writeln!(o, "[thresholds]\nlow = 100\nvery_low = 50\n");
+    let mut labels = Labels { bytes_left: VALUE_LABEL_BYTES, left_out: Vec::new() };
     for s in &sources {
-        table(&mut o, s, engine, wave.as_ref().map(|w| w.column.as_str()));
+        table(&mut o, s, engine, wave.as_ref().map(|w| w.column.as_str()), &mut labels);
     }
     periods(&mut o, &sources, wave.as_ref());
     let _ = writeln!(o, "# DECIDE: the bases agents cite, by the names they use, e.g.");
@@ -134,6 +170,18 @@ pub fn starter(
     let _ = writeln!(o, "#   [[breakdowns]]");
     let _ = writeln!(o, "#   name = \"age band\"");
     let _ = writeln!(o, "#   cells = [{{ name = \"18-34\", filter = \"age BETWEEN 18 AND 34\" }}]");
+    if !labels.left_out.is_empty() {
+        let shown: Vec<String> = labels.left_out.iter().take(20).map(|c| format!("{c:?}")).collect();
+        let more = labels.left_out.len().saturating_sub(shown.len());
+        let _ = writeln!(
+            o,
+            "\n# Left out: the SPSS value labels of {} columns ({}{}), over {MAX_VALUE_LABELS} a column or\n\
+             # {VALUE_LABEL_BYTES} bytes in all. recite reads them from the file; declare `values` to replace them.",
+            labels.left_out.len(),
+            line(&shown.join(", ")),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        );
+    }
     Ok(o)
 }
 
@@ -156,14 +204,14 @@ fn guess_wave(sources: &[Source]) -> Option<Wave> {
             continue;
         }
         let name = p.name.to_lowercase();
-        let label = first.meta(&p.name).label.to_lowercase();
+        let label = first.label(&p.name).to_lowercase();
         const EXACT: [&str; 8] = ["wave", "waves", "welle", "vague", "period", "round", "wave_id", "waveid"];
         let (score, why) = if EXACT.contains(&name.as_str()) {
             (3, format!("its name is {:?}", p.name))
         } else if ["wave", "period", "welle"].iter().any(|w| name.contains(w)) {
             (2, format!("its name {:?} says wave or period", p.name))
         } else if ["wave", "period", "welle", "round"].iter().any(|w| label.contains(w)) {
-            (1, format!("its label {:?} says wave or period", first.meta(&p.name).label))
+            (1, format!("its label {:?} says wave or period", first.label(&p.name)))
         } else {
             continue;
         };
@@ -177,15 +225,14 @@ fn guess_wave(sources: &[Source]) -> Option<Wave> {
     })
 }
 
-fn table(o: &mut String, s: &Source, engine: &Engine, wave: Option<&str>) {
+fn table(o: &mut String, s: &Source, engine: &Engine, wave: Option<&str>, labels: &mut Labels) {
     let _ = writeln!(o, "[[tables]]");
     let _ = writeln!(o, "name = {}", q(&s.name));
     let _ = writeln!(o, "path = {}", q(&s.path));
     let spss_weight = s.dictionary.as_ref().and_then(|d| d.weight.clone());
-    let mut weights = Vec::new();
-    let mut refused = Vec::new();
+    let mut candidates = Vec::new();
     for p in s.profiles.iter().filter(|p| p.numeric) {
-        let label = s.meta(&p.name).label;
+        let label = s.label(&p.name);
         let why = if spss_weight.as_deref() == Some(p.name.as_str()) {
             "SPSS weights the file by it".to_string()
         } else if looks_like_weight(&p.name) {
@@ -195,16 +242,24 @@ fn table(o: &mut String, s: &Source, engine: &Engine, wave: Option<&str>) {
         } else {
             continue;
         };
-        match engine.check_weight(&s.location, &p.name) {
-            Ok(()) => weights.push((p.name.clone(), why)),
-            Err(e) => refused.push((p.name.clone(), format!("{why}, but it {e}"))),
+        candidates.push((p.name.as_str(), why));
+    }
+    // Every candidate in one scan of the table.
+    let names: Vec<&str> = candidates.iter().map(|(n, _)| *n).collect();
+    let checked = if names.is_empty() { Vec::new() } else { engine.check_weights(&s.location, &names) };
+    let mut weights = Vec::new();
+    let mut refused = Vec::new();
+    for ((name, why), result) in candidates.into_iter().zip(checked) {
+        match result {
+            Ok(()) => weights.push((name.to_string(), why)),
+            Err(e) => refused.push((name.to_string(), format!("{why}, but it {e}"))),
         }
     }
     for (w, why) in &weights {
-        let _ = writeln!(o, "# GUESS: weight {w:?}: {why}.");
+        let _ = writeln!(o, "# GUESS: weight {w:?}: {}.", line(why));
     }
     for (w, why) in &refused {
-        let _ = writeln!(o, "# Not a weight as it stands: {w:?}: {why}.");
+        let _ = writeln!(o, "# Not a weight as it stands: {w:?}: {}.", line(why));
     }
     if weights.is_empty() {
         let _ =
@@ -218,26 +273,45 @@ fn table(o: &mut String, s: &Source, engine: &Engine, wave: Option<&str>) {
     );
     let questions = guess_questions(s.profiles.iter().map(|p| p.name.as_str()));
     for p in &s.profiles {
-        column(o, s, p, questions.get(&p.name), wave == Some(p.name.as_str()));
+        column(o, s, p, questions.get(&p.name), wave == Some(p.name.as_str()), labels);
     }
 }
 
-fn column(o: &mut String, s: &Source, p: &ColumnProfile, question: Option<&String>, is_wave: bool) {
+fn column(
+    o: &mut String,
+    s: &Source,
+    p: &ColumnProfile,
+    question: Option<&String>,
+    is_wave: bool,
+    labels: &mut Labels,
+) {
     let meta = s.meta(&p.name);
     let _ = writeln!(o, "[tables.columns.{}]", key(&p.name));
     if !p.numeric {
-        let _ = writeln!(o, "# {}: citations cannot compute on it (only numbers).", p.data_type);
+        let _ = writeln!(o, "# {}: citations cannot compute on it (only numbers).", line(&p.data_type));
     }
     if meta.label.is_empty() {
         let _ = writeln!(o, "# DECIDE: what the column holds, in words.");
     }
     let _ = writeln!(o, "label = {}", q(&meta.label));
     if let Some(question) = question {
-        let _ = writeln!(o, "# GUESS: one question with its siblings (columns named {question}…).");
+        let _ = writeln!(o, "# GUESS: one question with its siblings (columns named {}…).", line(question));
         let _ = writeln!(o, "question = {}", q(question));
     }
     let mut values: BTreeMap<String, String> = BTreeMap::new();
-    if p.numeric {
+    // SPSS labels past the cap stay in the file, which recite reads them from.
+    let label_bytes: usize = meta.values.iter().map(|(k, v)| k.len() + v.len() + 8).sum();
+    let too_many = meta.values.len() > MAX_VALUE_LABELS || label_bytes > labels.bytes_left;
+    if p.numeric && too_many {
+        let _ = writeln!(
+            o,
+            "# {} value labels in the SPSS file, left out here (over the cap): recite reads them from\n\
+             # the file; declaring `values` replaces them.",
+            meta.values.len()
+        );
+        labels.left_out.push(p.name.clone());
+    } else if p.numeric {
+        labels.bytes_left -= label_bytes;
         let mut labelled: Vec<(f64, String)> =
             meta.values.iter().filter_map(|(k, v)| k.parse::<f64>().ok().map(|c| (c, v.clone()))).collect();
         labelled.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -400,18 +474,43 @@ fn relative_path(file: &Path, dir: &Path) -> String {
     rel.display().to_string()
 }
 
-/// A TOML string.
+/// A TOML basic string on one line: quotes, backslashes and every control character escaped,
+/// so no name or label can end the line, the string, or the key it is written as.
 fn q(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(o, "\\u{:04X}", u32::from(c));
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
 }
 
-/// A TOML key: bare when it can be.
+/// A TOML key: bare when it can be, else a one-line quoted key (empty included).
 fn key(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         s.to_string()
     } else {
         q(s)
     }
+}
+
+/// Text for a comment: control characters escaped, so it cannot end the comment's line.
+fn line(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// A TOML number.
@@ -422,6 +521,134 @@ fn num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names no file should hold, and some do: every one must be written as TOML that parses
+    /// back to itself.
+    const HOSTILE: [&str; 22] = [
+        "",
+        "a\"b",
+        "a\\b",
+        "a\nb",
+        "a\r\nb",
+        "tab\there",
+        "nul\u{0}",
+        "del\u{7f}",
+        "\u{1b}[31mred",
+        "\u{85}next",
+        "é",
+        "日本語",
+        "🎉",
+        "'",
+        "\"\"\"",
+        "'''x",
+        "a.b",
+        "[x]",
+        "#c",
+        "k = v",
+        " lead",
+        "x\n[study]\nname = \"evil\"",
+    ];
+
+    #[test]
+    fn generated_names_round_trip_as_toml_whatever_they_hold() {
+        for name in HOSTILE {
+            let text = format!(
+                "# {}\n[t.{}]\nlabel = {}\nv = {{ {} = {} }}\n",
+                line(name),
+                key(name),
+                q(name),
+                q(name),
+                q(name)
+            );
+            let parsed: toml::Table =
+                toml::from_str(&text).unwrap_or_else(|e| panic!("{name:?}: {e}\n{text}"));
+            let t = parsed["t"].as_table().unwrap();
+            assert_eq!(t.keys().collect::<Vec<_>>(), [name], "{text}");
+            assert_eq!(t[name]["label"].as_str(), Some(name), "{text}");
+            assert_eq!(t[name]["v"][name].as_str(), Some(name), "{text}");
+            assert_eq!(text.lines().count(), 4, "one line each: {text}");
+        }
+    }
+
+    /// An Arrow IPC file of one whole-number column per name, in `dir`.
+    fn arrow_file(dir: &Path, names: &[&str]) -> PathBuf {
+        use datafusion::arrow::array::{ArrayRef, Int64Array};
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let fields: Vec<Field> = names.iter().map(|n| Field::new(*n, DataType::Int64, true)).collect();
+        let schema = std::sync::Arc::new(Schema::new(fields));
+        let columns: Vec<ArrayRef> = names
+            .iter()
+            .enumerate()
+            .map(|(i, _)| std::sync::Arc::new(Int64Array::from(vec![1, 2, i as i64 % 3])) as ArrayRef)
+            .collect();
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let path = dir.join("hostile.arrow");
+        let mut w = datafusion::arrow::ipc::writer::FileWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            &schema,
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        path
+    }
+
+    use datafusion::arrow::array::RecordBatch;
+
+    #[test]
+    fn starter_of_hostile_column_names_parses_back_with_every_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = arrow_file(dir.path(), &HOSTILE);
+        let out = dir.path().join("out");
+        let text = starter(&[file], &out, None, &Engine::new()).unwrap();
+        let parsed: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let columns = parsed["tables"][0]["columns"].as_table().unwrap();
+        let mut written: Vec<&str> = columns.keys().map(String::as_str).collect();
+        let mut want = HOSTILE.to_vec();
+        written.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(written, want);
+        assert_eq!(parsed["study"]["name"].as_str(), Some("hostile"), "a name injected no [study]");
+        crate::catalog::Study::parse(&text, &out.join("study.toml")).unwrap();
+    }
+
+    #[test]
+    fn value_labels_past_the_cap_are_left_to_the_file() {
+        use arrow_57::array::{ArrayRef, Float64Array};
+        use arrow_57::datatypes::{DataType, Field, Schema};
+        let schema = std::sync::Arc::new(Schema::new(vec![
+            Field::new("many", DataType::Float64, true),
+            Field::new("few", DataType::Float64, true),
+        ]));
+        let column = || std::sync::Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0])) as ArrayRef;
+        let batch =
+            arrow_57::record_batch::RecordBatch::try_new(schema.clone(), vec![column(), column()]).unwrap();
+        let mut meta = ambers::SpssMetadata::from_arrow_schema(&schema);
+        let n = MAX_VALUE_LABELS + 500;
+        let mut many = meta.variable_value_labels.get("many").cloned().unwrap_or_default();
+        for i in 0..n {
+            many.insert(ambers::Value::Numeric(i as f64), format!("label {i}"));
+        }
+        let mut few = meta.variable_value_labels.get("few").cloned().unwrap_or_default();
+        few.insert(ambers::Value::Numeric(1.0), "one".to_string());
+        meta.variable_value_labels.insert("many".into(), many);
+        meta.variable_value_labels.insert("few".into(), few);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("labels.sav");
+        let sink = std::fs::File::create(&file).unwrap();
+        ambers::write_sav_to_writer(sink, &batch, &meta, ambers::Compression::None, None).unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let text = starter(&[file], &out, None, &Engine::new()).unwrap();
+        assert!(text.contains(&format!("# {n} value labels in the SPSS file, left out here")), "{text}");
+        assert!(text.contains("values = { \"1\" = \"one\" }"), "{text}");
+        assert!(!text.contains("label 1499"), "the labels past the cap are not written");
+        assert!(text.contains("# Left out: the SPSS value labels of 1 columns (\"many\")"), "{text}");
+        // Nothing is lost: the catalog reads them from the file.
+        let study = crate::catalog::Study::parse(&text, &out.join("study.toml")).unwrap();
+        assert_eq!(study.tables[0].columns["many"].values.len(), n);
+        assert_eq!(study.tables[0].columns["few"].values.len(), 1);
+    }
 
     #[test]
     fn grid_columns_are_grouped_by_stem() {

@@ -95,7 +95,24 @@ fn init(
         anyhow::bail!("{} already exists: pass --force to replace it", target.display());
     }
     let text = recite::starter::starter(files, out, name, &Engine::new()).map_err(anyhow::Error::msg)?;
+    // What is written must be what `catalog check` reads: parsed back before it is renamed
+    // into place, so init never leaves a catalog that does not load.
+    if text.len() as u64 > catalog::MAX_STUDY_BYTES {
+        anyhow::bail!(
+            "the starter catalog for these files would be {} bytes, over the {} a study.toml may have: \
+             nothing written (start from fewer files, or write study.toml by hand)",
+            text.len(),
+            catalog::MAX_STUDY_BYTES
+        );
+    }
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    if let Err(e) = catalog::Study::parse(&text, &target) {
+        anyhow::bail!(
+            "the starter catalog does not parse back ({e}): nothing written to {}; this is a recite bug, \
+             please report it with the file's column names",
+            target.display()
+        );
+    }
     let inputs: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     super::files::write_atomically_as(
         &target,

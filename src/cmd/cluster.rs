@@ -3,10 +3,16 @@
 
 const USAGE: &str = "\
 Examples:
-  recite cluster scheduler --bind 0.0.0.0 --port 50050
-  recite cluster executor --scheduler sched.internal:50050 --bind 0.0.0.0 \\
+  recite cluster scheduler --bind 0.0.0.0 --allow-remote --port 50050
+  recite cluster executor --scheduler sched.internal:50050 --bind 0.0.0.0 --allow-remote \\
       --port 50051 --grpc-port 50052 --concurrent-tasks 8 --work-dir /var/tmp/recite
-  recite check transcripts/ --engine ballista://sched.internal:50050
+  recite check transcripts/ --engine ballista://sched.internal:50050 --engine-timeout 300
+
+A Ballista cluster has no authentication: any client that reaches the scheduler can run plans
+that read whatever the executors can read, and anyone who reaches an executor can fetch its
+results. Both listen on loopback (127.0.0.1) unless --bind names another address, which they
+refuse without --allow-remote. Before you pass it, let only recite's clients and the cluster's
+own hosts reach these ports (a firewall or network policy; mTLS in front, docs/cluster.md).
 
 The scheduler plans each scan the client sends and hands its tasks to the executors, which read
 the tables and run them; the client reads the sums back. Every machine must read the tables at
@@ -49,6 +55,10 @@ pub struct SchedulerArgs {
     /// Executors registered before GET /readyz answers 200.
     #[arg(long, value_name = "N", default_value_t = 1)]
     min_executors: usize,
+    /// Listen on an address other machines can reach (not loopback). The cluster has no
+    /// authentication: anyone who reaches it can read what its executors can (docs/cluster.md).
+    #[arg(long)]
+    allow_remote: bool,
 }
 
 /// `recite cluster executor`.
@@ -76,6 +86,10 @@ pub struct ExecutorArgs {
     /// Where shuffle files and spills go (default: a temporary folder, removed at exit).
     #[arg(long, value_name = "DIR")]
     work_dir: Option<PathBuf>,
+    /// Listen on an address other machines can reach (not loopback). The cluster has no
+    /// authentication: anyone who reaches it can read what its executors can (docs/cluster.md).
+    #[arg(long)]
+    allow_remote: bool,
 }
 
 /// `HOST:PORT`, the port required.
@@ -88,12 +102,34 @@ fn host_port(v: &str) -> std::result::Result<(String, u16), String> {
     }
 }
 
+/// Whether `host` (a `--bind` value) is a loopback address, which only this machine reaches.
+#[cfg_attr(not(feature = "ballista"), allow(dead_code))]
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
+}
+
+/// Refuses a non-loopback `--bind` without `--allow-remote`: the cluster has no authentication.
+#[cfg_attr(not(feature = "ballista"), allow(dead_code))]
+fn check_bind(role: &str, bind: &str, allow_remote: bool) -> Result<()> {
+    if allow_remote || is_loopback(bind) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "refusing to listen on {bind}: the {role} would be reachable from other machines, and a Ballista \
+         cluster has no authentication (anyone who reaches it can read what its executors can). Pass \
+         --allow-remote once a firewall or network policy lets only your clients and cluster hosts in \
+         (docs/cluster.md), or bind 127.0.0.1"
+    )
+}
+
 /// Runs `recite cluster …`.
 #[cfg(feature = "ballista")]
 pub fn run(c: Command) -> Result<ExitCode> {
     use recite::cluster;
     match c {
         Command::Scheduler(a) => {
+            check_bind("scheduler", &a.bind, a.allow_remote)?;
             let opts = cluster::SchedulerOptions {
                 bind_host: a.bind,
                 port: a.port,
@@ -108,6 +144,7 @@ pub fn run(c: Command) -> Result<ExitCode> {
             })?;
         }
         Command::Executor(a) => {
+            check_bind("executor", &a.bind, a.allow_remote)?;
             let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
             let opts = cluster::ExecutorOptions {
                 bind_host: a.bind,
@@ -142,4 +179,21 @@ pub fn run(_c: Command) -> Result<ExitCode> {
         "recite cluster: this recite was built without the `ballista` cargo feature; build it with \
          `cargo build --release --features ballista` (docs/cluster.md)"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_binds_go_without_allow_remote() {
+        for host in ["127.0.0.1", "127.8.9.1", "::1", "[::1]", "localhost", "LOCALHOST"] {
+            assert!(check_bind("scheduler", host, false).is_ok(), "{host}");
+        }
+        for host in ["0.0.0.0", "::", "10.0.0.5", "sched.internal", "192.168.1.2"] {
+            let e = check_bind("scheduler", host, false).unwrap_err().to_string();
+            assert!(e.contains("--allow-remote") && e.contains("no authentication"), "{host}: {e}");
+            assert!(check_bind("executor", host, true).is_ok(), "{host}");
+        }
+    }
 }

@@ -171,6 +171,17 @@ pub struct EngineArgs {
     /// docs/cluster.md). Empty means local.
     #[arg(long, value_name = "ENGINE", env = "RECITE_ENGINE", default_value = "local", value_parser = parse_engine)]
     pub engine: EngineUrl,
+    /// On a cluster engine, the longest one scan may take, in seconds: a scheduler that does
+    /// not answer, has no executor or loses the one running the scan makes the table's claims
+    /// UNVERIFIABLE naming the scheduler, after at most this long. The local engine has none.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        env = "RECITE_ENGINE_TIMEOUT",
+        default_value_t = recite::engine::remote::DEFAULT_ENGINE_TIMEOUT_SECONDS,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub engine_timeout: u64,
 }
 
 /// An `--engine` value; empty (an unset-looking `RECITE_ENGINE=`) is local.
@@ -193,7 +204,8 @@ impl EngineArgs {
     /// The engine: this process's, or a session on the named cluster (whose scheduler must
     /// answer).
     pub fn engine(&self) -> Result<Engine> {
-        Engine::connect(&self.engine).map_err(|e| anyhow::anyhow!("{e}"))
+        Engine::connect_within(&self.engine, std::time::Duration::from_secs(self.engine_timeout))
+            .map_err(|e| anyhow::anyhow!("{e}"))
     }
 }
 

@@ -6,10 +6,18 @@
 //! executor stays in this process, and the scan's plan text says so (`Engine::place`):
 //! an SPSS table (recite's own reader), a CSV converted into a local copy, and jobs whose
 //! replicate weights' ranks are accumulated from the scan's streams (`engine::gram`).
+//!
+//! Nothing on a cluster waits without end: the scheduler must answer a gRPC call when the
+//! engine connects, and every scan on the cluster runs within the engine's deadline
+//! (`--engine-timeout`, [`DEFAULT_ENGINE_TIMEOUT_SECONDS`]). A scan the deadline stops, a
+//! scheduler that stops answering and an executor lost mid-scan are a [`ClusterFault`] naming
+//! the scheduler: the table's claims are UNVERIFIABLE as the cluster's fault, not the table's.
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::prelude::SessionContext;
 
 use std::path::Path;
@@ -18,6 +26,10 @@ use super::{Engine, Job, Place};
 
 /// Ballista's default scheduler port, used when `ballista://HOST` names none.
 pub const DEFAULT_PORT: u16 = 50050;
+
+/// How long a scan on a cluster may take by default (`--engine-timeout`): ten minutes, well
+/// past any scan a working cluster runs for a claim batch, and a bound on one that is not.
+pub const DEFAULT_ENGINE_TIMEOUT_SECONDS: u64 = 600;
 
 /// The engine a command runs claims on, as `--engine` or `RECITE_ENGINE` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,6 +164,56 @@ impl fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
+/// A failure of the Ballista cluster itself while it ran a scan (the deadline passed, the
+/// scheduler or an executor stopped answering, an executor was lost), not of the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterFault {
+    /// The scheduler, as `ballista://HOST:PORT`.
+    pub url: String,
+    /// What happened, as a phrase following the scheduler's name.
+    pub error: String,
+}
+
+impl fmt::Display for ClusterFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the Ballista scheduler {} {}", self.url, self.error)
+    }
+}
+
+impl std::error::Error for ClusterFault {}
+
+/// The [`ClusterFault`] a scan's error carries, if it does.
+pub(crate) fn cluster_fault(e: &DataFusionError) -> Option<&ClusterFault> {
+    [e, e.find_root()].into_iter().find_map(|e| match e {
+        DataFusionError::External(x) => x.downcast_ref::<ClusterFault>(),
+        _ => None,
+    })
+}
+
+/// What a cluster's error says happened to the cluster, when it is the cluster's failure
+/// rather than the plan's or the data's (Ballista's and tonic's own words).
+#[cfg(feature = "ballista")]
+fn cluster_failure(text: &str) -> Option<&'static str> {
+    if text.contains("Executor") && text.contains(" lost") {
+        return Some("lost the executor running the scan");
+    }
+    const GONE: [&str; 10] = [
+        "transport error",
+        "Unavailable",
+        "Connection refused",
+        "connection refused",
+        "Connection reset",
+        "connection reset",
+        "Broken pipe",
+        "broken pipe",
+        "error trying to connect",
+        "h2 protocol error",
+    ];
+    GONE.iter()
+        .any(|m| text.contains(m))
+        .then_some("stopped answering during the scan (it, or the executor holding the results)")
+}
+
 /// A Ballista cluster's session, which scans registered in it run on.
 #[derive(Clone)]
 pub(crate) struct Cluster {
@@ -159,6 +221,16 @@ pub(crate) struct Cluster {
     pub(crate) ctx: SessionContext,
     /// The scheduler, as `ballista://HOST:PORT`, for plan texts.
     pub(crate) url: String,
+    /// The longest one scan on the cluster may take (`--engine-timeout`).
+    #[cfg_attr(not(feature = "ballista"), allow(dead_code))]
+    pub(crate) deadline: Duration,
+}
+
+#[cfg(feature = "ballista")]
+impl Cluster {
+    fn fault(&self, error: String) -> DataFusionError {
+        DataFusionError::External(Box::new(ClusterFault { url: self.url.clone(), error }))
+    }
 }
 
 impl Engine {
@@ -166,37 +238,110 @@ impl Engine {
     /// scheduler is asked first so that an address nothing answers on fails here rather
     /// than in every claim.
     pub fn connect(url: &EngineUrl) -> Result<Engine, ConnectError> {
+        Engine::connect_within(url, Duration::from_secs(DEFAULT_ENGINE_TIMEOUT_SECONDS))
+    }
+
+    /// [`Engine::connect`], with `deadline` the longest a scan on the cluster may take
+    /// (ignored by the local engine).
+    pub fn connect_within(url: &EngineUrl, deadline: Duration) -> Result<Engine, ConnectError> {
         match url {
             EngineUrl::Local => Ok(Engine::new()),
-            EngineUrl::Ballista { host, port } => Engine::ballista(host, *port, &url.to_string()),
+            EngineUrl::Ballista { host, port } => Engine::ballista(host, *port, &url.to_string(), deadline),
         }
     }
 
     #[cfg(not(feature = "ballista"))]
-    fn ballista(_host: &str, _port: u16, url: &str) -> Result<Engine, ConnectError> {
+    fn ballista(_host: &str, _port: u16, url: &str, _deadline: Duration) -> Result<Engine, ConnectError> {
         Err(ConnectError::NotBuilt { url: url.to_string() })
     }
 
     #[cfg(feature = "ballista")]
-    fn ballista(host: &str, port: u16, url: &str) -> Result<Engine, ConnectError> {
+    fn ballista(host: &str, port: u16, url: &str, deadline: Duration) -> Result<Engine, ConnectError> {
         use ballista::prelude::SessionContextExt;
+        use ballista_core::serde::protobuf::GetJobStatusParams;
         use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
         let unreachable = |error: String| ConnectError::Unreachable { url: url.to_string(), error };
         let engine = Engine::new();
         let ctx = engine.rt.block_on(async {
-            let wait = std::time::Duration::from_secs(CONNECT_TIMEOUT_SECONDS);
-            match tokio::time::timeout(wait, SchedulerGrpcClient::connect(format!("http://{host}:{port}")))
-                .await
-            {
-                Err(_) => return Err(unreachable(format!("no answer in {CONNECT_TIMEOUT_SECONDS} s"))),
-                Ok(Err(e)) => return Err(unreachable(error_chain(&e))),
-                Ok(Ok(_)) => {}
+            // A gRPC call, not only a connection: a listener that accepts and never answers
+            // is found here, not by the first scan.
+            let wait = Duration::from_secs(CONNECT_TIMEOUT_SECONDS).min(deadline);
+            let asked = tokio::time::timeout(wait, async {
+                let mut client = SchedulerGrpcClient::connect(format!("http://{host}:{port}"))
+                    .await
+                    .map_err(|e| error_chain(&e))?;
+                match client
+                    .get_job_status(GetJobStatusParams { job_id: "recite-connect-probe".into() })
+                    .await
+                {
+                    // Any answer of the scheduler's own (an unknown job) is an answer.
+                    Err(status)
+                        if ["Unavailable", "transport error", "not ready"]
+                            .iter()
+                            .any(|m| format!("{status:?}").contains(m)) =>
+                    {
+                        Err(error_chain(&status))
+                    }
+                    _ => Ok(()),
+                }
+            })
+            .await;
+            match asked {
+                Err(_) => {
+                    return Err(unreachable(format!(
+                        "it accepted no gRPC call in {} s (nothing answers, or something that is not a \
+                         Ballista scheduler)",
+                        wait.as_secs()
+                    )));
+                }
+                Ok(Err(e)) => return Err(unreachable(e)),
+                Ok(Ok(())) => {}
             }
             SessionContext::remote(&format!("df://{host}:{port}"))
                 .await
                 .map_err(|e| unreachable(e.strip_backtrace()))
         })?;
-        Ok(Engine { cluster: Some(Cluster { ctx, url: url.to_string() }), ..engine })
+        Ok(Engine { cluster: Some(Cluster { ctx, url: url.to_string(), deadline }), ..engine })
+    }
+
+    /// Runs `work` on the engine's runtime (no cluster in this build).
+    #[cfg(not(feature = "ballista"))]
+    pub(crate) fn run_on<T>(
+        &self,
+        _ctx: &SessionContext,
+        work: impl std::future::Future<Output = DfResult<T>>,
+    ) -> DfResult<T> {
+        self.rt.block_on(work)
+    }
+
+    /// Runs `work` on the engine's runtime. Work on the cluster's session runs within the
+    /// engine's deadline, and a failure of the cluster itself comes back as a
+    /// [`ClusterFault`] naming the scheduler (see [`cluster_fault`]).
+    #[cfg(feature = "ballista")]
+    pub(crate) fn run_on<T>(
+        &self,
+        ctx: &SessionContext,
+        work: impl std::future::Future<Output = DfResult<T>>,
+    ) -> DfResult<T> {
+        let Some(c) = self.cluster.as_ref().filter(|c| c.ctx.session_id() == ctx.session_id()) else {
+            return self.rt.block_on(work);
+        };
+        match self.rt.block_on(async { tokio::time::timeout(c.deadline, work).await }) {
+            Ok(Ok(v)) => Ok(v),
+            Err(_) => Err(c.fault(format!(
+                "did not finish the scan within {} s (--engine-timeout): it may have no executor, \
+                 have lost the one running the scan, or not be answering",
+                c.deadline.as_secs()
+            ))),
+            Ok(Err(e)) if cluster_fault(&e).is_some() => Err(e),
+            Ok(Err(e)) => {
+                let text = e.strip_backtrace();
+                match cluster_failure(&text) {
+                    Some(what) => Err(c.fault(format!("{what}: {text}"))),
+                    None => Err(e),
+                }
+            }
+        }
     }
 
     /// The cluster's scheduler (`ballista://HOST:PORT`), when this engine runs on one.
@@ -305,6 +450,27 @@ mod tests {
             assert!(e.contains(why), "{v}: {e}");
             assert!(e.contains("expected `local` or `ballista://HOST:PORT`"), "{v}: {e}");
         }
+    }
+
+    #[cfg(feature = "ballista")]
+    #[test]
+    fn cluster_failures_are_told_from_data_errors() {
+        let lost = "Job 3 failed: Task failure due to Executor 7f2c lost";
+        assert_eq!(cluster_failure(lost), Some("lost the executor running the scan"));
+        let gone = "Status { code: Unavailable, message: \"error trying to connect: tcp connect error\" }";
+        assert!(cluster_failure(gone).is_some_and(|w| w.starts_with("stopped answering")));
+        for data in
+            ["Arrow error: Cast error: Cannot cast string 'x' to Float64", "Job 4 failed: Divide by zero"]
+        {
+            assert_eq!(cluster_failure(data), None, "{data}");
+        }
+        let fault = ClusterFault { url: "ballista://h:1".into(), error: "did not finish".into() };
+        let e = DataFusionError::Context(
+            "scan".into(),
+            Box::new(DataFusionError::External(Box::new(fault.clone()))),
+        );
+        assert_eq!(cluster_fault(&e), Some(&fault));
+        assert_eq!(fault.to_string(), "the Ballista scheduler ballista://h:1 did not finish");
     }
 
     #[cfg(not(feature = "ballista"))]

@@ -92,8 +92,7 @@ impl Engine {
         let exprs: Vec<Expr> =
             aggs.exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
         let batches: Vec<RecordBatch> = self
-            .rt
-            .block_on(async {
+            .run_on(&reg.ctx, async {
                 let mut df = reg.ctx.table(reg.name.as_str()).await?;
                 if let Some(keep) = keep {
                     df = df.filter(keep)?;

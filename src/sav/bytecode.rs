@@ -11,6 +11,11 @@
 //!
 //! The data section is a run of 8-byte command blocks, each followed by the raw 8-byte values
 //! its `253` codes announce. Blocks do not align with rows: a row may end mid-block.
+//!
+//! Every file's dictionary is walked here before ambers sees it, and a `.zsav`'s trailer is
+//! checked against the file and [`MAX_ZSAV_BLOCK`]: ambers allocates what a file declares
+//! (a negative or huge block size panics or takes gigabytes), so a declared size it would
+//! trust is refused here first, naming the byte.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -24,6 +29,13 @@ const WINDOW: usize = 1 << 20;
 /// ambers' system-missing value (−f64::MAX), as it writes it for code 255.
 const SYSMIS: [u8; 8] = 0xFFEF_FFFF_FFFF_FFFFu64.to_le_bytes();
 const SPACES: [u8; 8] = [b' '; 8];
+/// Largest `.zsav` block recite lets ambers decompress: ambers holds about three at once.
+/// SPSS, PSPP and ReadStat write blocks of 0x3FF000 bytes (just under 4 MiB).
+pub const MAX_ZSAV_BLOCK: u64 = 16 << 20;
+/// Bytes of the `.zsav` zlib header (after the dictionary) and of the trailer's fixed part and
+/// of each of its block entries.
+const ZHEADER_LEN: u64 = 24;
+const ZENTRY_LEN: u64 = 24;
 
 /// What the header and dictionary of a `.sav` say about its data section.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,6 +185,80 @@ impl Layout {
         Ok(self)
     }
 
+    /// Checks a `.zsav`'s zlib header and trailer against the file and [`MAX_ZSAV_BLOCK`]
+    /// before ambers allocates what they declare: the trailer and every block inside the file,
+    /// every size non-negative, no block larger than the trailer's block size.
+    fn check_zsav(&self, file: &mut File) -> Result<(), String> {
+        let len = self.file_len;
+        let first = self.data_start + ZHEADER_LEN;
+        let past_end = |what: &str, at: u64| {
+            format!("its {what} at byte {at} runs past the end of the file ({len} bytes)")
+        };
+        if first > len {
+            return Err(past_end("zlib header", self.data_start));
+        }
+        file.seek(SeekFrom::Start(self.data_start)).map_err(|e| e.to_string())?;
+        let mut r = io::BufReader::new(file);
+        let mut fixed = [0u8; 24];
+        r.read_exact(&mut fixed).map_err(|_| past_end("zlib header", self.data_start))?;
+        let i64_at = |b: &[u8; 24], i: usize| i64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let i32_at = |b: &[u8; 24], i: usize| i32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let trailer = i64_at(&fixed, 8);
+        let trailer_at = u64::try_from(trailer)
+            .ok()
+            .filter(|t| *t >= first && t.saturating_add(ZENTRY_LEN) <= len)
+            .ok_or_else(|| {
+                format!(
+                    "its zlib header at byte {} puts the trailer at byte {trailer}, outside the file's data \
+                     (bytes {first} to {len})",
+                    self.data_start
+                )
+            })?;
+        r.seek(SeekFrom::Start(trailer_at)).map_err(|e| e.to_string())?;
+        r.read_exact(&mut fixed).map_err(|_| past_end("trailer", trailer_at))?;
+        let block_size = i32_at(&fixed, 16);
+        let count = i32_at(&fixed, 20);
+        let blocks = u64::try_from(count).map_err(|_| {
+            format!("its trailer at byte {trailer_at} declares {count} blocks (byte {})", trailer_at + 20)
+        })?;
+        if trailer_at + ZENTRY_LEN + blocks * ZENTRY_LEN > len {
+            return Err(format!(
+                "its trailer at byte {trailer_at} declares {blocks} blocks, whose entries run past the end of \
+                 the file ({len} bytes)"
+            ));
+        }
+        let size = u64::try_from(block_size).unwrap_or(0);
+        if blocks > 0 && (size == 0 || size > MAX_ZSAV_BLOCK) {
+            return Err(format!(
+                "its trailer at byte {trailer_at} declares blocks of {block_size} bytes (byte {}), outside 1 to \
+                 the {MAX_ZSAV_BLOCK} bytes recite decompresses at once",
+                trailer_at + 16
+            ));
+        }
+        for n in 1..=blocks {
+            let at = trailer_at + n * ZENTRY_LEN;
+            r.read_exact(&mut fixed).map_err(|_| past_end("trailer", trailer_at))?;
+            let (offset, unpacked, packed) = (i64_at(&fixed, 8), i32_at(&fixed, 16), i32_at(&fixed, 20));
+            if !(0..=block_size).contains(&unpacked) {
+                return Err(format!(
+                    "block {n} of its trailer (byte {at}) declares {unpacked} bytes uncompressed, outside 0 to \
+                     the block size {block_size}"
+                ));
+            }
+            let inside = u64::try_from(offset)
+                .ok()
+                .zip(u64::try_from(packed).ok())
+                .filter(|(o, p)| *o >= first && o.saturating_add(*p) <= trailer_at);
+            if inside.is_none() {
+                return Err(format!(
+                    "block {n} of its trailer (byte {at}) declares {packed} compressed bytes at byte {offset}, \
+                     outside the file's blocks (bytes {first} to {trailer_at})"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Bytes per row, uncompressed.
     pub fn row_bytes(&self) -> u64 {
         8 * self.slots as u64
@@ -205,29 +291,29 @@ impl Layout {
 /// The file ambers reads: passed through as it is, or, for a bytecode-compressed file, shown as
 /// its uncompressed equivalent.
 pub enum SavSource {
-    /// Uncompressed and `.zsav` files (ambers streams both itself), with the bytes of a row
-    /// where recite's walk of the dictionary found them.
-    Plain(io::BufReader<File>, Option<u64>),
+    /// Uncompressed and `.zsav` files (ambers streams both itself), with where recite's walk
+    /// of the dictionary found the data (none for a file that is not a `.sav`, which ambers
+    /// refuses).
+    Plain(io::BufReader<File>, Option<Layout>),
     /// A bytecode-compressed file, decompressed as it is read.
     Bytecode(Box<Decompressed>),
 }
 
 impl SavSource {
-    /// Opens `path` for ambers; checks an uncompressed file's size against its header.
+    /// Opens `path` for ambers: walks the dictionary (every declared size checked against the
+    /// file), checks an uncompressed file's size against its header and a `.zsav`'s trailer.
     pub fn open(mut file: File) -> Result<SavSource, String> {
         let file_len = file.metadata().map_err(|e| format!("cannot be read: {e}"))?.len();
         let mut r = io::BufReader::new(&mut file);
         let layout = match Layout::header(&mut r, file_len)? {
-            // The rows of a bytecode file are found by recite's walk of the dictionary.
-            Some(h) if h.compression == 1 => {
-                Some(h.dictionary(&mut r).map_err(|e| format!("is not a readable SPSS file: {e}"))?)
-            }
-            // Those of other files by ambers'; a file recite's walk cannot follow is left to
-            // ambers to read or refuse.
-            Some(h) => h.dictionary(&mut r).ok(),
+            // ambers would trust what a dictionary we cannot walk declares: refused here.
+            Some(h) => Some(h.dictionary(&mut r).map_err(|e| format!("is not a readable SPSS file: {e}"))?),
             None => None,
         };
         drop(r);
+        if let Some(l) = layout.as_ref().filter(|l| l.compression == 2) {
+            l.check_zsav(&mut file).map_err(|e| format!("is not a readable SPSS file: {e}"))?;
+        }
         file.seek(SeekFrom::Start(0)).map_err(|e| format!("cannot be read: {e}"))?;
         match layout {
             Some(l) if l.compression == 1 => Ok(SavSource::Bytecode(Box::new(Decompressed::new(file, l)))),
@@ -235,8 +321,7 @@ impl SavSource {
                 if let Some(l) = l.as_ref().filter(|l| l.compression == 0) {
                     l.check_uncompressed()?;
                 }
-                let row = l.map(|l| l.row_bytes());
-                Ok(SavSource::Plain(io::BufReader::with_capacity(WINDOW, file), row))
+                Ok(SavSource::Plain(io::BufReader::with_capacity(WINDOW, file), l))
             }
         }
     }
@@ -244,7 +329,7 @@ impl SavSource {
     /// Bytes of one uncompressed row, where recite's walk of the dictionary found them.
     pub fn row_bytes(&self) -> Option<u64> {
         match self {
-            SavSource::Plain(_, row) => *row,
+            SavSource::Plain(_, layout) => layout.as_ref().map(Layout::row_bytes),
             SavSource::Bytecode(d) => Some(d.layout.row_bytes()),
         }
     }
@@ -262,7 +347,21 @@ impl Read for SavSource {
 impl Seek for SavSource {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         match self {
-            SavSource::Plain(r, _) => r.seek(to),
+            SavSource::Plain(r, layout) => {
+                let at = r.seek(to)?;
+                // ambers asks where its dictionary ended: the checks above hold only if it is
+                // where ours did.
+                if let (SeekFrom::Current(0), Some(l)) = (to, layout.as_ref())
+                    && at > HEADER_LEN
+                    && at != l.data_start
+                {
+                    return Err(damaged(format!(
+                        "its dictionary ends at byte {at} by ambers' reading and {} by recite's",
+                        l.data_start
+                    )));
+                }
+                Ok(at)
+            }
             SavSource::Bytecode(d) => d.seek(to),
         }
     }

@@ -137,7 +137,7 @@ pub(crate) fn engine_reason(e: &EngineError, r: &Resolved) -> String {
             format!("study {:?}, table {:?}: {e}", r.study, r.rows.table)
         }
         EngineError::Table { .. } => format!("table {:?}: {e}", r.rows.table),
-        EngineError::Internal(_) => e.to_string(),
+        EngineError::Internal(_) | EngineError::Cluster(_) => e.to_string(),
     }
 }
 

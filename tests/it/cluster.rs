@@ -223,3 +223,108 @@ fn an_engine_nothing_answers_on_is_a_clear_error() {
     let err = stderr(&out);
     assert!(err.contains(&format!("engine {url}: the Ballista scheduler cannot be reached")), "{err}");
 }
+
+/// Runs `recite ARGS` and waits for it, failing the test (rather than hanging it) when it is
+/// still running after `limit`.
+fn recite_within(args: &[&str], limit: Duration) -> std::process::Output {
+    let mut c = command(args);
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("run recite");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            b
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for recite") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+            panic!("recite {args:?} still waiting after {limit:?}: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+}
+
+#[test]
+fn a_scheduler_that_accepts_and_never_answers_is_a_clear_error() {
+    // In this process: accepts every connection and holds it, never reading or answering.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let url = format!("ballista://{addr}");
+    let out = recite_within(&["check", "examples/transcripts/", "--engine", &url], Duration::from_secs(120));
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains(&format!("engine {url}: the Ballista scheduler cannot be reached")), "{err}");
+    assert!(err.contains("accepted no gRPC call in 10 s"), "{err}");
+}
+
+#[test]
+fn a_scheduler_with_no_executor_makes_claims_unverifiable_naming_it() {
+    let cluster = Cluster::start(0, 1);
+    let out = recite_within(
+        &[
+            "check",
+            "examples/citations/versant-w6-considered.json",
+            "--format",
+            "json",
+            "--engine",
+            &cluster.url(),
+            "--engine-timeout",
+            "5",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let r = report(&out);
+    let claims: Vec<&serde_json::Value> =
+        r["inputs"].as_array().unwrap().iter().flat_map(|i| i["claims"].as_array().unwrap()).collect();
+    assert!(!claims.is_empty());
+    let said = format!(
+        "the Ballista scheduler {} did not finish the scan within 5 s (--engine-timeout)",
+        cluster.url()
+    );
+    for c in claims {
+        assert_eq!(c["verdict"], "UNVERIFIABLE", "{c:#}");
+        let reasons = c["reasons"].to_string();
+        assert!(reasons.contains(&said), "{c:#}");
+        assert!(
+            !reasons.contains("table \\\"versant_flat\\\""),
+            "the cluster's fault, not the table's: {c:#}"
+        );
+    }
+    // RECITE_ENGINE_TIMEOUT says the same.
+    let mut c =
+        command(&["check", "examples/citations/versant-w6-considered.json", "--engine", &cluster.url()]);
+    c.env("RECITE_ENGINE_TIMEOUT", "3");
+    let from_env = super::support::run(c, None);
+    assert!(stderr(&from_env).contains("within 3 s") || stdout(&from_env).contains("within 3 s"));
+}
+
+#[test]
+fn a_cluster_bind_beyond_loopback_needs_allow_remote() {
+    let scheduler = ["cluster", "scheduler", "--bind", "0.0.0.0", "--port", "0"];
+    let executor = ["cluster", "executor", "--bind", "10.0.0.5", "--port", "0", "--grpc-port", "0"];
+    for args in [&scheduler[..], &executor[..]] {
+        let out = recite_within(args, Duration::from_secs(60));
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{args:?}: {err}");
+        assert!(err.contains("refusing to listen on") && err.contains("--allow-remote"), "{err}");
+        assert!(err.contains("no authentication"), "{err}");
+    }
+}

@@ -386,6 +386,73 @@ fn damaged_bytecode_sav_is_unverifiable_naming_the_byte() {
     }
 }
 
+/// `labelled.zsav` with its first block declaring -5 bytes uncompressed (ambers: a
+/// capacity-overflow panic), and the byte of that block's trailer entry.
+fn negative_zsav_block() -> (Vec<u8>, usize) {
+    let mut b = std::fs::read(sav_dir().join("labelled.zsav")).unwrap();
+    // The zlib header opens with its own offset; its second field is the trailer's.
+    let zh = (176..b.len() - 8)
+        .find(|&i| i64::from_le_bytes(b[i..i + 8].try_into().unwrap()) == i as i64)
+        .unwrap();
+    let entry = i64::from_le_bytes(b[zh + 8..zh + 16].try_into().unwrap()) as usize + 24;
+    b[entry + 16..entry + 20].copy_from_slice(&(-5i32).to_le_bytes());
+    (b, entry)
+}
+
+#[test]
+fn hostile_spss_container_fails_only_its_own_claims_naming_the_byte() {
+    let (lines, _) = mean_citations();
+    let (bad, entry) = negative_zsav_block();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.zsav");
+    std::fs::write(&path, bad).unwrap();
+    layer(dir.path(), &path, "");
+    // A second, sound table in the same study: its claims settle in the same batch.
+    let mut toml = std::fs::read_to_string(dir.path().join("study.toml")).unwrap();
+    let sound = sav_dir().join("labelled.sav").display().to_string();
+    toml.push_str(&format!("\n[[tables]]\nname = \"good\"\npath = {sound:?}\nweights = [\"wt\"]\n"));
+    std::fs::write(dir.path().join("study.toml"), toml).unwrap();
+    let good_lines = lines.replace("\"table\":\"survey\"", "\"table\":\"good\"");
+    assert_ne!(good_lines, lines);
+    let input = dir.path().join("claims.jsonl");
+    std::fs::write(&input, format!("{lines}{good_lines}")).unwrap();
+    let data = dir.path().display().to_string();
+    let out = recite(&["check", input.to_str().unwrap(), "--format", "json", "--data", &data]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let claims =
+        claims(&serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {err}")));
+    let n = lines.lines().count();
+    assert_eq!(claims.len(), 2 * n);
+    for c in &claims[..n] {
+        assert_eq!(c["verdict"], "UNVERIFIABLE", "{c:#}");
+        let reasons = c["reasons"].to_string();
+        assert!(
+            reasons.contains("hostile.zsav") && reasons.contains("declares -5 bytes uncompressed"),
+            "{c:#}"
+        );
+        assert!(reasons.contains(&format!("byte {entry}")), "{c:#}");
+    }
+    for c in &claims[n..] {
+        assert_eq!(c["verdict"], "REPRODUCED", "{c:#}");
+    }
+    // catalog init refuses it as bad input (exit 2), naming the byte, instead of a panic (101).
+    let init = recite(&[
+        "catalog",
+        "init",
+        path.to_str().unwrap(),
+        "--out",
+        dir.path().join("init").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&init.stderr);
+    assert_eq!(init.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("declares -5 bytes uncompressed") && err.contains(&format!("byte {entry}")),
+        "{err}"
+    );
+    assert!(!dir.path().join("init/study.toml").exists());
+}
+
 #[test]
 fn missing_ranges_apply_in_the_grouped_plan_as_codes_do() {
     // Versant's Parquet holds integer codes, so its claims take the grouped plan.
@@ -618,4 +685,75 @@ fn period_filter_on_partition_column_prunes_folders() {
             settled[0]
         );
     }
+}
+
+/// `catalog init` over `file`: the study.toml it wrote, which must hold every one of `columns`.
+fn init_wide(file: &Path, columns: usize) {
+    let out = file.with_extension("out");
+    let started = std::time::Instant::now();
+    let made = recite(&["catalog", "init", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+    assert_eq!(text.matches("\n[tables.columns.").count(), columns, "every column written");
+    assert!(text.contains(&format!("[tables.columns.c{}]", columns - 1)));
+    eprintln!("catalog init of {columns} columns ({}): {:?}", file.display(), started.elapsed());
+}
+
+#[test]
+fn catalog_init_of_wide_files_is_linear_in_their_columns() {
+    // Once, five aggregates a column were planned at once, each column looked up by name
+    // among all: a 20,000-column CSV (0.5 MB) took 158 s and aborted at 2.6 GB; a
+    // 50,000-variable .sav took over 3 minutes.
+    let dir = tempfile::tempdir().unwrap();
+    let n = 20_000;
+    let mut csv = (0..n).map(|i| format!("c{i}")).collect::<Vec<_>>().join(",");
+    csv.push('\n');
+    for r in 0..3 {
+        csv.push_str(&(0..n).map(|i| ((i + r) % 5).to_string()).collect::<Vec<_>>().join(","));
+        csv.push('\n');
+    }
+    let file = dir.path().join("wide.csv");
+    std::fs::write(&file, csv).unwrap();
+    init_wide(&file, n);
+
+    use arrow_57::array::{ArrayRef, Float64Array};
+    use arrow_57::datatypes::{DataType, Field, Schema};
+    let n = 50_000;
+    let schema = std::sync::Arc::new(Schema::new(
+        (0..n).map(|i| Field::new(format!("c{i}"), DataType::Float64, true)).collect::<Vec<_>>(),
+    ));
+    let columns: Vec<ArrayRef> = (0..n)
+        // Not whole numbers: no codes listed, so the starter stays small (a few MB).
+        .map(|i| std::sync::Arc::new(Float64Array::from(vec![(i % 5) as f64 + 0.5, 1.5, 2.5])) as ArrayRef)
+        .collect();
+    let batch = arrow_57::record_batch::RecordBatch::try_new(schema.clone(), columns).unwrap();
+    let meta = ambers::SpssMetadata::from_arrow_schema(&schema);
+    let file = dir.path().join("wide.sav");
+    let sink = std::fs::File::create(&file).unwrap();
+    ambers::write_sav_to_writer(sink, &batch, &meta, ambers::Compression::Bytecode, None).unwrap();
+    init_wide(&file, n);
+}
+
+#[test]
+fn catalog_init_of_a_column_name_with_a_newline_writes_toml_that_parses() {
+    // Once written as a multi-line TOML key: init exited 0 and catalog check refused the file.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("names.csv");
+    std::fs::write(&csv, "\"a\nb\",\"q\"\"uote\",\"back\\slash\",c\n1,2,3,4\n3,4,5,6\n").unwrap();
+    let out = dir.path().join("out");
+    let made = recite(&["catalog", "init", csv.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+    let parsed: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let columns = parsed["tables"][0]["columns"].as_table().unwrap();
+    for name in ["a\nb", "q\"uote", "back\\slash", "c"] {
+        assert!(columns.contains_key(name), "{name:?}: {text}");
+    }
+    let check = recite(&["catalog", "check", "--data", out.to_str().unwrap()]);
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
 }

@@ -313,12 +313,11 @@ impl Engine {
                 weights: &weights,
                 design,
             };
-            self.rt
-                .block_on(async {
-                    let batches = plan::plan(&reg.ctx, &reg.name, keep, &shape).await?.collect().await?;
-                    plan::gather(&batches, &shape)
-                })
-                .map_err(|e| scan_error(&e))?
+            self.run_on(&reg.ctx, async {
+                let batches = plan::plan(&reg.ctx, &reg.name, keep, &shape).await?.collect().await?;
+                plan::gather(&batches, &shape)
+            })
+            .map_err(|e| scan_error(&e))?
         } else {
             self.reduce_in_process(&reg.ctx, &reg.name, keep, select, &layout, &grams)?
         };
