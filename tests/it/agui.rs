@@ -1077,3 +1077,23 @@ fn state_deltas_patch_the_runs_input_state_or_an_empty_one() {
     assert_eq!(considered(&doc), ["44%"]);
     assert_eq!(doc.items[0].locator.pointer, "state:/results/0/citation");
 }
+
+#[test]
+fn a_snapshot_copy_with_its_keys_reordered_is_still_the_same_tool_result() {
+    // Python and JavaScript serialisers do not agree on key order; a repeat is the same value.
+    let streamed = json!({"Considered": "44%", "citation": citation()}).to_string();
+    let mut reordered = serde_json::Map::new();
+    reordered.insert("citation".into(), citation());
+    reordered.insert("Considered".into(), json!("44%"));
+    let text = log(&[
+        run_started(),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "r1", "toolCallId": "c1", "content": streamed}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "s1", "role": "tool", "toolCallId": "c1", "content": Value::Object(reordered).to_string()}
+        ]}),
+        run_finished(),
+    ]);
+    let doc = agui::read("reordered.jsonl", &text);
+    assert_eq!(considered(&doc), ["44%"], "{:#?}", doc.items);
+    assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
+}
