@@ -182,7 +182,8 @@ fn unread_records(doc: &mut Document, starts: &[usize], cited: &[usize]) {
         .collect();
     said.sort_unstable();
     for &line in cited {
-        let end = starts.iter().copied().find(|&s| s > line).unwrap_or(usize::MAX);
+        // Records come in document order, so `starts` is sorted.
+        let end = starts.get(starts.partition_point(|&s| s <= line)).copied().unwrap_or(usize::MAX);
         let at = said.partition_point(|&l| l < line);
         if said.get(at).is_some_and(|&l| l < end) {
             continue;
