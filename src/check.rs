@@ -573,8 +573,11 @@ impl Ctx<'_> {
             .chunks(self.opts.chunk.max(1))
             .flat_map(|items| self.settle_chunk(items, sums, tried))
             .collect();
-        let answers = audit_answers(&d, &claims, moca.as_ref());
+        let audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
+        let answers = audit.answers;
         let mut findings = d.findings;
+        // Numbers past the per-answer cap are never dropped quietly.
+        findings.extend(audit.not_audited.iter().map(|n| n.finding(&d.file)));
         let mut events = Vec::new();
         if let Some(m) = moca {
             findings.extend(m.findings);
@@ -666,9 +669,10 @@ fn audit_answers(
     d: &Document,
     claims: &[ClaimReport],
     moca: Option<&crate::moca::MocaReport>,
-) -> Vec<answers::Answer> {
+    catalog: &Catalog,
+) -> answers::Audit {
     if d.turns.is_empty() {
-        return Vec::new();
+        return answers::Audit::default();
     }
     let sources: Vec<Vec<answers::Source>> = d
         .items
@@ -683,7 +687,9 @@ fn audit_answers(
                 .and_then(|c| c.pointer("/base/n"))
                 // An INVALID citation may state n as a string: the answer may still repeat it.
                 .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(claim::exact_count)));
-            answers::sources(i, &c.settlement, &leaves, n)
+            // What the citation covers, for the sentence's period, population and brand.
+            let covers = item.citation.as_ref().and_then(|cit| answers::attribution::covers(catalog, cit));
+            answers::with_covers(answers::sources(i, &c.settlement, &leaves, n), covers)
         })
         .collect();
     let mut cited: HashMap<String, Vec<answers::Source>> = HashMap::new();
