@@ -303,8 +303,7 @@ pub fn sources(claim: usize, s: &Settlement, leaves: &[Claimed], citation_n: Opt
 }
 
 /// `sources` with what their claim's citation covers, for checking attribution.
-pub fn with_covers(mut sources: Vec<Source>, covers: Option<attribution::Covers>) -> Vec<Source> {
-    let covers = covers.map(Arc::new);
+pub fn with_covers(mut sources: Vec<Source>, covers: Option<Arc<attribution::Covers>>) -> Vec<Source> {
     for s in &mut sources {
         s.covers.clone_from(&covers);
     }
@@ -592,11 +591,12 @@ impl<'a> Context<'a> {
     }
 
     /// Whether the sentence says `phrase` (lower case) of the number at `at`: nearer to it than
-    /// to any other number, or in its table headers or list lead-in.
-    fn says(&self, phrase: &str, at: usize) -> bool {
+    /// to any other number (anywhere in the sentence, with `anywhere`), or in its table headers
+    /// or list lead-in.
+    fn says(&self, phrase: &str, at: usize, anywhere: bool) -> bool {
         let Ok(i) = self.starts.binary_search(&at) else { return false };
         let found = self.phrase_mentions(phrase);
-        let (lo, hi) = self.near[i];
+        let (lo, hi) = if anywhere { (0, usize::MAX) } else { self.near[i] };
         let k = found.partition_point(|&p| p < lo);
         let in_sentence = !found.is_empty() && (!self.same_len || found.get(k).is_some_and(|&p| p <= hi));
         in_sentence
@@ -607,15 +607,18 @@ impl<'a> Context<'a> {
     }
 
     /// What the sentence says of the number at `at` that contradicts what `src`'s citation
-    /// covers: another period, population or column label of the study, with none of the cited
-    /// one's words (`in W5` beside a W6 figure). `None` when nothing contradicts it.
+    /// covers: another period, population or column label of the study, and nowhere the cited
+    /// one's words (`in W5` beside a W6 figure). `None` when nothing contradicts it. A sentence
+    /// naming the cited option anywhere contradicts nothing: which of its numbers goes with
+    /// which name is not read beyond nearness (`Versant … than Corvana (44% vs 31%)`).
     fn contradiction(&self, src: &Source, at: usize) -> Option<String> {
         let covers = src.covers.as_ref()?;
         for d in &covers.dims {
-            if d.marks.iter().any(|m| self.says(m, at)) {
+            if d.marks.iter().any(|m| self.says(m, at, true)) {
                 continue;
             }
-            if let Some((name, _)) = d.others.iter().find(|(_, marks)| marks.iter().any(|m| self.says(m, at)))
+            if let Some((name, _)) =
+                d.others.iter().find(|(_, marks)| marks.iter().any(|m| self.says(m, at, false)))
             {
                 return Some(format!(
                     "the sentence says {name} ({}); the citation covers {}",
@@ -1530,5 +1533,34 @@ mod tests {
         let n = audit_text(0, &turn(text), &find(text), &scope).numbers.remove(0);
         // Before: UNCITED, though both ends are cited (only not re-run).
         assert_eq!(n.status, Status::TracedUnverified, "{n:?}");
+    }
+
+    #[test]
+    fn answers_sentence_naming_the_cited_brand_anywhere_is_not_misattributed() {
+        use crate::extractor::Unit::Proportion as P;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
+        let cite = |column: &str| {
+            serde_json::json!({
+                "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+                "base": {"name": "Adults 18-74, aware of brand", "n": 4654}, "weight": "main_weight",
+                "source": {"table": "versant_flat", "column": column, "function": "extractFunnel"}
+            })
+        };
+        let claim = |i: usize, column: &str, v: &str, rec: f64| {
+            let s = corpus::settled(Verdict::Reproduced, Some(4654), &[("Considered", P, Some(v), rec)]);
+            with_covers(sources(i, &s, &[], None), attribution::covers(&catalog, &cite(column)).map(Arc::new))
+        };
+        let scope = [claim(0, "s14r5", "0.44", 0.4421), claim(1, "s14r4", "0.31", 0.3104)].concat();
+        let statuses = |text: &str| -> Vec<Status> {
+            let turn = Turn { role: "assistant".into(), text: text.into(), ..Turn::default() };
+            audit_text(0, &turn, &find(text), &scope).numbers.into_iter().map(|n| n.status).collect()
+        };
+        // Versant stands nearest the 31%, but Corvana is named too: the order of a parenthesis
+        // is not read, so nothing is contradicted (this was a false MISATTRIBUTED).
+        let text = "Versant turns a larger share of aware adults into considerers than Corvana (44% vs 31%).";
+        assert_eq!(statuses(text), [Status::Traced, Status::Traced]);
+        // Corvana's 31% given to Versant, Corvana named nowhere.
+        assert_eq!(statuses("Versant's consideration is 31%."), [Status::Misattributed]);
     }
 }

@@ -674,6 +674,8 @@ fn audit_answers(
     if d.turns.is_empty() {
         return answers::Audit::default();
     }
+    // What each citation covers, read from the catalog once per distinct citation header.
+    let mut covered: HashMap<String, Option<Arc<answers::attribution::Covers>>> = HashMap::new();
     let sources: Vec<Vec<answers::Source>> = d
         .items
         .iter()
@@ -688,7 +690,15 @@ fn audit_answers(
                 // An INVALID citation may state n as a string: the answer may still repeat it.
                 .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(claim::exact_count)));
             // What the citation covers, for the sentence's period, population and brand.
-            let covers = item.citation.as_ref().and_then(|cit| answers::attribution::covers(catalog, cit));
+            let covers = item.citation.as_ref().and_then(|cit| {
+                let key = ["/study", "/period", "/base/name", "/source/table", "/source/column"]
+                    .map(|p| cit.pointer(p).map(ToString::to_string).unwrap_or_default())
+                    .join("\u{0}");
+                covered
+                    .entry(key)
+                    .or_insert_with(|| answers::attribution::covers(catalog, cit).map(Arc::new))
+                    .clone()
+            });
             answers::with_covers(answers::sources(i, &c.settlement, &leaves, n), covers)
         })
         .collect();

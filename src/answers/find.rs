@@ -278,7 +278,7 @@ fn in_spans(spans: &[(usize, usize)], at: usize) -> bool {
 /// The index of the span of `spans` (sorted, disjoint) holding byte `at`, if any.
 pub fn span_of(spans: &[(usize, usize)], at: usize) -> Option<usize> {
     let k = spans.partition_point(|&(a, _)| a <= at);
-    (k > 0 && at < spans[k - 1].1).then(|| k - 1)
+    k.checked_sub(1).filter(|&i| at < spans[i].1)
 }
 
 fn prev_char(text: &str, at: usize) -> Option<char> {
