@@ -1449,6 +1449,13 @@ mod tests {
             traced("Consideration fell 1.9 points since W5."),
             pairs(&[("1.9 points", Status::Misquoted)])
         );
+        // A gap between two cited results, however it is phrased: W6 Versant 44.2%, Corvana 31%.
+        for text in [
+            "Versant's consideration is 13.2 points higher than Corvana's.",
+            "Consideration shows a gap of 13.2 points between Versant and Corvana.",
+        ] {
+            assert_eq!(traced(text)[0].1, Status::Traced, "{text}");
+        }
         // A change naming no cited measure stays UNCITED.
         assert_eq!(traced("Recommendation rose 1.9 points.")[0].1, Status::Uncited);
     }
