@@ -605,8 +605,11 @@ impl Ctx<'_> {
         for items in d.items.chunks(self.opts.chunk.max(1)) {
             claims.extend(self.settle_chunk(items, sums, tried, &mut coverage));
         }
-        let answers = audit_answers(&d, &claims, moca.as_ref());
+        let audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
+        let answers = audit.answers;
         let mut findings = d.findings;
+        // Numbers past the per-answer cap are never dropped quietly.
+        findings.extend(audit.not_audited.iter().map(|n| n.finding(&d.file)));
         let mut events = Vec::new();
         if let Some(m) = moca {
             findings.extend(m.findings);
@@ -706,10 +709,13 @@ fn audit_answers(
     d: &Document,
     claims: &[ClaimReport],
     moca: Option<&crate::moca::MocaReport>,
-) -> Vec<answers::Answer> {
+    catalog: &Catalog,
+) -> answers::Audit {
     if d.turns.is_empty() {
-        return Vec::new();
+        return answers::Audit::default();
     }
+    // What each citation covers, read from the catalog once per distinct citation header.
+    let mut covered: HashMap<String, Option<Arc<answers::attribution::Covers>>> = HashMap::new();
     let sources: Vec<Vec<answers::Source>> = d
         .items
         .iter()
@@ -725,7 +731,17 @@ fn audit_answers(
                 .and_then(|v| {
                     v.as_u64().or_else(|| v.as_str().and_then(|s| claim::read_written(s).ok()?.as_count()))
                 });
-            answers::sources(i, &c.settlement, &leaves, n)
+            // What the citation covers, for the sentence's period, population and brand.
+            let covers = item.citation.as_ref().and_then(|cit| {
+                let key = ["/study", "/period", "/base/name", "/source/table", "/source/column"]
+                    .map(|p| cit.pointer(p).map(ToString::to_string).unwrap_or_default())
+                    .join("\u{0}");
+                covered
+                    .entry(key)
+                    .or_insert_with(|| answers::attribution::covers(catalog, cit).map(Arc::new))
+                    .clone()
+            });
+            answers::with_covers(answers::sources(i, &c.settlement, &leaves, n), covers)
         })
         .collect();
     let mut cited: HashMap<String, Vec<answers::Source>> = HashMap::new();

@@ -21,7 +21,11 @@ fn est(v: f64) -> Option<Estimate> {
 }
 
 /// A settled claim: measures as (name, unit, claimed text, recomputed), its verdict and base n.
-fn settled(verdict: Verdict, n: Option<u64>, rows: &[(&str, Unit, Option<&str>, f64)]) -> Settlement {
+pub(super) fn settled(
+    verdict: Verdict,
+    n: Option<u64>,
+    rows: &[(&str, Unit, Option<&str>, f64)],
+) -> Settlement {
     let mut s = Settlement::unverifiable(vec![]);
     s.verdict = verdict;
     s.base = n.map(|n| BaseRow {
@@ -48,7 +52,7 @@ fn settled(verdict: Verdict, n: Option<u64>, rows: &[(&str, Unit, Option<&str>, 
 }
 
 /// The cited results every corpus line is audited against (see make_corpus.py).
-fn corpus_sources() -> Vec<Source> {
+pub(super) fn corpus_sources() -> Vec<Source> {
     use Unit::{Proportion as P, Value as V};
     let mut out = Vec::new();
     let funnel = settled(

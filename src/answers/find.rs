@@ -119,24 +119,125 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Byte ranges not read for numbers: code spans and fences, and quoted questions.
+/// What the numbers of a line are about beyond the line's own text: for a row of a Markdown
+/// table, its table's header line (a cell's column header and the row's first cell name its
+/// subject); for a bullet, the lead-in line ending in `:` before the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineSubject {
+    /// A table row under this header line.
+    Table(usize, usize),
+    /// A bullet under this lead-in line.
+    Bullet(usize, usize),
+}
+
+/// Lines longer than this are never table rows, bullets or lead-ins: the cost of reading a
+/// cell's header stays bounded whatever the answer.
+pub const MAX_SUBJECT_LINE: usize = 4096;
+
+/// The lines of `text` whose numbers have a subject beyond the line ([`LineSubject`]), in order,
+/// each as its byte span (without the line break); one pass over the text.
+pub fn line_subjects(text: &str) -> Vec<((usize, usize), LineSubject)> {
+    let mut out = Vec::new();
+    // The table being read: its header line, and how many of its lines were seen.
+    let mut table: Option<((usize, usize), usize, bool)> = None;
+    let mut lead: Option<(usize, usize)> = None;
+    let mut at = 0;
+    for raw in text.split_inclusive('\n') {
+        let line = (at, at + raw.trim_end_matches(['\n', '\r']).len());
+        at += raw.len();
+        let body = &text[line.0..line.1];
+        let trimmed = body.trim();
+        let short = body.len() <= MAX_SUBJECT_LINE;
+        if short && trimmed.starts_with('|') {
+            table = match table {
+                None => Some((line, 1, false)),
+                Some((header, 1, _)) => {
+                    // The second line must be the delimiter row (`|---|:--:|`).
+                    let delimiter = trimmed.contains('-')
+                        && trimmed.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'));
+                    Some((header, 2, delimiter))
+                }
+                Some((header, n, true)) => {
+                    out.push((line, LineSubject::Table(header.0, header.1)));
+                    Some((header, n + 1, true))
+                }
+                Some(t) => Some(t),
+            };
+            continue;
+        }
+        table = None;
+        if trimmed.is_empty() {
+            continue;
+        }
+        let bullet = ["- ", "* ", "+ ", "• "].iter().any(|b| trimmed.starts_with(*b)) || {
+            let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && (trimmed[digits..].starts_with(". ") || trimmed[digits..].starts_with(") "))
+        };
+        match (bullet, lead) {
+            (true, Some(l)) if short => out.push((line, LineSubject::Bullet(l.0, l.1))),
+            (true, _) => {}
+            (false, _) => lead = (short && trimmed.ends_with(':')).then_some(line),
+        }
+    }
+    out
+}
+
+/// The subject text of the number at byte `at` in `text` (lower case, at most 300 bytes of
+/// each part), when its line has one in `subjects` ([`line_subjects`]): the column header of its
+/// cell and its row's first cell, or the bullets' lead-in line.
+pub fn subject_of(text: &str, subjects: &[((usize, usize), LineSubject)], at: usize) -> Option<String> {
+    let k = subjects.partition_point(|&((a, _), _)| a <= at);
+    let &((a, b), subject) = subjects.get(k.checked_sub(1)?)?;
+    if at >= b {
+        return None;
+    }
+    let clip = |s: &str| {
+        let s = s.trim();
+        let end = (0..=s.len().min(300)).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        s[..end].to_lowercase()
+    };
+    match subject {
+        LineSubject::Bullet(la, lb) => Some(clip(&text[la..lb])),
+        LineSubject::Table(ha, hb) => {
+            // The cell: how many pipes stand before the number on its row.
+            let column = text[a..at].matches('|').count();
+            let header = text[ha..hb].split('|').nth(column).map(clip).unwrap_or_default();
+            let row = if column > 1 {
+                text[a..b].split('|').nth(1).map(clip).unwrap_or_default()
+            } else {
+                String::new()
+            };
+            Some(format!("{header} | {row}"))
+        }
+    }
+}
+
+/// Byte ranges not read for numbers: code spans and fences, and quoted questions; sorted and
+/// merged, so that a position is looked up by binary search ([`in_spans`]).
 fn skipped_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
+    let mut fences = Vec::new();
     // Fenced blocks first, then inline code.
     let mut rest = 0;
     while let Some(open) = text[rest..].find("```") {
         let open = rest + open;
         let close = text[open + 3..].find("```").map(|c| open + 3 + c + 3).unwrap_or(text.len());
-        spans.push((open, close));
+        fences.push((open, close));
         rest = close;
         if rest >= text.len() {
             break;
         }
     }
+    let mut spans = fences.clone();
     let mut i = 0;
+    let mut fence = 0;
     let bytes = text.as_bytes();
     while i < bytes.len() {
-        if bytes[i] == b'`' && !spans.iter().any(|&(a, b)| i >= a && i < b) {
+        // Fences are in order and `i` only grows: skip the ones already behind.
+        while fence < fences.len() && fences[fence].1 <= i {
+            fence += 1;
+        }
+        let in_fence = fences.get(fence).is_some_and(|&(a, b)| i >= a && i < b);
+        if bytes[i] == b'`' && !in_fence {
             let close = text[i + 1..].find('`').map(|c| i + 1 + c + 1).unwrap_or(text.len());
             spans.push((i, close));
             i = close;
@@ -157,7 +258,27 @@ fn skipped_spans(text: &str) -> Vec<(usize, usize)> {
             from = b;
         }
     }
-    spans
+    spans.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (a, b) in spans {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// Whether byte `at` falls in one of `spans` (sorted, disjoint).
+fn in_spans(spans: &[(usize, usize)], at: usize) -> bool {
+    let k = spans.partition_point(|&(a, _)| a <= at);
+    k > 0 && at < spans[k - 1].1
+}
+
+/// The index of the span of `spans` (sorted, disjoint) holding byte `at`, if any.
+pub fn span_of(spans: &[(usize, usize)], at: usize) -> Option<usize> {
+    let k = spans.partition_point(|&(a, _)| a <= at);
+    k.checked_sub(1).filter(|&i| at < spans[i].1)
 }
 
 fn prev_char(text: &str, at: usize) -> Option<char> {
@@ -170,75 +291,79 @@ fn next_char(text: &str, at: usize) -> Option<char> {
 
 /// The word (letters) just before byte `at`, skipping spaces and `(`.
 fn word_before(text: &str, at: usize) -> String {
-    let head = text[..at].trim_end_matches([' ', '\u{a0}', '(', '~', '≈']);
+    let head = text[..at].trim_end_matches([' ', '\u{a0}', '\u{202f}', '\u{2009}', '(', '~', '≈']);
     let word: String = head.chars().rev().take_while(|c| c.is_alphabetic()).collect();
     word.chars().rev().collect::<String>().to_lowercase()
 }
 
 /// The word (letters) just after byte `at`, skipping spaces.
 fn word_after(text: &str, at: usize) -> String {
-    let tail = text[at..].trim_start_matches([' ', '\u{a0}']);
+    let tail = text[at..].trim_start_matches(SPACES);
     tail.chars().take_while(|c| c.is_alphabetic()).collect::<String>().to_lowercase()
 }
 
-/// Reads the digits of a number at byte `at` (a digit): integer part with thousands groups
-/// (`,`, space, no-break or narrow no-break space followed by exactly three digits), decimals.
-fn read_digits(text: &str, at: usize) -> (usize, String, i32, bool) {
+/// The group separators a number may use between groups of three digits: comma, space,
+/// no-break space (U+00A0), narrow no-break space (U+202F) and thin space (U+2009).
+const GROUP_SEPARATORS: [char; 5] = [',', ' ', '\u{a0}', '\u{202f}', '\u{2009}'];
+
+/// The spaces skipped between a number and its unit or a neighbouring word.
+const SPACES: [char; 4] = [' ', '\u{a0}', '\u{202f}', '\u{2009}'];
+
+/// Reads the digits of a number at byte `at` (a digit): integer part with thousands groups (a
+/// [`GROUP_SEPARATORS`] character followed by exactly three digits), decimals. Returns where
+/// the digits end and whether group separators were read.
+fn read_digits(text: &str, at: usize) -> (usize, bool) {
     let b = text.as_bytes();
     let mut i = at;
-    let mut digits = String::new();
     while i < b.len() && b[i].is_ascii_digit() {
-        digits.push(b[i] as char);
         i += 1;
     }
     let mut separators = false;
-    if digits.len() <= 3 {
-        loop {
-            let sep_len = match next_char(text, i) {
-                Some(',') | Some(' ') => 1,
-                Some('\u{a0}') => 2,
-                Some('\u{202f}') => 3,
-                _ => 0,
-            };
-            if sep_len == 0 {
-                break;
-            }
-            let j = i + sep_len;
+    if i - at <= 3 {
+        while let Some(sep) = next_char(text, i).filter(|c| GROUP_SEPARATORS.contains(c)) {
+            let j = i + sep.len_utf8();
             let three = j + 3 <= b.len() && b[j..j + 3].iter().all(u8::is_ascii_digit);
             let fourth = j + 3 < b.len() && b[j + 3].is_ascii_digit();
-            // `4,654` yes; `1,2` and `44, 31` no; `4 654.5` keeps going.
-            if !three || fourth || (b[i] == b' ' && separators_ambiguous(text, j + 3)) {
+            // `4,654` and `4 654` yes; `1,2`, `44, 31` and `44 2026` no; `4 654.5` keeps going.
+            if !three || fourth {
                 break;
             }
-            digits.push_str(&text[j..j + 3]);
             separators = true;
             i = j + 3;
         }
     }
-    let mut decimals = 0;
     if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
-        digits.push('.');
         i += 1;
         while i < b.len() && b[i].is_ascii_digit() {
-            digits.push(b[i] as char);
-            decimals += 1;
             i += 1;
         }
     }
-    (i, digits, decimals, separators)
+    (i, separators)
 }
 
-/// A space-grouped number (`4 654`) must not swallow a following year or unit-less number in
-/// running text: only accept it when what follows the group is not another digit group.
-fn separators_ambiguous(text: &str, after: usize) -> bool {
-    text[after..].starts_with(|c: char| c.is_ascii_digit())
+/// A found number's text (an optional sign `+`, `-` or `−`, digits with group separators, an
+/// optional decimal part; no unit) as its value and the digits shown after the decimal point.
+///
+/// The one place the answer audit turns number text into a value, through the readers' own
+/// parser ([`crate::claim::read_written`]), so the audit and the readers never disagree about
+/// the same text. `None` when the text is not a number, or is one whose value is ambiguous
+/// (`4.595`): such a number matches nothing, so it can never be TRACED.
+/// `percent` says a `%` (or "percent") follows, which the parser weighs in a dot's reading
+/// (`4.595%` is a decimal).
+pub fn number_value(text: &str, percent: bool) -> Option<(f64, i32)> {
+    let n = if percent {
+        crate::claim::read_written(&format!("{text}%")).ok()?
+    } else {
+        crate::claim::read_written(text).ok()?
+    };
+    Some((n.value, n.decimals))
 }
 
 /// Reads the unit after a number ending at `at`: `%`, `percent`, `per cent`, `pts`, `pt`, `pp`,
 /// `points`, `percentage points`. Returns the unit and where it ends.
 fn read_unit(text: &str, at: usize) -> (Option<Kind>, usize) {
     let rest = &text[at..];
-    let trimmed = rest.trim_start_matches([' ', '\u{a0}', '\u{202f}']);
+    let trimmed = rest.trim_start_matches(SPACES);
     let skipped = rest.len() - trimmed.len();
     if trimmed.starts_with('%') && skipped <= 1 {
         return (Some(Kind::Percent), at + skipped + 1);
@@ -246,7 +371,9 @@ fn read_unit(text: &str, at: usize) -> (Option<Kind>, usize) {
     if skipped == 0 && !rest.is_empty() && !rest.starts_with(|c: char| c.is_alphabetic()) {
         return (None, at);
     }
-    let lower = trimmed.to_lowercase();
+    // Only the few characters a unit can take: lower-casing the rest of the text per number
+    // made finding quadratic.
+    let lower = trimmed.chars().take(24).collect::<String>().to_lowercase();
     let word_end =
         |w: &str| lower.starts_with(w) && !lower[w.len()..].starts_with(|c: char| c.is_alphabetic());
     for (w, kind) in [
@@ -278,27 +405,18 @@ fn tokens(text: &str) -> Vec<Token> {
         }
         let mut start = i;
         let mut signed = false;
-        let mut negative = false;
         if let Some(p) = prev_char(text, i).filter(|p| matches!(p, '+' | '-' | '−')) {
             let before = prev_char(text, i - p.len_utf8());
             if before.is_none_or(|c| !c.is_alphanumeric() && c != '-') {
                 signed = true;
-                negative = p != '+';
                 start = i - p.len_utf8();
             }
         }
-        let (digits_end, digits, decimals, separators) = read_digits(text, i);
+        let (digits_end, separators) = read_digits(text, i);
         let (unit, end) = read_unit(text, digits_end);
-        let value: f64 = digits.parse().unwrap_or(f64::NAN);
-        out.push(Token {
-            start,
-            end,
-            value: if negative { -value } else { value },
-            decimals,
-            separators,
-            signed,
-            unit,
-        });
+        let (value, decimals) = number_value(&text[start..digits_end], matches!(unit, Some(Kind::Percent)))
+            .unwrap_or((f64::NAN, 0));
+        out.push(Token { start, end, value, decimals, separators, signed, unit });
         i = digits_end.max(i + 1);
     }
     out
@@ -325,8 +443,11 @@ pub fn find(text: &str) -> Vec<Stated> {
         if !joined {
             continue;
         }
+        // Only whole unsigned ends make a bare range (`18-74`, dates); `from −20.1 to −25.1`
+        // states two values.
+        let plain = |t: &Token| t.decimals == 0 && !t.signed;
         match (toks[k].unit, toks[k + 1].unit) {
-            (None, None) => {
+            (None, None) if plain(&toks[k]) && plain(&toks[k + 1]) => {
                 in_bare_range[k] = true;
                 in_bare_range[k + 1] = true;
                 continue;
@@ -348,15 +469,21 @@ pub fn find(text: &str) -> Vec<Stated> {
         range[k + 1] = range[k];
     }
     let mut out = Vec::new();
+    let (mut line_start, mut scanned) = (0, 0);
     for (k, t) in toks.iter().enumerate() {
-        if in_bare_range[k] || skipped.iter().any(|&(a, b)| t.start >= a && t.start < b) {
+        if in_bare_range[k] || in_spans(&skipped, t.start) {
             continue;
         }
-        if !keep(text, t) {
+        // Tokens come in order: the last line break before this one is found incrementally.
+        if let Some(p) = text[scanned..t.start].rfind('\n') {
+            line_start = scanned + p + 1;
+        }
+        scanned = t.start.max(scanned);
+        if !keep(text, t, line_start) {
             continue;
         }
         let count_before = {
-            let head = text[..t.start].trim_end_matches([' ', '\u{a0}']);
+            let head = text[..t.start].trim_end_matches(SPACES);
             let head = head.strip_suffix(['=', ':']).unwrap_or(head).trim_end();
             let w = word_before(head, head.len());
             (w == "n" || w == "base") && t.unit.is_none() && t.decimals == 0
@@ -374,7 +501,7 @@ pub fn find(text: &str) -> Vec<Stated> {
         if kind == Kind::Number && t.decimals == 0 && !t.separators && !t.signed && t.value.abs() < 10.0 {
             continue;
         }
-        let sentence = sentences.iter().position(|&(a, b)| t.start >= a && t.start < b).unwrap_or(0);
+        let sentence = span_of(&sentences, t.start).unwrap_or(0);
         out.push(Stated {
             text: text[t.start..t.end].to_string(),
             start: t.start,
@@ -390,7 +517,7 @@ pub fn find(text: &str) -> Vec<Stated> {
 }
 
 /// Whether a token is kept as a stated number (the exclusion rules of docs/answers.md).
-fn keep(text: &str, t: &Token) -> bool {
+fn keep(text: &str, t: &Token, line_start: usize) -> bool {
     if !t.value.is_finite() {
         return false;
     }
@@ -435,7 +562,6 @@ fn keep(text: &str, t: &Token) -> bool {
         return false;
     }
     // List numbers: `1.` or `2)` opening a line.
-    let line_start = text[..t.start].rfind('\n').map_or(0, |p| p + 1);
     let opens_line = text[line_start..t.start].trim_start_matches(['-', '*', ' ', '\t', '>']).is_empty();
     if opens_line && plain_whole && text[t.end..].starts_with(['.', ')']) {
         return false;

@@ -30,10 +30,18 @@ fn line(n: &StatedNumber) -> String {
     if !detail.is_empty() {
         let _ = write!(s, " ({})", detail.join(", "));
     }
+    if let Some(a) = &n.attribution {
+        let _ = write!(s, " MISATTRIBUTED: {a}");
+    }
     if n.ambiguous {
         let _ = write!(s, " AMBIGUOUS: {}", n.candidates.join("; "));
     }
     s
+}
+
+/// Whether a number's status fails JUnit: UNCITED, MISQUOTED, MISATTRIBUTED.
+fn fails(s: Status) -> bool {
+    matches!(s, Status::Misquoted | Status::Uncited | Status::Misattributed)
 }
 
 /// Where an answer is, in words.
@@ -48,6 +56,13 @@ fn heading(a: &Answer) -> String {
 pub fn text(o: &mut String, answers: &[Answer]) {
     for a in answers {
         let _ = writeln!(o, "  answer, {}: {}", for_terminal(&heading(a)), summary(&a.counts));
+        // Each sentence's numbers, gathered once (not one pass over every number per sentence).
+        let mut by_sentence: Vec<Vec<&StatedNumber>> = vec![Vec::new(); a.sentences.len()];
+        for n in &a.numbers {
+            if let Some(v) = by_sentence.get_mut(n.sentence) {
+                v.push(n);
+            }
+        }
         for (si, s) in a.sentences.iter().enumerate() {
             let sentence = a.text.get(s.start..s.end).unwrap_or("").trim();
             let _ = writeln!(
@@ -57,7 +72,7 @@ pub fn text(o: &mut String, answers: &[Answer]) {
                 summary(&s.counts),
                 for_terminal(&clip(sentence, 90))
             );
-            for n in a.numbers.iter().filter(|n| n.sentence == si) {
+            for n in &by_sentence[si] {
                 let _ = writeln!(o, "      {}", for_terminal(&line(n)));
             }
         }
@@ -96,7 +111,7 @@ pub fn markdown(o: &mut String, answers: &[Answer]) {
             "| sentence | number | status | traced to | claimed | recomputed |\n|---:|---:|---|---|---:|---:|"
         );
         for n in &a.numbers {
-            let to = match (n.claim, &n.measure) {
+            let mut to = match (n.claim, &n.measure) {
                 (Some(c), Some(m)) if n.ambiguous => {
                     format!("claim #{} {m} (ambiguous: {})", c + 1, n.candidates.join("; "))
                 }
@@ -107,6 +122,9 @@ pub fn markdown(o: &mut String, answers: &[Answer]) {
                     None => String::new(),
                 },
             };
+            if let Some(a) = &n.attribution {
+                let _ = write!(to, " ({a})");
+            }
             let _ = writeln!(
                 o,
                 "| {} | {} | **{}** | {} | {} | {} |",
@@ -133,7 +151,8 @@ margin-top:4px;background:#1d2330;color:#fff;font-size:12px;font-weight:400;padd
 width:max-content;max-width:36em;white-space:normal;pointer-events:none}\
 .ans.TRACED{background:#e6f4ea;border-color:#1f8a4c}.ans.RECOMPUTED_ONLY{background:#eef3ff;border-color:#3b5bdb}\
 .ans.TRACED_UNVERIFIED{background:#f3e8fa;border-color:#7b3fa0}.ans.TRACED_TO_DISCREPANT{background:#fde8e8;border-color:#c62828}\
-.ans.MISQUOTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:double}.ans.UNCITED{background:#fff3e0;border-color:#c77700;border-bottom-style:dashed}\
+.ans.MISQUOTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:double}\
+.ans.MISATTRIBUTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:dotted}.ans.UNCITED{background:#fff3e0;border-color:#c77700;border-bottom-style:dashed}\
 .ans-summary{font-size:13px;margin:4px 0}";
 
 /// The answer text with every stated number highlighted in place by status; the status,
@@ -188,14 +207,14 @@ pub fn html_summary(a: &Answer) -> String {
     o
 }
 
-/// JUnit test cases: one per stated number; UNCITED and MISQUOTED fail.
+/// JUnit test cases: one per stated number; UNCITED, MISQUOTED and MISATTRIBUTED fail.
 pub fn junit(o: &mut String, file: &str, answers: &[Answer]) {
     use crate::report::junit::xml;
     for a in answers {
         for n in &a.numbers {
             let name = format!("answer {} · {} {}", heading(a), n.text, n.status.as_str());
             let _ = write!(o, "    <testcase classname=\"{}\" name=\"{}\"", xml(file), xml(&name));
-            if matches!(n.status, Status::Misquoted | Status::Uncited) {
+            if fails(n.status) {
                 let _ = writeln!(
                     o,
                     ">\n      <failure type=\"{}\" message=\"{}\"/>\n    </testcase>",
@@ -209,13 +228,9 @@ pub fn junit(o: &mut String, file: &str, answers: &[Answer]) {
     }
 }
 
-/// Stated numbers of `answers` that fail JUnit (UNCITED, MISQUOTED).
+/// Stated numbers of `answers` that fail JUnit (UNCITED, MISQUOTED, MISATTRIBUTED).
 pub fn junit_failures(answers: &[Answer]) -> usize {
-    answers
-        .iter()
-        .flat_map(|a| &a.numbers)
-        .filter(|n| matches!(n.status, Status::Misquoted | Status::Uncited))
-        .count()
+    answers.iter().flat_map(|a| &a.numbers).filter(|n| fails(n.status)).count()
 }
 
 #[cfg(test)]

@@ -35,6 +35,9 @@ pub enum FailOn {
     Uncited,
     /// An answer number about a cited measure that is neither its claimed nor recomputed value.
     Misquoted,
+    /// An answer number repeating a cited number, given another period, population or brand
+    /// than its citation covers.
+    Misattributed,
     /// An answer number repeating a cited number the data does not support.
     TracedToDiscrepant,
     /// An answer number repeating a cited number whose citation could not be re-run.
@@ -66,6 +69,7 @@ impl FailOn {
             Note => Target::Level(Level::Note),
             Uncited => Target::Answer(Status::Uncited),
             Misquoted => Target::Answer(Status::Misquoted),
+            Misattributed => Target::Answer(Status::Misattributed),
             TracedToDiscrepant => Target::Answer(Status::TracedToDiscrepant),
             TracedUnverified => Target::Answer(Status::TracedUnverified),
             RecomputedOnly => Target::Answer(Status::RecomputedOnly),

@@ -1535,6 +1535,44 @@ fn answers_say_47_for_a_cited_44_is_misquoted_and_fails_fail_on_misquoted() {
 }
 
 #[test]
+fn answers_true_number_given_another_population_period_or_brand_is_misattributed() {
+    let file = "tests/fixtures/answers/misattributed.json";
+    let (_, report) = check_json(&[file]);
+    let numbers = answer_numbers(&report, "misattributed.json");
+    let want: Vec<(String, String)> = [
+        ("44%", "MISATTRIBUTED"),
+        ("4,654", "TRACED"),
+        ("44%", "MISATTRIBUTED"),
+        ("44%", "MISATTRIBUTED"),
+        ("44%", "TRACED"),
+    ]
+    .iter()
+    .map(|(t, s)| (t.to_string(), s.to_string()))
+    .collect();
+    assert_eq!(numbers, want);
+    let n = &report["inputs"][0]["answers"][0]["numbers"];
+    for (i, said) in [(0, "Women 18-74"), (2, "W5 (March 2026)"), (3, "Brand funnel: Northwind")] {
+        let a = n[i]["attribution"].as_str().unwrap_or_default();
+        assert!(a.contains(said), "number {i}: {a:?} should name {said}");
+    }
+    assert!(n[0]["attribution"].as_str().unwrap().contains("Adults 18-74, aware of brand"), "{n}");
+    assert_eq!(report["summary"]["answer_numbers"]["MISATTRIBUTED"], 3);
+    assert_eq!(check_code(&[file, "--fail-on", "misattributed"]), 1);
+    assert_eq!(check_code(&[file, "--fail-on", "misquoted,uncited"]), 0);
+    for (format, shown) in [
+        ("text", "MISATTRIBUTED"),
+        ("markdown", "**MISATTRIBUTED**"),
+        ("html", "<mark class=\"ans MISATTRIBUTED\""),
+        ("junit", "type=\"MISATTRIBUTED\""),
+        ("jsonl", "\"MISATTRIBUTED\""),
+    ] {
+        let out = stdout(&recite(&["check", file, "--format", format]));
+        assert!(out.contains(shown), "{format}: no {shown}\n{out}");
+        assert!(out.contains("Women 18"), "{format}: does not say what the sentence attributed");
+    }
+}
+
+#[test]
 fn answers_a_number_no_tool_returned_is_uncited() {
     let (_, report) = check_json(&["tests/fixtures/answers/uncited.json"]);
     let numbers = answer_numbers(&report, "uncited.json");

@@ -1,0 +1,194 @@
+//! Attribution: what a cited claim covers — its period, its population and its column label
+//! (the brand, for a brand tracker) — in the catalog's own words, so that the audit can tell a
+//! true number attributed to the wrong wave, people or brand (docs/answers.md, "Attribution").
+//! No model and no network: only the names, aliases, labels and breakdown cells the study
+//! declares.
+
+use crate::catalog::{BaseDef, Catalog, Table};
+
+/// One dimension a citation is specific in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dim {
+    /// `period`, `population` or `column label`.
+    pub what: &'static str,
+    /// How the catalog names what the citation covers (`W6 (April 2026)`).
+    pub cited: String,
+    /// Lower-case phrases that name the cited option (`w6`, `april 2026`).
+    pub marks: Vec<String>,
+    /// The study's other options: how each is named, and the lower-case phrases naming it.
+    pub others: Vec<(String, Vec<String>)>,
+}
+
+/// What a cited claim covers, dimension by dimension.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Covers {
+    /// The dimensions the catalog lets recite read.
+    pub dims: Vec<Dim>,
+}
+
+/// Words that never tell two populations apart.
+const STOPWORDS: &[&str] = &[
+    "with", "from", "that", "this", "than", "into", "over", "under", "among", "about", "have", "were",
+    "been", "their", "them", "they", "only", "each",
+];
+
+/// The lower-case words of `s` of at least `min` letters.
+fn words(s: &str, min: usize) -> Vec<String> {
+    s.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= min)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The words of each option that no other option has: what tells it apart.
+fn distinct(options: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
+    options
+        .iter()
+        .enumerate()
+        .map(|(i, (_, ws))| {
+            let mut own: Vec<String> = ws
+                .iter()
+                .filter(|w| options.iter().enumerate().all(|(j, (_, o))| j == i || !o.contains(w)))
+                .cloned()
+                .collect();
+            own.sort();
+            own.dedup();
+            own
+        })
+        .collect()
+}
+
+/// What the citation covers, when the catalog knows its study: the period (its name and
+/// aliases against the study's other periods), the population (the words that tell its base
+/// apart from the study's other bases and breakdown cells, measure words left out) and the
+/// column label (the words that tell the cited column apart from the other columns of its
+/// question: `Versant` of `Brand funnel: Versant`).
+pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers> {
+    let text = |p: &str| citation.pointer(p).and_then(serde_json::Value::as_str);
+    let study = catalog.study(text("/study")?).ok()?;
+    let mut dims = Vec::new();
+    let names = |name: &String, aliases: &[String]| -> Vec<String> {
+        std::iter::once(name)
+            .chain(aliases)
+            .map(|n| n.trim().to_lowercase())
+            .filter(|n| !n.is_empty())
+            .collect()
+    };
+    if let Some(p) = text("/period").and_then(|p| study.period(p).ok()) {
+        dims.push(Dim {
+            what: "period",
+            cited: p.name.clone(),
+            marks: names(&p.name, &p.aliases),
+            others: study
+                .periods
+                .iter()
+                .filter(|o| o.name != p.name)
+                .map(|o| (o.name.clone(), names(&o.name, &o.aliases)))
+                .collect(),
+        });
+    }
+    let table: Option<&Table> = text("/source/table").and_then(|t| study.table(t).ok());
+    let column = text("/source/column");
+    // Measure words (the cited column's value labels, by their six-letter stem) never name a
+    // population: `familiar` is a funnel stage before it is `familiar with brand`.
+    let measures: Vec<String> = match (table, column) {
+        (Some(t), Some(c)) => t.column_meta(c).values.values().map(|v| super::stem(v.as_str())).collect(),
+        _ => Vec::new(),
+    };
+    if let Some(b) = text("/base/name").and_then(|b| study.base(b).ok()) {
+        let content = |s: &str| -> Vec<String> {
+            words(s, 4)
+                .into_iter()
+                .filter(|w| !STOPWORDS.contains(&w.as_str()))
+                .filter(|w| !measures.iter().any(|m| m.len() >= 4 && w.starts_with(m.as_str())))
+                .collect()
+        };
+        let of_base = |d: &BaseDef| -> Vec<String> {
+            std::iter::once(&d.name).chain(&d.aliases).flat_map(|n| content(n.as_str())).collect()
+        };
+        let mut options: Vec<(String, Vec<String>)> =
+            study.bases.iter().map(|d| (d.name.clone(), of_base(d))).collect();
+        // Breakdown cells are populations a sentence may name (`Female`); a citation never
+        // covers one.
+        options.extend(
+            study.breakdowns.iter().flat_map(|br| &br.cells).map(|c| (c.name.clone(), content(&c.name))),
+        );
+        let own = distinct(&options);
+        if let Some(ci) = study.bases.iter().position(|d| d.name == b.name) {
+            let others: Vec<(String, Vec<String>)> = options
+                .iter()
+                .zip(&own)
+                .enumerate()
+                .filter(|(j, (_, marks))| *j != ci && !marks.is_empty())
+                .map(|(_, ((name, _), marks))| (name.clone(), marks.clone()))
+                .collect();
+            if !others.is_empty() {
+                dims.push(Dim { what: "population", cited: b.name.clone(), marks: own[ci].clone(), others });
+            }
+        }
+    }
+    if let (Some(t), Some(c)) = (table, column) {
+        let siblings = t.siblings(c);
+        if !siblings.is_empty() {
+            let label = |name: &str| {
+                let l = t.column_meta(name).label;
+                if l.is_empty() { name.to_string() } else { l }
+            };
+            let options: Vec<(String, Vec<String>)> = std::iter::once(c)
+                .chain(siblings.iter().copied())
+                .map(|n| {
+                    let l = label(n);
+                    let ws = words(&l, 3);
+                    (l, ws)
+                })
+                .collect();
+            let own = distinct(&options);
+            let others: Vec<(String, Vec<String>)> = options
+                .iter()
+                .zip(&own)
+                .skip(1)
+                .filter(|(_, marks)| !marks.is_empty())
+                .map(|((name, _), marks)| (name.clone(), marks.clone()))
+                .collect();
+            if !own[0].is_empty() && !others.is_empty() {
+                dims.push(Dim {
+                    what: "column label",
+                    cited: options[0].0.clone(),
+                    marks: own[0].clone(),
+                    others,
+                });
+            }
+        }
+    }
+    (!dims.is_empty()).then_some(Covers { dims })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_covers_reads_period_population_and_brand_from_the_catalog() {
+        let catalog =
+            Catalog::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets")).unwrap();
+        let citation = serde_json::json!({
+            "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+            "base": {"name": "Adults 18-74, aware of brand", "n": 4654}, "weight": "main_weight",
+            "source": {"table": "versant_flat", "column": "s14r5", "function": "extractFunnel"}
+        });
+        let c = covers(&catalog, &citation).unwrap();
+        let dim = |what: &str| c.dims.iter().find(|d| d.what == what).unwrap();
+        let period = dim("period");
+        assert!(period.marks.contains(&"w6".to_string()), "{period:?}");
+        assert!(period.others.iter().any(|(n, m)| n == "W5 (March 2026)" && m.contains(&"w5".to_string())));
+        let population = dim("population");
+        assert!(population.marks.is_empty(), "aware adults has no word of its own: {population:?}");
+        let women = population.others.iter().find(|(n, _)| n == "Women 18-74").unwrap();
+        assert_eq!(women.1, ["women"]);
+        // Funnel stages are measures, not populations: `familiar` never names a base.
+        assert!(population.others.iter().all(|(_, m)| !m.iter().any(|w| w.starts_with("famili"))));
+        let brand = dim("column label");
+        assert_eq!(brand.marks, ["versant"]);
+        assert!(brand.others.iter().any(|(n, m)| n == "Brand funnel: Northwind" && m == &["northwind"]));
+    }
+}
