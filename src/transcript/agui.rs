@@ -158,9 +158,9 @@ pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
     for (index, message) in verify::verify(&expanded.events, &expanded.streams) {
         findings.push(stream_finding(file, &expanded.events[index], message));
     }
-    let built = turns::build(file, &expanded.events, &expanded.streams);
-    findings.extend(built.findings);
-    let unread = unread(file, &expanded.events, &built.read, &findings);
+    let mut built = turns::build(file, &expanded.events, &expanded.streams);
+    findings.append(&mut built.findings);
+    let unread = unread(file, &expanded, &built, &findings);
     findings.extend(unread);
     findings.sort_by_key(|f| {
         let at = |n: Option<usize>| n.unwrap_or(usize::MAX);
@@ -179,20 +179,50 @@ pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
 /// A finding for each event that holds something citation-shaped none of the readers read:
 /// not made a claim (nor repeated one), not already reported as malformed or unconforming.
 /// MOCA events are the MOCA checks' ([`crate::moca`]).
+///
+/// What a framework relays of its own events (a `RAW` event, the `rawEvent` field of any
+/// event: ag-ui-langgraph relays every LangChain callback) is not read for claims: it repeats
+/// what the AG-UI events carry, in the framework's own shapes. A citation in it that a claim of
+/// the same stream makes (compared as canonical JSON, after the same decoding of JSON in
+/// strings) is a repeat; any other citation-shaped thing in it is unread, as elsewhere.
 fn unread(
     file: &str,
-    events: &[Event],
-    read: &std::collections::HashSet<usize>,
+    expanded: &chunks::Expanded,
+    built: &turns::Built,
     findings: &[Finding],
 ) -> Vec<Finding> {
-    let reported: std::collections::HashSet<usize> =
+    use std::collections::HashSet;
+    let (events, streams) = (&expanded.events, &expanded.streams);
+    let stream_of = |index: usize| streams.get(index).copied().unwrap_or_default();
+    let reported: HashSet<usize> =
         findings.iter().filter(|f| f.rule != "ag-ui/stream").filter_map(|f| f.locator.event_index).collect();
+    let claimed: HashSet<(usize, String)> = built
+        .items
+        .iter()
+        .filter_map(|i| Some((stream_of(i.locator.event_index?), turns::canonical(i.citation.as_ref()?))))
+        .collect();
+    let repeats = |relayed: &Value, stream: usize| {
+        relayed_citations(relayed)
+            .is_some_and(|found| found.into_iter().all(|c| claimed.contains(&(stream, c))))
+    };
+    // Some(true) when only what the event relays holds the unread citation.
+    let unread_in = |e: &Event| -> Option<bool> {
+        let mentions = crate::transcript::mentions_citation;
+        if e.kind == "RAW" {
+            return (mentions(&e.body) && !repeats(&e.body, stream_of(e.index))).then_some(true);
+        }
+        let Value::Object(body) = &e.body else { return mentions(&e.body).then_some(false) };
+        if body.iter().any(|(k, v)| k != "rawEvent" && mentions(v)) {
+            return Some(false);
+        }
+        body.get("rawEvent").filter(|r| mentions(r) && !repeats(r, stream_of(e.index))).map(|_| true)
+    };
     events
         .iter()
-        .filter(|e| !read.contains(&e.index) && !reported.contains(&e.index))
+        .filter(|e| !built.read.contains(&e.index) && !reported.contains(&e.index))
         .filter(|e| !(e.kind == "CUSTOM" && e.str_field("name").is_some_and(|n| n.starts_with("moca"))))
-        .filter(|e| crate::transcript::mentions_citation(&e.body))
-        .map(|e| Finding {
+        .filter_map(|e| unread_in(e).map(|relayed| (e, relayed)))
+        .map(|(e, relayed)| Finding {
             locator: Locator {
                 file: file.to_string(),
                 line: e.line,
@@ -207,6 +237,13 @@ fn unread(
                 "the run's input (the thread so far) holds a citation from an earlier run: it is checked where \
                  that run's log is, not here"
                     .to_string()
+            } else if relayed {
+                format!(
+                    "this {} event relays the framework's own event, which holds a citation (the citations media \
+                     type, or a `source` naming a table, column or function) that no claim of this stream makes: \
+                     recite does not read relayed payloads, so nothing in it was checked",
+                    e.kind
+                )
             } else {
                 format!(
                     "this {} event holds a citation (the citations media type, or a `source` naming a table, \
@@ -216,6 +253,53 @@ fn unread(
             },
         })
         .collect()
+}
+
+/// The citations (canonical JSON) a framework's relayed event holds, JSON in strings decoded
+/// ([`crate::transcript::embedded`]): each media-typed wrapper's data, each object whose
+/// `source` names a table, column or function. `None` when something citation-shaped in it is
+/// none of these (then it cannot be a repeat). An empty list never counts as a repeat either:
+/// the caller only asks about values that mention a citation.
+fn relayed_citations(v: &Value) -> Option<Vec<String>> {
+    use crate::json::{declared_media_type, decode_base64_json, is_citation_media_type};
+    fn walk(v: &Value, out: &mut Vec<String>) -> bool {
+        match v {
+            Value::Object(o) if declared_media_type(v).is_some_and(is_citation_media_type) => {
+                match o.get("data") {
+                    Some(Value::Array(items)) if items.iter().all(Value::is_object) => {
+                        out.extend(items.iter().map(turns::canonical));
+                        true
+                    }
+                    Some(data @ Value::Object(_)) => {
+                        out.push(turns::canonical(data));
+                        true
+                    }
+                    Some(_) => false,
+                    None => match o.get("raw").and_then(Value::as_str).map(decode_base64_json) {
+                        Some(Ok(citation)) => walk(&citation, out) && !out.is_empty(),
+                        _ => false,
+                    },
+                }
+            }
+            Value::Object(o) => {
+                let names_source = o
+                    .get("source")
+                    .and_then(Value::as_object)
+                    .is_some_and(|s| ["table", "column", "function"].iter().any(|k| s.contains_key(*k)));
+                if names_source {
+                    out.push(turns::canonical(v));
+                    return true;
+                }
+                o.values().all(|m| walk(m, out))
+            }
+            Value::Array(items) => items.iter().all(|m| walk(m, out)),
+            Value::String(_) => !crate::transcript::mentions_citation(v),
+            _ => true,
+        }
+    }
+    let (decoded, _) = crate::transcript::embedded::decode(v, "");
+    let mut out = Vec::new();
+    (walk(&decoded, &mut out) && !out.is_empty()).then_some(out)
 }
 
 /// An `input/malformed` finding.

@@ -1097,3 +1097,105 @@ fn a_snapshot_copy_with_its_keys_reordered_is_still_the_same_tool_result() {
     assert_eq!(considered(&doc), ["44%"], "{:#?}", doc.items);
     assert!(doc.findings.is_empty(), "{:#?}", doc.findings);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Framework-relayed events, LangGraph content blocks, where state claims and replays go
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn relayed_copies_of_a_claimed_citation_are_repeats_but_a_citation_only_relayed_is_unread() {
+    let mut w5 = citation();
+    w5["period"] = json!("W5 (March 2026)");
+    // LangGraph's own event relays the tool output as JSON text, its keys in another order.
+    let mut reordered = serde_json::Map::new();
+    reordered.insert("citation".into(), citation());
+    reordered.insert("Considered".into(), json!("44%"));
+    let text = log(&[
+        run_started(),
+        tool("START", "c1"),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1", "rawEvent": {"output": {"citation": citation()}}}),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1",
+               "content": json!({"Considered": "44%", "citation": citation()}).to_string()}),
+        json!({"type": "RAW", "event": {"event": "on_tool_end", "data": {"output": Value::Object(reordered).to_string()}}}),
+        json!({"type": "RAW", "event": {"event": "on_chain_stream", "data": {"chunk": {"citation": w5}}}}),
+        run_finished(),
+    ]);
+    let doc = agui::read("relayed.jsonl", &text);
+    assert_eq!(considered(&doc), ["44%"], "{:#?}", doc.items);
+    assert_eq!(findings(&doc), [("upperhand/unread", Some(5))], "{:#?}", doc.findings);
+    assert!(doc.findings[0].message.contains("relayed"), "{}", doc.findings[0].message);
+}
+
+#[test]
+fn langgraph_text_blocks_in_state_and_an_uncited_snapshot_copy_are_the_tool_results_one_claim() {
+    let result = json!({"brand": "Versant", "stages": {"Considered": 0.442}}).to_string();
+    let wrapper =
+        json!({"mediaType": "application/vnd.upperhand.citations+json", "data": citation()}).to_string();
+    let blocks = json!([{"type": "text", "text": result}, {"type": "text", "text": wrapper}]);
+    let text = log(&[
+        run_started(),
+        tool("START", "c1"),
+        tool("END", "c1"),
+        // The content blocks joined with no separator: two documents back to back.
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "c1", "toolCallId": "c1", "content": format!("{result}{wrapper}")}),
+        json!({"type": "STATE_SNAPSHOT", "snapshot": {"messages": [
+            {"type": "tool", "id": "m9", "tool_call_id": "c1", "content": blocks}
+        ]}}),
+        // ag-ui-langgraph's snapshot keeps the first block only: the result without its citation.
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "m9", "role": "tool", "toolCallId": "c1", "content": result}
+        ]}),
+        run_finished(),
+    ]);
+    let doc = agui::read("langgraph-blocks.jsonl", &text);
+    assert_eq!(doc.items.len(), 1, "{:#?}", doc.items);
+    assert_eq!(doc.items[0].result, Some(json!({"brand": "Versant", "stages": {"Considered": 0.442}})));
+    let musts: Vec<_> = doc.findings.iter().filter(|f| f.level == Level::Must).collect();
+    assert!(musts.is_empty(), "{musts:#?}");
+}
+
+#[test]
+fn a_claim_of_the_state_is_in_the_exchange_its_state_event_was_in() {
+    let text = log(&[
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r",
+               "input": {"messages": [{"id": "u1", "role": "user", "content": "W6 consideration?"}]}}),
+        tool("START", "c1"),
+        tool("END", "c1"),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "In the state (funnel)."}),
+        json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/funnel", "value": {"result": {"Considered": "44%"}, "citation": citation()}}]}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "44% considered it."}),
+        text("END", "a1"),
+        run_finished(),
+    ]);
+    let doc = agui::read("state-turn.jsonl", &text);
+    assert_eq!(considered(&doc), ["44%"]);
+    let roles: Vec<&str> = doc.turns.iter().map(|t| t.role.as_str()).collect();
+    assert_eq!(roles, ["user", "tool", "assistant"]);
+    // In the tool turn, after the question and before the answer: the answer is traced to it.
+    assert_eq!(doc.turns[1].items, [0], "{:#?}", doc.turns);
+}
+
+#[test]
+fn a_question_only_the_snapshot_replays_goes_before_the_tool_result_it_asked_for() {
+    // CrewAI: the streamed tool result, then a snapshot with the question and the answer.
+    let text = log(&[
+        run_started(),
+        tool("START", "c1"),
+        tool("END", "c1"),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1",
+               "content": json!({"result": {"Considered": "44%"}, "citation": citation()}).to_string()}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "u1", "role": "user", "content": "W6 consideration?"},
+            {"id": "a0", "role": "assistant", "toolCalls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"id": "t1", "role": "tool", "toolCallId": "c1", "content": json!({"result": {"Considered": "44%"}, "citation": citation()}).to_string()},
+            {"id": "a1", "role": "assistant", "content": "44% considered it."}
+        ]}),
+        run_finished(),
+    ]);
+    let doc = agui::read("replayed-question.jsonl", &text);
+    let roles: Vec<&str> = doc.turns.iter().map(|t| t.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{:#?}", doc.turns);
+    assert_eq!(doc.turns[2].items, [0]);
+    assert_eq!(doc.turns[3].text, "44% considered it.");
+}

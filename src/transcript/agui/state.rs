@@ -11,6 +11,8 @@
 //! state after each change is bounded too, and past either bound the state is not followed and
 //! a finding says from which event.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::upperhand::{self, Split};
@@ -190,6 +192,13 @@ fn embedded(s: &str) -> Option<Value> {
     if t.len() <= MAX_EMBEDDED && t.starts_with(['{', '[']) { serde_json::from_str(t).ok() } else { None }
 }
 
+/// The JSON a content block `{"type": "text", "text": "<json>"}` holds.
+fn text_block_json(m: &Value) -> Option<Value> {
+    (m.get("type").and_then(Value::as_str) == Some("text"))
+        .then(|| m.get("text").and_then(Value::as_str).and_then(embedded))
+        .flatten()
+}
+
 /// True when member `m` (under `key`, for an object's) is a citation of its container: a
 /// citation, or anything under a `citation`/`citations` key, or an array of citations.
 fn direct(key: Option<&str>, m: &Value) -> bool {
@@ -226,20 +235,33 @@ pub fn units(v: &Value, pointer: &str, out: &mut Vec<Split>) {
             out.push(upperhand::split(&Value::Object(unit), pointer));
         }
         Value::Array(a) => {
-            if !a.iter().any(|m| direct(None, m)) {
-                a.iter().enumerate().for_each(|(i, m)| units(m, &pointer_push(pointer, i), out));
+            // A message's content blocks (LangGraph keeps a tool's `{result}` and `{citation}`
+            // as two text blocks) are read as the JSON their texts hold, so the citation in one
+            // block pairs with the result in the other as the joined `TOOL_CALL_RESULT` does.
+            let a: Vec<(Cow<Value>, String)> = a
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let here = pointer_push(pointer, i);
+                    match text_block_json(m) {
+                        Some(parsed) => (Cow::Owned(parsed), pointer_push(&here, "text")),
+                        None => (Cow::Borrowed(m), here),
+                    }
+                })
+                .collect();
+            if !a.iter().any(|(m, _)| direct(None, m)) {
+                a.iter().for_each(|(m, here)| units(m, here, out));
                 return;
             }
             // Each element kept split at its own index, so pointers stay those of the state.
             let mut unit = Split::default();
             let mut rest = Vec::new();
-            for (i, m) in a.iter().enumerate() {
-                let here = pointer_push(pointer, i);
+            for (m, here) in &a {
                 if !direct(None, m) && contains_citation(m) {
-                    units(m, &here, out);
+                    units(m, here, out);
                     continue;
                 }
-                let piece = upperhand::split(m, &here);
+                let piece = upperhand::split(m, here);
                 unit.citations.extend(piece.citations);
                 rest.extend(piece.rest);
             }

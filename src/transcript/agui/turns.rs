@@ -58,7 +58,8 @@ pub fn build(file: &str, events: &[Event], streams: &[usize]) -> Built {
         turn_texts: HashSet::new(),
         texts_upto: 0,
         turn_streams: Vec::new(),
-        results: HashSet::new(),
+        results: HashMap::new(),
+        by_call: HashMap::new(),
         claims: HashSet::new(),
         state: State::default(),
         from_state: Vec::new(),
@@ -129,34 +130,65 @@ struct Builder<'a> {
     texts_upto: usize,
     /// The stream of each turn.
     turn_streams: Vec<usize>,
-    /// Keys of the tool results read ([`result_key`]).
-    results: HashSet<String>,
+    /// Keys of the tool results read (stream, call id, what they hold) → their turn.
+    results: HashMap<String, usize>,
+    /// (stream, call id) → what each result read for that call held: its remainder, its
+    /// citations (canonical JSON) and its turn, so a copy that dropped citations is known.
+    by_call: HashMap<(usize, String), Vec<(String, Vec<String>, usize)>>,
     /// Keys of the claims made from the events ([`claim_key`]), per stream.
     claims: HashSet<String>,
     /// The stream's shared state.
     state: State,
     /// Claims the stream's state holds, first sighting first, made at the end of the stream
-    /// unless an event made the same claim.
-    from_state: Vec<(String, Item)>,
+    /// unless an event made the same claim; each with the number of turns there were when the
+    /// state first showed it, to place it in that exchange ([`Self::state_turn`]).
+    from_state: Vec<(String, Item, usize)>,
     /// The keys in `from_state`.
     state_keys: HashSet<String>,
 }
 
 impl Builder<'_> {
     fn open_turn(&mut self, role: &str, id: Option<&str>, text: &str) -> usize {
-        self.turn_streams.push(self.stream);
-        let index = self.out.turns.len();
-        self.out.turns.push(Turn {
-            role: role.to_string(),
-            text: text.to_string(),
-            items: Vec::new(),
-            message_id: id.map(str::to_string),
-        });
+        self.insert_turn(self.out.turns.len(), role, id, text)
+    }
+
+    /// Opens a turn at `at` (before the turn now there: a snapshot replays history the stream
+    /// did not show), moving every turn index kept so far.
+    fn insert_turn(&mut self, at: usize, role: &str, id: Option<&str>, text: &str) -> usize {
+        if at < self.out.turns.len() {
+            let shift = |t: &mut usize| {
+                if *t >= at {
+                    *t += 1;
+                }
+            };
+            self.by_message.values_mut().for_each(shift);
+            self.results.values_mut().for_each(shift);
+            self.by_call.values_mut().flatten().for_each(|(_, _, t)| shift(t));
+            // A count of turns: those at `at` or later now start one further on.
+            self.from_state.iter_mut().for_each(|(_, _, n)| {
+                if *n > at {
+                    *n += 1;
+                }
+            });
+            if self.texts_upto > at {
+                self.texts_upto += 1;
+            }
+        }
+        self.turn_streams.insert(at, self.stream);
+        self.out.turns.insert(
+            at,
+            Turn {
+                role: role.to_string(),
+                text: text.to_string(),
+                items: Vec::new(),
+                message_id: id.map(str::to_string),
+            },
+        );
         if let Some(id) = id {
-            self.by_message.insert(id.to_string(), index);
+            self.by_message.insert(id.to_string(), at);
             self.seen.insert(id.to_string());
         }
-        index
+        at
     }
 
     fn locator(&self, event: &Event, message_id: Option<String>, pointer: &str) -> Locator {
@@ -190,32 +222,65 @@ impl Builder<'_> {
         let id = event.str_field("messageId");
         let call = event.str_field("toolCallId");
         let split = upperhand::split_content(&content, "/content");
-        if !self.first_result(call, &content, split.as_ref()) {
-            self.repeated(event, id, split.as_ref());
+        if let Some(original) = self.repeat_of(call, &content, split.as_ref()) {
+            self.repeated(event, id, split.as_ref(), original);
             return;
         }
         let turn = self.open_turn("tool", id, &content_text(&content));
+        self.note_result(call, &content, split.as_ref(), turn);
         let owner = call.and_then(|call| self.parents.get(call).cloned()).or_else(|| id.map(str::to_string));
         if let Some(split) = split {
             self.add_items(event, turn, owner, split, "/content");
         }
     }
 
-    /// True the first time a tool result (its `toolCallId` and what it holds) is met in the
-    /// stream; a repeat (a snapshot's copy under a new message id) is then not read again.
-    fn first_result(&mut self, call: Option<&str>, content: &Value, split: Option<&Split>) -> bool {
+    /// The key of a tool result: its stream, `toolCallId` and what it holds.
+    fn result_key(&self, call: Option<&str>, content: &Value, split: Option<&Split>) -> String {
         let held = match split {
             Some(split) => split_key(split),
             None => canonical(content),
         };
-        let key = format!("{}\u{0}{}\u{0}{held}", self.stream, call.unwrap_or_default());
-        self.results.insert(key)
+        format!("{}\u{0}{}\u{0}{held}", self.stream, call.unwrap_or_default())
     }
 
-    /// A repeated tool result: its message id is known from now on, and its citations were read.
-    fn repeated(&mut self, event: &Event, id: Option<&str>, split: Option<&Split>) {
+    /// The turn of the tool result this one repeats, if it does: the same `toolCallId` and
+    /// contents met before in the stream, or (ag-ui-langgraph's `MESSAGES_SNAPSHOT` keeps only
+    /// a tool message's first text block) the same call and remainder with some of its
+    /// citations dropped. `None` the first time: the result is read.
+    fn repeat_of(&self, call: Option<&str>, content: &Value, split: Option<&Split>) -> Option<usize> {
+        if let Some(&turn) = self.results.get(&self.result_key(call, content, split)) {
+            return Some(turn);
+        }
+        let (call, split) = (call?, split?);
+        let rest = split.rest.as_ref().map(canonical).unwrap_or_default();
+        let cited: Vec<String> = split.citations.iter().map(|f| canonical(&f.citation)).collect();
+        self.by_call.get(&(self.stream, call.to_string()))?.iter().find_map(|(r, c, turn)| {
+            (*r == rest && cited.iter().all(|x| c.contains(x)) && cited.len() < c.len()).then_some(*turn)
+        })
+    }
+
+    /// Notes a tool result read into `turn`, so its repeats are known ([`Self::repeat_of`]).
+    fn note_result(&mut self, call: Option<&str>, content: &Value, split: Option<&Split>, turn: usize) {
+        let key = self.result_key(call, content, split);
+        self.results.insert(key, turn);
+        if let Some(call) = call {
+            let (rest, cited) = match split {
+                Some(split) => (
+                    split.rest.as_ref().map(canonical).unwrap_or_default(),
+                    split.citations.iter().map(|f| canonical(&f.citation)).collect(),
+                ),
+                None => (canonical(content), Vec::new()),
+            };
+            self.by_call.entry((self.stream, call.to_string())).or_default().push((rest, cited, turn));
+        }
+    }
+
+    /// A repeated tool result: its message id is known from now on (as the original's turn),
+    /// and its citations were read.
+    fn repeated(&mut self, event: &Event, id: Option<&str>, split: Option<&Split>, original: usize) {
         if let Some(id) = id {
             self.seen.insert(id.to_string());
+            self.by_message.entry(id.to_string()).or_insert(original);
         }
         if split.is_some_and(|s| !s.citations.is_empty()) {
             self.out.read.insert(event.index);
@@ -258,7 +323,16 @@ impl Builder<'_> {
     fn snapshot(&mut self, event: &Event) {
         let Some(messages) = event.body.get("messages").and_then(Value::as_array) else { return };
         self.index_texts();
+        // A message the stream did not show, before one it did, is history the snapshot
+        // replays (CrewAI's user message): its turn goes before that one's, so it does not
+        // start an exchange after the tool results it asked for. `next[i]`: the first message
+        // after `i` with a turn already.
+        let mut next = vec![None; messages.len()];
+        for i in (0..messages.len().saturating_sub(1)).rev() {
+            next[i] = if self.anchor(&messages[i + 1]).is_some() { Some(i + 1) } else { next[i + 1] };
+        }
         for (i, message) in messages.iter().enumerate() {
+            let at = next[i].and_then(|j| self.anchor(&messages[j])).unwrap_or(self.out.turns.len());
             let id = message.get("id").and_then(Value::as_str);
             if id.is_some_and(|id| self.seen.contains(id)) {
                 if message.get("role").and_then(Value::as_str) == Some("tool") {
@@ -274,11 +348,12 @@ impl Builder<'_> {
                     .iter()
                     .find_map(|k| message.get(*k).and_then(Value::as_str));
                 let split = upperhand::split_content(&content, &pointer);
-                if !self.first_result(call, &content, split.as_ref()) {
-                    self.repeated(event, id, split.as_ref());
+                if let Some(original) = self.repeat_of(call, &content, split.as_ref()) {
+                    self.repeated(event, id, split.as_ref(), original);
                     continue;
                 }
-                let turn = self.open_turn(role, id, &content_text(&content));
+                let turn = self.insert_turn(at, role, id, &content_text(&content));
+                self.note_result(call, &content, split.as_ref(), turn);
                 if let Some(split) = split {
                     self.add_items(event, turn, id.map(str::to_string), split, &pointer);
                 }
@@ -292,8 +367,23 @@ impl Builder<'_> {
                 }
                 continue;
             }
-            self.open_turn(role, id, &text);
+            self.insert_turn(at, role, id, &text);
         }
+    }
+
+    /// The turn of this stream a snapshot message already has: by its id, or a tool message's
+    /// by its call (a copy under a new id).
+    fn anchor(&self, message: &Value) -> Option<usize> {
+        let by_id = message.get("id").and_then(Value::as_str).and_then(|id| self.by_message.get(id).copied());
+        let by_call = || {
+            let call = ["toolCallId", "tool_call_id"]
+                .iter()
+                .find_map(|k| message.get(*k).and_then(Value::as_str))?;
+            (message.get("role").and_then(Value::as_str) == Some("tool"))
+                .then(|| self.by_call.get(&(self.stream, call.to_string()))?.first().map(|(_, _, t)| *t))
+                .flatten()
+        };
+        by_id.or_else(by_call).filter(|&t| self.turn_streams.get(t) == Some(&self.stream))
     }
 
     /// Adds the turns opened since the last call to `turn_texts`.
@@ -346,22 +436,40 @@ impl Builder<'_> {
                 };
                 let key = claim_key(self.stream, &item);
                 if self.state_keys.insert(key.clone()) {
-                    self.from_state.push((key, item));
+                    self.from_state.push((key, item, self.out.turns.len()));
                 }
             }
         }
     }
 
     /// The end of a stream: the claims its state held that no event made become items (in the
-    /// order first shown), and the state starts afresh for the next stream.
+    /// order first shown, each in the turn of its exchange: [`Self::state_turn`]), and the state
+    /// starts afresh for the next stream.
     fn end_stream(&mut self) {
-        for (key, item) in std::mem::take(&mut self.from_state) {
+        for (key, item, before) in std::mem::take(&mut self.from_state) {
             if !self.claims.contains(&key) {
-                self.push_item(None, item);
+                let turn = self.state_turn(before);
+                self.push_item(turn, item);
             }
         }
         self.state_keys.clear();
         self.state = State::default();
+    }
+
+    /// The turn a claim of the state goes in, when the state first showed it after `before`
+    /// turns: the turn before (a tool result, the agent's message), or when that is the user's
+    /// (or there is none) the first agent or tool turn after it, so the claim is in the exchange
+    /// (run) the state event was in and the answer that follows is traced to it. `None` when the
+    /// stream has no such turn.
+    fn state_turn(&self, before: usize) -> Option<usize> {
+        let ours = |t: &usize| self.turn_streams.get(*t) == Some(&self.stream);
+        let is_user = |t: usize| self.out.turns[t].role.eq_ignore_ascii_case("user");
+        if let Some(last) = before.checked_sub(1).filter(ours)
+            && !is_user(last)
+        {
+            return Some(last);
+        }
+        (before..self.out.turns.len()).take_while(ours).find(|&t| !is_user(t))
     }
 
     /// Items for a tool result; a quantitative result without a citation is a finding.
@@ -439,7 +547,7 @@ fn claim_key(stream: usize, item: &Item) -> String {
 }
 
 /// `v` as compact JSON with every object's keys sorted, so two spellings of one value are equal.
-fn canonical(v: &Value) -> String {
+pub(super) fn canonical(v: &Value) -> String {
     fn write(v: &Value, out: &mut String) {
         match v {
             Value::Object(map) => {
