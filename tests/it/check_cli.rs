@@ -1201,6 +1201,23 @@ fn drain(fifo: &Path) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
 }
 
+/// Waits for a thread at one end of `fifo` whose other end recite should have opened; when
+/// recite never did, opens that end itself so the thread ends (and the test fails, not hangs).
+fn finish<T>(fifo: &Path, thread: std::thread::JoinHandle<T>, open_for_write: bool) -> T {
+    let started = Instant::now();
+    while !thread.is_finished() && started.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if !thread.is_finished() {
+        if open_for_write {
+            let _ = std::fs::OpenOptions::new().write(true).open(fifo);
+        } else {
+            let _ = std::fs::read(fifo);
+        }
+    }
+    thread.join().unwrap()
+}
+
 #[test]
 fn output_to_dev_null_a_device_or_a_fifo_is_written_into_it() {
     let dir = tempdir();
@@ -1223,7 +1240,7 @@ fn output_to_dev_null_a_device_or_a_fifo_is_written_into_it() {
     let reader = drain(&fifo);
     let out = run_bounded(command(&["check", &input, "--format", "json", "-o", fifo.to_str().unwrap()]), 120);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let report: Value = serde_json::from_str(&reader.join().unwrap()).expect("the whole JSON report");
+    let report: Value = serde_json::from_str(&finish(&fifo, reader, true)).expect("the whole JSON report");
     assert_eq!(input_verdicts(&report, "claims.jsonl"), ["REPRODUCED"]);
     let reader = drain(&fifo);
     let out = run_bounded(
@@ -1231,7 +1248,7 @@ fn output_to_dev_null_a_device_or_a_fifo_is_written_into_it() {
         120,
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(reader.join().unwrap().contains("REPRODUCED"));
+    assert!(finish(&fifo, reader, true).contains("REPRODUCED"));
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "never renamed over");
 }
 
@@ -1248,7 +1265,7 @@ fn inputs_named_fifos_are_read_as_process_substitution_gives_them() {
     mkfifo(&fifo);
     let writer = feed(&fifo, jsonl(&[w6_considered()]));
     let out = run_bounded(command(&["check", fifo.to_str().unwrap(), &good, "--format", "json"]), 120);
-    writer.join().unwrap();
+    finish(&fifo, writer, false);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(input_verdicts(&report, "claims.fifo"), ["REPRODUCED"]);
@@ -1258,7 +1275,7 @@ fn inputs_named_fifos_are_read_as_process_substitution_gives_them() {
         std::fs::read_to_string(root().join("examples/citations/versant-w6-considered.json")).unwrap();
     let writer = feed(&fifo, citation);
     let out = run_bounded(command(&["verify", fifo.to_str().unwrap()]), 120);
-    writer.join().unwrap();
+    finish(&fifo, writer, false);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains("REPRODUCED"), "{}", stdout(&out));
     // Found by walking a folder, a FIFO is still refused unread (no writer: it would block).

@@ -481,7 +481,8 @@ mod with_store {
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
         assert!(text.contains("REPRODUCED"), "{text}");
         clean("verify over the readable URL", &text);
-        let out = recite_web(&data, &["cache", "show", "--cache", cache.to_str().unwrap()]);
+        let out = crate::support::recite(&["cache", "show", "--cache", cache.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(text.contains("versant_flat.parquet") && text.contains("REDACTED"), "{text}");
         clean("cache show", &text);
