@@ -454,7 +454,8 @@ impl StdinSpool {
         let mut spooled = std::collections::HashMap::new();
         for s in sources {
             let name = s.path();
-            if !(name == "-" || matches!(s, Source::Pipe(_))) || spooled.contains_key(name) {
+            let spool = name == "-" || matches!(s, Source::Pipe(_));
+            if !spool || spooled.contains_key(name) {
                 continue;
             }
             let mut tmp = tempfile::NamedTempFile::new().context("cannot spool an input")?;
