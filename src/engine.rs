@@ -225,15 +225,17 @@ pub enum EngineError {
 
 impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
+        let text = match self {
             EngineError::Filter { role, sql, error } => {
-                write!(f, "the {role} {:?} {error}", catalog::shorten(sql))
+                format!("the {role} {:?} {error}", catalog::shorten(sql))
             }
-            EngineError::Weight { weight, error } => write!(f, "weight {weight:?} {error}"),
-            EngineError::Table { location, error } => write!(f, "{}: {error}", location.display()),
-            EngineError::Internal(e) => write!(f, "internal engine failure: {e}"),
-            EngineError::Cluster(e) => f.write_str(e),
-        }
+            EngineError::Weight { weight, error } => format!("weight {weight:?} {error}"),
+            EngineError::Table { location, error } => format!("{}: {error}", location.display()),
+            EngineError::Internal(e) => format!("internal engine failure: {e}"),
+            EngineError::Cluster(e) => e.to_string(),
+        };
+        // A URL's userinfo and query (a presigned signature) never reach a report or a log.
+        f.write_str(&crate::objstore::redact(&text))
     }
 }
 
@@ -574,10 +576,11 @@ impl Engine {
         use datafusion::datasource::file_format::options::{ArrowReadOptions, ReadOptions};
         use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
         let text = location.to_string_lossy();
+        let text = crate::objstore::without_query(&text);
         if !crate::objstore::SCHEMES.contains(&scheme) {
             return Err(crate::objstore::unsupported(scheme));
         }
-        if crate::sav::is_sav(location) {
+        if crate::sav::is_sav(Path::new(&*text)) {
             return Err("is an SPSS file on object storage, which recite cannot read: it reads .sav and \
                         .zsav files from disk only (copy the file to disk, or convert it to Parquet)"
                 .into());
@@ -661,6 +664,7 @@ impl Engine {
     #[cfg(feature = "object-store")]
     pub(crate) fn object_identity(&self, location: &Path) -> Option<String> {
         let text = location.to_string_lossy();
+        let text = crate::objstore::without_query(&text);
         let url = crate::objstore::listing_url(&text).ok()?;
         let runtime = self.ctx.runtime_env();
         crate::objstore::register_stores(&runtime, url.get_url()).ok()?;
@@ -678,7 +682,7 @@ impl Engine {
             let etag = m.e_tag.as_deref()?;
             out.push_str(&format!(
                 "{}/{}\tsize {}\tetag {etag}\tversion {}\tmodified {}\n",
-                store.as_str().trim_end_matches('/'),
+                crate::objstore::redact(store.as_str()).trim_end_matches('/'),
                 m.location,
                 m.size,
                 m.version.as_deref().unwrap_or("-"),

@@ -11,7 +11,7 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            cmd::warn(&format!("recite: {e:#}"));
+            cmd::warn(&recite::objstore::redact(&format!("recite: {e:#}")));
             ExitCode::from(2)
         }
     }

@@ -10,7 +10,17 @@ The cache keeps, per set of base rows a claim was settled on (table, column, per
 weight, missing codes, cells), the sums the scan computed: a later check or verify answers claims
 on those rows without scanning. It is off unless --cache DIR or RECITE_CACHE names a folder. An
 entry is used only while the table's files (size, times, inode, Parquet footer or content) and
-the declarations it was computed under are unchanged; a damaged entry is rebuilt. docs/cache.md.";
+the declarations it was computed under are unchanged; a damaged entry is rebuilt. Jobs whose
+declarations call now(), current_date, random() or another volatile function are never cached.
+
+Trust: DIR/recite-sums-v1 must be yours and writable by you alone (recite creates it so); a
+folder or entry that is a link, another user's or group/other-writable is refused with a
+warning and its claims scanned. Anyone who can write the folder can forge an entry.
+
+Limit: for a Parquet file the identity is its metadata and footer, not its content. A program
+that changes data pages in place (a writer through a shared mmap, a tool that restores size and
+times) without touching the footer is not noticed: clear the cache after such a write, or do not
+use --cache on files written that way. CSV, Arrow and SPSS files are hashed whole. docs/cache.md.";
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,7 +33,8 @@ use recite::engine::{Engine, cache};
 #[derive(Debug, Clone, clap::Args)]
 pub struct CacheArgs {
     /// Keep the sums of each scan in DIR and answer later claims on the same rows from them
-    /// (docs/cache.md). Off unless given.
+    /// (docs/cache.md). Off unless given. DIR/recite-sums-v1 must be yours and writable by you
+    /// alone; what the cache trusts and what it cannot notice: `recite cache show --help`.
     #[arg(long, value_name = "DIR", env = "RECITE_CACHE")]
     pub cache: Option<PathBuf>,
 }
@@ -37,8 +48,16 @@ impl CacheArgs {
     /// The engine `engine` names, with the cache when one is named.
     pub fn engine(&self, engine: &super::EngineArgs) -> Result<Engine> {
         // The cache is checked first: a bad folder fails before a cluster is asked.
-        let cache =
-            self.dir().map(|d| cache::Cache::open(&d).map_err(|e| anyhow!("--cache: {e}"))).transpose()?;
+        // An untrusted folder costs the run its cache, never a verdict: a warning, then scans.
+        let cache = match self.dir().map(|d| cache::Cache::open(&d)) {
+            None => None,
+            Some(Ok(c)) => Some(c),
+            Some(Err(cache::OpenError::Untrusted(e))) => {
+                super::warn(&format!("recite: warning: --cache: {e}"));
+                None
+            }
+            Some(Err(e)) => return Err(anyhow!("--cache: {e}")),
+        };
         let engine = engine.engine()?;
         Ok(match cache {
             Some(c) => engine.with_cache(c),
@@ -79,12 +98,15 @@ pub fn run(c: Command) -> Result<ExitCode> {
             if s.corrupt > 0 {
                 say!(o, "  {} damaged entries (rebuilt when next needed)", s.corrupt);
             }
+            for why in &s.untrusted {
+                say!(o, "  not trusted, never read: {why}");
+            }
         }
         Command::Clear(_) => {
             let removed = cache::clear(&dir).map_err(|e| anyhow!(e))?;
             say!(o, "removed {removed} entries from {}", dir.join(cache::FOLDER).display());
         }
     }
-    super::write_output(None, &o)?;
+    super::write_output(None, &recite::objstore::redact(&o))?;
     Ok(ExitCode::SUCCESS)
 }

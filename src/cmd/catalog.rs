@@ -67,7 +67,7 @@ pub fn run(c: Command) -> Result<ExitCode> {
     match c {
         Command::Check { data, engine } => {
             let proof = catalog::prove(&data.catalog()?, &engine.engine()?);
-            super::write_output(None, &proof.render())?;
+            super::write_output(None, &recite::objstore::redact(&proof.render()))?;
             Ok(if proof.is_empty() || proof.errors() > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Command::Show { study, data } => {
@@ -76,7 +76,7 @@ pub fn run(c: Command) -> Result<ExitCode> {
                 None => catalog::show::summary(&cat),
                 Some(name) => catalog::show::describe(cat.study(&name).map_err(|e| anyhow::anyhow!("{e}"))?),
             };
-            super::write_output(None, &text)?;
+            super::write_output(None, &recite::objstore::redact(&text))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Init { files, out, name, force } => init(&files, &out, name.as_deref(), force),

@@ -1,15 +1,19 @@
 //! Input files found and read, reports written: the rules that keep a hostile or broken input
 //! folder from hanging, exhausting or overwriting anything (docs/design.md, "Safety").
 //!
-//! - Only regular files are read. FIFOs, sockets and devices (also behind a symbolic link) are
-//!   refused with a finding; a file is opened with `O_NONBLOCK` and checked again on the open
-//!   handle, so one swapped in after the check cannot block either.
+//! - Only regular files are read from folders and globs. FIFOs, sockets and devices found there
+//!   (also behind a symbolic link) are refused with a finding; a file is opened with
+//!   `O_NONBLOCK` and checked again on the open handle, so one swapped in after the check
+//!   cannot block either. A FIFO named on the command line (`verify <(cat x.json)`, process
+//!   substitution) is read, as any Unix tool reads it: the user named it.
 //! - Symbolic link loops are findings: a link chain that never ends (the system's `ELOOP`), and a
 //!   folder link to one of its own ancestors (not followed). A folder reached twice is read once.
 //! - A file larger than `--max-input-size` is refused unread; a folder or file that cannot be
 //!   read is a finding for itself alone.
 //! - A report goes to a temporary file created exclusively (random name, `O_EXCL`) beside the
-//!   target, then renamed over it; the target may not be an input, a folder, a FIFO or a device.
+//!   target, then renamed over it; the target may not be an input, a folder, a socket or a
+//!   block device. A character device or FIFO (`-o /dev/null`, `-o >(gzip > r.gz)`) is written
+//!   to directly, never renamed over.
 
 use std::collections::HashSet;
 use std::fs::Metadata;
@@ -39,6 +43,8 @@ const EXTENSIONS: [&str; 6] = ["json", "jsonl", "ndjson", "sse", "txt", "log"];
 pub enum Source {
     /// A regular file (as found), or `-` for standard input.
     File(String),
+    /// A FIFO named on the command line (process substitution): read once, spooled.
+    Pipe(String),
     /// Not read: the path, the finding's rule and message.
     Refused {
         /// The path as found.
@@ -54,7 +60,7 @@ impl Source {
     /// The path as found (`-` for standard input).
     pub fn path(&self) -> &str {
         match self {
-            Source::File(p) | Source::Refused { path: p, .. } => p,
+            Source::File(p) | Source::Pipe(p) | Source::Refused { path: p, .. } => p,
         }
     }
 }
@@ -125,6 +131,7 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<Source>> {
         let p = Path::new(i);
         match std::fs::metadata(p) {
             Ok(m) if m.is_file() => out.push(Source::File(i.clone())),
+            Ok(m) if m.file_type().is_fifo() => out.push(Source::Pipe(i.clone())),
             Ok(m) if m.is_dir() => {
                 let mut found = Vec::new();
                 let mut walk = Walk { ancestors: Vec::new(), seen: HashSet::new() };
@@ -280,8 +287,23 @@ fn too_large(path: &str, size: Option<u64>, max: u64) -> Refusal {
     (RULE_TOO_LARGE, format!("{path}{size} is larger than --max-input-size ({max} bytes); not read"))
 }
 
-/// Reads a file named on the command line (or `-`) for a command that reads one input: the same
-/// rules as for `check`'s inputs, as an error.
+/// Reads a FIFO named on the command line, at most `max` bytes, waiting for its writer as any
+/// Unix tool does (process substitution has one).
+pub fn read_pipe(path: &str, max: u64) -> Result<Vec<u8>, Refusal> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| (RULE_UNREADABLE, format!("cannot read {path}: {}", describe(&e))))?;
+    let m = file.metadata().map_err(|e| (RULE_UNREADABLE, format!("cannot read {path}: {e}")))?;
+    if !m.file_type().is_fifo() {
+        return Err((RULE_NOT_A_FILE, format!("{path} is not a regular file: {}; not read", kind(&m))));
+    }
+    read_capped(file, path, max)
+}
+
+/// Reads a file named on the command line (or `-`, or a FIFO: process substitution) for a
+/// command that reads one input: the same rules as for `check`'s inputs, as an error.
 pub fn read_one(path: &str, max: u64) -> Result<Vec<u8>> {
     if path == "-" {
         return read_stdin(max).map_err(|(_, m)| anyhow::anyhow!(m));
@@ -289,6 +311,7 @@ pub fn read_one(path: &str, max: u64) -> Result<Vec<u8>> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{path}: no such file"),
         Err(e) => bail!("cannot read {path}: {}", describe(&e)),
+        Ok(m) if m.file_type().is_fifo() => read_pipe(path, max).map_err(|(_, m)| anyhow::anyhow!(m)),
         Ok(m) if !m.is_file() => bail!("{path} is not a regular file: {}", kind(&m)),
         Ok(_) => read_file(path, max).map_err(|(_, m)| anyhow::anyhow!(m)),
     }
@@ -305,14 +328,22 @@ pub fn identities<'a>(inputs: impl IntoIterator<Item = &'a str>) -> Vec<(u64, u6
 }
 
 /// Checks that `path` may receive a report: its folder exists and is a folder, and the path is
-/// not a folder, a FIFO, a socket or a device, nor one of the `inputs` (by device and inode, so
-/// through links too).
+/// not a folder, a socket or a block device, nor one of the `inputs` (by device and inode, so
+/// through links too). A character device or FIFO ([`is_stream`]) may: it is written to.
 pub fn check_output(path: &Path, inputs: &[(u64, u64)]) -> Result<()> {
-    check_output_of(path, "the report", inputs)
+    check_output_of(path, "the report", inputs, true)
+}
+
+/// Whether `path` is (or links to) a character device or a FIFO: `-o /dev/null`, `-o
+/// /dev/stdout`, `-o >(…)`. A report is written straight into it, as every Unix tool does,
+/// never through a temporary file renamed over it.
+pub fn is_stream(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_fifo())
 }
 
 /// [`check_output`] for a file that is `what` ("the report", "the catalog"): errors say so.
-fn check_output_of(path: &Path, what: &str, inputs: &[(u64, u64)]) -> Result<()> {
+/// `streams`: whether a character device or FIFO may be the target (not when renaming over it).
+fn check_output_of(path: &Path, what: &str, inputs: &[(u64, u64)], streams: bool) -> Result<()> {
     let shown = path.display();
     let dir = folder_of(path);
     match std::fs::metadata(dir) {
@@ -330,6 +361,7 @@ fn check_output_of(path: &Path, what: &str, inputs: &[(u64, u64)]) -> Result<()>
         Ok(m) if inputs.contains(&(m.dev(), m.ino())) => {
             bail!("refusing to write {what} to {shown}: it is one of the inputs")
         }
+        Ok(m) if streams && (m.file_type().is_char_device() || m.file_type().is_fifo()) => Ok(()),
         Ok(m) if !m.is_file() => {
             bail!("refusing to write {what} to {shown}: it is not a regular file but {}", kind(&m))
         }
@@ -351,10 +383,32 @@ pub fn write_atomically(path: &Path, text: &str, inputs: &[(u64, u64)]) -> Resul
 /// [`write_atomically`] for a file that is `what` ("the catalog"): errors say so.
 pub fn write_atomically_as(path: &Path, what: &str, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
     use std::io::Write;
-    check_output_of(path, what, inputs)?;
+    check_output_of(path, what, inputs, true)?;
+    if is_stream(path) {
+        let mut f = open_stream(path, what)?;
+        return f
+            .write_all(text.as_bytes())
+            .and_then(|_| f.flush())
+            .with_context(|| format!("cannot write {what} to {}", path.display()));
+    }
     let mut tmp = temporary_beside_as(path, what)?;
     tmp.write_all(text.as_bytes()).with_context(|| format!("cannot write {what} to {}", path.display()))?;
     persist_as(tmp, path, what, inputs)
+}
+
+/// Opens a character device or FIFO ([`is_stream`]) to write `what` into: never created,
+/// truncated or renamed over. A FIFO waits for its reader, as any Unix tool's output does.
+pub fn open_stream(path: &Path, what: &str) -> Result<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(path)
+        .with_context(|| format!("cannot write {what} to {}", path.display()))?;
+    let m = f.metadata().with_context(|| format!("cannot write {what} to {}", path.display()))?;
+    if !(m.file_type().is_char_device() || m.file_type().is_fifo()) {
+        bail!("refusing to write {what} to {}: it changed while it was opened", path.display());
+    }
+    Ok(f)
 }
 
 /// A temporary file for `path`'s content, created exclusively with a random name in the same
@@ -381,50 +435,64 @@ pub fn persist(tmp: tempfile::NamedTempFile, path: &Path, inputs: &[(u64, u64)])
 fn persist_as(tmp: tempfile::NamedTempFile, path: &Path, what: &str, inputs: &[(u64, u64)]) -> Result<()> {
     let shown = path.display();
     tmp.as_file().sync_all().with_context(|| format!("cannot write {what} to {shown}"))?;
-    // Checked again just before the rename: the target may have changed during the run.
-    check_output_of(path, what, inputs)?;
+    // Checked again just before the rename: the target may have changed during the run, and
+    // nothing is ever renamed over a device or FIFO.
+    check_output_of(path, what, inputs, false)?;
     tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot write {what} to {shown}: {}", e.error))?;
     Ok(())
 }
 
-/// Standard input spooled to a temporary file (at most `--max-input-size` bytes), so a batch
-/// can read it more than once like any file.
+/// Standard input, and FIFOs named on the command line, spooled to temporary files (at most
+/// `--max-input-size` bytes each), so a batch can read them more than once like any file.
 pub struct StdinSpool {
-    spooled: Option<Result<tempfile::NamedTempFile, Refusal>>,
+    spooled: std::collections::HashMap<String, Result<tempfile::NamedTempFile, Refusal>>,
 }
 
 impl StdinSpool {
-    /// Spools standard input when `-` is among `sources`.
+    /// Spools standard input when `-` is among `sources`, and every [`Source::Pipe`].
     pub fn new(sources: &[Source], max: u64) -> Result<StdinSpool> {
-        if !sources.iter().any(|s| s.path() == "-") {
-            return Ok(StdinSpool { spooled: None });
+        let mut spooled = std::collections::HashMap::new();
+        for s in sources {
+            let name = s.path();
+            let spool = name == "-" || matches!(s, Source::Pipe(_));
+            if !spool || spooled.contains_key(name) {
+                continue;
+            }
+            let mut tmp = tempfile::NamedTempFile::new().context("cannot spool an input")?;
+            let copied = if name == "-" {
+                std::io::copy(&mut std::io::stdin().lock().take(max.saturating_add(1)), &mut tmp)
+            } else {
+                match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOCTTY).open(name) {
+                    Ok(f) => std::io::copy(&mut f.take(max.saturating_add(1)), &mut tmp),
+                    Err(e) => Err(e),
+                }
+            };
+            let one = match copied {
+                Err(e) => Err((RULE_UNREADABLE, format!("cannot read {name}: {}", describe(&e)))),
+                Ok(n) if n > max => Err(too_large(name, None, max)),
+                Ok(_) => Ok(tmp),
+            };
+            spooled.insert(name.to_string(), one);
         }
-        let mut tmp = tempfile::NamedTempFile::new().context("cannot spool standard input")?;
-        let copied = std::io::copy(&mut std::io::stdin().lock().take(max.saturating_add(1)), &mut tmp);
-        let spooled = match copied {
-            Err(e) => Err((RULE_UNREADABLE, format!("cannot read -: {e}"))),
-            Ok(n) if n > max => Err(too_large("-", None, max)),
-            Ok(_) => Ok(tmp),
-        };
-        Ok(StdinSpool { spooled: Some(spooled) })
+        Ok(StdinSpool { spooled })
     }
 
-    /// The batch's inputs, standard input read from its spool.
+    /// The batch's inputs, standard input and pipes read from their spools.
     pub fn sources(&self, sources: &[Source]) -> Vec<recite::check::Source> {
         use recite::check::Source as In;
         sources
             .iter()
-            .map(|s| match (s, &self.spooled) {
+            .map(|s| match (s, self.spooled.get(s.path())) {
                 (Source::Refused { path, rule, message }, _) => {
                     In::Refused { name: path.clone(), rule, message: message.clone() }
                 }
-                (Source::File(f), Some(Err((rule, message)))) if f == "-" => {
+                (Source::File(f) | Source::Pipe(f), Some(Err((rule, message)))) => {
                     In::Refused { name: f.clone(), rule, message: message.clone() }
                 }
-                (Source::File(f), Some(Ok(tmp))) if f == "-" => {
+                (Source::File(f) | Source::Pipe(f), Some(Ok(tmp))) => {
                     In::File { name: f.clone(), path: tmp.path().to_string_lossy().into_owned() }
                 }
-                (Source::File(f), _) => In::File { name: f.clone(), path: f.clone() },
+                (Source::File(f) | Source::Pipe(f), None) => In::File { name: f.clone(), path: f.clone() },
             })
             .collect()
     }

@@ -415,24 +415,35 @@ impl Progress {
     }
 }
 
-/// Where a streamed report goes: standard output as it is written, or `--output FILE`
-/// through a temporary file in the same folder, renamed over FILE once complete (see
-/// [`files::write_atomically`]).
+/// Where a streamed report goes: standard output as it is written, `--output FILE` through a
+/// temporary file in the same folder, renamed over FILE once complete (see
+/// [`files::write_atomically`]), or straight into a character device or FIFO (`-o /dev/null`).
 pub struct ReportOutput {
     file: Option<(PathBuf, tempfile::NamedTempFile)>,
+    stream: Option<(PathBuf, std::fs::File)>,
 }
 
 impl ReportOutput {
-    /// Checks `output` (not an input, a folder, a FIFO…) and opens the temporary file.
+    /// Checks `output` (not an input, a folder, a socket…) and opens the temporary file, or
+    /// the device or FIFO it names.
     pub fn open(output: Option<&Path>, inputs: &[(u64, u64)]) -> Result<ReportOutput> {
-        let Some(path) = output else { return Ok(ReportOutput { file: None }) };
+        let Some(path) = output else { return Ok(ReportOutput { file: None, stream: None }) };
         files::check_output(path, inputs)?;
+        if files::is_stream(path) {
+            let f = files::open_stream(path, "the report")?;
+            return Ok(ReportOutput { file: None, stream: Some((path.to_path_buf(), f)) });
+        }
         let tmp = files::temporary_beside(path)?;
-        Ok(ReportOutput { file: Some((path.to_path_buf(), tmp)) })
+        Ok(ReportOutput { file: Some((path.to_path_buf(), tmp)), stream: None })
     }
 
     /// A buffered writer to it.
     pub fn writer(&self) -> Result<Box<dyn std::io::Write>> {
+        if let Some((path, f)) = &self.stream {
+            let f =
+                f.try_clone().with_context(|| format!("cannot write the report to {}", path.display()))?;
+            return Ok(Box::new(std::io::BufWriter::with_capacity(1 << 16, f)));
+        }
         Ok(match &self.file {
             None => Box::new(std::io::BufWriter::with_capacity(1 << 16, Stdout { broken: false })),
             Some((path, tmp)) => Box::new(std::io::BufWriter::with_capacity(

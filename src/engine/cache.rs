@@ -16,8 +16,9 @@
 //! Claims the summed plan takes (no per-code sums) keep their finished [`super::Sums`] instead,
 //! keyed by their rows and what their measures compute.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -39,6 +40,104 @@ pub const FORMAT: u32 = 2;
 pub const FOLDER: &str = "recite-sums-v2";
 /// The extension of entry files.
 const EXT: &str = "arrow";
+/// The largest entry file read: entries hold kilobytes (a megabyte or two with thousands of PSUs
+/// and codes), so anything larger is not one of recite's and is never read into memory.
+const MAX_ENTRY_BYTES: u64 = 256 << 20;
+
+/// Why a cache folder cannot be used ([`Cache::open`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    /// It cannot be created or read: the run fails, as for any folder it was told to use.
+    Io(String),
+    /// It is not trusted (a link, another user's, writable by others): the run goes on without
+    /// a cache, with this warning, as a cache can only ever cost a scan.
+    Untrusted(String),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Io(e) | OpenError::Untrusted(e) => f.write_str(e),
+        }
+    }
+}
+
+/// Why a file or folder of the cache is not trusted: owned by another user than the one
+/// running recite, or writable by its group or others (either could have forged its entries,
+/// whose checksums anyone can compute). `None` when trusted.
+fn distrust(m: &std::fs::Metadata) -> Option<String> {
+    let Some(me) = user_id() else {
+        return Some("the user running recite cannot be told (no temporary file)".into());
+    };
+    if m.uid() != me {
+        return Some(format!("it belongs to user id {}, not to this user ({me})", m.uid()));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Some(format!(
+            "its group or other users may write it (mode {:o}; `chmod go-w` it)",
+            m.mode() & 0o7777
+        ));
+    }
+    None
+}
+
+/// The user id files this process creates belong to (its effective user), read from a
+/// temporary file it creates (the crate has no `unsafe` for `geteuid`); once per process.
+fn user_id() -> Option<u32> {
+    static ID: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *ID.get_or_init(|| tempfile::tempfile().and_then(|f| f.metadata()).ok().map(|m| m.uid()))
+}
+
+/// A line on standard error; never fails (a closed stderr is no reason to stop).
+fn warn(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "recite: warning: {line}");
+}
+
+/// Whether `name` is one recite gives a file in its cache folder: an entry (`KEY-BYTES.arrow`,
+/// two 32-digit hex digests) or a temporary file (`.tmp-` and six letters or digits). Nothing
+/// else there is read or removed.
+fn own_name(name: &str) -> bool {
+    let hex = |t: &str| t.len() == 32 && t.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if let Some(stem) = name.strip_suffix(".arrow") {
+        return stem.split_once('-').is_some_and(|(k, d)| hex(k) && hex(d));
+    }
+    name.strip_prefix(".tmp-").is_some_and(|r| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Reads a cache file's bytes: only a regular file (a link is not followed, a FIFO or device
+/// is not waited on: `O_NOFOLLOW | O_NONBLOCK`, checked on the open handle), this user's and
+/// not writable by others ([`distrust`]), of at most [`MAX_ENTRY_BYTES`].
+fn read_cache_file(path: &Path) -> Result<Vec<u8>, Refused> {
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refused::Absent),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Refused::Untrusted(format!("{}: a symbolic link, not followed", path.display())));
+        }
+        Err(_) => return Err(Refused::Corrupt),
+    };
+    let m = file.metadata().map_err(|_| Refused::Corrupt)?;
+    if !m.is_file() {
+        return Err(Refused::Untrusted(format!("{}: not a regular file, not read", path.display())));
+    }
+    if let Some(why) = distrust(&m) {
+        return Err(Refused::Untrusted(format!("{}: {why}; not read", path.display())));
+    }
+    if m.len() > MAX_ENTRY_BYTES {
+        return Err(Refused::Corrupt);
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    file.take(MAX_ENTRY_BYTES + 1).read_to_end(&mut bytes).map_err(|_| Refused::Corrupt)?;
+    if bytes.len() as u64 > MAX_ENTRY_BYTES {
+        return Err(Refused::Corrupt);
+    }
+    Ok(bytes)
+}
 
 /// A cache directory opened for a run (see the module doc).
 pub struct Cache {
@@ -56,11 +155,36 @@ impl std::fmt::Debug for Cache {
 }
 
 impl Cache {
-    /// Opens (creating it if needed) the cache under `dir`.
-    pub fn open(dir: &Path) -> Result<Cache, String> {
+    /// Opens (creating it if needed, private to this user) the cache under `dir`. Its folder
+    /// must be a folder, not a link to one, owned by this user and not writable by others:
+    /// else [`OpenError::Untrusted`], and the run should go on without a cache.
+    pub fn open(dir: &Path) -> Result<Cache, OpenError> {
         let folder = dir.join(FOLDER);
-        std::fs::create_dir_all(&folder)
-            .map_err(|e| format!("cache folder {}: cannot be created: {e}", folder.display()))?;
+        let io = |e: std::io::Error| {
+            OpenError::Io(format!("cache folder {}: cannot be created: {e}", folder.display()))
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        match std::fs::DirBuilder::new().mode(0o700).create(&folder) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(e)),
+            _ => {}
+        }
+        let m = std::fs::symlink_metadata(&folder).map_err(io)?;
+        let refused = |why: &str| {
+            OpenError::Untrusted(format!(
+                "cache folder {}: {why}; not used (its entries could have been written by someone \
+                 else), claims are scanned",
+                folder.display()
+            ))
+        };
+        if m.file_type().is_symlink() {
+            return Err(refused("a symbolic link, not followed"));
+        }
+        if !m.is_dir() {
+            return Err(OpenError::Io(format!("cache folder {}: not a folder", folder.display())));
+        }
+        if let Some(why) = distrust(&m) {
+            return Err(refused(&why));
+        }
         Ok(Cache { folder, run: Mutex::new(()), pending: Mutex::new(Vec::new()) })
     }
 
@@ -198,28 +322,40 @@ fn key(job: &Job, location: &str) -> String {
 
 fn canonical(location: &Path) -> String {
     if crate::catalog::url_scheme(&location.to_string_lossy()).is_some() {
-        return location.to_string_lossy().into_owned();
+        // No secret is written into the cache: an http(s) query is never sent (the key's
+        // identity says which object answered), and userinfo names no other object.
+        return crate::objstore::redact(&location.to_string_lossy()).into_owned();
     }
     location.canonicalize().unwrap_or_else(|_| location.to_path_buf()).to_string_lossy().into_owned()
 }
 
 /// The identity of a table's files and of how they are read, as text: one line per file (path,
-/// size, modification and change times, inode, fingerprint), then the declared CSV format.
-/// `None` when a file cannot be listed or read: nothing is cached for that table.
-fn identity(location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
+/// size, modification and change times, inode, fingerprint), then the declared CSV format. The
+/// files are those the location names ([`files_of`]) and those DataFusion's listing of it
+/// reads (`listed`, canonical paths), which a glob's own matches need not include (a Spark
+/// `x.parquet/` folder, hive `part=2/` folders). `None` when a file cannot be listed or read,
+/// or there is none: nothing is cached for that table.
+fn identity(
+    location: &Path,
+    csv: Option<&crate::catalog::CsvFormat>,
+    listed: Vec<PathBuf>,
+) -> Option<String> {
     // Canonical paths: `--data d` and `--data /abs/d` name the same files.
     let location = location.canonicalize().unwrap_or_else(|_| location.to_path_buf());
     let mut files = files_of(&location)?;
+    files.extend(listed);
     files.sort();
+    files.dedup();
+    if files.is_empty() {
+        return None;
+    }
     let mut out = String::new();
     for f in &files {
         let meta = std::fs::metadata(f).ok()?;
         let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
         #[cfg(unix)]
-        let changed = {
-            use std::os::unix::fs::MetadataExt;
-            format!("{}.{:09} ino {} dev {}", meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.dev())
-        };
+        let changed =
+            format!("{}.{:09} ino {} dev {}", meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.dev());
         #[cfg(not(unix))]
         let changed = String::new();
         let print = fingerprint(f, meta.len())?;
@@ -239,9 +375,7 @@ fn identity(location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<
 fn files_of(location: &Path) -> Option<Vec<PathBuf>> {
     let text = location.to_string_lossy();
     if text.contains(['*', '?', '[']) {
-        let found: Vec<PathBuf> =
-            glob::glob(&text).ok()?.filter_map(Result::ok).filter(|p| p.is_file()).collect();
-        return (!found.is_empty()).then_some(found);
+        return Some(glob::glob(&text).ok()?.filter_map(Result::ok).filter(|p| p.is_file()).collect());
     }
     if location.is_dir() {
         let mut found = Vec::new();
@@ -306,6 +440,9 @@ enum Refused {
     Stale,
     /// Does not parse or fails its checksum: its rows are scanned and it is replaced.
     Corrupt,
+    /// Not a regular file, a link, another user's or writable by others (why, with its path):
+    /// never read, warned about; its rows are scanned and it is replaced.
+    Untrusted(String),
 }
 
 const META_FORMAT: &str = "recite.cache.format";
@@ -516,11 +653,7 @@ fn parse_entry(bytes: Vec<u8>) -> Option<Parsed> {
 /// Reads an entry file, checked: its bytes match the digest in its name, it parses, passes
 /// its checksum, and was written for `key` over files of `identity` in this format.
 fn read_one(path: &Path, key: &str, identity: &str) -> Result<Parsed, Refused> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refused::Absent),
-        Err(_) => return Err(Refused::Corrupt),
-    };
+    let bytes = read_cache_file(path)?;
     let named = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.split_once('-')).map(|(_, d)| d);
     if named != Some(Digest::of(&bytes).hex().as_str()) {
         return Err(Refused::Corrupt);
@@ -542,8 +675,9 @@ fn read_checked(paths: &[PathBuf], key: &str, identity: &str) -> Result<Parsed, 
     for p in paths {
         match read_one(p, key, identity) {
             Ok(parsed) => return Ok(parsed),
-            Err(Refused::Corrupt) => why = Refused::Corrupt,
-            Err(Refused::Stale) if !matches!(why, Refused::Corrupt) => why = Refused::Stale,
+            Err(u @ Refused::Untrusted(_)) => why = u,
+            Err(Refused::Corrupt) if !matches!(why, Refused::Untrusted(_)) => why = Refused::Corrupt,
+            Err(Refused::Stale) if matches!(why, Refused::Absent | Refused::Stale) => why = Refused::Stale,
             Err(_) => {}
         }
     }
@@ -612,6 +746,11 @@ fn finished_key(job: &Job, key: &str) -> String {
     format!("{key} finished {}", serde_json::to_string(&kinds).expect("measures serialise"))
 }
 
+/// A job's address: which of the run's jobs it is (they are not moved during the run).
+fn address(job: &Job) -> usize {
+    job as *const Job as usize
+}
+
 /// What the cache did for one table in one run.
 #[derive(Default)]
 struct Tally {
@@ -619,6 +758,11 @@ struct Tally {
     entries: usize,
     stale: usize,
     corrupt: usize,
+    /// Entries refused as not trusted (warned about).
+    untrusted: usize,
+    /// Jobs never cached, as their declarations call a volatile function: one of them.
+    volatile: usize,
+    volatile_call: Option<String>,
 }
 
 impl Engine {
@@ -634,7 +778,19 @@ impl Engine {
         locations.dedup();
         let identities: HashMap<&PathBuf, Option<String>> =
             locations.par_iter().map(|l| (*l, self.identity(l, csv(l).as_ref()))).collect();
-        let id_of = |job: &Job| identities.get(&job.rows.location).cloned().flatten();
+        // Jobs whose declarations call a volatile function (`now()`) are neither read from the
+        // cache nor written to it: their rows are another set at every run.
+        let state = self.ctx.state();
+        let volatile: HashMap<usize, String> = jobs
+            .iter()
+            .filter_map(|j| Some((address(j), self.volatile_call(j, state.scalar_functions())?)))
+            .collect();
+        let id_of = |job: &Job| {
+            if volatile.contains_key(&address(job)) {
+                return None;
+            }
+            identities.get(&job.rows.location).cloned().flatten()
+        };
         let listing = cache.listing();
         let files = |k: &str| listing.get(&Digest::of(k.as_bytes()).hex()).map(Vec::as_slice).unwrap_or(&[]);
         // Per job: its rows' key (base sums, any measure) and its finished sums' key.
@@ -666,12 +822,26 @@ impl Engine {
             })
             .collect();
         let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+        for job in jobs {
+            if let Some(call) = volatile.get(&address(job)) {
+                let t = tallies.entry(job.rows.table.clone()).or_default();
+                t.volatile += 1;
+                t.volatile_call.get_or_insert_with(|| call.clone());
+            }
+        }
+        let mut warned: HashSet<String> = HashSet::new();
         let mut tally = |job: &Job, found: Option<&Refused>| {
             let t = tallies.entry(job.rows.table.clone()).or_default();
             match found {
                 None => t.entries += 1,
                 Some(Refused::Stale) => t.stale += 1,
                 Some(Refused::Corrupt) => t.corrupt += 1,
+                Some(Refused::Untrusted(why)) => {
+                    t.untrusted += 1;
+                    if warned.insert(why.clone()) {
+                        warn(&format!("cache entry {why}: its rows are scanned"));
+                    }
+                }
                 Some(Refused::Absent) => {}
             }
         };
@@ -758,11 +928,9 @@ impl Engine {
         }
         let mut plans: Vec<PlanChoice> = tallies
             .into_iter()
-            .filter(|(_, t)| t.hits > 0 || t.stale > 0 || t.corrupt > 0)
-            .map(|(table, t)| PlanChoice {
-                table,
-                plan: ScanPlan::Cache,
-                reason: format!(
+            .filter(|(_, t)| t.hits > 0 || t.stale > 0 || t.corrupt > 0 || t.untrusted > 0 || t.volatile > 0)
+            .map(|(table, t)| {
+                let mut reason = format!(
                     "{} job(s) answered from {} cache entr{}; {} stale and {} corrupt entr{} rescanned",
                     t.hits,
                     t.entries,
@@ -770,7 +938,17 @@ impl Engine {
                     t.stale,
                     t.corrupt,
                     if t.stale + t.corrupt == 1 { "y" } else { "ies" },
-                ),
+                );
+                if t.untrusted > 0 {
+                    reason.push_str(&format!("; {} untrusted entr{} refused", t.untrusted, if t.untrusted == 1 { "y" } else { "ies" }));
+                }
+                if let Some(call) = &t.volatile_call {
+                    reason.push_str(&format!(
+                        "; {} job(s) never cached: their declarations call {call}, which is not fixed by its arguments",
+                        t.volatile
+                    ));
+                }
+                PlanChoice { table, plan: ScanPlan::Cache, reason }
             })
             .collect();
         plans.append(&mut stats.plans);
@@ -792,7 +970,7 @@ impl Engine {
     /// storage ([`Engine::object_identity`]).
     fn identity(&self, location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
         if crate::catalog::url_scheme(&location.to_string_lossy()).is_none() {
-            return identity(location, csv);
+            return identity(location, csv, self.listed(location)?);
         }
         let mut out = self.object_identity(location)?;
         if let Some(c) = csv {
@@ -800,6 +978,113 @@ impl Engine {
         }
         Some(out)
     }
+}
+
+impl Engine {
+    /// The files DataFusion reads for a table on disk that names a folder or a glob, listed as
+    /// its listing table lists them (the local store's recursive walk, then its file extension
+    /// and `ListingTableUrl::contains`, with this session's `ignore_subdirectory`), as
+    /// canonical paths; empty for one file. `None` when the listing fails.
+    fn listed(&self, location: &Path) -> Option<Vec<PathBuf>> {
+        use datafusion::datasource::listing::ListingTableUrl;
+        use datafusion::object_store::ObjectStore;
+        use datafusion::object_store::local::LocalFileSystem;
+        use futures::TryStreamExt;
+        let text = location.to_string_lossy();
+        let glob = text.contains(['*', '?', '[']);
+        if !glob && !location.is_dir() {
+            return Some(Vec::new());
+        }
+        // The extension the engine registers the table with (`Engine::register_at`).
+        let lower = text.to_lowercase();
+        let ext = match [".arrow", ".feather", ".ipc", ".csv"].into_iter().find(|e| lower.ends_with(e)) {
+            Some(e) if e == ".csv" => ".csv",
+            Some(e) => &text[text.len() - e.len()..],
+            None => ".parquet",
+        };
+        let text = if glob || text.ends_with('/') { text.to_string() } else { format!("{text}/") };
+        let url = ListingTableUrl::parse(&text).ok()?;
+        if !url.is_collection() {
+            return Some(Vec::new());
+        }
+        let ignore = self.ctx.state().config_options().execution.listing_table_ignore_subdirectory;
+        let store = LocalFileSystem::new();
+        let found: Vec<datafusion::object_store::ObjectMeta> =
+            self.rt.block_on(store.list(Some(url.prefix())).try_collect()).ok()?;
+        found
+            .iter()
+            .filter(|m| m.location.as_ref().ends_with(ext) && url.contains(&m.location, ignore))
+            .map(|m| store.path_to_filesystem(&m.location).ok()?.canonicalize().ok())
+            .collect()
+    }
+
+    /// The first function a job's declarations (period, base and cells' filters) call whose
+    /// result is not fixed by its arguments (`now()`, `current_date`, `random()`: any
+    /// DataFusion function not `Immutable`), or that is unknown; `None` when there is none.
+    /// Such a job's rows change with the clock or by chance, so they are never cached.
+    fn volatile_call(
+        &self,
+        job: &Job,
+        funcs: &HashMap<String, Arc<datafusion::logical_expr::ScalarUDF>>,
+    ) -> Option<String> {
+        let r = &job.rows;
+        let filters = r.period_filter.iter().chain(&r.base_filter).map(String::as_str);
+        filters.chain(job.cells.iter().map(|(_, _, f)| f.as_str())).find_map(|sql| volatile_in(sql, funcs))
+    }
+}
+
+/// The first call in `sql` of a function that is not `Immutable` in `funcs` (or unknown, or a
+/// niladic SQL function such as `CURRENT_DATE`); `None` when every call is to a fixed function.
+fn volatile_in(
+    sql: &str,
+    funcs: &HashMap<String, Arc<datafusion::logical_expr::ScalarUDF>>,
+) -> Option<String> {
+    use datafusion::logical_expr::Volatility;
+    use sqlparser::dialect::GenericDialect;
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    /// SQL's functions written without parentheses, all of them of the moment or the session.
+    const NILADIC: [&str; 10] = [
+        "current_date",
+        "current_time",
+        "current_timestamp",
+        "localtime",
+        "localtimestamp",
+        "current_user",
+        "session_user",
+        "current_role",
+        "current_catalog",
+        "current_schema",
+    ];
+    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
+        return Some("(a filter that does not tokenize)".into());
+    };
+    let tokens: Vec<&Token> = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    for (i, t) in tokens.iter().enumerate() {
+        let Token::Word(w) = t else { continue };
+        let called = matches!(tokens.get(i + 1), Some(Token::LParen));
+        // After a `.` a word is a field or a qualified name's part, not a function of its own.
+        let qualified = i > 0 && matches!(tokens[i - 1], Token::Period);
+        let name = if w.quote_style.is_some() { w.value.clone() } else { w.value.to_lowercase() };
+        if w.quote_style.is_none() && !qualified && NILADIC.contains(&name.as_str()) {
+            return Some(name);
+        }
+        match funcs.get(&name) {
+            Some(f)
+                if f.signature().volatility != Volatility::Immutable
+                    && (called || w.quote_style.is_none()) =>
+            {
+                return Some(format!("{name}()"));
+            }
+            Some(_) => {}
+            // Not a function recite knows: a keyword (`IN (`, `CAST(`), or doubt.
+            None if called && (w.quote_style.is_some() || w.keyword == Keyword::NoKeyword) => {
+                return Some(format!("{name}()"));
+            }
+            None => {}
+        }
+    }
+    None
 }
 
 /// Finished sums read for one job, given to another with the same rows and measures: the
@@ -819,11 +1104,14 @@ pub struct Summary {
     pub tables: BTreeMap<String, (usize, u64)>,
     /// Entries that do not parse or fail their checksum (they are rebuilt when next needed).
     pub corrupt: usize,
+    /// Why the folder, or each entry, is not trusted (a link, not a regular file, another
+    /// user's, writable by others): never read by `check` or `verify`.
+    pub untrusted: Vec<String>,
     /// Bytes in all.
     pub bytes: u64,
 }
 
-/// The entry files of a cache folder.
+/// The entry files of a cache folder: recite's own names only ([`own_name`]).
 fn entries(folder: &Path) -> Result<Vec<PathBuf>, String> {
     let list = match std::fs::read_dir(folder) {
         Ok(l) => l,
@@ -832,8 +1120,8 @@ fn entries(folder: &Path) -> Result<Vec<PathBuf>, String> {
     };
     let mut out: Vec<PathBuf> = list
         .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_str().is_some_and(own_name))
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == EXT) || is_temporary(p))
         .collect();
     out.sort();
     Ok(out)
@@ -843,18 +1131,45 @@ fn is_temporary(p: &Path) -> bool {
     p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(".tmp-"))
 }
 
-/// Lists what the cache under `dir` holds, checking every entry.
+/// Why the cache folder `folder` is not trusted, if it is not ([`Cache::open`]'s rule).
+fn folder_distrust(folder: &Path) -> Option<String> {
+    let m = std::fs::symlink_metadata(folder).ok()?;
+    if m.file_type().is_symlink() {
+        return Some(format!("{}: a symbolic link, not followed", folder.display()));
+    }
+    distrust(&m).map(|why| format!("{}: {why}", folder.display()))
+}
+
+/// Lists what the cache under `dir` holds, checking every entry; entries are read as a run
+/// reads them ([`read_cache_file`]: no link followed, no FIFO waited on, at most
+/// [`MAX_ENTRY_BYTES`]).
 pub fn show(dir: &Path) -> Result<Summary, String> {
     let folder = dir.join(FOLDER);
     let mut s = Summary { folder: folder.clone(), ..Summary::default() };
+    if let Some(why) = folder_distrust(&folder) {
+        s.untrusted.push(why);
+        return Ok(s);
+    }
     for p in entries(&folder)?.into_iter().filter(|p| !is_temporary(p)) {
-        let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        let bytes = match read_cache_file(&p) {
+            Ok(b) => b,
+            Err(Refused::Untrusted(why)) => {
+                s.untrusted.push(why);
+                continue;
+            }
+            Err(Refused::Absent) => continue,
+            Err(_) => {
+                s.corrupt += 1;
+                continue;
+            }
+        };
+        let size = bytes.len() as u64;
         s.bytes += size;
         let named = |b: &Vec<u8>| {
             p.file_stem().and_then(|s| s.to_str()).and_then(|s| s.split_once('-')).map(|(_, d)| d.to_string())
                 == Some(Digest::of(b).hex())
         };
-        let location = std::fs::read(&p).ok().filter(named).and_then(parse_entry).and_then(|r| {
+        let location = Some(bytes).filter(named).and_then(parse_entry).and_then(|r| {
             // A finished entry's key is its rows' key (JSON) and more: the first value.
             let key = r.metadata.get(META_KEY)?;
             let key =
@@ -875,13 +1190,48 @@ pub fn show(dir: &Path) -> Result<Summary, String> {
 }
 
 /// Removes every entry (and leftover temporary file) of the cache under `dir`; returns how many.
-/// Only this format's folder is touched, never anything else in `dir`.
+/// Only this format's folder is touched, and in it only recite's own names ([`own_name`]):
+/// never anything else in `dir`, never through a link (a linked folder is refused, and the
+/// folder is checked again before each removal, so one swapped for a link meanwhile stops it).
 pub fn clear(dir: &Path) -> Result<usize, String> {
     let folder = dir.join(FOLDER);
+    let shown = folder.display();
+    let m = match std::fs::symlink_metadata(&folder) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(format!("cache folder {shown}: {e}")),
+    };
+    if m.file_type().is_symlink() {
+        return Err(format!(
+            "cache folder {shown} is a symbolic link: not followed, nothing removed (remove the link \
+             itself if it is not meant to be there)"
+        ));
+    }
+    if !m.is_dir() {
+        return Err(format!("cache folder {shown} is not a folder: nothing removed"));
+    }
+    // The folder, as checked, is checked again before each removal: one swapped for a link
+    // meanwhile stops the clearing there.
+    let same = || {
+        std::fs::symlink_metadata(&folder)
+            .is_ok_and(|now| !now.file_type().is_symlink() && (now.dev(), now.ino()) == (m.dev(), m.ino()))
+    };
     let mut removed = 0;
     for p in entries(&folder)? {
-        std::fs::remove_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        removed += 1;
+        if !same() {
+            return Err(format!(
+                "cache folder {shown} changed while it was cleared: {removed} removed, then stopped"
+            ));
+        }
+        // remove_file never follows a link named like an entry (it removes the link), and
+        // removes no folder.
+        match std::fs::remove_file(&p) {
+            Ok(()) => removed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // A folder under an entry's name: not recite's to remove.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EISDIR | libc::EPERM)) => {}
+            Err(e) => return Err(format!("{}: {e}", p.display())),
+        }
     }
     let _ = std::fs::remove_dir(&folder);
     Ok(removed)
@@ -914,6 +1264,43 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         bits(a) == bits(b) && a.base.cells == b.base.cells && a.psus == b.psus && a.base.bad == b.base.bad
+    }
+
+    #[test]
+    fn declarations_calling_volatile_functions_are_told_from_fixed_ones() {
+        let ctx = datafusion::prelude::SessionContext::new();
+        let state = ctx.state();
+        let funcs = state.scalar_functions();
+        for fixed in [
+            "wave = 6",
+            "wave IN (5, 6) AND age BETWEEN 18 AND 74",
+            "CAST(age AS INT) > 3 OR abs(age) < 2",
+            "coalesce(\"s14r5\", 0) >= 1 AND name LIKE 'a%' AND NOT (x IS NULL)",
+            "EXTRACT(year FROM ts) = 2026 AND ts > TIMESTAMP '2026-01-01'",
+        ] {
+            assert_eq!(volatile_in(fixed, funcs), None, "{fixed}");
+        }
+        for (volatile, call) in [
+            ("ts > now() - INTERVAL '30 days'", "now()"),
+            ("ts::date = CURRENT_DATE", "current_date"),
+            ("random() < 0.5", "random()"),
+            ("NOW () IS NOT NULL", "now()"),
+            ("my_own_udf(x) = 1", "my_own_udf()"),
+        ] {
+            assert_eq!(volatile_in(volatile, funcs).as_deref(), Some(call), "{volatile}");
+        }
+    }
+
+    #[test]
+    fn only_recites_own_names_are_taken_for_its_files() {
+        let key = "0123456789abcdef0123456789abcdef";
+        assert!(own_name(&format!("{key}-{key}.arrow")));
+        assert!(own_name(".tmp-aB3xY9"));
+        for other in
+            ["data.arrow", "x-y.arrow", &format!("{key}-{key}.arrow.bak"), ".tmp-", ".tmp-toolongname"]
+        {
+            assert!(!own_name(other), "{other}");
+        }
     }
 
     #[test]

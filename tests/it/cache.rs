@@ -8,7 +8,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{code, recite, report, root, stderr, stdout};
+use crate::support::{code, command, recite, report, root, run_bounded, stderr, stdout};
 
 /// `recite ARGS --cache DIR`.
 fn cached(args: &[&str], dir: &Path) -> Output {
@@ -56,14 +56,14 @@ fn plans(out: &Output) -> Vec<(String, String, String)> {
 }
 
 /// What a run's cache plans say, summed over tables: (jobs answered, entries used, stale
-/// entries, corrupt entries).
+/// entries, corrupt entries); what follows them (untrusted entries, jobs never cached) aside.
 fn cache_counts(out: &Output) -> [usize; 4] {
     let mut sum = [0; 4];
     for (_, plan, why) in plans(out) {
         if plan != "cache" {
             continue;
         }
-        let numbers: Vec<usize> = why.split([' ', ';']).filter_map(|w| w.parse().ok()).collect();
+        let numbers: Vec<usize> = why.split([' ', ';']).filter_map(|w| w.parse().ok()).take(4).collect();
         assert_eq!(numbers.len(), 4, "{why}");
         for (s, n) in sum.iter_mut().zip(numbers) {
             *s += n;
@@ -350,4 +350,205 @@ fn cache_show_and_clear_touch_only_the_cache_folder() {
     let none = recite(&["cache", "show"]);
     assert_eq!(code(&none), 2);
     assert!(stderr(&none).contains("--cache DIR"), "{}", stderr(&none));
+}
+
+// The cache can only ever cost a scan, never a verdict (issue 23): each class of the hostile
+// pass has its test.
+
+/// A copy of the Versant data generated with `seed`: other numbers, the same columns.
+fn other_versant(dir: &Path, seed: &str) -> PathBuf {
+    let out = dir.join(format!("other-{seed}"));
+    let made =
+        recite(&["generate", "versant", "--rows", "20000", "--seed", seed, "--out", out.to_str().unwrap()]);
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    out.join("versant_flat.parquet")
+}
+
+#[test]
+fn a_glob_table_is_identified_by_every_file_datafusion_reads_under_it() {
+    let layer = Layer::new();
+    // `parts/*.parquet` holds a plain file, a Spark-style `x.parquet/` folder and a hive
+    // `part=3/` folder: DataFusion reads all three, the glob itself matches only the first.
+    let parts = layer.data().join("versant/parts");
+    for sub in ["", "b.parquet", "part=3"] {
+        std::fs::create_dir_all(parts.join(sub)).unwrap();
+    }
+    let spark = parts.join("b.parquet/part-00000.parquet");
+    let hive = parts.join("part=3/c.parquet");
+    for f in [parts.join("a.parquet"), spark.clone(), hive.clone()] {
+        std::fs::copy(layer.parquet(), f).unwrap();
+    }
+    let toml = std::fs::read_to_string(layer.toml()).unwrap();
+    assert!(toml.contains("path = \"versant_flat.parquet\""), "{toml}");
+    std::fs::write(
+        layer.toml(),
+        toml.replace("path = \"versant_flat.parquet\"", "path = \"parts/*.parquet\""),
+    )
+    .unwrap();
+    let first = layer.check(false);
+    layer.check(true);
+    assert_eq!(stats(&layer.check(true))["scans"].as_u64(), Some(0), "cached");
+    let mut last = first;
+    for (file, seed) in [(&spark, "91"), (&hive, "92")] {
+        std::fs::copy(other_versant(layer.dir.path(), seed), file).unwrap();
+        let fresh = layer.check(false);
+        assert_ne!(
+            without_stats("json", &stdout(&fresh)),
+            without_stats("json", &stdout(&last)),
+            "{}: the new data changes the report, so a stale entry would show",
+            file.display()
+        );
+        let cached = layer.check(true);
+        assert!(stats(&cached)["scans"].as_u64().unwrap() >= 1, "{}: rescanned", file.display());
+        assert_same(&fresh, &cached);
+        last = fresh;
+    }
+}
+
+#[test]
+fn an_entry_or_folder_another_user_could_have_written_is_refused_with_a_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let layer = Layer::new();
+    let check = |with_cache| layer.check_with(with_cache, &["--no-explain"]);
+    let fresh = check(false);
+    check(true);
+    assert_eq!(stats(&check(true))["scans"].as_u64(), Some(0));
+    let entries = layer.entries();
+    // An entry other users may write (its checksum is public: anyone could forge one).
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(&entries[0], 0o666);
+    let show = stdout(&cached(&["cache", "show"], &layer.cache()));
+    assert!(show.contains("not trusted"), "{show}");
+    let out = check(true);
+    assert!(stats(&out)["scans"].as_u64().unwrap() >= 1, "the entry is not used");
+    assert!(stderr(&out).contains("warning") && stderr(&out).contains("go-w"), "{}", stderr(&out));
+    assert!(plans(&out).iter().any(|(_, _, why)| why.contains("untrusted")), "{:?}", plans(&out));
+    assert_same(&fresh, &out);
+    // One owned by another user (only root can make one).
+    if std::os::unix::fs::chown(&layer.entries()[0], Some(54_321), None).is_ok() {
+        let out = check(true);
+        assert!(stats(&out)["scans"].as_u64().unwrap() >= 1);
+        assert!(stderr(&out).contains("54321"), "{}", stderr(&out));
+        assert_same(&fresh, &out);
+    }
+    // A folder its group may write: not used at all, and the run is still right.
+    let folder = layer.cache().join(recite::engine::cache::FOLDER);
+    mode(&folder, 0o770);
+    let out = check(true);
+    assert_eq!(code(&out), code(&fresh), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not used") && stderr(&out).contains("go-w"), "{}", stderr(&out));
+    assert!(stats(&out)["scans"].as_u64().unwrap() >= 1);
+    assert_same(&fresh, &out);
+    // A folder that is a link to another: not followed.
+    mode(&folder, 0o700);
+    let elsewhere = layer.dir.path().join("elsewhere");
+    std::fs::rename(&folder, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &folder).unwrap();
+    let out = check(true);
+    assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    assert!(stats(&out)["scans"].as_u64().unwrap() >= 1);
+    assert_same(&fresh, &out);
+}
+
+#[test]
+fn a_period_declared_with_now_is_never_cached() {
+    let layer = Layer::new();
+    let toml = std::fs::read_to_string(layer.toml()).unwrap();
+    let w6 = "filter = \"wave = 6\"";
+    assert!(toml.contains(w6), "{toml}");
+    // The same rows today; a period of "the last 30 days" would be other rows tomorrow.
+    let volatile = "filter = \"wave = 6 AND now() IS NOT NULL\"";
+    std::fs::write(layer.toml(), toml.replace(w6, volatile)).unwrap();
+    let fresh = layer.check(false);
+    layer.check(true);
+    let warm = layer.check(true);
+    assert!(stats(&warm)["scans"].as_u64().unwrap() >= 1, "W6's claims are scanned again");
+    let p = plans(&warm);
+    assert!(
+        p.iter()
+            .any(|(_, plan, why)| plan == "cache" && why.contains("never cached") && why.contains("now()")),
+        "{p:?}"
+    );
+    assert_same(&fresh, &warm);
+    // Every other period still answers from the cache.
+    assert!(cache_counts(&warm)[0] > 0, "{p:?}");
+}
+
+#[test]
+fn a_fifo_or_device_named_like_an_entry_neither_blocks_nor_exhausts_memory() {
+    let layer = Layer::new();
+    let check = |with_cache| layer.check_with(with_cache, &["--no-explain"]);
+    let fresh = check(false);
+    check(true);
+    let entries = layer.entries();
+    assert!(entries.len() >= 2);
+    // A FIFO where an entry was (no writer: reading it would block for ever), and a link to
+    // /dev/zero (reading it would never end).
+    std::fs::remove_file(&entries[0]).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&entries[0]).status().unwrap();
+    assert!(made.success());
+    std::fs::remove_file(&entries[1]).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &entries[1]).unwrap();
+    let cache = layer.cache();
+    let (claims, data) = (layer.claims(), layer.data());
+    let args = [
+        "check",
+        claims.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-explain",
+        "--cache",
+        cache.to_str().unwrap(),
+    ];
+    let show = run_bounded(command(&["cache", "show", "--cache", cache.to_str().unwrap()]), 60);
+    assert_eq!(code(&show), 0, "{}", stderr(&show));
+    assert!(stdout(&show).contains("not trusted"), "{}", stdout(&show));
+    let out = run_bounded(command(&args), 120);
+    assert!(stats(&out)["scans"].as_u64().unwrap() >= 1, "their rows are scanned");
+    assert_same(&fresh, &out);
+    assert!(
+        stderr(&out).contains("not a regular file") || stderr(&out).contains("symbolic link"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stats(&run_bounded(command(&args), 120))["scans"].as_u64(), Some(0), "rebuilt");
+}
+
+#[test]
+fn cache_clear_removes_only_recites_names_and_never_through_a_link() {
+    let layer = Layer::new();
+    layer.check(true);
+    let folder = layer.cache().join(recite::engine::cache::FOLDER);
+    // Not recite's names, in recite's folder: kept.
+    for name in ["notes.arrow", ".tmp-keep-me-please", "mine.txt"] {
+        std::fs::write(folder.join(name), "not recite's").unwrap();
+    }
+    let cleared = cached(&["cache", "clear"], &layer.cache());
+    assert_eq!(code(&cleared), 0, "{}", stderr(&cleared));
+    assert!(layer.entries().iter().all(|p| p.ends_with("notes.arrow")), "{:?}", layer.entries());
+    for name in ["notes.arrow", ".tmp-keep-me-please", "mine.txt"] {
+        assert!(folder.join(name).exists(), "{name} was removed");
+    }
+    // The folder a link to someone's data: nothing there is touched.
+    let victim = layer.dir.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let names = [
+        "0123456789abcdef0123456789abcdef-0123456789abcdef0123456789abcdef.arrow",
+        ".tmp-abc123",
+        "data.arrow",
+    ];
+    for name in names {
+        std::fs::write(victim.join(name), "precious").unwrap();
+    }
+    let linked = layer.dir.path().join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(&victim, linked.join(recite::engine::cache::FOLDER)).unwrap();
+    let out = cached(&["cache", "clear"], &linked);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    for name in names {
+        assert_eq!(std::fs::read_to_string(victim.join(name)).unwrap(), "precious", "{name}");
+    }
 }

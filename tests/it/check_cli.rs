@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::support::{code, command, recite, recite_stdin, root, run, stderr, stdout};
+use crate::support::{code, command, recite, recite_stdin, root, run, run_bounded, stderr, stdout};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -1069,37 +1069,6 @@ fn a_broken_study_file_fails_only_its_claims() {
 
 // Hostile inputs and faults (issue 16): each class has its regression test.
 
-/// Runs `c`, killing it and failing the test if it runs longer than `secs` (a hang).
-fn run_bounded(mut c: Command, secs: u64) -> Output {
-    let mut child = c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    // Drain both pipes on threads so a large report cannot block the child.
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let out_t = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut so, &mut b);
-        b
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut se, &mut b);
-        b
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if started.elapsed().as_secs() >= secs {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{c:?} still running after {secs} s: it hangs");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() }
-}
-
 fn mkfifo(path: &Path) {
     let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
     assert!(ok, "mkfifo {}", path.display());
@@ -1128,7 +1097,7 @@ fn input_findings(report: &Value, suffix: &str) -> Vec<(String, String)> {
 #[test]
 fn inputs_non_regular_files_are_refused_without_blocking() {
     let dir = tempdir();
-    let good = write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
+    write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
     mkfifo(&dir.path().join("pipe.jsonl"));
     let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket.json")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
@@ -1143,13 +1112,8 @@ fn inputs_non_regular_files_are_refused_without_blocking() {
         assert_eq!(f[0].0, "input/not-a-file", "{name}: {f:?}");
         assert!(f[0].1.contains(kind) && f[0].1.contains("not a regular file"), "{name}: {f:?}");
     }
-    // Named directly: refused the same way, never opened for a blocking read.
-    let fifo = dir.path().join("pipe.jsonl").display().to_string();
-    let out = run_bounded(command(&["check", &fifo, &good, "--format", "json"]), 60);
-    assert_eq!(code(&out), 1, "{}", stderr(&out));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(input_findings(&report, "pipe.jsonl")[0].0, "input/not-a-file");
-    assert_eq!(input_verdicts(&report, "good.jsonl"), ["REPRODUCED"]);
+    // A device named directly is refused the same way, never read (a FIFO named directly is
+    // read: inputs_named_fifos_are_read_as_process_substitution_gives_them).
     let out = run_bounded(command(&["check", "/dev/zero", "--format", "json"]), 60);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(input_findings(&report, "/dev/zero")[0].1.contains("device"), "{report:#}");
@@ -1270,24 +1234,111 @@ fn output_refuses_inputs_and_non_regular_targets() {
         assert!(stderr(&out).contains("is one of the inputs"), "{}", stderr(&out));
         assert_eq!(std::fs::read(&input).unwrap(), before, "the input is untouched");
     }
-    // A FIFO or a device is refused, not replaced by a regular file.
+    // A folder or a socket is refused, not replaced by a regular file.
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket")).unwrap();
+    for target in [dir.path().to_path_buf(), dir.path().join("socket")] {
+        let out = run_bounded(command(&["check", &input, "-o", target.to_str().unwrap()]), 60);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+        let out = recite(&["verify", "examples/citations/nhanes2-zinc.json", "-o", target.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(dir.path().join("socket")).unwrap().file_type().is_socket());
+}
+
+/// Reads a FIFO to its end on a thread: what a report written into it said.
+fn drain(fifo: &Path) -> std::thread::JoinHandle<String> {
+    let fifo = fifo.to_path_buf();
+    std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+}
+
+/// Waits for a thread at one end of `fifo` whose other end recite should have opened; when
+/// recite never did, opens that end itself so the thread ends (and the test fails, not hangs).
+fn finish<T>(fifo: &Path, thread: std::thread::JoinHandle<T>, open_for_write: bool) -> T {
+    let started = Instant::now();
+    while !thread.is_finished() && started.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if !thread.is_finished() {
+        if open_for_write {
+            let _ = std::fs::OpenOptions::new().write(true).open(fifo);
+        } else {
+            let _ = std::fs::read(fifo);
+        }
+    }
+    thread.join().unwrap()
+}
+
+#[test]
+fn output_to_dev_null_a_device_or_a_fifo_is_written_into_it() {
+    let dir = tempdir();
+    let input = write(dir.path(), "claims.jsonl", &jsonl(&[w6_considered()]));
+    // Every Unix tool writes to /dev/null; so do check, verify and card.
+    for args in [
+        vec!["check", input.as_str(), "-o", "/dev/null"],
+        vec!["check", input.as_str(), "--format", "html", "--output", "/dev/null"],
+        vec!["verify", "examples/citations/versant-w6-considered.json", "-o", "/dev/null"],
+    ] {
+        let out = run_bounded(command(&args), 120);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}: the report went to /dev/null");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "still a device");
+    // A FIFO (as `-o >(gzip > r.gz)` gives): the report is written into it, whole.
     let fifo = dir.path().join("fifo");
     mkfifo(&fifo);
-    let out = run_bounded(command(&["check", &input, "-o", fifo.to_str().unwrap()]), 60);
-    assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("FIFO") && stderr(&out).contains("not a regular file"), "{}", stderr(&out));
-    use std::os::unix::fs::FileTypeExt;
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
-    let dev = dir.path().join("null");
-    if Command::new("mknod").arg(&dev).args(["c", "1", "3"]).status().is_ok_and(|s| s.success()) {
-        let out = recite(&["check", &input, "-o", dev.to_str().unwrap()]);
-        assert_eq!(code(&out), 2);
-        assert!(stderr(&out).contains("device"), "{}", stderr(&out));
-        assert!(std::fs::symlink_metadata(&dev).unwrap().file_type().is_char_device());
-    }
-    // verify too.
-    let out = recite(&["verify", "examples/citations/nhanes2-zinc.json", "-o", fifo.to_str().unwrap()]);
-    assert_eq!(code(&out), 2);
+    let reader = drain(&fifo);
+    let out = run_bounded(command(&["check", &input, "--format", "json", "-o", fifo.to_str().unwrap()]), 120);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&finish(&fifo, reader, true)).expect("the whole JSON report");
+    assert_eq!(input_verdicts(&report, "claims.jsonl"), ["REPRODUCED"]);
+    let reader = drain(&fifo);
+    let out = run_bounded(
+        command(&["verify", "examples/citations/versant-w6-considered.json", "-o", fifo.to_str().unwrap()]),
+        120,
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(finish(&fifo, reader, true).contains("REPRODUCED"));
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "never renamed over");
+}
+
+#[test]
+fn inputs_named_fifos_are_read_as_process_substitution_gives_them() {
+    let dir = tempdir();
+    let good = write(dir.path(), "good.jsonl", &jsonl(&[w6_considered()]));
+    let feed = |fifo: &Path, text: String| {
+        let fifo = fifo.to_path_buf();
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    // `recite check <(cat claims.jsonl)`: a FIFO named on the command line is read (once, spooled).
+    let fifo = dir.path().join("claims.fifo");
+    mkfifo(&fifo);
+    let writer = feed(&fifo, jsonl(&[w6_considered()]));
+    let out = run_bounded(command(&["check", fifo.to_str().unwrap(), &good, "--format", "json"]), 120);
+    finish(&fifo, writer, false);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(input_verdicts(&report, "claims.fifo"), ["REPRODUCED"]);
+    assert_eq!(input_verdicts(&report, "good.jsonl"), ["REPRODUCED"]);
+    // `recite verify <(cat citation.json)`.
+    let citation =
+        std::fs::read_to_string(root().join("examples/citations/versant-w6-considered.json")).unwrap();
+    let writer = feed(&fifo, citation);
+    let out = run_bounded(command(&["verify", fifo.to_str().unwrap()]), 120);
+    finish(&fifo, writer, false);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("REPRODUCED"), "{}", stdout(&out));
+    // Found by walking a folder, a FIFO is still refused unread (no writer: it would block).
+    let walked = dir.path().join("walked");
+    std::fs::create_dir_all(&walked).unwrap();
+    std::fs::copy(&good, walked.join("good.jsonl")).unwrap();
+    mkfifo(&walked.join("pipe.jsonl"));
+    let out = run_bounded(command(&["check", walked.to_str().unwrap(), "--format", "json"]), 60);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(input_findings(&report, "pipe.jsonl")[0].0, "input/not-a-file");
+    assert_eq!(input_verdicts(&report, "good.jsonl"), ["REPRODUCED"]);
 }
 
 #[test]
@@ -1337,12 +1388,12 @@ fn output_errors_name_the_requested_path() {
     assert_eq!(code(&out), 2);
     let err = stderr(&out);
     assert!(err.contains("not a folder") && !err.contains("does not exist"), "{err}");
-    // A FIFO named as an input is not "no such file".
-    let fifo = dir.path().join("named.fifo");
-    mkfifo(&fifo);
-    let out = run_bounded(command(&["check", fifo.to_str().unwrap()]), 60);
+    // A socket named as an input is not "no such file".
+    let socket = dir.path().join("named.socket");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let out = run_bounded(command(&["check", socket.to_str().unwrap()]), 60);
     let text = format!("{}{}", stdout(&out), stderr(&out));
-    assert!(text.contains("FIFO") && !text.contains("no such file"), "{text}");
+    assert!(text.contains("socket") && !text.contains("no such file"), "{text}");
 }
 
 /// A claim whose echoed strings carry terminal escapes, bidi overrides and Markdown.

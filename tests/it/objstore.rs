@@ -318,6 +318,180 @@ mod with_store {
         }
     }
 
+    /// `tests/objstore/http_server.py` serving a folder on a loopback port (ranges, ETags,
+    /// HEAD), stopped (killed and reaped) when dropped.
+    struct Web {
+        child: Child,
+        /// Its port on 127.0.0.1.
+        port: u16,
+    }
+
+    impl Drop for Web {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Starts the HTTP server over `folder`, or says why not (`None` after a SKIPPED line when
+    /// python3 is missing).
+    fn start_web(test: &str, folder: &Path) -> Option<Web> {
+        use std::io::BufRead;
+        let script = crate::support::root().join("tests/objstore/http_server.py");
+        let spawned = Command::new("python3")
+            .arg(&script)
+            .arg(folder)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(mut child) = spawned else {
+            eprintln!("SKIPPED {test}: python3 is not installed");
+            return None;
+        };
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("its stdout")).read_line(&mut line).unwrap();
+        let port =
+            line.trim().parse().unwrap_or_else(|_| panic!("the server printed {line:?}, not its port"));
+        Some(Web { child, port })
+    }
+
+    /// `recite ARGS --data DATA`, with no AWS settings of the machine's.
+    fn recite_web(data: &Path, args: &[&str]) -> std::process::Output {
+        let mut c = command(args);
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("AWS_") {
+                c.env_remove(k);
+            }
+        }
+        c.args(["--data", data.to_str().unwrap()]);
+        run(c, None)
+    }
+
+    #[test]
+    fn a_table_over_plain_http_settles_the_versant_batch_byte_for_byte_as_the_local_file() {
+        let test = "a_table_over_plain_http_settles_the_versant_batch_byte_for_byte_as_the_local_file";
+        let dir = tempfile::tempdir().unwrap();
+        let served = dir.path().join("served");
+        std::fs::create_dir_all(&served).unwrap();
+        let local = crate::support::root().join("datasets/versant/versant_flat.parquet");
+        std::fs::copy(&local, served.join("versant_flat.parquet")).unwrap();
+        let Some(web) = start_web(test, &served) else { return };
+        let data = data_layer(dir.path(), local.to_str().unwrap());
+        let on_disk = recite_web(&data, &BATCH);
+        let url = format!("http://127.0.0.1:{}/versant_flat.parquet", web.port);
+        assert_eq!(data_layer(dir.path(), &url), data);
+        let on_http = recite_web(&data, &BATCH);
+        assert_eq!(code(&on_disk), code(&on_http), "{}", stderr(&on_http));
+        let report: Value = serde_json::from_slice(&on_http.stdout).expect("a JSON report");
+        assert!(report["summary"]["verdicts"]["REPRODUCED"].as_u64() > Some(0), "{report}");
+        assert!(
+            on_disk.stdout == on_http.stdout,
+            "the report over http differs:\n{}\n---\n{}",
+            String::from_utf8_lossy(&on_disk.stdout),
+            String::from_utf8_lossy(&on_http.stdout)
+        );
+
+        // The cache identifies the object by its ETag: a warm run answers from it; new bytes
+        // under the same URL get a new ETag, and the claims are scanned again.
+        let cache = dir.path().join("cache");
+        let mut cached = BATCH.to_vec();
+        cached.extend(["--cache", cache.to_str().unwrap()]);
+        recite_web(&data, &cached);
+        let warm = recite_web(&data, &cached);
+        let warm_report: Value = serde_json::from_slice(&warm.stdout).unwrap();
+        assert_eq!(warm_report["inputs"], report["inputs"]);
+        let plans = warm_report["stats"]["plans"].as_array().unwrap();
+        assert!(
+            plans.iter().any(|p| p["table"] == "versant_flat" && p["plan"] == "cache"),
+            "the warm run answers the http table from the cache: {plans:?}"
+        );
+        let other = dir.path().join("other");
+        let made = crate::support::recite(&[
+            "generate",
+            "versant",
+            "--rows",
+            "20000",
+            "--seed",
+            "99",
+            "--out",
+            other.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&made), 0, "{}", stderr(&made));
+        std::fs::copy(other.join("versant_flat.parquet"), served.join("versant_flat.parquet")).unwrap();
+        let fresh = recite_web(&data, &BATCH);
+        let rewritten = recite_web(&data, &cached);
+        let inputs =
+            |o: &std::process::Output| serde_json::from_slice::<Value>(&o.stdout).unwrap()["inputs"].clone();
+        assert_ne!(inputs(&fresh), report["inputs"], "the new bytes change the report");
+        assert_eq!(inputs(&rewritten), inputs(&fresh), "a stale entry answered: {}", stderr(&rewritten));
+    }
+
+    #[test]
+    fn a_table_urls_userinfo_and_query_are_redacted_from_every_report_message_and_listing() {
+        let test = "a_table_urls_userinfo_and_query_are_redacted_from_every_report_message_and_listing";
+        let dir = tempfile::tempdir().unwrap();
+        let served = dir.path().join("served");
+        std::fs::create_dir_all(&served).unwrap();
+        let local = crate::support::root().join("datasets/versant/versant_flat.parquet");
+        std::fs::copy(&local, served.join("versant_flat.parquet")).unwrap();
+        let Some(web) = start_web(test, &served) else { return };
+        let secrets = ["alice", "pa55word", "s1gnature", "X-Amz-Credential"];
+        let clean = |what: &str, text: &str| {
+            for s in secrets {
+                assert!(!text.contains(s), "{what} shows the secret {s:?}:\n{text}");
+            }
+        };
+        let port = web.port;
+        // A missing object: UNVERIFIABLE, the URL named in every format, its secrets not.
+        let missing = format!(
+            "http://alice:pa55word@127.0.0.1:{port}/no-such.parquet?X-Amz-Signature=s1gnature&X-Amz-Credential=k"
+        );
+        let data = data_layer(dir.path(), &missing);
+        for format in ["json", "jsonl", "text", "markdown", "html", "junit"] {
+            let out = recite_web(
+                &data,
+                &["check", "examples/citations/versant-w6-considered.json", "--format", format],
+            );
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+            assert_ne!(code(&out), 0, "{text}");
+            assert!(text.contains("no-such.parquet") && text.contains("REDACTED"), "{format}: {text}");
+            clean(format, &text);
+        }
+        let out = recite_web(&data, &["verify", "examples/citations/versant-w6-considered.json"]);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(text.contains("UNVERIFIABLE") && text.contains("no-such.parquet"), "{text}");
+        clean("verify", &text);
+        for args in [&["catalog", "check"][..], &["catalog", "show", "versant"][..]] {
+            let out = recite_web(&data, args);
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+            assert!(text.contains("no-such.parquet"), "{args:?}: {text}");
+            clean(&format!("{args:?}"), &text);
+        }
+        // A readable object behind the same secrets: it is read (the query is never sent), and
+        // the cache's listing names it without them.
+        let readable =
+            format!("http://alice:pa55word@127.0.0.1:{port}/versant_flat.parquet?X-Amz-Signature=s1gnature");
+        let data = data_layer(dir.path(), &readable);
+        let cache = dir.path().join("cache");
+        let out = recite_web(
+            &data,
+            &["verify", "examples/citations/versant-w6-considered.json", "--cache", cache.to_str().unwrap()],
+        );
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(text.contains("REPRODUCED"), "{text}");
+        clean("verify over the readable URL", &text);
+        let out = crate::support::recite(&["cache", "show", "--cache", cache.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("versant_flat.parquet") && text.contains("REDACTED"), "{text}");
+        clean("cache show", &text);
+        for e in std::fs::read_dir(cache.join(recite::engine::cache::FOLDER)).unwrap() {
+            let bytes = std::fs::read(e.unwrap().path()).unwrap();
+            clean("a cache entry", &String::from_utf8_lossy(&bytes));
+        }
+    }
+
     #[test]
     fn an_spss_file_on_object_storage_is_refused_saying_why() {
         // Refused before any request: no server needed.

@@ -77,3 +77,34 @@ pub fn fixture_bytes(path: &str) -> Vec<u8> {
 pub fn fixture(path: &str) -> String {
     String::from_utf8(fixture_bytes(path)).unwrap_or_else(|e| panic!("tests/fixtures/{path}: {e}"))
 }
+
+/// Runs `c`, killing it and failing the test if it runs longer than `secs` (a hang).
+pub fn run_bounded(mut c: Command, secs: u64) -> Output {
+    let mut child = c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Drain both pipes on threads so a large report cannot block the child.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut so, &mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut se, &mut b);
+        b
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{c:?} still running after {secs} s: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() }
+}
