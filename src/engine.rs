@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, Schema};
 use datafusion::common::DFSchema;
 use datafusion::functions_aggregate::expr_fn::{count, max, sum};
@@ -739,9 +739,13 @@ impl Engine {
         self.rt
             .block_on(async {
                 let provider = reg.ctx.table_provider(reg.name.as_str()).await?;
-                let state = reg.ctx.state();
+                // Batches of at most PROFILE_CELLS values: readers allocate a batch's rows for
+                // every column up front (CSV: 8,192 offsets a column, gigabytes at 40,000).
+                let mut state = reg.ctx.state();
+                let batch_rows = (PROFILE_CELLS / width.max(1)).clamp(1, state.config().batch_size().max(1));
+                *state.config_mut() = state.config().clone().with_batch_size(batch_rows);
                 let plan = provider.scan(&state, projection.as_ref(), &[], None).await?;
-                let mut stream = datafusion::physical_plan::execute_stream(plan, reg.ctx.task_ctx())?;
+                let mut stream = datafusion::physical_plan::execute_stream(plan, state.task_ctx())?;
                 while let Some(batch) = stream.next().await {
                     let batch = batch?;
                     if batch.num_columns() != width {
@@ -1311,6 +1315,9 @@ pub struct ColumnProfile {
     /// The distinct values, ascending, when few and whole.
     pub values: Vec<f64>,
 }
+
+/// Most values in one batch of [`Engine::profile`]'s scan (a wide table gets fewer rows a batch).
+const PROFILE_CELLS: usize = 1 << 20;
 
 /// A numeric column's profile, folded batch by batch ([`Engine::profile`]).
 #[derive(Default)]

@@ -689,7 +689,7 @@ fn period_filter_on_partition_column_prunes_folders() {
 
 /// `catalog init` over `file`: the study.toml it wrote, which must hold every one of `columns`.
 fn init_wide(file: &Path, columns: usize) {
-    let out = file.with_extension("out");
+    let out = file.with_file_name(format!("{}.out", file.file_name().unwrap().to_string_lossy()));
     let started = std::time::Instant::now();
     let made = recite(&["catalog", "init", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
