@@ -229,7 +229,8 @@ fn catalog_init_writes_a_catalog_that_checks_and_settles_unedited() {
             "base": {"name": "All respondents", "n": e["n"]}, "weight": "wt",
             "source": {"table": "labelled", "column": "sat", "function": "extractMean"}
         },
-        "result": {"mean": format!("{:.3}", e["weighted_mean"].as_f64().unwrap())}
+        // A JSON number: as a string, "3.010" would be ambiguous (a dot grouping thousands).
+        "result": {"mean": serde_json::from_str::<serde_json::Value>(&format!("{:.3}", e["weighted_mean"].as_f64().unwrap())).unwrap()}
     });
     let file = dir.path().join("c.json");
     std::fs::write(&file, citation.to_string()).unwrap();
