@@ -1014,7 +1014,7 @@ fn trace_points(stated: &Stated, ctx: &Context, sources: &[Source], mut out: Sta
         Some(u) => u == Unit::Proportion,
         None => s.claimed.as_ref().is_some_and(|c| claimed_value(s, c).0 == Unit::Proportion),
     };
-    let props: Vec<&Source> = sources.iter().filter(|s| share(*s) && s.record.is_none()).collect();
+    let props: Vec<&Source> = sources.iter().filter(|s| share(s) && s.record.is_none()).collect();
     let fits =
         |a: f64, b: f64| ((a - b).abs() * 100.0 - stated.value.abs()).abs() <= stated.half_unit() + 1e-9;
     for (i, a) in props.iter().enumerate() {

@@ -998,7 +998,7 @@ impl Engine {
         // The extension the engine registers the table with (`Engine::register_at`).
         let lower = text.to_lowercase();
         let ext = match [".arrow", ".feather", ".ipc", ".csv"].into_iter().find(|e| lower.ends_with(e)) {
-            Some(e) if e == ".csv" => ".csv",
+            Some(".csv") => ".csv",
             Some(e) => &text[text.len() - e.len()..],
             None => ".parquet",
         };
@@ -1141,8 +1141,8 @@ fn folder_distrust(folder: &Path) -> Option<String> {
 }
 
 /// Lists what the cache under `dir` holds, checking every entry; entries are read as a run
-/// reads them ([`read_cache_file`]: no link followed, no FIFO waited on, at most
-/// [`MAX_ENTRY_BYTES`]).
+/// reads them (`read_cache_file`: no link followed, no FIFO waited on, at most
+/// `MAX_ENTRY_BYTES`).
 pub fn show(dir: &Path) -> Result<Summary, String> {
     let folder = dir.join(FOLDER);
     let mut s = Summary { folder: folder.clone(), ..Summary::default() };
@@ -1190,7 +1190,7 @@ pub fn show(dir: &Path) -> Result<Summary, String> {
 }
 
 /// Removes every entry (and leftover temporary file) of the cache under `dir`; returns how many.
-/// Only this format's folder is touched, and in it only recite's own names ([`own_name`]):
+/// Only this format's folder is touched, and in it only recite's own names (`own_name`):
 /// never anything else in `dir`, never through a link (a linked folder is refused, and the
 /// folder is checked again before each removal, so one swapped for a link meanwhile stops it).
 pub fn clear(dir: &Path) -> Result<usize, String> {

@@ -192,7 +192,7 @@ fn ag_ui_validate_agrees_with_recite_on_every_stream_but_the_listed_ones() {
         let differ = theirs.is_empty() != ours.is_empty();
         match (differ, listed.get(file.as_str())) {
             (false, None) => {}
-            (true, Some(&(side, _))) if side == !theirs.is_empty() => {}
+            (true, Some(&(side, _))) if side != theirs.is_empty() => {}
             (true, _) => wrong.push(format!(
                 "{file}: ag-ui-validate says {theirs:?}, recite says {ours:?} (not listed in DISAGREEMENTS)"
             )),

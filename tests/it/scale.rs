@@ -199,7 +199,8 @@ fn sums_are_byte_identical_whatever_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     // Small weights, where the last digits are the fragile ones.
     scaled_layer(dir.path(), 1e-7);
-    let engines: [(&str, fn(usize) -> Engine); 3] = [
+    type MakeEngine = fn(usize) -> Engine;
+    let engines: [(&str, MakeEngine); 3] = [
         ("grouped, in process", Engine::with_threads),
         ("grouped, plan", |t| Engine::with_threads(t).with_reduction(Reduction::Plan)),
         ("summed", |t| Engine::with_threads(t).with_summed_only()),

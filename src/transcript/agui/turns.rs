@@ -112,6 +112,9 @@ pub fn build(file: &str, events: &[Event], streams: &[usize]) -> Built {
     b.out
 }
 
+/// A tool result read for a call: its remainder, its citations (canonical JSON) and its turn.
+type ReadResult = (String, Vec<String>, usize);
+
 /// Walk state.
 struct Builder<'a> {
     file: &'a str,
@@ -134,7 +137,7 @@ struct Builder<'a> {
     results: HashMap<String, usize>,
     /// (stream, call id) → what each result read for that call held: its remainder, its
     /// citations (canonical JSON) and its turn, so a copy that dropped citations is known.
-    by_call: HashMap<(usize, String), Vec<(String, Vec<String>, usize)>>,
+    by_call: HashMap<(usize, String), Vec<ReadResult>>,
     /// Keys of the claims made from the events ([`claim_key`]), per stream.
     claims: HashSet<String>,
     /// The stream's shared state.
