@@ -467,7 +467,10 @@ fn walk(v: &Value, key: Option<&str>, pointer: String, out: &mut Vec<Claimed>) {
         }
         Value::Object(map) => {
             for (k, item) in map {
-                walk(item, Some(k), crate::json::pointer_push(&pointer, k), out);
+                // RFC 6901 escaping, here rather than through `json` (which asks this module what a
+                // number is, so the dependency points one way).
+                let token = k.replace('~', "~0").replace('/', "~1");
+                walk(item, Some(k), format!("{pointer}/{token}"), out);
             }
         }
         _ => {}
