@@ -76,6 +76,31 @@ def payload(run: str) -> dict:
     return {"result": copy.deepcopy(r["result"]), "citation": copy.deepcopy(r["citation"])}
 
 
+def run_input(run: str) -> dict:
+    """The AG-UI `RunAgentInput` every AG-UI generator posts: the question, no state, no tools."""
+    return {
+        "threadId": f"thread-{run}",
+        "runId": f"run-{run}",
+        "state": {},
+        "messages": [{"id": "user-1", "role": "user", "content": QUESTION}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+
+
+async def post_run(app, path: str, run: str, timeout: float = 120) -> bytes:
+    """Posts `run_input(run)` to `path` of the ASGI `app`, in process, and returns the bytes
+    the endpoint streamed (Server-Sent Events), as they came."""
+    import httpx
+
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent", timeout=timeout) as client:
+        r = await client.post(path, json=run_input(run), headers={"accept": "text/event-stream"})
+        r.raise_for_status()
+        return r.content
+
+
 def citation_part(run: str) -> dict:
     """The citation as an Upperhand Part: media type and data."""
     return {"mediaType": MEDIA_TYPE, "data": copy.deepcopy(RUNS[run]["citation"])}

@@ -71,19 +71,7 @@ async def agui(run: str) -> bytes:
 
     app = FastAPI()
     add_adk_fastapi_endpoint(app, ADKAgent(adk_agent=agent(run, via_state=True), app_name="versant", user_id="analyst"), path="/agent")
-    body = {
-        "threadId": f"thread-{run}",
-        "runId": f"run-{run}",
-        "state": {},
-        "messages": [{"id": "user-1", "role": "user", "content": common.QUESTION}],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-    }
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agent", timeout=60) as client:
-        r = await client.post("/agent", json=body, headers={"accept": "text/event-stream"})
-        r.raise_for_status()
-        return r.content
+    return await common.post_run(app, "/agent", run)
 
 
 async def a2a(run: str) -> tuple[bytes, bytes]:

@@ -22,7 +22,6 @@ os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the cost map
 
-import httpx  # noqa: E402
 from crewai import Agent  # noqa: E402
 from crewai.flow.flow import Flow, start  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
@@ -96,19 +95,7 @@ def flow(run: str) -> Flow:
 async def one(run: str) -> bytes:
     app = FastAPI()
     add_crewai_flow_fastapi_endpoint(app, flow(run), "/flow")
-    body = {
-        "threadId": f"thread-{run}",
-        "runId": f"run-{run}",
-        "state": {},
-        "messages": [{"id": "user-1", "role": "user", "content": common.QUESTION}],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-    }
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agent", timeout=120) as client:
-        r = await client.post("/flow", json=body, headers={"accept": "text/event-stream"})
-        r.raise_for_status()
-        return r.content
+    return await common.post_run(app, "/flow", run)
 
 
 def main(out: Path) -> None:

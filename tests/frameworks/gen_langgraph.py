@@ -105,26 +105,12 @@ def graph(run: str, checkpointer=True):
 
 async def one(run: str) -> bytes:
     # Imported here: langgraph_server/graphs.py imports graph() into the API server, which needs neither.
-    import httpx
     from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
     from fastapi import FastAPI
 
     app = FastAPI()
     add_langgraph_fastapi_endpoint(app, LangGraphAgent(name="versant", graph=graph(run)), "/agent")
-    body = {
-        "threadId": f"thread-{run}",
-        "runId": f"run-{run}",
-        "state": {},
-        "messages": [{"id": "user-1", "role": "user", "content": common.QUESTION}],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-    }
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://agent") as client:
-        r = await client.post("/agent", json=body, headers={"accept": "text/event-stream"})
-        r.raise_for_status()
-        return r.content
+    return await common.post_run(app, "/agent", run)
 
 
 def main(out: Path) -> None:

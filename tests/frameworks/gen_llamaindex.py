@@ -14,7 +14,6 @@ import json
 import sys
 from pathlib import Path
 
-import httpx
 from fastapi import FastAPI
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
@@ -49,19 +48,7 @@ def tool(run: str) -> FunctionTool:
 async def one(run: str) -> bytes:
     app = FastAPI()
     app.include_router(get_ag_ui_workflow_router(llm=llm(run), backend_tools=[tool(run)]), prefix="/agent")
-    body = {
-        "threadId": f"thread-{run}",
-        "runId": f"run-{run}",
-        "state": {},
-        "messages": [{"id": "user-1", "role": "user", "content": common.QUESTION}],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-    }
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agent", timeout=60) as client:
-        r = await client.post("/agent/run", json=body, headers={"accept": "text/event-stream"})
-        r.raise_for_status()
-        return r.content
+    return await common.post_run(app, "/agent/run", run)
 
 
 def main(out: Path) -> None:

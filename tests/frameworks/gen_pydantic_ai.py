@@ -76,19 +76,7 @@ async def agui(run: str) -> bytes:
         return await AGUIAdapter.dispatch_request(request, agent=a)
 
     app = Starlette(routes=[Route("/agent", endpoint, methods=["POST"])])
-    body = {
-        "threadId": f"thread-{run}",
-        "runId": f"run-{run}",
-        "state": {},
-        "messages": [{"id": "user-1", "role": "user", "content": common.QUESTION}],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-    }
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agent") as client:
-        r = await client.post("/agent", json=body, headers={"accept": "text/event-stream"})
-        r.raise_for_status()
-        return r.content
+    return await common.post_run(app, "/agent", run)
 
 
 async def a2a(run: str) -> tuple[bytes, bytes]:

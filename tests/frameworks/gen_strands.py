@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 from fastapi import FastAPI
 from pydantic import BaseModel
 from strands import Agent, tool
@@ -82,19 +81,7 @@ def agent(run: str) -> Agent:
 async def one(run: str) -> bytes:
     app = FastAPI()
     add_strands_fastapi_endpoint(app, StrandsAgent(agent(run), name="versant"), "/agent")
-    body = {
-        "threadId": f"thread-{run}",
-        "runId": f"run-{run}",
-        "state": {},
-        "messages": [{"id": "user-1", "role": "user", "content": common.QUESTION}],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-    }
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agent", timeout=60) as client:
-        r = await client.post("/agent", json=body, headers={"accept": "text/event-stream"})
-        r.raise_for_status()
-        return r.content
+    return await common.post_run(app, "/agent", run)
 
 
 SHAPES = {
