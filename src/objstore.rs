@@ -15,8 +15,9 @@ use std::borrow::Cow;
 /// What a redacted part of a URL is replaced with.
 pub const REDACTED: &str = "REDACTED";
 
-/// `text` with the secrets of every URL in it hidden: the userinfo (`user:password@`) and the
-/// query string (a presigned URL's signature) become [`REDACTED`]. Every message, report and
+/// `text` with the secrets of every URL in it hidden: the userinfo (`user:password@`), the
+/// query string (a presigned URL's signature), the fragment and an http(s) URL's `;` path
+/// parameters become [`REDACTED`]. Every message, report and
 /// log line that may hold a table's URL goes through this one function. An `s3://`, `gs://` or
 /// `az://` URL's `?` is a glob character, so its query is hidden only when it looks like one
 /// (`key=value`, no `/` after it); an `http(s)://` URL's always is.
@@ -68,8 +69,17 @@ fn redact_body(scheme: &str, body: &str) -> (String, bool) {
         None => out.push_str(authority),
     }
     let web = matches!(scheme, "http" | "https");
-    match path.find('?') {
-        Some(q) if web || (path[q..].contains('=') && !path[q..].contains('/')) => {
+    // Where the secrets may start: an http(s) URL's query, fragment (`#access_token=…`) or path
+    // parameters (`;jsessionid=…`); elsewhere a query that looks like one, or a fragment.
+    let cut = if web {
+        path.find(['?', '#', ';'])
+    } else {
+        let query = path.find('?').filter(|&q| path[q..].contains('=') && !path[q..].contains('/'));
+        let fragment = path.find('#');
+        query.into_iter().chain(fragment).min()
+    };
+    match cut {
+        Some(q) if q + 1 < path.len() => {
             out.push_str(&path[..=q]);
             out.push_str(REDACTED);
             changed = true;
@@ -393,6 +403,14 @@ mod redaction_tests {
         assert!(matches!(redact("no URL here: a/b?c=d"), Cow::Borrowed(_)));
         assert_eq!(redact("\"http://u@h/x\""), "\"http://REDACTED@h/x\"");
         assert_eq!(without_query("https://h/t.parquet?X-Amz-Signature=a#f"), "https://h/t.parquet");
+        // The second hostile pass: fragments and path parameters hold tokens too.
+        assert_eq!(redact("http://h/t.parquet#access_token=FRAG"), "http://h/t.parquet#REDACTED");
+        assert_eq!(redact("http://h/t.parquet;jsessionid=M"), "http://h/t.parquet;REDACTED");
+        assert_eq!(redact("s3://b/k.parquet#SIG"), "s3://b/k.parquet#REDACTED");
+        assert_eq!(
+            redact("see http://u:p@h/t.parquet;x#y: gone"),
+            "see http://REDACTED@h/t.parquet;REDACTED: gone"
+        );
         assert_eq!(without_query("s3://b/w?.parquet"), "s3://b/w?.parquet");
     }
 }

@@ -101,6 +101,16 @@ pub fn starter(
         if crate::catalog::url_scheme(&file.to_string_lossy()).is_some() {
             // On object storage: written into the catalog as it is; the engine reads it (or
             // says why it cannot: an SPSS file, a build without the `object-store` feature).
+            // study.toml is meant to be shared: a URL carrying a secret is refused, not written.
+            let text = file.to_string_lossy();
+            let shown = crate::objstore::redact(&text);
+            if shown != text {
+                return Err(format!(
+                    "{shown}: the URL holds a secret (user:password@, a query string, a fragment or \
+                     ;parameters), which recite will not write into study.toml: name the object \
+                     alone and give credentials through the environment (docs/catalog.md)"
+                ));
+            }
             let profiles = engine
                 .profile(file, MAX_CODES.max(MAX_WAVES))
                 .map_err(|e| format!("{}: {e}", file.display()))?;

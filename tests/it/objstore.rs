@@ -56,6 +56,30 @@ fn url_locations_name_the_feature_that_reads_them() {
     }
 }
 
+/// The second hostile pass: `catalog init` wrote a URL's password and signature into the
+/// starter study.toml, a file meant to be committed. It refuses, before any request, and its
+/// message shows the URL redacted.
+#[test]
+fn catalog_init_refuses_a_url_holding_a_secret_and_never_prints_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("starter");
+    for url in [
+        "http://alice:HUNTER2PW@127.0.0.1:9/versant_flat.parquet",
+        "https://127.0.0.1:9/versant_flat.parquet?X-Amz-Signature=SIGSECRET",
+        "http://127.0.0.1:9/versant_flat.parquet#access_token=FRAGSECRET",
+        "http://127.0.0.1:9/versant_flat.parquet;jsessionid=MATRIXSECRET",
+    ] {
+        let out = run(command(&["catalog", "init", url, "--output", out_dir.to_str().unwrap()]), None);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{url}: {err}");
+        assert!(err.contains("REDACTED") && err.contains("will not write"), "{url}: {err}");
+        for secret in ["HUNTER2PW", "SIGSECRET", "FRAGSECRET", "MATRIXSECRET"] {
+            assert!(!err.contains(secret), "{secret} printed: {err}");
+        }
+        assert!(!out_dir.join("study.toml").exists(), "{url}: a starter was written");
+    }
+}
+
 #[cfg(feature = "object-store")]
 mod with_store {
     use std::io::{Read, Write};
