@@ -1563,6 +1563,21 @@ fn answer_numbers(report: &Value, file_suffix: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The second hostile pass: a Task whose `status.message` reuses a history message's id with
+/// other text was read as a repeat, so the final answer's numbers were never audited.
+#[test]
+fn a_status_message_reusing_a_history_id_with_new_text_is_audited_too() {
+    let file = "tests/fixtures/a2a/status-message-reuses-history-id.json";
+    let (_, report) = check_json(&[file]);
+    let numbers = answer_numbers(&report, "status-message-reuses-history-id.json");
+    assert!(numbers.contains(&("44%".into(), "TRACED".into())), "{numbers:?}");
+    let n71: Vec<_> = numbers.iter().filter(|(t, _)| t == "71%").collect();
+    assert_eq!(n71.len(), 1, "the status message's 71% is audited: {numbers:?}");
+    assert!(matches!(n71[0].1.as_str(), "MISQUOTED" | "UNCITED"), "{numbers:?}");
+    let out = recite(&["check", file, "--fail-on", "misquoted,uncited"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
 #[test]
 fn answers_say_47_for_a_cited_44_is_misquoted_and_fails_fail_on_misquoted() {
     let (_, report) = check_json(&["tests/fixtures/answers/misquoted.json"]);

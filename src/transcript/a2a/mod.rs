@@ -7,8 +7,8 @@
 //! 1. `walk`: walk every record (Task, Message, JSON-RPC response or request, v0.3
 //!    `status-update`/`artifact-update`, v1.0 `{task}`/`{message}`/`{statusUpdate}`/
 //!    `{artifactUpdate}`) into *containers* — messages and artifacts, in conversation order.
-//!    A message seen twice (history and `status.message`, or a final Task after a stream) is
-//!    kept once; an artifact chunk with `append: true` extends the artifact with its id.
+//!    A message seen twice with the same Parts (history and `status.message`, or a final Task
+//!    after a stream) is kept once; the same id with other Parts is read again; an artifact chunk with `append: true` extends the artifact with its id.
 //! 2. `parts`: what each Part is (text, citations by media type, shape or bytes, data, an ADK
 //!    tool result), the v0.3 adapters' `{"value": …}` and gRPC/REST `{"data": …}` wrappers
 //!    undone;

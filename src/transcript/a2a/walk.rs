@@ -203,8 +203,17 @@ impl<'f> Collector<'f> {
             return;
         }
         let id = str_field(m, MESSAGE_ID);
-        if id.as_ref().is_some_and(|id| self.messages.contains_key(id)) {
-            return; // the same message again (history and status, or a Task after a stream)
+        if let Some(&at) = id.as_ref().and_then(|id| self.messages.get(id)) {
+            let seen = self.containers[at].parts.iter().map(|p| &p.value);
+            let same = match field(m, PARTS) {
+                Some((_, Value::Array(parts))) => seen.eq(parts.iter()),
+                _ => seen.len() == 0,
+            };
+            if same {
+                return; // the same message again (history and status, or a Task after a stream)
+            }
+            // The same id with other content: read it too, so no number a reader was shown goes
+            // unaudited (taking either copy alone could hide the one the user saw).
         }
         let parts = self.parts(m, ptr, line, "Message");
         let container = Container {
