@@ -54,16 +54,7 @@ fn claim_mismatches(expected: &Value, claim: &Value, file: &str) -> Vec<String> 
     }
     // A result whose numbers were not read is settled on base n alone, and may reach the
     // expected verdict for a wrong reason.
-    let missing: Vec<&str> = expected["compared"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter(|name| {
-            let measure = claim["measures"].as_array().into_iter().flatten().find(|m| m["name"] == *name);
-            measure.and_then(|m| m["claims"].as_array()).is_none_or(|c| c.is_empty())
-        })
-        .collect();
+    let missing = crate::support::not_compared(&expected["compared"], claim);
     if !missing.is_empty() {
         out.push(format!("claim: no claimed number was compared with {}", missing.join(", ")));
     }

@@ -90,16 +90,7 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
         }
         // The measures its numbers must have been compared with: a result whose numbers were not
         // read is settled on base n alone, and may reach the expected verdict for a wrong reason.
-        let missing: Vec<&str> = expected["compared"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .filter(|name| {
-                let measure = claim["measures"].as_array().into_iter().flatten().find(|m| m["name"] == *name);
-                measure.and_then(|m| m["claims"].as_array()).is_none_or(|c| c.is_empty())
-            })
-            .collect();
+        let missing = crate::support::not_compared(&expected["compared"], claim);
         if !missing.is_empty() {
             out.push(format!("{place}: no claimed number was compared with {}", missing.join(", ")));
         }

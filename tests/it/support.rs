@@ -108,3 +108,19 @@ pub fn run_bounded(mut c: Command, secs: u64) -> Output {
     };
     Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() }
 }
+
+/// The measures named in `compared` (a manifest's list) that no claimed number of the JSON
+/// report's `claim` was compared with: a result whose numbers were not read is settled on base n
+/// alone, and may reach the expected verdict for a wrong reason.
+pub fn not_compared<'a>(compared: &'a serde_json::Value, claim: &serde_json::Value) -> Vec<&'a str> {
+    compared
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .filter(|name| {
+            let measure = claim["measures"].as_array().into_iter().flatten().find(|m| m["name"] == *name);
+            measure.and_then(|m| m["claims"].as_array()).is_none_or(|c| c.is_empty())
+        })
+        .collect()
+}
