@@ -1,6 +1,8 @@
 //! The `recite` command line. Each subcommand lives in `src/cmd/`, its usage at the top.
 
 mod cmd;
+#[cfg(feature = "serve")]
+mod serve;
 
 use std::process::ExitCode;
 

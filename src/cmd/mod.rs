@@ -39,6 +39,10 @@ pub mod extractors;
 pub mod fail_on;
 pub mod files;
 pub mod generate;
+#[cfg(feature = "agents")]
+pub mod mcp;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod verify;
 
 const QUICKSTART: &str = "\
@@ -77,6 +81,10 @@ enum Command {
     Cache(cache::Command),
     #[command(subcommand)]
     Cluster(cluster::Command),
+    #[cfg(feature = "serve")]
+    Serve(serve::Args),
+    #[cfg(feature = "agents")]
+    Mcp(mcp::Args),
 }
 
 /// Where the data layer and extractors are; shared by every subcommand that needs them.
@@ -360,6 +368,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Generate(a) => generate::run(a),
         Command::Cache(c) => cache::run(c),
         Command::Cluster(c) => cluster::run(c),
+        #[cfg(feature = "serve")]
+        Command::Serve(a) => serve::run(a),
+        #[cfg(feature = "agents")]
+        Command::Mcp(a) => mcp::run(a),
     }
 }
 

@@ -19,6 +19,10 @@ mod report_schema;
 mod sav;
 mod scale;
 mod sdk_corpus;
+#[cfg(feature = "serve")]
+mod serve;
+#[cfg(feature = "agents")]
+mod serve_agents;
 mod statistics;
 mod strings;
 mod support;

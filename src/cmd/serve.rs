@@ -1,0 +1,112 @@
+//! `recite serve`: an HTTP API (and, with the feature `agents`, an A2A agent and an MCP server)
+//! over one engine ([`crate::serve`]).
+
+const USAGE: &str = "\
+Examples:
+  recite serve                                      on 127.0.0.1:8787, the bundled data layer
+  recite serve --data my/data --listen 127.0.0.1:0  any free port (printed on standard error)
+  recite serve --listen 0.0.0.0:8787 --token-file /etc/recite/token --public-url https://recite.internal
+
+  curl -s localhost:8787/v1/verify --data-binary @examples/citations/versant-w6-considered.json
+  curl -s 'localhost:8787/v1/verify?claim=Considered%3D44%25' --data-binary @citation.json
+  curl -s 'localhost:8787/v1/check?format=jsonl' --data-binary @examples/transcripts/a2a-v10-stream.sse
+  curl -s localhost:8787/v1/catalog
+
+Endpoints: POST /v1/verify (the body `recite verify -` reads; ?format=json|text, ?claim=…),
+POST /v1/check (one transcript, any format `recite check` reads; ?format=json|jsonl|html|
+markdown|junit|text, ?name=NAME), GET /v1/catalog, GET /v1/extractors, GET /healthz, /readyz.
+With the cargo feature `agents`: MCP (streamable HTTP) at /mcp, A2A at /a2a/jsonrpc and /a2a/rest,
+its card at /.well-known/agent-card.json. Reports equal `recite verify -` / `recite check -`
+byte for byte.
+Errors are application/problem+json with a `location`.
+
+Safe by default: loopback only unless --token-file (then every request but /healthz, /readyz and
+the Agent Card needs `Authorization: Bearer TOKEN`); bodies over --max-input-size get 413; at most
+--concurrency requests run and --queue wait, more get 503 with Retry-After; each request has
+--time-limit. Request bodies are never logged. SIGTERM finishes the requests in flight, then exits 0.
+Running it for a team, behind a proxy, from agent frameworks: docs/service.md.";
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{DataArgs, SettleArgs};
+
+/// Serve verification to other programs and agents: an HTTP API (with the feature `agents`, an
+/// A2A agent and an MCP server too), over one engine and data layer.
+#[derive(Debug, clap::Args)]
+#[command(after_help = USAGE)]
+pub struct Args {
+    /// Where to listen, IP:PORT (port 0: any free port). An address other than loopback needs
+    /// --token-file.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    listen: SocketAddr,
+    /// A file holding the bearer token requests must carry (one word of at least 16
+    /// characters, readable by its owner only).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// The URL clients reach this server at, named by the Agent Card (default: http://ADDR as
+    /// bound); set it behind a reverse proxy.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+    #[command(flatten)]
+    limits: Limits,
+    #[command(flatten)]
+    settle: SettleArgs,
+    #[command(flatten)]
+    data: DataArgs,
+    #[command(flatten)]
+    cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    engine: super::EngineArgs,
+}
+
+/// How much one process takes on; shared by `serve` and `mcp`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Limits {
+    /// The largest request body (a citation, a transcript) read. Bytes, or with KiB, MiB, GiB.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = super::files::parse_size)]
+    max_input_size: u64,
+    /// Requests settled at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    concurrency: u64,
+    /// Requests that may wait for a turn; beyond them, 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    queue: u64,
+    /// The longest one request may take, waiting included, in seconds: then it is answered
+    /// with an error and its check stops.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    time_limit: u64,
+}
+
+impl Limits {
+    /// The service's configuration with these limits.
+    pub fn config(
+        &self,
+        data: DataArgs,
+        settle: SettleArgs,
+        cache: super::cache::CacheArgs,
+        engine: super::EngineArgs,
+    ) -> crate::serve::Config {
+        crate::serve::Config {
+            data,
+            settle,
+            cache,
+            engine,
+            max_input_size: self.max_input_size,
+            concurrency: self.concurrency as usize,
+            queue: self.queue as usize,
+            time_limit: std::time::Duration::from_secs(self.time_limit),
+        }
+    }
+}
+
+/// Runs `recite serve`.
+pub fn run(a: Args) -> Result<ExitCode> {
+    let token = a.token_file.as_deref().map(crate::serve::read_token).transpose()?;
+    let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
+    crate::serve::serve(&config, a.listen, token, a.public_url)?;
+    Ok(ExitCode::SUCCESS)
+}

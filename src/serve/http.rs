@@ -1,0 +1,392 @@
+//! The HTTP side of `recite serve`: the API (`/v1/…`) and the health checks, and with the
+//! feature `agents` the MCP endpoint (`/mcp`) and the A2A agent (`/a2a/…`, its card at
+//! `/.well-known/agent-card.json`), on one listener. Errors are `application/problem+json` (RFC 9457) with a `location` member naming
+//! the part of the request that was wrong. Only the method, path, status and time of a request
+//! are logged, never its body or query.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::StreamExt as _;
+use serde_json::json;
+
+use recite::report::ReportFormat;
+
+use super::{Problem, Service, same_token};
+use crate::cmd::TextOrJson;
+
+/// The media type of errors.
+const PROBLEM: &str = "application/problem+json";
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut body = json!({
+            "type": "about:blank",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+        });
+        if let Some(at) = &self.location {
+            body["location"] = json!(at);
+        }
+        let mut r = (status, [(header::CONTENT_TYPE, PROBLEM)], format!("{body:#}\n")).into_response();
+        if let Some(s) = self.retry_after {
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
+        }
+        if self.status == 401 {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        r
+    }
+}
+
+/// The query string's parameters, decoded; each must be one of `allowed`.
+fn query(uri: &Uri, allowed: &[&str]) -> Result<Vec<(String, String)>, Problem> {
+    let mut out = Vec::new();
+    for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let k = decode(k)
+            .ok_or_else(|| Problem::bad_request("query", "a parameter is not valid percent-encoded UTF-8"))?;
+        let at = format!("query.{k}");
+        if !allowed.contains(&k.as_str()) {
+            let known = allowed.join(", ");
+            return Err(Problem::bad_request(
+                &at,
+                format!("unknown parameter {k:?}; this endpoint takes {known}"),
+            ));
+        }
+        let v = decode(v).ok_or_else(|| Problem::bad_request(&at, "not valid percent-encoded UTF-8"))?;
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
+/// `application/x-www-form-urlencoded` decoding (`+` is a space).
+fn decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 2;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The one value of parameter `k`, if given (twice is an error).
+fn single<'a>(q: &'a [(String, String)], k: &str) -> Result<Option<&'a str>, Problem> {
+    let mut it = q.iter().filter(|(n, _)| n == k);
+    let first = it.next().map(|(_, v)| v.as_str());
+    if it.next().is_some() {
+        return Err(Problem::bad_request(&format!("query.{k}"), format!("{k} is given more than once")));
+    }
+    Ok(first)
+}
+
+/// Reads the whole body, at most `max` bytes: 413 beyond, 400 when it is cut short.
+async fn read_body(body: Body, max: u64) -> Result<Vec<u8>, Problem> {
+    let mut stream = body.into_data_stream();
+    let mut all = Vec::new();
+    while let Some(piece) = stream.next().await {
+        let piece =
+            piece.map_err(|e| Problem::bad_request("body", format!("the body could not be read: {e}")))?;
+        if (all.len() + piece.len()) as u64 > max {
+            return Err(Problem::too_large(max));
+        }
+        all.extend_from_slice(&piece);
+    }
+    Ok(all)
+}
+
+/// Refuses a body declared larger than the limit before reading any of it.
+fn check_length(req: &Request, max: u64) -> Result<(), Problem> {
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    match declared.map(str::parse::<u64>) {
+        Some(Ok(n)) if n > max => Err(Problem::too_large(max)),
+        Some(Err(_)) => Err(Problem::bad_request("header.content-length", "not a number")),
+        _ => Ok(()),
+    }
+}
+
+/// `POST /v1/verify[?format=json|text][&claim=[MEASURE=]VALUE…]`: the body is what
+/// `recite verify -` reads; the answer is its report. `Recite-Verdict` carries the verdict.
+async fn verify(State(svc): State<Arc<Service>>, req: Request) -> Result<Response, Problem> {
+    let q = query(req.uri(), &["format", "claim"])?;
+    let format = match single(&q, "format")? {
+        None | Some("json") => TextOrJson::Json,
+        Some("text") => TextOrJson::Text,
+        Some(other) => {
+            return Err(Problem::bad_request(
+                "query.format",
+                format!("{other:?}: verify writes json or text"),
+            ));
+        }
+    };
+    let claims: Vec<String> = q.iter().filter(|(k, _)| k == "claim").map(|(_, v)| v.clone()).collect();
+    check_length(&req, svc.max_input)?;
+    let body = read_body(req.into_body(), svc.max_input).await?;
+    let v = svc.verify(body, claims, format).await?;
+    let verdict = serde_json::to_value(v.verdict).ok().and_then(|v| v.as_str().map(str::to_string));
+    let mut r = ([(header::CONTENT_TYPE, content_type_verify(format))], v.text).into_response();
+    if let Some(h) = verdict.and_then(|s| HeaderValue::from_str(&s).ok()) {
+        r.headers_mut().insert("recite-verdict", h);
+    }
+    Ok(r)
+}
+
+fn content_type_verify(f: TextOrJson) -> &'static str {
+    match f {
+        TextOrJson::Json => "application/json",
+        TextOrJson::Text => "text/plain; charset=utf-8",
+    }
+}
+
+/// The media type of a report format.
+pub fn content_type(f: ReportFormat) -> &'static str {
+    match f {
+        ReportFormat::Text => "text/plain; charset=utf-8",
+        ReportFormat::Json => "application/json",
+        ReportFormat::Jsonl => "application/jsonl",
+        ReportFormat::Markdown => "text/markdown; charset=utf-8",
+        ReportFormat::Html => "text/html; charset=utf-8",
+        ReportFormat::Junit => "application/xml",
+    }
+}
+
+/// `POST /v1/check[?format=json|jsonl|html|markdown|junit|text][&name=NAME]`: the body is one
+/// transcript in any format `recite check` reads; the answer is the report of
+/// `recite check - --format FORMAT`, written as the claims settle (NAME, default `-`, is the
+/// input's name in the report, nothing more). A check stopped part-way (time limit) ends the
+/// response abruptly rather than cleanly, so a cut report is never taken for a whole one.
+async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response, Problem> {
+    let q = query(req.uri(), &["format", "name"])?;
+    let format = match single(&q, "format")? {
+        None | Some("json") => ReportFormat::Json,
+        Some("jsonl") => ReportFormat::Jsonl,
+        Some("html") => ReportFormat::Html,
+        Some("markdown") => ReportFormat::Markdown,
+        Some("junit") => ReportFormat::Junit,
+        Some("text") => ReportFormat::Text,
+        Some(other) => {
+            return Err(Problem::bad_request(
+                "query.format",
+                format!("{other:?}: check writes json, jsonl, html, markdown, junit or text"),
+            ));
+        }
+    };
+    let name = single(&q, "name")?.unwrap_or("-").to_string();
+    if name.is_empty() || name.chars().count() > 256 || name.chars().any(char::is_control) {
+        return Err(Problem::bad_request(
+            "query.name",
+            "a name is 1 to 256 characters, none of them control characters",
+        ));
+    }
+    check_length(&req, svc.max_input)?;
+    let body = read_body(req.into_body(), svc.max_input).await?;
+    let mut report = svc.check(body, name, format).await?;
+    // The first piece decides the status: a check that fails before writing anything is a
+    // problem, not an empty report.
+    let first = match report.next().await {
+        Some(Err(p)) => return Err(p),
+        Some(Ok(b)) => Some(b),
+        None => None,
+    };
+    let rest = futures::stream::unfold(report, |mut r| async move {
+        match r.next().await {
+            None => None,
+            Some(Ok(b)) => Some((Ok(b), r)),
+            Some(Err(p)) => Some((Err(std::io::Error::other(p.to_string())), r)),
+        }
+    });
+    let head = futures::stream::iter(first.map(Ok::<Bytes, std::io::Error>));
+    let body = Body::from_stream(head.chain(rest));
+    Ok(([(header::CONTENT_TYPE, content_type(format))], body).into_response())
+}
+
+/// `GET /v1/catalog`.
+async fn catalog(State(svc): State<Arc<Service>>) -> Response {
+    json_response(&svc.catalog_json())
+}
+
+/// `GET /v1/extractors`.
+async fn extractors(State(svc): State<Arc<Service>>) -> Response {
+    json_response(&svc.extractors_json())
+}
+
+fn json_response(v: &serde_json::Value) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], format!("{v:#}\n")).into_response()
+}
+
+/// `GET /readyz`: 200 while new work is taken, 503 once stopping.
+async fn readyz(State(svc): State<Arc<Service>>) -> Response {
+    if svc.ready() {
+        (StatusCode::OK, "ready\n").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response()
+    }
+}
+
+async fn not_found(uri: Uri) -> Problem {
+    Problem {
+        status: 404,
+        title: "not found",
+        detail: format!("no endpoint at {}", uri.path()),
+        location: Some("path".into()),
+        retry_after: None,
+    }
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> Problem {
+    Problem {
+        status: 405,
+        title: "method not allowed",
+        detail: format!("{method} is not allowed at {}", uri.path()),
+        location: Some("method".into()),
+        retry_after: None,
+    }
+}
+
+/// The bearer token check, in constant time.
+async fn authorize(State(token): State<Arc<Vec<u8>>>, req: Request, next: Next) -> Response {
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match given {
+        Some(t) if same_token(t.as_bytes(), &token) => next.run(req).await,
+        _ => Problem {
+            status: 401,
+            title: "unauthorized",
+            detail: "this server needs `Authorization: Bearer TOKEN` (the token in its --token-file)".into(),
+            location: Some("header.authorization".into()),
+            retry_after: None,
+        }
+        .into_response(),
+    }
+}
+
+/// One line on standard error per request: method, path, status and milliseconds; never the
+/// query or the body.
+async fn log(req: Request, next: Next) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let t = std::time::Instant::now();
+    let r = next.run(req).await;
+    let path: String =
+        if path.chars().count() > 200 { path.chars().take(200).chain(['…']).collect() } else { path };
+    crate::cmd::warn(&format!(
+        "recite serve: {method} {path} {} {} ms",
+        r.status().as_u16(),
+        t.elapsed().as_millis()
+    ));
+    r
+}
+
+/// The whole application: the API and health checks, and the agents' routes (MCP and A2A,
+/// feature `agents`), protected by the token when there is one (the health checks and the
+/// Agent Card, among `public`, are not).
+pub fn app(svc: Arc<Service>, token: Option<Vec<u8>>, agents: Router, public: Router) -> Router {
+    let mut protected = Router::new()
+        .route("/v1/verify", post(verify))
+        .route("/v1/check", post(check))
+        .route("/v1/catalog", get(catalog))
+        .route("/v1/extractors", get(extractors))
+        .with_state(svc.clone())
+        .merge(agents);
+    if let Some(t) = token {
+        protected = protected.route_layer(middleware::from_fn_with_state(Arc::new(t), authorize));
+    }
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .with_state(svc)
+        .merge(public)
+        .merge(protected)
+        .fallback(not_found)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(middleware::from_fn(log))
+}
+
+/// Serves `app` on `listener` until SIGTERM or SIGINT; then stops taking work (`on_stop`
+/// closes the MCP sessions) and lets what is running finish, for at most the time limit and a
+/// second more.
+pub async fn run(
+    svc: Arc<Service>,
+    listener: tokio::net::TcpListener,
+    guarded: bool,
+    app: Router,
+    on_stop: impl FnOnce(),
+) -> Result<()> {
+    let bound = listener.local_addr()?;
+    crate::cmd::warn(&format!(
+        "recite serve: listening on http://{bound} ({}; {})",
+        if cfg!(feature = "agents") { "API /v1, MCP /mcp, A2A /a2a" } else { "API /v1" },
+        if guarded { "bearer token required" } else { "no token: loopback only" }
+    ));
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let stopped = stop.clone();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app).with_graceful_shutdown(async move { stopped.notified().await }).await
+    });
+    shutdown_signal().await;
+    crate::cmd::warn("recite serve: stopping: finishing the requests in flight");
+    svc.stop();
+    on_stop();
+    stop.notify_one();
+    let grace = svc.time_limit() + Duration::from_secs(1);
+    match tokio::time::timeout(grace, server).await {
+        Ok(Ok(Ok(()))) => crate::cmd::warn("recite serve: stopped"),
+        Ok(Ok(Err(e))) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
+        Ok(Err(e)) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
+        Err(_) => crate::cmd::warn("recite serve: stopped with requests still running past the time limit"),
+    }
+    Ok(())
+}
+
+/// SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn query_values_decode() {
+        assert_eq!(decode("Considered%3D44%25").as_deref(), Some("Considered=44%"));
+        assert_eq!(decode("a+b").as_deref(), Some("a b"));
+        assert_eq!(decode("%zz"), None);
+        assert_eq!(decode("%4"), None);
+        assert_eq!(decode("%ff"), None);
+    }
+}

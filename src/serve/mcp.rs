@@ -1,0 +1,214 @@
+//! recite as an MCP tool server, on the official MCP Rust SDK (`rmcp`): over standard input
+//! and output (`recite mcp`) and over streamable HTTP at `/mcp` of `recite serve`.
+//!
+//! Tools, each with its input schema (from these types) and structured output:
+//! `verify_citation` and `check_transcript` answer with the JSON report (its schema,
+//! docs/report.schema.json, is their output schema), `list_catalog` and `list_extractors` with
+//! the data layer and the registered functions. A request the service cannot settle (too
+//! large, busy, past its time limit, a claim that does not parse) is a tool error saying why,
+//! not a protocol error, so the calling model reads it.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use recite::report::ReportFormat;
+
+use super::{Problem, Service};
+use crate::cmd::TextOrJson;
+
+/// The tools, over the process's one service.
+#[derive(Clone)]
+pub struct Tools {
+    svc: Arc<Service>,
+}
+
+/// `verify_citation`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyParams {
+    /// The Upperhand citation: the data of an application/vnd.upperhand.citations+json Part
+    /// (study, period, base {name, n}, weight, source {table, column, function}).
+    pub citation: Value,
+    /// The tool result the citation accompanies: its numeric leaves are the claimed numbers (a
+    /// leaf named after a measure, e.g. "Considered", is compared with it; n or base_n with
+    /// base n).
+    #[serde(default)]
+    pub result: Option<Value>,
+    /// Claimed numbers as `[MEASURE=]VALUE` (e.g. "Considered=44%", "0.44"); they replace the
+    /// numbers of `result`. Each keeps its shown precision: 44% is a whole percent (±0.5pp).
+    #[serde(default)]
+    pub claims: Vec<String>,
+}
+
+/// `check_transcript`'s arguments: the transcript as JSON, or as text in any format
+/// `recite check` reads.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckParams {
+    /// The transcript as a JSON value: an A2A Task, Message or JSON-RPC response, an array of
+    /// AG-UI events, or {result, citation} pairs.
+    #[serde(default)]
+    pub transcript: Option<Value>,
+    /// The transcript as text: SSE, JSON lines, or JSON (use this for streams and logs).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// The name the report gives the input (default `-`).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// `list_catalog` and `list_extractors` take nothing.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+/// The JSON report's schema, the output schema of the tools that answer with a report.
+fn report_schema() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let v: Value =
+                serde_json::from_str(&recite::report::json::schema()).unwrap_or_else(|_| json!({}));
+            Arc::new(match v {
+                Value::Object(o) => o,
+                _ => JsonObject::new(),
+            })
+        })
+        .clone()
+}
+
+/// A tool error saying why, for the model to read.
+fn failed(why: impl std::fmt::Display) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(why.to_string())])
+}
+
+/// The report text as structured output (and, as the SDK does, as text for older clients).
+fn report_result(text: &str) -> CallToolResult {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => CallToolResult::structured(v),
+        Err(e) => failed(Problem::internal(format!("the report is not JSON: {e}"))),
+    }
+}
+
+#[tool_router]
+impl Tools {
+    /// The tools over `svc`.
+    pub fn new(svc: Arc<Service>) -> Tools {
+        Tools { svc }
+    }
+
+    #[tool(
+        name = "verify_citation",
+        description = "Re-run one Upperhand citation over recite's data layer and settle it: REPRODUCED, \
+                       DISCREPANT, BASE_MISMATCH, UNVERIFIABLE or INVALID, with every measure claimed vs \
+                       recomputed, base n, standard error and interval, and what the claim most likely \
+                       computed instead. The answer is recite's JSON report (the one `recite verify \
+                       --format json` writes).",
+        output_schema = report_schema()
+    )]
+    async fn verify_citation(&self, params: Parameters<VerifyParams>) -> Result<CallToolResult, ErrorData> {
+        let p = params.0;
+        let mut pair = serde_json::Map::new();
+        pair.insert("citation".into(), p.citation);
+        if let Some(r) = p.result {
+            pair.insert("result".into(), r);
+        }
+        let body = match serde_json::to_vec(&Value::Object(pair)) {
+            Ok(b) => b,
+            Err(e) => return Ok(failed(e)),
+        };
+        Ok(match self.svc.verify(body, p.claims, TextOrJson::Json).await {
+            Ok(v) => report_result(&v.text),
+            Err(p) => failed(p),
+        })
+    }
+
+    #[tool(
+        name = "check_transcript",
+        description = "Settle every cited number in an agent transcript (A2A v0.3/v1.0 Task, Message, \
+                       JSON-RPC or SSE; AG-UI event logs; JSON lines of {result, citation}) in one pass \
+                       over the data, with Upperhand conformance and MOCA findings and the numbers of \
+                       the agent's answer traced to their citations. Give the transcript as `transcript` \
+                       (JSON) or `text`. The answer is recite's JSON report.",
+        output_schema = report_schema()
+    )]
+    async fn check_transcript(&self, params: Parameters<CheckParams>) -> Result<CallToolResult, ErrorData> {
+        let p = params.0;
+        let body = match (p.transcript, p.text) {
+            (Some(v), None) => match serde_json::to_vec(&v) {
+                Ok(b) => b,
+                Err(e) => return Ok(failed(e)),
+            },
+            (None, Some(t)) => t.into_bytes(),
+            _ => return Ok(failed("give the transcript as exactly one of `transcript` (JSON) or `text`")),
+        };
+        let name = p.name.unwrap_or_else(|| "-".into());
+        if name.is_empty() || name.chars().count() > 256 || name.chars().any(char::is_control) {
+            return Ok(failed("a name is 1 to 256 characters, none of them control characters"));
+        }
+        let report = match self.svc.check(body, name, ReportFormat::Json).await {
+            Ok(r) => r,
+            Err(p) => return Ok(failed(p)),
+        };
+        Ok(match report.collect().await {
+            Ok(bytes) => report_result(&String::from_utf8_lossy(&bytes)),
+            Err(p) => failed(p),
+        })
+    }
+
+    #[tool(
+        name = "list_catalog",
+        description = "The data layer recite re-runs citations on: every study with its tables, columns \
+                       (labels, codes), periods, bases and weights. The names a citation must use."
+    )]
+    async fn list_catalog(&self, _params: Parameters<NoParams>) -> Result<CallToolResult, ErrorData> {
+        Ok(CallToolResult::structured(self.svc.catalog_json()))
+    }
+
+    #[tool(
+        name = "list_extractors",
+        description = "The registered extractor functions (a citation's source.function) and the measures \
+                       each computes."
+    )]
+    async fn list_extractors(&self, _params: Parameters<NoParams>) -> Result<CallToolResult, ErrorData> {
+        Ok(CallToolResult::structured(self.svc.extractors_json()))
+    }
+}
+
+#[tool_handler(name = "recite")]
+impl ServerHandler for Tools {}
+
+/// The streamable-HTTP endpoint, to mount at `/mcp` (a session per client, bodies capped at
+/// the service's input limit), and what closes its sessions when the server stops. Host
+/// checks: loopback names only when serving loopback (against DNS rebinding); any host when a
+/// bearer token guards the server.
+pub fn http(svc: Arc<Service>, any_host: bool) -> (axum::Router, impl FnOnce() + Send + 'static) {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    let mut config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(usize::try_from(svc.max_input).unwrap_or(usize::MAX));
+    if any_host {
+        config = config.disable_allowed_hosts();
+    }
+    let stop = config.cancellation_token.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(Tools::new(svc.clone())),
+        LocalSessionManager::default().into(),
+        config,
+    );
+    (axum::Router::new().nest_service("/mcp", service), move || stop.cancel())
+}
+
+/// Serves the tools over standard input and output until the client closes them.
+pub async fn stdio(svc: Arc<Service>) -> anyhow::Result<()> {
+    use rmcp::ServiceExt as _;
+    let running = Tools::new(svc).serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,623 @@
+//! `recite serve` and `recite mcp`: one engine and settlement session for the whole process,
+//! reached over an HTTP API ([`http`]), as an A2A agent ([`a2a`]) and as an MCP tool server
+//! ([`mcp`]). Every front end calls the operations of [`Service`], which call the library just
+//! as `recite verify` and `recite check` do (same input name `-`, same data layer, same
+//! options), so the service's report for an input is the command line's, byte for byte.
+//!
+//! Bounded by default: at most `concurrency` operations run at once and `queue` more wait;
+//! beyond that a caller is told to come back (503 with Retry-After). Each operation has a time
+//! limit from the moment it asks to run: past it the caller gets an error, a check stops at its
+//! next write (a scan already running finishes first, then its result is dropped), and a
+//! verification's result is dropped when it comes. Nothing in a request names a path the
+//! server reads: bodies are spooled to private temporary files, the data layer is the server's.
+
+#[cfg(feature = "agents")]
+pub mod a2a;
+pub mod http;
+#[cfg(feature = "agents")]
+pub mod mcp;
+
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::Result;
+use axum::body::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::Instant;
+
+use recite::catalog::Catalog;
+use recite::check;
+use recite::engine::Engine;
+use recite::extractor::Registry;
+use recite::report::{self, DataLayer, ReportFormat};
+use recite::settle::{Verdict, pipeline};
+use recite::verify;
+
+use crate::cmd::cache::CacheArgs;
+use crate::cmd::{DataArgs, EngineArgs, SettleArgs, TextOrJson, files};
+
+/// What every front end shares: where the data is and how claims settle, and the limits.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The data layer and extractors.
+    pub data: DataArgs,
+    /// How claims are settled.
+    pub settle: SettleArgs,
+    /// The sufficient-statistics cache, when asked for.
+    pub cache: CacheArgs,
+    /// Where scans run.
+    pub engine: EngineArgs,
+    /// The largest input (request body, transcript, citation) accepted, in bytes.
+    pub max_input_size: u64,
+    /// Operations run at once.
+    pub concurrency: usize,
+    /// Operations that may wait for a turn; past this, callers are turned away.
+    pub queue: usize,
+    /// The longest one operation may take, waiting included.
+    pub time_limit: Duration,
+}
+
+/// Why an operation gave no report: an HTTP status, a title and what went wrong, where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The HTTP status it maps to.
+    pub status: u16,
+    /// A short title, the same for every problem of its kind.
+    pub title: &'static str,
+    /// What went wrong, for this request.
+    pub detail: String,
+    /// Where in the request (`body`, `query.format`, `header.authorization`…), when it was the
+    /// request's fault.
+    pub location: Option<String>,
+    /// Seconds after which to try again (503).
+    pub retry_after: Option<u64>,
+}
+
+impl Problem {
+    /// The request itself is wrong at `location`.
+    pub fn bad_request(location: &str, detail: impl Into<String>) -> Problem {
+        Problem {
+            status: 400,
+            title: "bad request",
+            detail: detail.into(),
+            location: Some(location.to_string()),
+            retry_after: None,
+        }
+    }
+
+    /// The body is over the size limit.
+    pub fn too_large(max: u64) -> Problem {
+        Problem {
+            status: 413,
+            title: "request body too large",
+            detail: format!("the body is over {max} bytes (--max-input-size)"),
+            location: Some("body".into()),
+            retry_after: None,
+        }
+    }
+
+    /// Every turn is taken and the queue is full.
+    fn busy(concurrency: usize, queue: usize) -> Problem {
+        Problem {
+            status: 503,
+            title: "busy",
+            detail: format!(
+                "{concurrency} requests are running and {queue} waiting (--concurrency, --queue); try again later"
+            ),
+            location: None,
+            retry_after: Some(1),
+        }
+    }
+
+    /// The server is stopping.
+    fn stopping() -> Problem {
+        Problem {
+            status: 503,
+            title: "stopping",
+            detail: "the server is shutting down".into(),
+            location: None,
+            retry_after: Some(5),
+        }
+    }
+
+    /// The time limit passed.
+    pub fn time_limit(limit: Duration) -> Problem {
+        Problem {
+            status: 504,
+            title: "time limit",
+            detail: format!("the request did not finish within {} s (--time-limit)", limit.as_secs()),
+            location: None,
+            retry_after: None,
+        }
+    }
+
+    /// The server failed: nothing the request could change.
+    pub fn internal(detail: impl Into<String>) -> Problem {
+        Problem {
+            status: 500,
+            title: "internal error",
+            detail: recite::objstore::redact(&detail.into()).into_owned(),
+            location: None,
+            retry_after: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.location {
+            Some(at) => write!(f, "{} ({at}): {}", self.title, self.detail),
+            None => write!(f, "{}: {}", self.title, self.detail),
+        }
+    }
+}
+
+/// One verified citation: its report and verdict.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The report, as `recite verify - --format …` writes it.
+    pub text: String,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// A piece of a report being written by a check, or its end.
+#[derive(Debug)]
+enum Chunk {
+    Data(Bytes),
+    Done(Result<(), String>),
+}
+
+/// A check's report as it is written: [`Streaming::next`] until `None`.
+pub struct Streaming {
+    rx: mpsc::Receiver<Chunk>,
+    deadline: Instant,
+    limit: Duration,
+    ended: bool,
+}
+
+impl Streaming {
+    /// The next piece of the report, `None` once it is complete, or why it stopped (after
+    /// which there is nothing more).
+    pub async fn next(&mut self) -> Option<Result<Bytes, Problem>> {
+        if self.ended {
+            return None;
+        }
+        let got = tokio::time::timeout_at(self.deadline, self.rx.recv()).await;
+        let out = match got {
+            Err(_) => Some(Err(Problem::time_limit(self.limit))),
+            Ok(None) => Some(Err(Problem::internal("the check stopped without finishing its report"))),
+            Ok(Some(Chunk::Data(b))) => return Some(Ok(b)),
+            Ok(Some(Chunk::Done(Ok(())))) => None,
+            Ok(Some(Chunk::Done(Err(e)))) if e == TIMED_OUT => Some(Err(Problem::time_limit(self.limit))),
+            Ok(Some(Chunk::Done(Err(e)))) => Some(Err(Problem::internal(e))),
+        };
+        self.ended = true;
+        out
+    }
+
+    /// The whole report (for the front ends that answer in one message).
+    #[cfg(feature = "agents")]
+    pub async fn collect(mut self) -> Result<Vec<u8>, Problem> {
+        let mut all = Vec::new();
+        while let Some(piece) = self.next().await {
+            all.extend_from_slice(&piece?);
+        }
+        Ok(all)
+    }
+}
+
+/// What a report writer's error says when the time limit stopped it.
+const TIMED_OUT: &str = "writing the report: the request's time limit passed";
+
+/// Where a check running on a blocking thread writes its report: in pieces of up to 64 KiB to
+/// the request, failing once the caller has gone or the time limit has passed, which stops
+/// the check at its next write.
+struct Sink {
+    tx: mpsc::Sender<Chunk>,
+    buf: Vec<u8>,
+    deadline: std::time::Instant,
+}
+
+impl Sink {
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let data = Bytes::from(std::mem::take(&mut self.buf));
+        send_until(&self.tx, Chunk::Data(data), self.deadline)
+    }
+}
+
+/// Sends `chunk`, waiting while the request is not reading (its buffer full) but never past
+/// `deadline`: a caller that stops reading cannot hold a turn beyond the time limit.
+fn send_until(
+    tx: &mpsc::Sender<Chunk>,
+    mut chunk: Chunk,
+    deadline: std::time::Instant,
+) -> std::io::Result<()> {
+    use mpsc::error::TrySendError;
+    loop {
+        match tx.try_send(chunk) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Closed(_)) => {
+                return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the caller went away"));
+            }
+            Err(TrySendError::Full(c)) => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the request's time limit passed",
+                    ));
+                }
+                chunk = c;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+impl std::io::Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if std::time::Instant::now() >= self.deadline {
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the request's time limit passed"));
+        }
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= 1 << 16 {
+            self.send()?;
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.send();
+    }
+}
+
+/// Turns for operations: a semaphore, and a count of those waiting for it.
+struct Limits {
+    permits: Arc<Semaphore>,
+    waiting: Arc<AtomicUsize>,
+    concurrency: usize,
+    queue: usize,
+    time_limit: Duration,
+}
+
+/// One place in the queue, given back however the wait ends (a caller that goes away too).
+struct Waiting(Arc<AtomicUsize>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The process's one engine and settlement session, and its limits.
+pub struct Service {
+    catalog: Catalog,
+    registry: Registry,
+    engine: Engine,
+    layer: DataLayer,
+    settle: pipeline::Options,
+    /// The largest input accepted, in bytes.
+    pub max_input: u64,
+    limits: Limits,
+    stopping: AtomicBool,
+}
+
+impl Service {
+    /// Loads the catalog and extractors and starts the engine, as `recite check` does. Must be
+    /// called outside any async runtime (the engine has its own).
+    pub fn open(c: &Config) -> Result<Service> {
+        let layer = c.data.data_layer();
+        let (catalog, registry) = (c.data.catalog()?, c.data.registry()?);
+        let engine = c.cache.engine(&c.engine)?;
+        let concurrency = c.concurrency.max(1);
+        Ok(Service {
+            catalog,
+            registry,
+            engine,
+            layer,
+            settle: c.settle.options(),
+            max_input: c.max_input_size,
+            limits: Limits {
+                permits: Arc::new(Semaphore::new(concurrency)),
+                waiting: Arc::new(AtomicUsize::new(0)),
+                concurrency,
+                queue: c.queue,
+                time_limit: c.time_limit,
+            },
+            stopping: AtomicBool::new(false),
+        })
+    }
+
+    /// The time limit of one operation.
+    pub fn time_limit(&self) -> Duration {
+        self.limits.time_limit
+    }
+
+    /// Whether new work is still taken (`/readyz`).
+    pub fn ready(&self) -> bool {
+        !self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Stops taking new work: waiting operations are refused, running ones finish.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.limits.permits.close();
+    }
+
+    /// A turn to run, and the deadline of the operation: at once when one is free, after
+    /// waiting when the queue has room, else refused.
+    async fn admit(&self) -> Result<(OwnedSemaphorePermit, Instant), Problem> {
+        let l = &self.limits;
+        let deadline = Instant::now() + l.time_limit;
+        if !self.ready() {
+            return Err(Problem::stopping());
+        }
+        if let Ok(p) = l.permits.clone().try_acquire_owned() {
+            return Ok((p, deadline));
+        }
+        if l.waiting.fetch_add(1, Ordering::SeqCst) >= l.queue {
+            l.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Problem::busy(l.concurrency, l.queue));
+        }
+        let _place = Waiting(l.waiting.clone());
+        match tokio::time::timeout_at(deadline, l.permits.clone().acquire_owned()).await {
+            Ok(Ok(p)) => Ok((p, deadline)),
+            Ok(Err(_)) => Err(Problem::stopping()),
+            Err(_) => Err(Problem::time_limit(l.time_limit)),
+        }
+    }
+
+    /// `recite verify - [--claim …] --format FORMAT` with `body` as standard input.
+    pub async fn verify(
+        self: &Arc<Self>,
+        body: Vec<u8>,
+        claims: Vec<String>,
+        format: TextOrJson,
+    ) -> Result<Verified, Problem> {
+        if body.len() as u64 > self.max_input {
+            return Err(Problem::too_large(self.max_input));
+        }
+        let claimed =
+            verify::claimed(&claims, None).map_err(|e| Problem::bad_request("claim", e.to_string()))?;
+        let (permit, deadline) = self.admit().await?;
+        let svc = self.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let _turn = permit;
+            let (settlement, stats) =
+                verify::verify("-", &body, claimed, &svc.catalog, &svc.registry, &svc.engine, svc.settle)?;
+            let verdict = settlement.verdict;
+            let text = match format {
+                TextOrJson::Text => {
+                    verify::text("-", &settlement, report::text::Style { color: false }, &svc.layer)
+                }
+                TextOrJson::Json => {
+                    report::json::render(&verify::report("-", settlement, stats, svc.layer.clone()))
+                }
+            };
+            Ok::<_, recite::engine::EngineError>(Verified { text, verdict })
+        });
+        match tokio::time::timeout_at(deadline, job).await {
+            Err(_) => Err(Problem::time_limit(self.limits.time_limit)),
+            Ok(Err(e)) => Err(Problem::internal(format!("the verification failed: {e}"))),
+            Ok(Ok(Err(e))) => Err(Problem::internal(format!("the engine failed: {e}"))),
+            Ok(Ok(Ok(v))) => Ok(v),
+        }
+    }
+
+    /// `recite check - --format FORMAT` with `body` as standard input named `name`: the report
+    /// as it is written.
+    pub async fn check(
+        self: &Arc<Self>,
+        body: Vec<u8>,
+        name: String,
+        format: ReportFormat,
+    ) -> Result<Streaming, Problem> {
+        if body.len() as u64 > self.max_input {
+            return Err(Problem::too_large(self.max_input));
+        }
+        let (permit, deadline) = self.admit().await?;
+        let (tx, rx) = mpsc::channel(8);
+        let until = std::time::Instant::now() + deadline.saturating_duration_since(Instant::now());
+        let svc = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _turn = permit;
+            let sink = Sink { tx: tx.clone(), buf: Vec::new(), deadline: until };
+            let done = svc.check_into(&body, &name, format, sink);
+            let _ = send_until(&tx, Chunk::Done(done), until);
+        });
+        Ok(Streaming { rx, deadline, limit: self.limits.time_limit, ended: false })
+    }
+
+    /// Runs the check of one input onto `sink`, as `recite check -` runs it.
+    fn check_into(&self, body: &[u8], name: &str, format: ReportFormat, sink: Sink) -> Result<(), String> {
+        // Spooled as `recite check -` spools standard input: the batch reads it more than once.
+        let mut tmp = tempfile::NamedTempFile::new().map_err(|e| format!("cannot spool the input: {e}"))?;
+        tmp.write_all(body).and_then(|_| tmp.flush()).map_err(|e| format!("cannot spool the input: {e}"))?;
+        let path = tmp.path().to_string_lossy().into_owned();
+        let sources = [check::Source::File { name: name.to_string(), path }];
+        let max = self.max_input;
+        let opts = check::Options {
+            settle: self.settle,
+            chunk: check::DEFAULT_CHUNK,
+            max_input_size: max,
+            read: &|p| files::read_file(p, max),
+            record_schema: None,
+            data_layer: Some(self.layer.clone()),
+            timings: false,
+            progress: &|_| {},
+        };
+        let mut w = report::writer(format, false, false, opts.data_layer.clone(), Box::new(sink));
+        let ran = check::run(&sources, &self.catalog, &self.registry, &self.engine, &opts, w.as_mut());
+        drop(w);
+        match ran {
+            Ok(_) => Ok(()),
+            Err(check::CheckError::Write(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
+                Err(TIMED_OUT.into())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The data layer: every study with its tables, columns, periods, bases and weights, the
+    /// server's own file locations left out.
+    pub fn catalog_json(&self) -> Value {
+        let studies: Vec<Value> = self
+            .catalog
+            .studies
+            .iter()
+            .map(|s| {
+                let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("file");
+                    for t in o.get_mut("tables").and_then(Value::as_array_mut).into_iter().flatten() {
+                        if let Some(t) = t.as_object_mut() {
+                            t.remove("path");
+                        }
+                    }
+                }
+                v
+            })
+            .collect();
+        json!({
+            "studies": studies,
+            "unusable_studies": self.catalog.broken.len(),
+            "data_layer": { "source": self.layer.source.as_str() },
+        })
+    }
+
+    /// The registered extractors and their measures.
+    pub fn extractors_json(&self) -> Value {
+        json!({ "extractors": self.registry.extractors })
+    }
+}
+
+/// The runtime the front ends run on (the engine has its own for its scans).
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("recite-serve")
+        .enable_all()
+        .build()?)
+}
+
+/// `recite serve`: listens on `listen` (a non-loopback address only with a token) and serves
+/// the API, MCP and A2A until SIGTERM; the Agent Card names `public_url`, else the address.
+pub fn serve(
+    c: &Config,
+    listen: std::net::SocketAddr,
+    token: Option<Vec<u8>>,
+    public_url: Option<String>,
+) -> Result<()> {
+    if !listen.ip().is_loopback() && token.is_none() {
+        anyhow::bail!(
+            "refusing to listen on {listen} without a token: a non-loopback address needs --token-file FILE \
+             (a bearer token every request must carry; docs/service.md)"
+        );
+    }
+    let svc = Arc::new(Service::open(c)?);
+    let rt = runtime()?;
+    let done = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+        let base = public_url.unwrap_or_else(|| match listener.local_addr() {
+            Ok(a) => format!("http://{a}"),
+            Err(_) => format!("http://{listen}"),
+        });
+        let guarded = token.is_some();
+        let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
+        let app = http::app(svc.clone(), token, protected, public);
+        http::run(svc.clone(), listener, guarded, app, stop_agents).await
+    });
+    // Work still running past the grace period is abandoned; the engine is dropped here, outside
+    // the runtime.
+    rt.shutdown_timeout(Duration::from_secs(1));
+    drop(svc);
+    done
+}
+
+/// The agents' routes (feature `agents`): those behind the token (MCP at `/mcp`, A2A at
+/// `/a2a/…`), the public ones (the Agent Card), and what closes the MCP sessions on stopping.
+#[cfg(feature = "agents")]
+fn agents(
+    svc: &Arc<Service>,
+    base: &str,
+    guarded: bool,
+) -> (axum::Router, axum::Router, Box<dyn FnOnce() + Send>) {
+    let (mcp, stop) = mcp::http(svc.clone(), guarded);
+    let agent = a2a::routes(svc.clone(), base, guarded);
+    (mcp.merge(agent.protected), agent.public, Box::new(stop))
+}
+
+/// Without the feature `agents`: the HTTP API alone.
+#[cfg(not(feature = "agents"))]
+fn agents(_: &Arc<Service>, _: &str, _: bool) -> (axum::Router, axum::Router, Box<dyn FnOnce() + Send>) {
+    (axum::Router::new(), axum::Router::new(), Box::new(|| {}))
+}
+
+/// `recite mcp`: the MCP tools over standard input and output, until the client closes them.
+#[cfg(feature = "agents")]
+pub fn mcp_stdio(c: &Config) -> Result<()> {
+    let svc = Arc::new(Service::open(c)?);
+    let rt = runtime()?;
+    let done = rt.block_on(mcp::stdio(svc.clone()));
+    rt.shutdown_timeout(Duration::from_secs(1));
+    drop(svc);
+    done
+}
+
+/// Whether `bytes` equal `token`, in time that depends on the token's length only.
+pub fn same_token(bytes: &[u8], token: &[u8]) -> bool {
+    let mut diff = bytes.len() ^ token.len();
+    for (i, t) in token.iter().enumerate() {
+        diff |= usize::from(bytes.get(i).copied().unwrap_or(0) ^ t);
+    }
+    diff == 0
+}
+
+/// Reads the bearer token file: a regular file only its owner can read, holding one token of
+/// at least 16 characters (surrounding whitespace ignored).
+pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>> {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let m = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("--token-file {shown}: {e}"))?;
+    if !m.is_file() {
+        anyhow::bail!("--token-file {shown}: not a regular file");
+    }
+    if m.permissions().mode() & 0o077 != 0 {
+        anyhow::bail!("--token-file {shown}: readable by others than its owner (chmod 600 {shown})");
+    }
+    let bytes = files::read_one(&path.to_string_lossy(), 4096)?;
+    let token = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("--token-file {shown}: not UTF-8"))?;
+    let token = token.trim();
+    if token.chars().count() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        anyhow::bail!("--token-file {shown}: the token must be one word of at least 16 characters");
+    }
+    Ok(token.as_bytes().to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_token;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token(b"0123456789abcdef", b"0123456789abcdef"));
+        assert!(!same_token(b"0123456789abcdeF", b"0123456789abcdef"));
+        assert!(!same_token(b"0123456789abcde", b"0123456789abcdef"));
+        assert!(!same_token(b"0123456789abcdef0", b"0123456789abcdef"));
+        assert!(!same_token(b"", b"0123456789abcdef"));
+    }
+}

@@ -1,0 +1,479 @@
+//! `recite serve`, started as a child process on an ephemeral loopback port and called over
+//! plain HTTP by a client written here, so the bytes on the wire are what is compared: every
+//! report it answers is what `recite verify -` / `recite check -` print for the same input,
+//! byte for byte. The SDK clients' tests are in `serve_agents.rs` (feature `agents`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{command, root, run, stdout};
+
+/// A running `recite serve`, killed when dropped; its standard error kept line by line.
+pub(crate) struct Server {
+    child: Child,
+    pub(crate) port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// `recite serve --listen 127.0.0.1:0 ARGS` from the crate root, once it listens.
+    pub(crate) fn start(args: &[&str]) -> Server {
+        let mut c = command(&["serve", "--listen", "127.0.0.1:0"]);
+        c.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = c.spawn().expect("start recite serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    let _ = tx.send(port.parse::<u16>().ok());
+                }
+                kept.lock().unwrap().push(line);
+            }
+            let _ = tx.send(None);
+        });
+        let port = rx.recv_timeout(Duration::from_secs(120)).ok().flatten();
+        let port = port.unwrap_or_else(|| panic!("recite serve did not listen: {:?}", log.lock().unwrap()));
+        Server { child, port, log }
+    }
+
+    #[cfg(feature = "agents")]
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// One request; the response's status, headers (lower-case names) and body (de-chunked).
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Response {
+        request(self.port, method, target, headers, body)
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP response as received.
+#[derive(Debug)]
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
+    /// Whether a chunked body ended with its last chunk (not cut short).
+    complete: bool,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+}
+
+/// HTTP/1.1 over a fresh connection, `Connection: close`.
+fn request(port: u16, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
+    let mut head = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-length")) {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    // The server may answer (413) before reading all of a large body. The write side stays
+    // open: the server (hyper) takes a half-closed connection for a caller that has gone.
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Response {
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
+    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let rest = &raw[end + 4..];
+    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+    if !chunked {
+        return Response { status, headers, body: rest.to_vec(), complete: true };
+    }
+    let (mut body, mut at, mut complete) = (Vec::new(), 0, false);
+    while let Some(nl) = rest[at..].windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&rest[at..at + nl]).trim(), 16).unwrap_or(0);
+        at += nl + 2;
+        if size == 0 {
+            complete = true;
+            break;
+        }
+        if at + size > rest.len() {
+            body.extend_from_slice(&rest[at..]);
+            break;
+        }
+        body.extend_from_slice(&rest[at..at + size]);
+        at += size + 2;
+    }
+    Response { status, headers, body, complete }
+}
+
+/// What the command line prints for `recite ARGS` reading `stdin`.
+pub(crate) fn cli(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    run(command(args), Some(stdin)).stdout
+}
+
+pub(crate) fn read(path: &str) -> Vec<u8> {
+    std::fs::read(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+pub(crate) const CITATIONS: [&str; 3] = [
+    "examples/citations/versant-w6-considered.json",
+    "examples/citations/versant-w6-discrepant.json",
+    "examples/citations/nhanes2-zinc.json",
+];
+
+pub(crate) const TRANSCRIPTS: [&str; 3] = [
+    "examples/transcripts/a2a-v03-task.json",
+    "examples/transcripts/a2a-v10-stream.sse",
+    "examples/transcripts/agui-run.sse",
+];
+
+#[test]
+fn serve_reports_equal_the_cli_byte_for_byte() {
+    let s = Server::start(&[]);
+    for path in CITATIONS {
+        let body = read(path);
+        for (query, args) in [
+            ("", vec!["verify", "-", "--format", "json"]),
+            ("?format=text", vec!["verify", "-", "--format", "text"]),
+            (
+                "?claim=Considered%3D44%25&claim=0.5",
+                vec!["verify", "-", "--format", "json", "--claim", "Considered=44%", "--claim", "0.5"],
+            ),
+        ] {
+            if query.contains("claim") && !path.contains("versant") {
+                continue; // the measures claimed are the tracker's
+            }
+            let want = cli(&args, &body);
+            assert!(!want.is_empty(), "the CLI wrote nothing for {args:?} on {path}");
+            // Twice: the process's one engine must not answer a second request differently.
+            for round in 0..2 {
+                let r = s.request("POST", &format!("/v1/verify{query}"), &[], &body);
+                assert_eq!(r.status, 200, "{path}{query}: {}", String::from_utf8_lossy(&r.body));
+                assert!(r.header("recite-verdict").is_some());
+                assert_eq!(
+                    String::from_utf8_lossy(&r.body),
+                    String::from_utf8_lossy(&want),
+                    "POST /v1/verify{query} with {path} (round {round}) differs from recite {args:?}"
+                );
+            }
+        }
+    }
+    for path in TRANSCRIPTS {
+        let body = read(path);
+        for format in ["json", "jsonl", "html", "markdown", "junit", "text"] {
+            let want = cli(&["check", "-", "--format", format], &body);
+            for round in 0..2 {
+                let r = s.request("POST", &format!("/v1/check?format={format}"), &[], &body);
+                assert_eq!(r.status, 200, "{path} {format}: {}", String::from_utf8_lossy(&r.body));
+                assert!(r.complete, "{path} {format}: the streamed report was cut short");
+                assert_eq!(
+                    String::from_utf8_lossy(&r.body),
+                    String::from_utf8_lossy(&want),
+                    "POST /v1/check?format={format} with {path} (round {round}) differs from recite check -"
+                );
+            }
+        }
+    }
+    // The name a report gives the input is the caller's label, never a path read.
+    let body = read(TRANSCRIPTS[0]);
+    let r = s.request("POST", "/v1/check?name=%2Fetc%2Fpasswd", &[], &body);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["inputs"][0]["file"], "/etc/passwd");
+    assert_eq!(
+        r.json()["summary"],
+        serde_json::from_slice::<Value>(&cli(&["check", "-", "--format", "json"], &body)).unwrap()["summary"]
+    );
+    // Request bodies never reach the log.
+    let log = s.log();
+    assert!(log.contains("POST /v1/check 200"), "{log}");
+    assert!(!log.contains("Versant"), "a request body was logged: {log}");
+}
+
+#[test]
+fn serve_catalog_and_extractors_list_what_the_cli_lists() {
+    let s = Server::start(&[]);
+    let r = s.request("GET", "/v1/catalog", &[], b"");
+    assert_eq!(r.status, 200);
+    let cat = r.json();
+    let names: Vec<&str> =
+        cat["studies"].as_array().unwrap().iter().filter_map(|s| s["study"]["name"].as_str()).collect();
+    let shown = stdout(&run(command(&["catalog", "show"]), None));
+    assert!(!names.is_empty());
+    for n in &names {
+        assert!(shown.contains(n), "{n} is not in `recite catalog show`");
+    }
+    // The server's own file locations are left out.
+    let text = String::from_utf8_lossy(&r.body);
+    assert!(!text.contains(&root().display().to_string()), "the catalog shows server paths: {text}");
+    let r = s.request("GET", "/v1/extractors", &[], b"");
+    assert_eq!(r.status, 200);
+    let listed = stdout(&run(command(&["extractors"]), None));
+    let ex = r.json();
+    let fns: Vec<&str> =
+        ex["extractors"].as_array().unwrap().iter().filter_map(|e| e["name"].as_str()).collect();
+    assert!(fns.contains(&"extractFunnel"), "{fns:?}");
+    for f in fns {
+        assert!(listed.contains(f), "{f} is not in `recite extractors`");
+    }
+    assert_eq!(s.request("GET", "/healthz", &[], b"").status, 200);
+    assert_eq!(s.request("GET", "/readyz", &[], b"").status, 200);
+}
+
+/// A problem+json response: its status, and the member `location`.
+fn problem(r: &Response, status: u16, location: Option<&str>) {
+    assert_eq!(r.status, status, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.header("content-type"), Some("application/problem+json"));
+    let p = r.json();
+    assert_eq!(p["status"], status);
+    assert!(p["title"].is_string() && p["detail"].is_string(), "{p}");
+    assert_eq!(p["location"].as_str(), location, "{p}");
+}
+
+#[test]
+fn serve_errors_are_problem_json_with_their_location() {
+    let s = Server::start(&["--max-input-size", "2KiB"]);
+    let citation = read(CITATIONS[0]);
+    problem(&s.request("POST", "/v1/verify?colour=red", &[], &citation), 400, Some("query.colour"));
+    problem(&s.request("POST", "/v1/check?format=pdf", &[], &citation), 400, Some("query.format"));
+    problem(
+        &s.request("POST", "/v1/verify?format=json&format=text", &[], &citation),
+        400,
+        Some("query.format"),
+    );
+    problem(&s.request("POST", "/v1/verify?claim=forty", &[], &citation), 400, Some("claim"));
+    problem(&s.request("POST", "/v1/check?name=", &[], &citation), 400, Some("query.name"));
+    problem(&s.request("GET", "/v2/everything", &[], b""), 404, Some("path"));
+    problem(&s.request("GET", "/v1/verify", &[], b""), 405, Some("method"));
+    // Over the size limit, declared or not.
+    let big = vec![b' '; 3 << 10];
+    problem(&s.request("POST", "/v1/check", &[], &big), 413, Some("body"));
+    let chunked = format!("{:x}\r\n{}\r\n0\r\n\r\n", big.len(), String::from_utf8_lossy(&big));
+    problem(
+        &s.request(
+            "POST",
+            "/v1/check",
+            &[("Transfer-Encoding", "chunked"), ("Content-Length", "")],
+            chunked.as_bytes(),
+        ),
+        413,
+        Some("body"),
+    );
+    // A body cut short (fewer bytes than declared, then the caller goes away) is never settled.
+    let mut cut = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    let head = "POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n";
+    cut.write_all(head.as_bytes()).unwrap();
+    cut.write_all(&citation[..100]).unwrap();
+    cut.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut raw = Vec::new();
+    let _ = cut.read_to_end(&mut raw);
+    if !raw.is_empty() {
+        problem(&parse(&raw), 400, Some("body"));
+    }
+    assert!(!s.log().contains("POST /v1/verify 200"), "a body cut short was settled: {}", s.log());
+    // Not JSON is a settlement (INVALID), as the CLI says, not an error.
+    let r = s.request("POST", "/v1/verify", &[], b"{not json");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, cli(&["verify", "-", "--format", "json"], b"{not json"));
+    assert_eq!(r.header("recite-verdict"), Some("INVALID"));
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_address_without_a_token() {
+    let out = run(command(&["serve", "--listen", "0.0.0.0:0"]), None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing to listen on 0.0.0.0:0") && err.contains("--token-file"), "{err}");
+}
+
+/// A token file only its owner can read.
+fn token_file(dir: &Path, token: &str, mode: u32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("token");
+    std::fs::write(&p, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+#[test]
+fn serve_with_a_token_answers_only_requests_that_carry_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "s3cret-token-0123456789";
+    let open = token_file(dir.path(), token, 0o644);
+    let out = run(command(&["serve", "--token-file", &open.display().to_string()]), None);
+    assert_eq!(out.status.code(), Some(2), "a token file others can read is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("chmod 600"));
+    let file = token_file(dir.path(), token, 0o600);
+    let s = Server::start(&["--token-file", &file.display().to_string()]);
+    problem(&s.request("GET", "/v1/catalog", &[], b""), 401, Some("header.authorization"));
+    let wrong = "Bearer s3cret-token-012345678X";
+    problem(
+        &s.request("GET", "/v1/catalog", &[("Authorization", wrong)], b""),
+        401,
+        Some("header.authorization"),
+    );
+    #[cfg(feature = "agents")]
+    {
+        problem(
+            &s.request("POST", "/mcp", &[("Authorization", wrong)], b"{}"),
+            401,
+            Some("header.authorization"),
+        );
+        problem(&s.request("POST", "/a2a/jsonrpc", &[], b"{}"), 401, Some("header.authorization"));
+    }
+    let right = format!("Bearer {token}");
+    assert_eq!(s.request("GET", "/v1/catalog", &[("Authorization", &right)], b"").status, 200);
+    assert_eq!(s.request("GET", "/healthz", &[], b"").status, 200);
+    // The card is public and declares the scheme.
+    #[cfg(feature = "agents")]
+    {
+        let card = s.request("GET", "/.well-known/agent-card.json", &[], b"");
+        assert_eq!(card.status, 200);
+        let card = card.json();
+        assert!(card["securitySchemes"]["bearer"].is_object(), "{card}");
+    }
+    assert!(!s.log().contains(token), "the token was logged");
+}
+
+#[test]
+fn serve_stops_on_sigterm_and_exits_0() {
+    let mut s = Server::start(&[]);
+    assert_eq!(s.request("GET", "/healthz", &[], b"").status, 200);
+    let killed = Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "recite serve did not stop within 30 s of SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{}", s.log());
+    assert!(s.log().contains("recite serve: stopped"), "{}", s.log());
+}
+
+/// A claim set of `count` claims (`recite generate claims`): a check long enough to watch.
+fn claim_set(count: usize) -> Vec<u8> {
+    let body = cli(&["generate", "claims", "--count", &count.to_string()], b"");
+    assert!(body.len() > count * 100, "recite generate claims wrote {} bytes", body.len());
+    body
+}
+
+/// Sends a check of `body` asking for JSON lines, and does not read the report: the check
+/// stalls once the connection's buffers are full, holding its turn.
+fn stalled_check(port: u16, body: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let head = format!(
+        "POST /v1/check?format=jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    s
+}
+
+/// Waits until the server's log has `line`.
+fn wait_for_log(s: &Server, line: &str) {
+    let start = Instant::now();
+    while !s.log().contains(line) {
+        assert!(start.elapsed() < Duration::from_secs(240), "no {line:?} in the log: {}", s.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Polls `POST /v1/verify` until it is answered 200, within `within`.
+fn verify_until_ok(s: &Server, within: Duration) -> Duration {
+    let (start, citation) = (Instant::now(), read(CITATIONS[0]));
+    loop {
+        let r = s.request("POST", "/v1/verify", &[], &citation);
+        if r.status == 200 {
+            return start.elapsed();
+        }
+        assert_eq!(r.status, 503, "{}", String::from_utf8_lossy(&r.body));
+        assert!(start.elapsed() < within, "no turn came back within {within:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn serve_beyond_its_concurrency_and_queue_answers_503_with_retry_after() {
+    let s = Server::start(&["--concurrency", "1", "--queue", "0", "--time-limit", "600"]);
+    let stuck = stalled_check(s.port, &claim_set(20_000));
+    wait_for_log(&s, "POST /v1/check 200");
+    let r = s.request("POST", "/v1/verify", &[], &read(CITATIONS[0]));
+    problem(&r, 503, None);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    // Health checks and listings take no turn.
+    assert_eq!(s.request("GET", "/v1/catalog", &[], b"").status, 200);
+    // The caller going away stops its check and gives the turn back.
+    drop(stuck);
+    verify_until_ok(&s, Duration::from_secs(60));
+}
+
+#[test]
+fn serve_time_limit_frees_the_turn_of_a_caller_that_stops_reading() {
+    let s = Server::start(&["--concurrency", "1", "--queue", "0", "--time-limit", "20"]);
+    let mut stuck = stalled_check(s.port, &claim_set(20_000));
+    wait_for_log(&s, "POST /v1/check 200");
+    // The stalled check stops at its time limit, while its caller is still connected.
+    verify_until_ok(&s, Duration::from_secs(90));
+    stuck.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut raw = Vec::new();
+    let _ = stuck.read_to_end(&mut raw);
+    let r = parse(&raw);
+    assert_eq!(r.status, 200);
+    assert!(!r.complete, "a report stopped by the time limit must not end like a whole one");
+}
+
+#[test]
+fn serve_answers_504_when_a_check_passes_its_time_limit() {
+    let s = Server::start(&["--time-limit", "1"]);
+    // A JSON report is written at the end (its totals come first): nothing before the limit.
+    let r = s.request("POST", "/v1/check?format=json", &[], &claim_set(20_000));
+    problem(&r, 504, None);
+}

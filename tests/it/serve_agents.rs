@@ -1,0 +1,233 @@
+//! `recite serve` (feature `agents`) and `recite mcp` called by the official SDK clients: the
+//! MCP Python SDK over stdio and streamable HTTP, the A2A Python SDK over JSON-RPC and
+//! HTTP+JSON (send, get, stream). Their reports are compared with what `recite verify -` /
+//! `recite check -` print, as JSON values (the SDKs re-encode what they carry: protobuf's Value
+//! holds doubles).
+//!
+//! The Python clients come from `tests/serve/install.sh` (a cached virtualenv); without it these
+//! tests are skipped with a message, unless `RECITE_REQUIRE_SERVE_CLIENTS=1` makes that a
+//! failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::serve::{CITATIONS, Server, TRANSCRIPTS, cli, read};
+use crate::support::{command, root, run};
+
+/// The clients' virtualenv's python, or `None` (after a SKIPPED line) when it is not installed
+/// and `RECITE_REQUIRE_SERVE_CLIENTS` is not set.
+fn clients_python(test: &str) -> Option<PathBuf> {
+    let venv = std::env::var_os("RECITE_SERVE_VENV").map(PathBuf::from).unwrap_or_else(|| {
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+        cache.join("recite-serve-clients")
+    });
+    let python = venv.join("bin/python");
+    if python.is_file() {
+        return Some(python);
+    }
+    let why = format!("{} is not installed (run tests/serve/install.sh)", python.display());
+    let required =
+        std::env::var_os("RECITE_REQUIRE_SERVE_CLIENTS").is_some_and(|v| !v.is_empty() && v != "0");
+    assert!(!required, "RECITE_REQUIRE_SERVE_CLIENTS is set but {why}");
+    eprintln!("SKIPPED {test}: {why}");
+    None
+}
+
+/// `clients.py ARGS` with the venv's python: what the clients received.
+fn clients(python: &Path, args: &[&str]) -> Value {
+    let out = Command::new(python)
+        .arg(root().join("tests/serve/clients.py"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run clients.py");
+    assert!(
+        out.status.success(),
+        "clients.py {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).expect("clients.py prints JSON")
+}
+
+/// Equal as JSON, numbers by value (the SDKs re-encode them: protobuf's Value holds doubles).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn cli_json(args: &[&str], stdin: &[u8]) -> Value {
+    serde_json::from_slice(&cli(args, stdin)).expect("the CLI wrote JSON")
+}
+
+/// What an MCP client received, checked against the command line.
+fn check_mcp(got: &Value, citation: &str, transcript: &str) {
+    let names: Vec<&str> =
+        got["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    for t in ["verify_citation", "check_transcript", "list_catalog", "list_extractors"] {
+        assert!(names.contains(&t), "tool {t} missing: {names:?}");
+    }
+    let tool = |n: &str| got["tools"].as_array().unwrap().iter().find(|t| t["name"] == n).unwrap().clone();
+    assert!(tool("verify_citation")["input_schema"]["properties"]["citation"].is_object());
+    assert!(tool("check_transcript")["input_schema"]["properties"]["text"].is_object());
+    assert_eq!(tool("verify_citation")["has_output_schema"], true);
+    assert_eq!(tool("check_transcript")["has_output_schema"], true);
+    let cbytes = read(citation);
+    let want = cli_json(&["verify", "-", "--format", "json"], &cbytes);
+    assert_eq!(got["verify"]["is_error"], false, "{}", got["verify"]);
+    assert!(
+        same(&got["verify"]["structured"], &want),
+        "verify_citation: {}\nCLI: {want}",
+        got["verify"]["structured"]
+    );
+    let bare: Value = serde_json::from_slice(&cbytes).unwrap();
+    let bare = bare.get("citation").cloned().unwrap_or(bare);
+    let pair = serde_json::to_vec(&serde_json::json!({ "citation": bare })).unwrap();
+    let want = cli_json(&["verify", "-", "--format", "json", "--claim", "Considered=99%"], &pair);
+    assert!(same(&got["verify_claim"]["structured"], &want), "verify_citation with claims");
+    assert_eq!(want["summary"]["verdicts"]["DISCREPANT"], 1, "{want}");
+    let want = cli_json(&["check", "-", "--format", "json"], &read(transcript));
+    assert!(same(&got["check"]["structured"], &want), "check_transcript: {}", got["check"]["structured"]);
+    let studies = got["catalog"]["structured"]["studies"].as_array().unwrap();
+    assert!(studies.iter().any(|s| s["study"]["name"] == "Versant Mega Tracker"), "{}", got["catalog"]);
+    assert_eq!(got["bad"]["is_error"], true, "{}", got["bad"]);
+}
+
+#[test]
+fn serve_mcp_python_sdk_over_stdio_gets_the_cli_reports() {
+    let Some(python) = clients_python("serve_mcp_python_sdk_over_stdio_gets_the_cli_reports") else { return };
+    let data = root().join("datasets").display().to_string();
+    let (citation, transcript) = (CITATIONS[0], TRANSCRIPTS[0]);
+    let got = clients(&python, &["mcp-stdio", env!("CARGO_BIN_EXE_recite"), &data, citation, transcript]);
+    check_mcp_with_data(&got, citation, transcript, &data);
+}
+
+/// [`check_mcp`] for a server run with `--data DATA`: the reports name that layer as given.
+fn check_mcp_with_data(got: &Value, citation: &str, transcript: &str, data: &str) {
+    let mut got = got.clone();
+    for k in ["verify", "verify_claim", "check"] {
+        let layer = &mut got[k]["structured"]["data_layer"];
+        assert_eq!(layer["path"], data, "{k}: {layer}");
+        assert_eq!(layer["source"], "flag", "{k}: {layer}");
+        // The CLI run below has no --data: what differs is only how the layer was chosen.
+        *layer = cli_json(&["verify", "-", "--format", "json"], &read(citation))["data_layer"].clone();
+    }
+    check_mcp(&got, citation, transcript);
+}
+
+#[test]
+fn serve_mcp_python_sdk_over_streamable_http_gets_the_cli_reports() {
+    let Some(python) = clients_python("serve_mcp_python_sdk_over_streamable_http_gets_the_cli_reports")
+    else {
+        return;
+    };
+    let s = Server::start(&[]);
+    let got = clients(&python, &["mcp-http", &format!("{}/mcp", s.url()), CITATIONS[0], TRANSCRIPTS[0]]);
+    check_mcp(&got, CITATIONS[0], TRANSCRIPTS[0]);
+}
+
+/// The data Part of `mediaType` in an artifact named `name` of a Task (ProtoJSON).
+fn artifact_part(task: &Value, name: &str, media: &str) -> Value {
+    let a = task["artifacts"].as_array().unwrap_or_else(|| panic!("no artifacts: {task}"));
+    let art = a.iter().find(|a| a["name"] == name).unwrap_or_else(|| panic!("no artifact {name}: {task}"));
+    let part = art["parts"].as_array().unwrap().iter().find(|p| p["mediaType"] == media);
+    part.unwrap_or_else(|| panic!("no {media} Part in {name}: {art}"))["data"].clone()
+}
+
+#[test]
+fn serve_a2a_python_sdk_sends_streams_and_gets_tasks() {
+    let Some(python) = clients_python("serve_a2a_python_sdk_sends_streams_and_gets_tasks") else { return };
+    let s = Server::start(&[]);
+    let (citation, transcript) = (CITATIONS[0], TRANSCRIPTS[0]);
+    let got = clients(&python, &["a2a", &s.url(), citation, transcript]);
+    let card = &got["card"];
+    assert_eq!(card["name"], "recite");
+    let skills: Vec<&str> =
+        card["skills"].as_array().unwrap().iter().filter_map(|s| s["id"].as_str()).collect();
+    assert_eq!(skills, ["verify-citation", "check-transcript"]);
+    let verified = cli_json(&["verify", "-", "--format", "json"], &read(citation));
+    let checked = cli_json(&["check", "-", "--format", "json"], &read(transcript));
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let sent = got[format!("send:{binding}")].as_array().unwrap();
+        let task = &sent.last().unwrap()["task"];
+        assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{binding}: {task}");
+        let report = artifact_part(task, "settlement", "application/vnd.recite.report+json");
+        assert!(same(&report, &verified), "{binding}: the A2A report differs from recite verify -");
+        let cit = artifact_part(task, "recomputed-1", "application/vnd.upperhand.citations+json");
+        assert_eq!(cit["study"], "Versant Mega Tracker");
+        assert_eq!(cit["base"]["n"].as_f64(), verified["inputs"][0]["claims"][0]["base"]["n"].as_f64());
+        let fetched = &got[format!("get:{binding}")];
+        assert!(same(&artifact_part(fetched, "settlement", "application/vnd.recite.report+json"), &verified));
+        // Streamed: working, then the artifacts, then completed.
+        let events = got[format!("stream:{binding}")].as_array().unwrap();
+        let states: Vec<&str> =
+            events.iter().filter_map(|e| e["statusUpdate"]["status"]["state"].as_str()).collect();
+        assert!(states.contains(&"TASK_STATE_WORKING"), "{binding}: {events:?}");
+        assert_eq!(states.last(), Some(&"TASK_STATE_COMPLETED"), "{binding}: {events:?}");
+        let streamed = events
+            .iter()
+            .filter_map(|e| e.get("artifactUpdate"))
+            .find(|a| a["artifact"]["name"] == "settlement")
+            .unwrap_or_else(|| panic!("{binding}: no settlement artifact streamed: {events:?}"));
+        let part = &streamed["artifact"]["parts"][0];
+        assert!(
+            same(&part["data"], &checked),
+            "{binding}: the streamed check report differs from recite check -"
+        );
+        // Prose is not a citation: the task is rejected, saying what to send.
+        let prose = got[format!("prose:{binding}")].as_array().unwrap();
+        let last = prose
+            .iter()
+            .rev()
+            .find_map(|e| e["statusUpdate"]["status"].as_object().or(e["task"]["status"].as_object()));
+        assert_eq!(
+            last.and_then(|s| s["state"].as_str()),
+            Some("TASK_STATE_REJECTED"),
+            "{binding}: {prose:?}"
+        );
+    }
+    // recite's own answer re-runs: each recomputed artifact's citation, checked by recite, is
+    // REPRODUCED.
+    let task = &got["get:JSONRPC"];
+    let recomputed: Vec<Value> = task["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["name"].as_str().is_some_and(|n| n.starts_with("recomputed-")))
+        .cloned()
+        .collect();
+    assert!(!recomputed.is_empty());
+    let only = serde_json::json!({ "id": task["id"], "contextId": task["contextId"], "status": task["status"], "artifacts": recomputed });
+    let report = cli_json(
+        &["check", "-", "--format", "json"],
+        &serde_json::to_vec(&serde_json::json!({ "task": only })).unwrap(),
+    );
+    assert_eq!(report["summary"]["claims"], report["summary"]["verdicts"]["REPRODUCED"], "{report}");
+    assert!(report["inputs"][0]["findings"].as_array().is_none_or(|f| f.is_empty()), "{report}");
+}
+
+#[test]
+fn serve_agent_card_passes_recite_card_with_no_finding() {
+    let s = Server::start(&[]);
+    let r = s.request("GET", "/.well-known/agent-card.json", &[], b"");
+    assert_eq!(r.status, 200);
+    let card = r.json();
+    assert_eq!(card["name"], "recite");
+    let url = card["supportedInterfaces"][0]["url"].as_str().unwrap_or_default();
+    assert_eq!(url, format!("{}/a2a/jsonrpc", s.url()), "{card}");
+    let out = run(command(&["card", "-", "--format", "json"]), Some(&r.body));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["findings"].as_array().map(Vec::len).unwrap_or(0), 0, "{report}");
+    assert!(report["extension_declared"].is_string(), "{report}");
+}

@@ -1,0 +1,141 @@
+"""The official Python clients against recite's service (tests/it/serve.rs runs this).
+
+    clients.py mcp-stdio RECITE DATA CITATION TRANSCRIPT   MCP over stdio (`RECITE mcp --data DATA`)
+    clients.py mcp-http URL CITATION TRANSCRIPT            MCP over streamable HTTP at URL (…/mcp)
+    clients.py a2a BASE CITATION TRANSCRIPT                A2A: card, send, get, stream (JSON-RPC, REST)
+
+CITATION is a citation file (a citation, or {citation, result}); TRANSCRIPT a transcript file.
+Prints one JSON object of what the clients received; the Rust test compares it with the
+command line's reports for the same files. Clients: `mcp` (the official MCP Python SDK) and
+`a2a-sdk` (the official A2A Python SDK), pinned in requirements.txt.
+"""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+
+def tool_out(result):
+    """A CallToolResult as plain data."""
+    return {
+        'is_error': bool(result.isError),
+        'structured': result.structuredContent,
+        'text': [c.text for c in result.content if getattr(c, 'type', None) == 'text'],
+    }
+
+
+async def mcp_session(client, citation, transcript):
+    tools = await client.list_tools()
+    out = {
+        'tools': [
+            {
+                'name': t.name,
+                'input_schema': t.inputSchema,
+                'has_output_schema': t.outputSchema is not None,
+            }
+            for t in tools.tools
+        ]
+    }
+    cited = json.loads(citation)
+    args = cited if isinstance(cited, dict) and 'citation' in cited else {'citation': cited}
+    args = {k: v for k, v in args.items() if k in ('citation', 'result')}
+    out['verify'] = tool_out(await client.call_tool('verify_citation', args))
+    out['verify_claim'] = tool_out(
+        await client.call_tool('verify_citation', {'citation': args['citation'], 'claims': ['Considered=99%']})
+    )
+    out['check'] = tool_out(await client.call_tool('check_transcript', {'text': transcript}))
+    out['catalog'] = tool_out(await client.call_tool('list_catalog', {}))
+    out['bad'] = tool_out(await client.call_tool('check_transcript', {}))
+    return out
+
+
+async def mcp_stdio(recite, data, citation, transcript):
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=recite, args=['mcp', '--data', data])
+    async with Client(params) as client:
+        return await mcp_session(client, citation, transcript)
+
+
+async def mcp_http(url, citation, transcript):
+    from mcp import Client
+
+    async with Client(url) as client:
+        return await mcp_session(client, citation, transcript)
+
+
+async def a2a(base, citation, transcript):
+    import httpx
+    from google.protobuf import json_format, struct_pb2
+    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+    from a2a.types import a2a_pb2 as pb
+
+    def dump(msg):
+        return json_format.MessageToDict(msg)
+
+    def data_part(obj, media_type):
+        return pb.Part(data=json_format.ParseDict(obj, struct_pb2.Value()), media_type=media_type)
+
+    out = {}
+    async with httpx.AsyncClient(timeout=120) as http:
+        card = await A2ACardResolver(http, base).get_agent_card()
+        out['card'] = dump(card)
+        cited = json.loads(citation)
+        for binding in ('JSONRPC', 'HTTP+JSON'):
+            factory = ClientFactory(
+                ClientConfig(streaming=False, httpx_client=http, supported_protocol_bindings=[binding])
+            )
+            client = factory.create(card)
+            message = pb.Message(
+                message_id=f'verify-{binding}',
+                role=pb.Role.ROLE_USER,
+                parts=[data_part(cited, 'application/vnd.upperhand.citations+json')],
+            )
+            events = [dump(e) async for e in client.send_message(pb.SendMessageRequest(message=message))]
+            task_id = next((e['task']['id'] for e in events if 'task' in e), None)
+            got = await client.get_task(pb.GetTaskRequest(id=task_id)) if task_id else None
+            out[f'send:{binding}'] = events
+            out[f'get:{binding}'] = dump(got) if got else None
+            await client.close()
+
+            streaming = ClientFactory(
+                ClientConfig(streaming=True, httpx_client=http, supported_protocol_bindings=[binding])
+            ).create(card)
+            message = pb.Message(
+                message_id=f'check-{binding}',
+                role=pb.Role.ROLE_USER,
+                parts=[pb.Part(raw=transcript.encode(), media_type='application/json', filename='-')],
+            )
+            out[f'stream:{binding}'] = [
+                dump(e) async for e in streaming.send_message(pb.SendMessageRequest(message=message))
+            ]
+            prose = pb.Message(
+                message_id=f'prose-{binding}', role=pb.Role.ROLE_USER, parts=[pb.Part(text='is 44% right?')]
+            )
+            out[f'prose:{binding}'] = [
+                dump(e) async for e in streaming.send_message(pb.SendMessageRequest(message=prose))
+            ]
+            await streaming.close()
+    return out
+
+
+def main():
+    mode, *args = sys.argv[1:]
+    if mode == 'mcp-stdio':
+        recite, data, citation, transcript = args
+        out = asyncio.run(mcp_stdio(recite, data, Path(citation).read_text(), Path(transcript).read_text()))
+    elif mode == 'mcp-http':
+        url, citation, transcript = args
+        out = asyncio.run(mcp_http(url, Path(citation).read_text(), Path(transcript).read_text()))
+    elif mode == 'a2a':
+        base, citation, transcript = args
+        out = asyncio.run(a2a(base, Path(citation).read_text(), Path(transcript).read_text()))
+    else:
+        sys.exit(f'clients.py: unknown mode {mode!r}')
+    json.dump(out, sys.stdout)
+    sys.stdout.write('\n')
+
+
+if __name__ == '__main__':
+    main()
