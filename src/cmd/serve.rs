@@ -14,7 +14,8 @@ Examples:
 
 Endpoints: POST /v1/verify (the body `recite verify -` reads; ?format=json|text, ?claim=…),
 POST /v1/check (one transcript, any format `recite check` reads; ?format=json|jsonl|html|
-markdown|junit|text, ?name=NAME), GET /v1/catalog, GET /v1/extractors, GET /healthz, /readyz.
+markdown|junit|text, ?name=NAME), GET /v1/catalog, GET /v1/extractors, GET /v1/openapi.json
+(OpenAPI 3.1), GET /healthz, /readyz.
 With the cargo feature `agents`: MCP (streamable HTTP) at /mcp, A2A at /a2a/jsonrpc and /a2a/rest,
 its card at /.well-known/agent-card.json. Reports equal `recite verify -` / `recite check -`
 byte for byte.

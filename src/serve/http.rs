@@ -304,7 +304,13 @@ async fn log(req: Request, next: Next) -> Response {
 /// feature `agents`), protected by the token when there is one (the health checks and the
 /// Agent Card, among `public`, are not).
 pub fn app(svc: Arc<Service>, token: Option<Vec<u8>>, agents: Router, public: Router) -> Router {
+    let openapi = Arc::new(format!("{:#}\n", super::openapi::document(token.is_some())));
+    let describe = move || {
+        let doc = openapi.clone();
+        async move { ([(header::CONTENT_TYPE, "application/json")], doc.as_str().to_string()) }
+    };
     let mut protected = Router::new()
+        .route("/v1/openapi.json", get(describe))
         .route("/v1/verify", post(verify))
         .route("/v1/check", post(check))
         .route("/v1/catalog", get(catalog))

@@ -1,8 +1,9 @@
 //! `recite serve` and `recite mcp`: one engine and settlement session for the whole process,
-//! reached over an HTTP API ([`http`]), as an A2A agent ([`a2a`]) and as an MCP tool server
-//! ([`mcp`]). Every front end calls the operations of [`Service`], which call the library just
-//! as `recite verify` and `recite check` do (same input name `-`, same data layer, same
-//! options), so the service's report for an input is the command line's, byte for byte.
+//! reached over an HTTP API ([`http`]) and, with the feature `agents`, as an A2A agent (`a2a`)
+//! and as an MCP tool server (`mcp`). Every front end calls the operations of [`Service`],
+//! which call the library just as `recite verify` and `recite check` do (same input name `-`,
+//! same data layer, same options), so the service's report for an input is the command
+//! line's, byte for byte.
 //!
 //! Bounded by default: at most `concurrency` operations run at once and `queue` more wait;
 //! beyond that a caller is told to come back (503 with Retry-After). Each operation has a time
@@ -16,6 +17,7 @@ pub mod a2a;
 pub mod http;
 #[cfg(feature = "agents")]
 pub mod mcp;
+pub mod openapi;
 
 use std::io::Write as _;
 use std::sync::Arc;

@@ -477,3 +477,57 @@ fn serve_answers_504_when_a_check_passes_its_time_limit() {
     let r = s.request("POST", "/v1/check?format=json", &[], &claim_set(20_000));
     problem(&r, 504, None);
 }
+
+/// Every `$ref` in `v` that points into `doc` (`#/…`), unresolved.
+fn dangling(doc: &Value, v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                match (k.as_str(), x.as_str()) {
+                    ("$ref", Some(r)) if r.starts_with('#') => {
+                        if doc.pointer(&r[1..]).is_none() {
+                            out.push(r.to_string());
+                        }
+                    }
+                    _ => dangling(doc, x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| dangling(doc, x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn serve_openapi_describes_the_api_with_the_committed_report_schemas() {
+    let s = Server::start(&[]);
+    let r = s.request("GET", "/v1/openapi.json", &[], b"");
+    assert_eq!(r.status, 200);
+    let doc = r.json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    for path in ["/v1/verify", "/v1/check", "/v1/catalog", "/v1/extractors", "/healthz", "/readyz"] {
+        assert!(doc["paths"][path].is_object(), "{path} is not described");
+    }
+    let mut missing = Vec::new();
+    dangling(&doc, &doc, &mut missing);
+    assert!(missing.is_empty(), "references that resolve to nothing: {missing:?}");
+    // The report schemas are the committed ones (docs/, written by the report_schema test),
+    // moved under components.
+    for (name, file) in
+        [("Report", "docs/report.schema.json"), ("ReportLine", "docs/report-lines.schema.json")]
+    {
+        let committed = String::from_utf8(read(file)).unwrap();
+        let moved = committed.replace("\"#/$defs/", &format!("\"#/components/schemas/{name}/$defs/"));
+        let mut want: Value = serde_json::from_str(&moved).unwrap();
+        want.as_object_mut().unwrap().remove("$schema");
+        assert_eq!(doc["components"]["schemas"][name], want, "{name} differs from {file}");
+    }
+    // And a report the service answers is valid by the document's own schema.
+    let mut schema = doc.clone();
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
+    schema["$ref"] = "#/components/schemas/Report".into();
+    let validator = jsonschema::validator_for(&schema).expect("the document is a usable JSON Schema");
+    let report = s.request("POST", "/v1/check", &[], &read(TRANSCRIPTS[1])).json();
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}

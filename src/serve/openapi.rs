@@ -1,0 +1,165 @@
+//! The OpenAPI 3.1 description of the HTTP API, served at `GET /v1/openapi.json`. Its report
+//! schemas are generated from the same Rust types as docs/report.schema.json and
+//! docs/report-lines.schema.json (`recite::report::json::schema`, `…::jsonl::schema`), so the
+//! description cannot drift from what the endpoints answer.
+
+use serde_json::{Map, Value, json};
+
+/// A generated JSON Schema as an OpenAPI component named `name`: its own `$schema` dropped
+/// (OpenAPI 3.1's dialect is 2020-12 already) and its `#/$defs/…` references pointed at where
+/// the definitions now are, `#/components/schemas/NAME/$defs/…`.
+fn component(name: &str, schema: &str) -> Value {
+    let mut v: Value = serde_json::from_str(schema).unwrap_or_else(|_| json!({}));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("$schema");
+    }
+    repoint(&mut v, &format!("#/components/schemas/{name}/$defs/"));
+    v
+}
+
+fn repoint(v: &mut Value, to: &str) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                match x {
+                    Value::String(r) if k == "$ref" => {
+                        if let Some(rest) = r.strip_prefix("#/$defs/") {
+                            *r = format!("{to}{rest}");
+                        }
+                    }
+                    _ => repoint(x, to),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| repoint(x, to)),
+        _ => {}
+    }
+}
+
+/// A response of `media` types, each with `schema`.
+fn content(media: &[(&str, Value)]) -> Value {
+    let mut m = Map::new();
+    for (t, s) in media {
+        m.insert((*t).to_string(), json!({ "schema": s }));
+    }
+    Value::Object(m)
+}
+
+/// The error responses every endpoint may give.
+fn problems(codes: &[&str]) -> Map<String, Value> {
+    let mut m = Map::new();
+    for c in codes {
+        m.insert(
+            (*c).to_string(),
+            json!({
+                "description": "application/problem+json (RFC 9457), `location` naming what was wrong",
+                "content": { "application/problem+json": { "schema": { "$ref": "#/components/schemas/Problem" } } }
+            }),
+        );
+    }
+    m
+}
+
+/// The document; `token` says whether the server requires a bearer token.
+pub fn document(token: bool) -> Value {
+    let report = json!({ "$ref": "#/components/schemas/Report" });
+    let line = json!({ "$ref": "#/components/schemas/ReportLine" });
+    let text = json!({ "type": "string" });
+    let errors = ["400", "401", "413", "500", "503", "504"];
+    let mut verify_responses = problems(&errors);
+    verify_responses.insert(
+        "200".into(),
+        json!({
+            "description": "the report `recite verify - --format FORMAT` writes",
+            "headers": { "Recite-Verdict": { "description": "the verdict", "schema": { "type": "string" } } },
+            "content": content(&[("application/json", report.clone()), ("text/plain", text.clone())]),
+        }),
+    );
+    let mut check_responses = problems(&errors);
+    check_responses.insert(
+        "200".into(),
+        json!({
+            "description": "the report `recite check - --format FORMAT` writes, streamed as the claims settle",
+            "content": content(&[
+                ("application/json", report),
+                ("application/jsonl", line),
+                ("text/html", text.clone()),
+                ("text/markdown", text.clone()),
+                ("application/xml", text.clone()),
+                ("text/plain", text.clone()),
+            ]),
+        }),
+    );
+    let listing = |what: &str| {
+        json!({
+            "responses": {
+                "200": { "description": what, "content": content(&[("application/json", json!({ "type": "object" }))]) }
+            }
+        })
+    };
+    let health = |what: &str| json!({ "security": [], "responses": { "200": { "description": what, "content": content(&[("text/plain", text.clone())]) } } });
+    let mut doc = json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "recite",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Re-executes the citations AI agents attach to numbers, and settles them (docs/service.md).",
+        },
+        "paths": {
+            "/v1/verify": { "post": {
+                "summary": "Verify one citation",
+                "parameters": [
+                    { "name": "format", "in": "query", "schema": { "enum": ["json", "text"], "default": "json" } },
+                    { "name": "claim", "in": "query", "description": "a claimed number, [MEASURE=]VALUE (--claim)",
+                      "schema": { "type": "array", "items": { "type": "string" } }, "style": "form", "explode": true },
+                ],
+                "requestBody": { "required": true, "description": "a citation, or {citation, result}",
+                    "content": { "application/json": { "schema": {} } } },
+                "responses": verify_responses,
+            } },
+            "/v1/check": { "post": {
+                "summary": "Check one transcript",
+                "parameters": [
+                    { "name": "format", "in": "query",
+                      "schema": { "enum": ["json", "jsonl", "html", "markdown", "junit", "text"], "default": "json" } },
+                    { "name": "name", "in": "query", "description": "the input's name in the report (a label only)",
+                      "schema": { "type": "string", "default": "-" } },
+                ],
+                "requestBody": { "required": true, "description": "a transcript in any format `recite check` reads",
+                    "content": {
+                        "application/json": { "schema": {} },
+                        "application/jsonl": { "schema": { "type": "string" } },
+                        "text/event-stream": { "schema": { "type": "string" } },
+                    } },
+                "responses": check_responses,
+            } },
+            "/v1/catalog": { "get": listing("the data layer: studies, tables, columns, periods, bases, weights") },
+            "/v1/extractors": { "get": listing("the registered extractor functions and their measures") },
+            "/v1/openapi.json": { "get": listing("this document") },
+            "/healthz": { "get": health("the process runs") },
+            "/readyz": { "get": health("new work is taken (503 once stopping)") },
+        },
+        "components": {
+            "schemas": {
+                "Report": component("Report", &recite::report::json::schema()),
+                "ReportLine": component("ReportLine", &recite::report::jsonl::schema()),
+                "Problem": {
+                    "type": "object",
+                    "required": ["type", "title", "status", "detail"],
+                    "properties": {
+                        "type": { "type": "string" },
+                        "title": { "type": "string" },
+                        "status": { "type": "integer" },
+                        "detail": { "type": "string" },
+                        "location": { "type": "string", "description": "what in the request was wrong: body, query.NAME, header.NAME, claim, path, method" },
+                    },
+                },
+            },
+        },
+    });
+    if token {
+        doc["components"]["securitySchemes"] = json!({ "bearer": { "type": "http", "scheme": "bearer" } });
+        doc["security"] = json!([{ "bearer": [] }]);
+    }
+    doc
+}
