@@ -100,6 +100,22 @@ fn single<'a>(q: &'a [(String, String)], k: &str) -> Result<Option<&'a str>, Pro
     Ok(first)
 }
 
+/// Reads the whole body within the time limit (408 past it: a caller that sends a body slowly
+/// or never finishes it cannot hold a connection for ever), at most `max` bytes (413 beyond),
+/// 400 when it is cut short.
+async fn read_body_within(body: Body, max: u64, limit: Duration) -> Result<Vec<u8>, Problem> {
+    match tokio::time::timeout(limit, read_body(body, max)).await {
+        Ok(read) => read,
+        Err(_) => Err(Problem {
+            status: 408,
+            title: "request timeout",
+            detail: format!("the body did not arrive within {} s (--time-limit)", limit.as_secs()),
+            location: Some("body".into()),
+            retry_after: None,
+        }),
+    }
+}
+
 /// Reads the whole body, at most `max` bytes: 413 beyond, 400 when it is cut short.
 async fn read_body(body: Body, max: u64) -> Result<Vec<u8>, Problem> {
     let mut stream = body.into_data_stream();
@@ -141,7 +157,7 @@ async fn verify(State(svc): State<Arc<Service>>, req: Request) -> Result<Respons
     };
     let claims: Vec<String> = q.iter().filter(|(k, _)| k == "claim").map(|(_, v)| v.clone()).collect();
     check_length(&req, svc.max_input)?;
-    let body = read_body(req.into_body(), svc.max_input).await?;
+    let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
     let v = svc.verify(body, claims, format).await?;
     let verdict = serde_json::to_value(v.verdict).ok().and_then(|v| v.as_str().map(str::to_string));
     let mut r = ([(header::CONTENT_TYPE, content_type_verify(format))], v.text).into_response();
@@ -199,7 +215,7 @@ async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response
         ));
     }
     check_length(&req, svc.max_input)?;
-    let body = read_body(req.into_body(), svc.max_input).await?;
+    let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
     let mut report = svc.check(body, name, format).await?;
     // The first piece decides the status: a check that fails before writing anything is a
     // problem, not an empty report.

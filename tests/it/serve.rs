@@ -531,3 +531,24 @@ fn serve_openapi_describes_the_api_with_the_committed_report_schemas() {
     let errors: Vec<String> = validator.iter_errors(&report).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+#[test]
+fn serve_answers_408_to_a_body_that_does_not_arrive_within_the_time_limit() {
+    let s = Server::start(&["--time-limit", "2"]);
+    let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    let head =
+        "POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n";
+    slow.write_all(head.as_bytes()).unwrap();
+    slow.write_all(&read(CITATIONS[0])[..100]).unwrap();
+    // The connection stays open, the rest of the body never comes.
+    slow.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let start = Instant::now();
+    let mut raw = Vec::new();
+    let _ = slow.read_to_end(&mut raw);
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "the server waited {:?} for the body",
+        start.elapsed()
+    );
+    problem(&parse(&raw), 408, Some("body"));
+}
