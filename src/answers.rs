@@ -23,7 +23,6 @@ use crate::stats::Estimate;
 
 pub mod attribution;
 pub mod find;
-pub mod render;
 
 pub use find::{Kind, Stated, find};
 

@@ -11,12 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-#[cfg(feature = "engine")]
-pub mod prove;
 pub mod show;
-
-#[cfg(feature = "engine")]
-pub use prove::{Proof, prove};
 
 /// Every study found under a data root.
 #[derive(Debug, Clone, Default)]
@@ -194,6 +189,22 @@ pub struct Table {
     /// How a CSV file is written, when not comma-separated with a header row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub csv: Option<CsvFormat>,
+    /// For an SPSS table, the keys `study.toml` writes for each column (the rest may come from
+    /// the file's dictionary); empty otherwise.
+    #[serde(skip)]
+    pub declared_keys: BTreeMap<String, Vec<String>>,
+}
+
+/// A number as a SQL literal or label: integers without a fraction.
+pub fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
+}
+
+/// Whether a table path names an SPSS file (`.sav` or `.zsav`, any case).
+pub fn is_sav(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("sav") || e.eq_ignore_ascii_case("zsav"))
 }
 
 /// `csv = { delimiter = ";", header = false }`: how a table's CSV file is written.
@@ -296,14 +307,29 @@ pub enum ReplicateMethod {
     Bootstrap,
 }
 
+/// Replicate weights resolved for a table (R's `svrepdesign`): the columns and how replicate
+/// estimates combine into a variance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replication {
+    /// How the replicates were made.
+    pub method: ReplicateMethod,
+    /// The replicate weight columns, in order.
+    pub columns: Vec<String>,
+    /// The variance's multiplier.
+    pub scale: f64,
+    /// One multiplier per replicate.
+    pub rscales: Vec<f64>,
+    /// Deviations from the full-sample estimate rather than the replicates' mean.
+    pub mse: bool,
+    /// The design's degrees of freedom as the catalog declares them (R's `degf()` of the whole
+    /// design); when absent, the rank of the base's replicate weights − 1, as R computes it.
+    pub df: Option<f64>,
+}
+
 impl Replicates {
     /// The replication of a table with these columns (its schema's names, in order): the
     /// matching columns, and the scale, rscales and df with the method's defaults.
-    #[cfg(feature = "engine")]
-    pub fn resolve<'a>(
-        &self,
-        names: impl Iterator<Item = &'a str>,
-    ) -> Result<crate::engine::Replication, String> {
+    pub fn resolve<'a>(&self, names: impl Iterator<Item = &'a str>) -> Result<Replication, String> {
         let columns: Vec<String> =
             names.filter(|n| pattern_matches(&self.columns, n)).map(str::to_string).collect();
         if columns.is_empty() {
@@ -345,19 +371,11 @@ impl Replicates {
         {
             return Err(format!("the replicate df {df} is not a number ≥ 1"));
         }
-        Ok(crate::engine::Replication {
-            method: self.method,
-            columns,
-            scale,
-            rscales,
-            mse: self.mse,
-            df: self.df,
-        })
+        Ok(Replication { method: self.method, columns, scale, rscales, mse: self.mse, df: self.df })
     }
 }
 
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters.
-#[cfg(feature = "engine")]
 fn pattern_matches(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
@@ -715,29 +733,24 @@ impl Study {
         let cells = study.breakdowns.iter().flat_map(|b| b.cells.iter().map(|c| &c.filter));
         study.oversized =
             filters.chain(cells).filter_map(|f| check_filter_size(f).err().map(|e| (f.clone(), e))).collect();
-        #[cfg(feature = "engine")]
-        study.adopt_file_dictionaries(text);
+        study.record_declared_keys(text);
         Ok(study)
     }
 
-    /// Column metadata from the tables' own files (SPSS variable labels, value labels,
-    /// user-missing codes) wherever `study.toml` does not declare it. A file that cannot be
-    /// read is left alone here: the engine reports it when the table is used.
-    #[cfg(feature = "engine")]
-    fn adopt_file_dictionaries(&mut self, text: &str) {
-        if !self.tables.iter().any(|t| crate::sav::is_sav(Path::new(&t.path))) {
+    /// Notes, for each SPSS table, the keys `study.toml` writes for each of its columns: the
+    /// engine fills the others from the file's dictionary (`sav::adopt_dictionaries`), which
+    /// needs the declaration as written, not as parsed with its defaults.
+    fn record_declared_keys(&mut self, text: &str) {
+        if !self.tables.iter().any(|t| is_sav(Path::new(&t.path))) {
             return;
         }
         let raw: toml::Table = toml::from_str(text).unwrap_or_default();
         let raw_tables = raw.get("tables").and_then(|t| t.as_array()).cloned().unwrap_or_default();
-        let dir = self.dir().to_path_buf();
         for (i, t) in self.tables.iter_mut().enumerate() {
-            // An SPSS file on object storage is refused by the engine, which says why.
-            if !crate::sav::is_sav(Path::new(&t.path)) || url_scheme(&t.path).is_some() {
+            if !is_sav(Path::new(&t.path)) {
                 continue;
             }
-            let Ok(dict) = crate::sav::dictionary(&dir.join(&t.path)) else { continue };
-            let declared: BTreeMap<String, Vec<String>> = raw_tables
+            t.declared_keys = raw_tables
                 .get(i)
                 .and_then(|t| t.get("columns"))
                 .and_then(|c| c.as_table())
@@ -750,7 +763,6 @@ impl Study {
                         .collect()
                 })
                 .unwrap_or_default();
-            crate::sav::adopt(&mut t.columns, &dict, &declared);
         }
     }
 

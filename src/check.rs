@@ -29,11 +29,11 @@ use crate::answers;
 use crate::catalog::Catalog;
 use crate::citation::{self, Citation};
 use crate::claim;
-use crate::engine::{Engine, EngineError, Job, Outcome, ScanStats};
 use crate::extractor::{Measure, Registry};
 use crate::report::stream::{Closing, InputHead, InputTail, Writer};
 use crate::report::{ClaimReport, Coverage, DataLayer, Summary};
 use crate::resolve::{self, Resolved};
+use crate::scan::{EngineError, Job, Outcome, Scan, ScanStats};
 use crate::settle::pipeline::{self, Options as SettleOptions};
 use crate::settle::{Settlement, Verdict, compare, explain};
 use crate::stats::{self, Estimate, Method};
@@ -227,7 +227,7 @@ pub fn run(
     inputs: &[Source],
     catalog: &Catalog,
     registry: &Registry,
-    engine: &Engine,
+    engine: &dyn Scan,
     opts: &Options<'_>,
     w: &mut dyn Writer,
 ) -> Result<Ran, CheckError> {
@@ -303,7 +303,7 @@ fn resolved_job_key(r: &Resolved) -> String {
 
 /// One engine run over distinct jobs, in key order (so the run does not depend on the order
 /// or chunking of the claims).
-fn run_jobs(engine: &Engine, jobs: BTreeMap<String, Job>) -> Result<(Sums, ScanStats), CheckError> {
+fn run_jobs(engine: &dyn Scan, jobs: BTreeMap<String, Job>) -> Result<(Sums, ScanStats), CheckError> {
     if jobs.is_empty() {
         return Ok((Sums::new(), ScanStats::default()));
     }
@@ -362,7 +362,7 @@ fn explain_all(
 struct Ctx<'a> {
     catalog: &'a Catalog,
     registry: &'a Registry,
-    engine: &'a Engine,
+    engine: &'a dyn Scan,
     opts: &'a Options<'a>,
     /// Resolutions met so far, by [`resolution_key`]: each pass resolves a citation once.
     memo: RwLock<HashMap<String, Arc<Resolution>>>,

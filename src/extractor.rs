@@ -214,10 +214,7 @@ impl Pred {
     }
 }
 
-/// A number as a SQL literal or label: integers without a fraction.
-pub fn num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
-}
+pub use crate::catalog::num;
 
 /// What a measure computes, expanded for one column.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -11,8 +11,10 @@
 //!   [`sav`] reads SPSS files and their dictionaries into it; [`transcode`] converts CSV files
 //!   in other encodings or with decimal commas for the engine;
 //! - [`resolve`]: citation + catalog + registry → what to compute, by catalog names only;
+//! - [`scan`]: the contract between settlement and the engine: jobs, the sufficient statistics
+//!   of [`scan::sums`], outcomes, errors, what a run read, and the [`scan::Scan`] trait;
 //! - [`engine`]: DataFusion, every measure of every item on one table in one scan, returning
-//!   the sufficient statistics of [`engine::sums`];
+//!   those sums;
 //! - [`stats`]: standard errors, intervals, effective base, from those sums;
 //! - [`settle`]: claimed vs recomputed → a verdict ([`settle::compare`]), what the agent most
 //!   likely computed instead ([`settle::explain`]), and the whole path for many claims, fused
@@ -21,7 +23,7 @@
 //!
 //! [`verify`] settles one citation file in full (`recite verify`); [`check`] runs a batch
 //! (`recite check`), streamed: claims read, settled and written in bounded chunks, every claim on
-//! one table still in one scan; [`catalog::prove()`] proves a data layer against its data
+//! one table still in one scan; [`prove::prove()`] proves a data layer against its data
 //! (`recite catalog check`).
 //!
 //! Without the default `engine` feature only the reading half builds (transcript, input,
@@ -59,11 +61,16 @@ pub mod moca;
 #[cfg(feature = "engine")]
 pub mod objstore;
 #[cfg(feature = "engine")]
+pub mod prove;
+pub mod redact;
+#[cfg(feature = "engine")]
 pub mod report;
 #[cfg(feature = "engine")]
 pub mod resolve;
 #[cfg(feature = "engine")]
 pub mod sav;
+#[cfg(feature = "engine")]
+pub mod scan;
 #[cfg(feature = "engine")]
 pub mod settle;
 #[cfg(feature = "engine")]

@@ -7,18 +7,85 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::Schema;
 use serde::Serialize;
 
-use crate::catalog::{self, Catalog, Column, Design, NotFound, Study, Thresholds};
+use crate::catalog::{self, Catalog, Column, Design, NotFound, Replication, Study, Thresholds};
 use crate::citation::Citation;
-use crate::engine::Replication;
 use crate::extractor::{Measure, Registry};
 
 /// Where the resolver gets a table's columns from (the engine, in practice).
 pub trait Schemas {
     /// The schema of a declared table, or why it cannot be read.
     fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, String>;
+}
+
+/// A table's columns as the resolver checks them: names in the table's order, and whether each
+/// holds numbers. The engine reads them from the table's files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Schema {
+    fields: Vec<Field>,
+}
+
+impl Schema {
+    /// A schema of these columns, in order.
+    pub fn new(fields: Vec<Field>) -> Schema {
+        Schema { fields }
+    }
+
+    /// The columns, in order.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The column named `name`, if the table has it.
+    pub fn field_with_name(&self, name: &str) -> Result<&Field, String> {
+        self.fields.iter().find(|f| f.name == name).ok_or_else(|| format!("no column {name:?}"))
+    }
+}
+
+/// One column of a [`Schema`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    name: String,
+    data_type: DataType,
+}
+
+impl Field {
+    /// A column: its name, its type as said in messages (`Utf8`, `Int64`), whether it holds
+    /// numbers.
+    pub fn new(name: impl Into<String>, shown: impl Into<String>, numeric: bool) -> Field {
+        Field { name: name.into(), data_type: DataType { shown: shown.into(), numeric } }
+    }
+
+    /// Its name, as the table spells it.
+    pub fn name(&self) -> &String {
+        &self.name
+    }
+
+    /// Its type.
+    pub fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+}
+
+/// A column's type, as far as resolution cares: whether it is numeric, and its name in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataType {
+    shown: String,
+    numeric: bool,
+}
+
+impl DataType {
+    /// Whether the column holds numbers an extractor can compute on.
+    pub fn is_numeric(&self) -> bool {
+        self.numeric
+    }
+}
+
+impl std::fmt::Display for DataType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
 }
 
 /// Which rows an estimate is over, by catalog names only.

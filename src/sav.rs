@@ -17,7 +17,7 @@
 //!
 //! The file's dictionary (variable labels, value labels, user-missing codes and ranges) is read
 //! by [`dictionary`] and becomes the catalog's column metadata where `study.toml` does not say
-//! otherwise (see `catalog::Study::parse`).
+//! otherwise ([`adopt_dictionaries`]; `catalog::Study::parse` itself reads no file).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -38,7 +38,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 
-use crate::catalog::Column;
+use crate::catalog::{Catalog, Column, Study, url_scheme};
 
 /// Rows decoded per batch: large enough that the per-batch bridge is noise, small enough that
 /// a wide projection stays a few MiB.
@@ -49,11 +49,29 @@ const BATCH_BYTES: u64 = 16 << 20;
 /// Decoded batches waiting for the plan: the reader stays at most this far ahead.
 const QUEUE: usize = 2;
 
-/// Whether a table path names an SPSS file (`.sav` or `.zsav`, any case).
-pub fn is_sav(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("sav") || e.eq_ignore_ascii_case("zsav"))
+pub use crate::catalog::is_sav;
+
+/// Every study of the data layer at `root` ([`Catalog::load`]), with each SPSS table's columns
+/// completed from its file's dictionary ([`adopt_dictionaries`]): what the commands use.
+pub fn load_catalog(root: &Path) -> anyhow::Result<Catalog> {
+    let mut catalog = Catalog::load(root)?;
+    catalog.studies.iter_mut().for_each(adopt_dictionaries);
+    Ok(catalog)
+}
+
+/// Column metadata from the study's SPSS files (variable labels, value labels, user-missing
+/// codes) wherever `study.toml` does not declare it. A file that cannot be read is left alone
+/// here: the engine reports it when the table is used.
+pub fn adopt_dictionaries(study: &mut Study) {
+    let dir = study.dir().to_path_buf();
+    for t in &mut study.tables {
+        // An SPSS file on object storage is refused by the engine, which says why.
+        if !is_sav(Path::new(&t.path)) || url_scheme(&t.path).is_some() {
+            continue;
+        }
+        let Ok(dict) = dictionary(&dir.join(&t.path)) else { continue };
+        adopt(&mut t.columns, &dict, &t.declared_keys);
+    }
 }
 
 mod bytecode;

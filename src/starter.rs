@@ -655,7 +655,8 @@ mod tests {
         assert!(!text.contains("label 1499"), "the labels past the cap are not written");
         assert!(text.contains("# Left out: the SPSS value labels of 1 columns (\"many\")"), "{text}");
         // Nothing is lost: the catalog reads them from the file.
-        let study = crate::catalog::Study::parse(&text, &out.join("study.toml")).unwrap();
+        let mut study = crate::catalog::Study::parse(&text, &out.join("study.toml")).unwrap();
+        crate::sav::adopt_dictionaries(&mut study);
         assert_eq!(study.tables[0].columns["many"].values.len(), n);
         assert_eq!(study.tables[0].columns["few"].values.len(), 1);
     }

@@ -27,8 +27,8 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 use statrs::function::beta::ln_beta;
 
-use crate::engine::{Replication, Sums, Var};
 use crate::extractor::{Kind, Measure};
+use crate::scan::{Replication, Sums, Var};
 
 /// How to compute the interval of a proportion.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
@@ -314,7 +314,7 @@ fn linearise(measures: &[Measure], vars: &[Var], totals: &[f64]) -> Vec<Option<(
 
 /// The df of variable `j`'s domain with replicate weights: its rank − 1 (at least 1) when the
 /// scan computed it; else the declared df, or the replicates − 1.
-fn replicate_df(r: &crate::engine::Replicated, j: usize) -> f64 {
+fn replicate_df(r: &crate::scan::Replicated, j: usize) -> f64 {
     match r.ranks.as_ref().and_then(|ranks| ranks.get(j).copied().flatten()) {
         Some(rank) => (rank as f64 - 1.0).max(1.0),
         None => r.spec.df.unwrap_or(r.spec.columns.len() as f64 - 1.0),
@@ -547,9 +547,9 @@ fn logistic(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::vars_for;
     use crate::extractor::Pred;
     use crate::extractor::{Clause, Op};
+    use crate::scan::vars_for;
 
     #[test]
     fn t_quantiles_match_tables() {

@@ -9,10 +9,10 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::citation::Problem;
 use crate::claim::{self, Claimed};
-use crate::engine::{Engine, EngineError, ScanStats};
 use crate::extractor::Registry;
 use crate::input::{Format, Locator};
 use crate::report::{self, ClaimReport, DataLayer, Input, Report};
+use crate::scan::{EngineError, Scan, ScanStats};
 use crate::settle::Settlement;
 use crate::settle::pipeline::{self, Claim, Options};
 use crate::transcript::{self, plain};
@@ -86,7 +86,7 @@ pub fn verify(
     claimed: Option<Vec<Claimed>>,
     catalog: &Catalog,
     registry: &Registry,
-    engine: &Engine,
+    engine: &dyn Scan,
     options: Options,
 ) -> Result<(Settlement, ScanStats), EngineError> {
     let parsed = read_json(bytes).map_err(|e| e.to_string()).and_then(|v| split_pair(file, v));

@@ -55,7 +55,7 @@ pub fn describe(s: &Study) -> String {
                 extra.push(
                     codes
                         .iter()
-                        .map(|(k, l)| format!("{}={l}", crate::extractor::num(*k)))
+                        .map(|(k, l)| format!("{}={l}", catalog::num(*k)))
                         .collect::<Vec<_>>()
                         .join(", "),
                 );

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use html_escape::{encode_double_quoted_attribute, encode_text};
 
-use crate::report::escape::{self, for_terminal};
+use crate::answers::{Answer, StatedNumber, Status, summary};
 
-use super::{Answer, StatedNumber, Status, summary};
+use super::escape::{self, for_terminal};
 
 /// One number in one line: `44.2% TRACED claim #1 Considered (claimed 44.2, recomputed 44.2%)`.
 fn line(n: &StatedNumber) -> String {
@@ -209,7 +209,7 @@ pub fn html_summary(a: &Answer) -> String {
 
 /// JUnit test cases: one per stated number; UNCITED, MISQUOTED and MISATTRIBUTED fail.
 pub fn junit(o: &mut String, file: &str, answers: &[Answer]) {
-    use crate::report::junit::xml;
+    use super::junit::xml;
     for a in answers {
         for n in &a.numbers {
             let name = format!("answer {} · {} {}", heading(a), n.text, n.status.as_str());

@@ -48,7 +48,7 @@ impl stream::Writer for Writer {
             if tail.answers.is_empty() {
                 o.push_str("  no agent answer states a number\n");
             }
-            crate::answers::render::text(&mut o, tail.answers);
+            super::answers::text(&mut o, tail.answers);
             self.out.write_all(o.as_bytes())
         }
     }

@@ -181,7 +181,7 @@ impl stream::Writer for Writer {
 <meta name=\"referrer\" content=\"no-referrer\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <title>recite report</title><style>{STYLE}{}</style></head><body>\n",
-            crate::answers::render::HTML_STYLE
+            super::answers::HTML_STYLE
         );
         let s = c.summary;
         let _ = write!(o, "<header><h1>recite: {} claims checked</h1><div class=\"summary\">", s.claims);
@@ -243,8 +243,8 @@ fn render_turns(
                 turn_text(&turn.text)
             );
         } else if let Some(a) = answer {
-            let _ = write!(o, "<div class=\"text\">{}</div>", crate::answers::render::html_text(a));
-            o.push_str(&crate::answers::render::html_summary(a));
+            let _ = write!(o, "<div class=\"text\">{}</div>", super::answers::html_text(a));
+            o.push_str(&super::answers::html_summary(a));
         } else if !turn.text.is_empty() {
             let _ = write!(o, "<div class=\"text\">{}</div>", turn_text(&turn.text));
         }

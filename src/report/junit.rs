@@ -126,7 +126,7 @@ impl stream::Writer for Writer {
         let tests = self.claims + tail.findings.len() + stated;
         let fails = self.claim_failures
             + tail.findings.iter().filter(|f| f.level != Level::Note).count()
-            + crate::answers::render::junit_failures(tail.answers);
+            + super::answers::junit_failures(tail.answers);
         self.tests += tests;
         self.failures += fails;
         let mut o = String::new();
@@ -162,7 +162,7 @@ impl stream::Writer for Writer {
                 );
             }
         }
-        crate::answers::render::junit(&mut o, &self.file, tail.answers);
+        super::answers::junit(&mut o, &self.file, tail.answers);
         let _ = writeln!(o, "  </testsuite>");
         self.body.write_all(o.as_bytes())
     }

@@ -138,7 +138,7 @@ impl stream::Writer for Writer {
             o.push('\n');
         }
         let _ = writeln!(o, "{}.\n", tail.coverage.line());
-        crate::answers::render::markdown(&mut o, tail.answers);
+        super::answers::markdown(&mut o, tail.answers);
         self.body.write_all(o.as_bytes())?;
         self.details.drain_to(&mut self.body)?;
         self.not_compared.drain_to(&mut self.body)?;

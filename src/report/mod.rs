@@ -14,6 +14,7 @@ use crate::input::{Finding, Format, Locator, Turn};
 use crate::moca::MocaEvent;
 use crate::settle::{ScanStats, Settlement, Verdict};
 
+pub mod answers;
 pub mod answers_only;
 pub mod escape;
 pub mod html;

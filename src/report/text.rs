@@ -275,7 +275,7 @@ impl stream::Writer for Writer {
         let st = self.st;
         let mut o = String::new();
         let _ = writeln!(o, "  {}", st.dim(&tail.coverage.line()));
-        crate::answers::render::text(&mut o, tail.answers);
+        super::answers::text(&mut o, tail.answers);
         let moca = tail.moca;
         if !moca.is_empty() {
             let citations: usize = moca.iter().map(|e| e.citations.len()).sum();

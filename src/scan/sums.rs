@@ -6,8 +6,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
+pub use crate::catalog::Replication;
 use crate::extractor::{Kind, Measure, Pred};
 
 /// A linear variable z whose weighted total over the base rows an estimate needs.
@@ -99,25 +98,6 @@ pub struct Sums {
     pub psus: Vec<(String, Vec<f64>)>,
     /// With replicate weights: how they combine, and each replicate's Tⱼ = Σ wᵣ·zⱼ.
     pub replicates: Option<Replicated>,
-}
-
-/// Replicate weights resolved for a table (R's `svrepdesign`): the columns and how replicate
-/// estimates combine into a variance.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Replication {
-    /// How the replicates were made.
-    pub method: crate::catalog::ReplicateMethod,
-    /// The replicate weight columns, in order.
-    pub columns: Vec<String>,
-    /// The variance's multiplier.
-    pub scale: f64,
-    /// One multiplier per replicate.
-    pub rscales: Vec<f64>,
-    /// Deviations from the full-sample estimate rather than the replicates' mean.
-    pub mse: bool,
-    /// The design's degrees of freedom as the catalog declares them (R's `degf()` of the whole
-    /// design); when absent, the rank of the base's replicate weights − 1, as R computes it.
-    pub df: Option<f64>,
 }
 
 /// The replicate totals of one set of base rows.

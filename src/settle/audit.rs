@@ -3,8 +3,8 @@
 
 use crate::citation::Citation;
 use crate::claim::fold;
-use crate::engine::Outcome;
 use crate::resolve::Resolved;
+use crate::scan::Outcome;
 use crate::settle::verdict::{AuditKind, WarningAudit};
 
 /// Recomputes which cells of the base fall under the thresholds and compares with the warnings.

@@ -6,9 +6,9 @@
 
 use crate::citation::Citation;
 use crate::claim::{Claimed, fold};
-use crate::engine::Outcome;
 use crate::extractor::{Measure, Unit};
 use crate::resolve::Resolved;
+use crate::scan::Outcome;
 use crate::settle::audit::audit_warnings;
 use crate::settle::verdict::{BaseRow, Comparison, Gap, MeasureRow, Rerun, Settlement, Verdict, show};
 use crate::stats::{self, Estimate, Method};

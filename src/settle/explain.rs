@@ -7,9 +7,9 @@
 //! ONE more fused scan of that table; a run where everything reproduces pays nothing.
 
 use crate::catalog::{self, Catalog};
-use crate::engine::{Job, Outcome};
 use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
+use crate::scan::{Job, Outcome};
 use crate::settle::compare;
 use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
 use crate::stats::{self, Estimate, Method};

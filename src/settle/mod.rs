@@ -17,7 +17,7 @@ pub mod pipeline;
 pub mod verdict;
 
 /// What a settling run read; the engine counts it, [`pipeline`] returns it.
-pub use crate::engine::ScanStats;
+pub use crate::scan::ScanStats;
 pub use pipeline::{Claim, Options, settle_all, try_settle_all};
 pub use verdict::{
     AuditKind, BaseRow, Cause, Comparison, Explanation, Gap, MeasureRow, Rerun, Settlement, Verdict,

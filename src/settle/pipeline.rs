@@ -11,9 +11,9 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::citation::{self, Citation};
 use crate::claim::Claimed;
-use crate::engine::{Engine, EngineError, Job, Role, ScanStats};
 use crate::extractor::Registry;
 use crate::resolve::{self, Resolved};
+use crate::scan::{EngineError, Job, Role, Scan, ScanStats};
 use crate::settle::compare;
 use crate::settle::explain;
 use crate::settle::verdict::{Explanation, Settlement, Verdict};
@@ -60,7 +60,7 @@ pub fn settle_all(
     claims: &[Claim],
     catalog: &Catalog,
     registry: &Registry,
-    engine: &Engine,
+    engine: &dyn Scan,
     opts: Options,
 ) -> (Vec<Settlement>, ScanStats) {
     try_settle_all(claims, catalog, registry, engine, opts).unwrap_or_else(|e| panic!("{e}"))
@@ -73,7 +73,7 @@ pub fn try_settle_all(
     claims: &[Claim],
     catalog: &Catalog,
     registry: &Registry,
-    engine: &Engine,
+    engine: &dyn Scan,
     opts: Options,
 ) -> Result<(Vec<Settlement>, ScanStats), EngineError> {
     enum Stage {
@@ -158,7 +158,7 @@ fn explain_all(
     settled: &mut [Settled],
     catalog: &Catalog,
     registry: &Registry,
-    engine: &Engine,
+    engine: &dyn Scan,
     method: Method,
 ) -> Result<usize, EngineError> {
     let wrong: Vec<usize> = settled
