@@ -1544,7 +1544,7 @@ mod tests {
     #[test]
     fn answers_sentence_naming_the_cited_brand_anywhere_is_not_misattributed() {
         use crate::extractor::Unit::Proportion as P;
-        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
         let cite = |column: &str| {
             serde_json::json!({

@@ -15,13 +15,13 @@ use crate::catalog::{Column, NotFound, suggest};
 
 /// The extractors that ship with recite, compiled into the binary.
 const BUNDLED: &[(&str, &str)] = &[
-    ("extractors/funnel.toml", include_str!("../../../extractors/funnel.toml")),
-    ("extractors/share.toml", include_str!("../../../extractors/share.toml")),
-    ("extractors/topbox.toml", include_str!("../../../extractors/topbox.toml")),
-    ("extractors/top2box.toml", include_str!("../../../extractors/top2box.toml")),
-    ("extractors/mean.toml", include_str!("../../../extractors/mean.toml")),
-    ("extractors/nps.toml", include_str!("../../../extractors/nps.toml")),
-    ("extractors/distribution.toml", include_str!("../../../extractors/distribution.toml")),
+    ("extractors/funnel.toml", include_str!("../extractors/funnel.toml")),
+    ("extractors/share.toml", include_str!("../extractors/share.toml")),
+    ("extractors/topbox.toml", include_str!("../extractors/topbox.toml")),
+    ("extractors/top2box.toml", include_str!("../extractors/top2box.toml")),
+    ("extractors/mean.toml", include_str!("../extractors/mean.toml")),
+    ("extractors/nps.toml", include_str!("../extractors/nps.toml")),
+    ("extractors/distribution.toml", include_str!("../extractors/distribution.toml")),
 ];
 
 /// One extractor file.

@@ -348,7 +348,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> Vec<u8> {
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sav").join(name)).unwrap()
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sav").join(name)).unwrap()
     }
 
     /// Where a `.zsav`'s zlib header starts: it opens with its own offset, as an i64.

@@ -170,7 +170,7 @@ mod tests {
     #[test]
     fn answers_covers_reads_period_population_and_brand_from_the_catalog() {
         let catalog =
-            Catalog::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets")).unwrap();
+            Catalog::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets")).unwrap();
         let citation = serde_json::json!({
             "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
             "base": {"name": "Adults 18-74, aware of brand", "n": 4654}, "weight": "main_weight",

@@ -109,11 +109,9 @@ fn parse_line(line: &str) -> (String, Vec<(usize, Status)>) {
 
 #[test]
 fn answers_corpus_precision_and_recall_per_status() {
-    let corpus = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/answers/corpus.txt"
-    ))
-    .unwrap();
+    let corpus =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/answers/corpus.txt"))
+            .unwrap();
     let scope = corpus_sources();
     // Per status: (true positives, predicted, labelled).
     let mut tally: BTreeMap<Status, (usize, usize, usize)> =
