@@ -1,4 +1,4 @@
-//! `recite catalog check`, `show` and `init`: prove ([`recite::catalog::prove()`]), list
+//! `recite catalog check`, `show` and `init`: prove ([`recite::prove::prove()`]), list
 //! ([`recite::catalog::show`]) and start the data layer.
 
 const USAGE: &str = "\
@@ -66,7 +66,7 @@ pub enum Command {
 pub fn run(c: Command) -> Result<ExitCode> {
     match c {
         Command::Check { data, engine } => {
-            let proof = catalog::prove(&data.catalog()?, &engine.engine()?);
+            let proof = recite::prove::prove(&data.catalog()?, &engine.engine()?);
             super::write_output(None, &recite::objstore::redact(&proof.render()))?;
             Ok(if proof.is_empty() || proof.errors() > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }

@@ -162,7 +162,7 @@ impl DataArgs {
             }
             _ => {}
         }
-        Catalog::load(root)
+        recite::sav::load_catalog(root)
     }
 
     /// Loads the extractor registry.

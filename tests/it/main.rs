@@ -10,6 +10,7 @@ mod cluster;
 mod engine_plans;
 mod explain;
 mod frameworks;
+mod golden;
 mod html_report;
 mod moca;
 mod numbers;

@@ -37,7 +37,7 @@ fn spss_dictionary_becomes_column_metadata() {
     for file in ["labelled.sav", "labelled.zsav", "labelled-bytecode.sav"] {
         let dir = tempfile::tempdir().unwrap();
         layer(dir.path(), &sav_dir().join(file), "");
-        let cat = recite::catalog::Catalog::load(dir.path()).unwrap();
+        let cat = recite::sav::load_catalog(dir.path()).unwrap();
         let t = &cat.studies[0].tables[0];
         let sat = t.column_meta("sat");
         assert_eq!(sat.label, "Overall satisfaction", "{file}");
@@ -61,7 +61,7 @@ fn study_toml_overrides_the_spss_dictionary_key_by_key() {
     let dir = tempfile::tempdir().unwrap();
     let columns = "[tables.columns.sat]\nlabel = \"Satisfaction (ours)\"\nmissing = []\n";
     layer(dir.path(), &sav_dir().join("labelled.sav"), columns);
-    let cat = recite::catalog::Catalog::load(dir.path()).unwrap();
+    let cat = recite::sav::load_catalog(dir.path()).unwrap();
     let sat = cat.studies[0].tables[0].column_meta("sat");
     assert_eq!(sat.label, "Satisfaction (ours)");
     assert!(sat.missing.is_empty(), "declared missing = [] keeps 8 and 9 as data");
@@ -655,7 +655,7 @@ fn period_filter_on_partition_column_prunes_folders() {
         std::fs::write(&path, bytes).unwrap();
     }
     layer(dir.path(), &folder, "");
-    let catalog = recite::catalog::Catalog::load(dir.path()).unwrap();
+    let catalog = recite::sav::load_catalog(dir.path()).unwrap();
     let registry = recite::extractor::Registry::load(None).unwrap();
     let (lines, _) = mean_citations();
     let claim = |key: &str| {

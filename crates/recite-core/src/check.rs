@@ -1,0 +1,879 @@
+//! The batch run behind `recite check`: every claim of every input settled and written in
+//! bounded chunks, every claim on one table still computed in ONE scan.
+//!
+//! Memory does not grow with the number of claims. The inputs are read more than once instead
+//! (standard input is spooled to a file by the caller):
+//!
+//! 1. **measures**: each input is read and every claim resolved to its job (table, column,
+//!    function, period, base, weight, cells); only the distinct jobs are kept, and their number
+//!    is bounded by the catalog, not by the claims. Then one engine run: one scan per table.
+//! 2. **verdicts** (only when explaining): the inputs are read again and settled, keeping only
+//!    which distinct resolutions have a claim not reproduced; their variants take one more
+//!    engine run.
+//! 3. **report**: the inputs are read a last time, each claim settled against the sums (and
+//!    explained), and handed to the report [`Writer`] in order, a chunk at a time.
+//!
+//! A file of JSON lines of plain `{result, citation}` pairs (what `recite generate claims` and
+//! pipelines write) is read line by line; any other input is read whole, one input at a time,
+//! so the largest input bounds memory (`--max-input-size`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::answers;
+use crate::catalog::Catalog;
+use crate::citation::{self, Citation};
+use crate::claim;
+use crate::extractor::{Measure, Registry};
+use crate::report::stream::{Closing, InputHead, InputTail, Writer};
+use crate::report::{ClaimReport, Coverage, DataLayer, Summary};
+use crate::resolve::{self, Resolved};
+use crate::scan::{EngineError, Job, Outcome, Scan, ScanStats};
+use crate::settle::pipeline::{self, Options as SettleOptions};
+use crate::settle::{Settlement, Verdict, compare, explain};
+use crate::stats::{self, Estimate, Method};
+use crate::transcript::{self, Document, Finding, Format, Item, Level, Locator, RULE_CONFORMANCE};
+
+/// Why an input was not read: the finding's rule and message.
+pub type Refusal = (&'static str, String);
+
+/// One input of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A regular file: its name as given (`-` for standard input) and where to read it (for
+    /// standard input, the file it was spooled to).
+    File {
+        /// The name reports use.
+        name: String,
+        /// The path to read.
+        path: String,
+    },
+    /// Not read, and why.
+    Refused {
+        /// The name reports use.
+        name: String,
+        /// The finding's rule.
+        rule: &'static str,
+        /// Why, in words.
+        message: String,
+    },
+}
+
+/// How a batch runs.
+pub struct Options<'a> {
+    /// How claims are settled.
+    pub settle: SettleOptions,
+    /// Claims settled (in parallel) and written per chunk; any value gives the same report.
+    pub chunk: usize,
+    /// Inputs larger than this are not read.
+    pub max_input_size: u64,
+    /// Reads one input whole, or says why not (`--max-input-size`, not a regular file…).
+    pub read: &'a (dyn Fn(&str) -> Result<Vec<u8>, Refusal> + Sync),
+    /// A JSON Schema every MOCA citation record must pass.
+    pub record_schema: Option<&'a jsonschema::Validator>,
+    /// The data layer, named in the report.
+    pub data_layer: Option<DataLayer>,
+    /// Record how long each pass took.
+    pub timings: bool,
+    /// Told what the run is doing, for a progress line.
+    pub progress: &'a (dyn Fn(&str) + Sync),
+}
+
+/// Claims per chunk by default: enough to keep every core busy, small enough to bound memory.
+pub const DEFAULT_CHUNK: usize = 4096;
+
+/// What a run found, for the exit status.
+#[derive(Debug, Clone, Default)]
+pub struct Ran {
+    /// The report's summary.
+    pub summary: Summary,
+    /// Findings per level.
+    pub levels: BTreeMap<Level, usize>,
+    /// MOCA `moca.citations` events checked.
+    pub moca_events: usize,
+}
+
+impl Ran {
+    /// True when the run checked nothing at all: no claim, no MOCA event and no number of an
+    /// agent's answer in any input. Such a run must not look like a pass (`recite check` exits
+    /// 5 unless `--allow-empty`).
+    pub fn checked_nothing(&self) -> bool {
+        self.summary.claims == 0
+            && self.moca_events == 0
+            && self.summary.answer_numbers.values().all(|n| *n == 0)
+    }
+}
+
+/// Why a run failed as a whole.
+#[derive(Debug)]
+pub enum CheckError {
+    /// The engine failed internally: no outcome can be trusted.
+    Engine(EngineError),
+    /// The report could not be written.
+    Write(std::io::Error),
+}
+
+impl std::fmt::Display for CheckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckError::Engine(e) => write!(f, "{e}"),
+            CheckError::Write(e) => write!(f, "writing the report: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for CheckError {}
+
+impl From<std::io::Error> for CheckError {
+    fn from(e: std::io::Error) -> Self {
+        CheckError::Write(e)
+    }
+}
+
+/// How pass 1 found an input, so the later passes read it the same way.
+enum Plan {
+    /// JSON lines of plain pairs, read line by line.
+    Lines,
+    /// Read whole.
+    Whole,
+    /// Not readable: reported as such.
+    Refused(Refusal),
+}
+
+/// The sums of every distinct job, by job key.
+type Sums = HashMap<String, Arc<Summed>>;
+/// A variant as run, with its job's sums.
+type Ran1 = (explain::Variant, Arc<Summed>);
+/// The variants tried for each distinct resolution with a claim not reproduced, with their
+/// outcomes and estimates (computed once, however many claims share the resolution).
+type Tried = HashMap<String, Vec<Ran1>>;
+
+/// One job's sums, and the estimates of its measures from them: computed by the first claim
+/// (or variant) that needs them, once however many share the job.
+struct Summed {
+    outcome: Result<Outcome, EngineError>,
+    measures: Vec<Measure>,
+    estimates: OnceLock<Vec<Option<Estimate>>>,
+}
+
+impl Summed {
+    fn estimates(&self, method: Method) -> &[Option<Estimate>] {
+        self.estimates.get_or_init(|| match &self.outcome {
+            Ok(o) => stats::estimate(&self.measures, &o.vars, &o.sums, method),
+            Err(_) => Vec::new(),
+        })
+    }
+}
+
+/// A citation resolved once for every claim that names the same things. Resolving reads only
+/// the study, period, base, table, column, function, weight and fielded date a citation names
+/// ([`resolution_key`]), so claims that agree on those share one resolution, its job key and
+/// its explanation key.
+struct Resolution {
+    resolved: Result<Resolved, resolve::Unresolvable>,
+    /// The key of its job (equal keys, equal sums); empty when not resolved.
+    job: String,
+    /// Its key among the resolutions to explain, made when first needed.
+    key: OnceLock<String>,
+}
+
+impl Resolution {
+    fn key(&self) -> &str {
+        self.key.get_or_init(|| match &self.resolved {
+            Ok(r) => serde_json::to_string(r).unwrap_or_default(),
+            Err(_) => String::new(),
+        })
+    }
+}
+
+/// Resolutions a run remembers at most: past this (a batch naming that many different things)
+/// claims are resolved each on its own, so the memo cannot grow with the claims.
+const MAX_RESOLUTIONS: usize = 1 << 16;
+
+/// Everything [`resolve::resolve`] reads of a citation, each part length-prefixed so no two
+/// citations that resolve differently share a key.
+fn resolution_key(c: &Citation) -> String {
+    let parts = [
+        Some(&c.study),
+        Some(&c.period),
+        Some(&c.base.name),
+        Some(&c.source.table),
+        Some(&c.source.column),
+        Some(&c.source.function),
+        c.weight.as_ref(),
+        c.fielded.as_ref(),
+    ];
+    let mut k = String::with_capacity(parts.iter().flatten().map(|p| p.len() + 8).sum());
+    for p in parts {
+        match p {
+            Some(p) => {
+                k.push_str(&p.len().to_string());
+                k.push(':');
+                k.push_str(p);
+            }
+            None => k.push('-'),
+        }
+    }
+    k
+}
+
+/// Runs a batch: settles every claim of `inputs` and writes the report to `w`.
+pub fn run(
+    inputs: &[Source],
+    catalog: &Catalog,
+    registry: &Registry,
+    engine: &dyn Scan,
+    opts: &Options<'_>,
+    w: &mut dyn Writer,
+) -> Result<Ran, CheckError> {
+    let t0 = Instant::now();
+    let mut timings = BTreeMap::new();
+    let ctx = Ctx { catalog, registry, engine, opts, memo: RwLock::default() };
+    (opts.progress)(&format!("reading {} input(s) for their measures", inputs.len()));
+    let mut jobs = BTreeMap::new();
+    let plans: Vec<Plan> = inputs.iter().map(|s| ctx.measures(s, &mut jobs)).collect();
+    timings.insert("measures_ms".to_string(), ms(t0));
+    let t1 = Instant::now();
+    (opts.progress)(&format!("scanning for {} distinct measure set(s)", jobs.len()));
+    let (sums, mut stats) = run_jobs(engine, jobs)?;
+    timings.insert("scan_ms".to_string(), ms(t1));
+    let mut tried = Tried::new();
+    if opts.settle.explain {
+        let t2 = Instant::now();
+        (opts.progress)("finding the claims not reproduced");
+        let mut wrong = BTreeMap::new();
+        for (s, plan) in inputs.iter().zip(&plans) {
+            ctx.each_chunk(s, plan, &mut |items: &[Item]| {
+                let found: Vec<Option<Arc<Resolution>>> =
+                    items.par_iter().map(|i| ctx.settle(i, &sums, None).1).collect();
+                for res in found.into_iter().flatten() {
+                    if !wrong.contains_key(res.key()) {
+                        wrong.insert(res.key().to_string(), res);
+                    }
+                }
+            });
+        }
+        timings.insert("verdicts_ms".to_string(), ms(t2));
+        let t3 = Instant::now();
+        (opts.progress)(&format!("explaining {} distinct claim(s) not reproduced", wrong.len()));
+        let (t, scans) = explain_all(&ctx, wrong)?;
+        tried = t;
+        stats.explanation_scans = scans;
+        timings.insert("explain_ms".to_string(), ms(t3));
+    }
+    let t4 = Instant::now();
+    (opts.progress)("settling and writing the report");
+    let mut ran = Ran {
+        summary: Summary { verdicts: Verdict::ALL.iter().map(|v| (*v, 0)).collect(), ..Summary::default() },
+        levels: BTreeMap::new(),
+        moca_events: 0,
+    };
+    for (s, plan) in inputs.iter().zip(&plans) {
+        ctx.report(s, plan, &sums, &tried, &mut ran, w)?;
+    }
+    let timings = opts.timings.then(|| {
+        timings.insert("report_ms".to_string(), ms(t4));
+        timings.insert("total_ms".to_string(), ms(t0));
+        timings
+    });
+    w.finish(Closing {
+        summary: &ran.summary,
+        stats: &stats,
+        data_layer: opts.data_layer.as_ref(),
+        timings: timings.as_ref(),
+        inputs: inputs.len(),
+    })?;
+    Ok(ran)
+}
+
+/// The key of a job: equal keys, equal sums.
+fn job_key(job: &Job) -> String {
+    serde_json::to_string(&(&job.rows, &job.measures, &job.cells)).unwrap_or_default()
+}
+
+/// The key of a resolved claim's job ([`job_key`] of the job it makes).
+fn resolved_job_key(r: &Resolved) -> String {
+    serde_json::to_string(&(&r.rows, &r.measures, &r.cells)).unwrap_or_default()
+}
+
+/// One engine run over distinct jobs, in key order (so the run does not depend on the order
+/// or chunking of the claims).
+fn run_jobs(engine: &dyn Scan, jobs: BTreeMap<String, Job>) -> Result<(Sums, ScanStats), CheckError> {
+    if jobs.is_empty() {
+        return Ok((Sums::new(), ScanStats::default()));
+    }
+    let (keys, jobs): (Vec<String>, Vec<Job>) = jobs.into_iter().unzip();
+    let (outcomes, stats) = engine.run(&jobs);
+    if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
+        return Err(CheckError::Engine(e.clone()));
+    }
+    let sums = keys
+        .into_iter()
+        .zip(jobs.into_iter().zip(outcomes))
+        .map(|(k, (job, outcome))| {
+            (k, Arc::new(Summed { outcome, measures: job.measures, estimates: OnceLock::new() }))
+        })
+        .collect();
+    Ok((sums, stats))
+}
+
+/// Every variant of every distinct resolution not reproduced, in one more fused run.
+fn explain_all(
+    ctx: &Ctx<'_>,
+    wrong: BTreeMap<String, Arc<Resolution>>,
+) -> Result<(Tried, usize), CheckError> {
+    let mut variants: Vec<(String, Vec<(String, explain::Variant)>)> = Vec::new();
+    let mut jobs = BTreeMap::new();
+    for (i, (key, res)) in wrong.into_iter().enumerate() {
+        let Ok(r) = &res.resolved else { continue };
+        let vs: Vec<(String, explain::Variant)> = explain::variants(i, r, ctx.catalog, ctx.registry)
+            .into_iter()
+            .map(|v| (job_key(&v.job), v))
+            .collect();
+        for (k, v) in &vs {
+            if !jobs.contains_key(k) {
+                jobs.insert(k.clone(), v.job.clone());
+            }
+        }
+        variants.push((key, vs));
+    }
+    let (sums, stats) = run_jobs(ctx.engine, jobs)?;
+    // Each distinct variant estimated once, however many resolutions share it.
+    let method = ctx.opts.settle.method();
+    sums.par_iter().for_each(|(_, s)| {
+        s.estimates(method);
+    });
+    let tried = variants
+        .into_iter()
+        .map(|(key, vs)| {
+            let with = vs.into_iter().filter_map(|(k, v)| Some((v, Arc::clone(sums.get(&k)?)))).collect();
+            (key, with)
+        })
+        .collect();
+    Ok((tried, stats.scans))
+}
+
+/// What every pass needs.
+struct Ctx<'a> {
+    catalog: &'a Catalog,
+    registry: &'a Registry,
+    engine: &'a dyn Scan,
+    opts: &'a Options<'a>,
+    /// Resolutions met so far, by [`resolution_key`]: each pass resolves a citation once.
+    memo: RwLock<HashMap<String, Arc<Resolution>>>,
+}
+
+impl Ctx<'_> {
+    /// The resolution of a citation, from the memo when an earlier claim named the same things.
+    fn resolution(&self, cit: &Citation) -> Arc<Resolution> {
+        let key = resolution_key(cit);
+        if let Some(r) = self.memo.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            return Arc::clone(r);
+        }
+        let resolved = resolve::resolve(cit, self.catalog, self.registry, self.engine);
+        let job = resolved.as_ref().map(resolved_job_key).unwrap_or_default();
+        let res = Arc::new(Resolution { resolved, job, key: OnceLock::new() });
+        let mut memo = self.memo.write().unwrap_or_else(PoisonError::into_inner);
+        if memo.len() >= MAX_RESOLUTIONS {
+            return res;
+        }
+        Arc::clone(memo.entry(key).or_insert(res))
+    }
+
+    /// Pass 1 for one input: how to read it, and the distinct jobs of its claims.
+    fn measures(&self, s: &Source, jobs: &mut BTreeMap<String, Job>) -> Plan {
+        let (name, path) = match s {
+            Source::Refused { rule, message, .. } => return Plan::Refused((*rule, message.clone())),
+            Source::File { name, path } => (name, path),
+        };
+        if let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) {
+            let mut mine = BTreeMap::new();
+            let plain = loop {
+                match lines.next_batch(LINES_PER_BATCH) {
+                    Batch::Items(items, _) => self.collect_jobs(&items, &mut mine),
+                    Batch::End => break lines.records >= 2,
+                    Batch::NotPlain => break false,
+                }
+            };
+            if plain {
+                jobs.append(&mut mine);
+                return Plan::Lines;
+            }
+        }
+        match (self.opts.read)(path) {
+            Err(r) => Plan::Refused(r),
+            Ok(bytes) => {
+                let doc = transcript::read_bytes(name, &bytes);
+                drop(bytes);
+                self.collect_jobs(&doc.items, jobs);
+                Plan::Whole
+            }
+        }
+    }
+
+    fn collect_jobs(&self, items: &[Item], jobs: &mut BTreeMap<String, Job>) {
+        let found: Vec<Option<Arc<Resolution>>> = items
+            .par_iter()
+            .map(|item| {
+                let cit = citation::parse(item.citation.as_ref()?).ok()?;
+                Some(self.resolution(&cit))
+            })
+            .collect();
+        for res in found.into_iter().flatten() {
+            let Ok(r) = &res.resolved else { continue };
+            if !jobs.contains_key(&res.job) {
+                let job = Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: r.cells.clone() };
+                jobs.insert(res.job.clone(), job);
+            }
+        }
+    }
+
+    /// Hands an input's items to `f` in chunks, read as pass 1 planned (pass 2).
+    fn each_chunk(&self, s: &Source, plan: &Plan, f: &mut dyn FnMut(&[Item])) {
+        let Source::File { name, path } = s else { return };
+        match plan {
+            Plan::Refused(_) => {}
+            Plan::Lines => {
+                let Some(mut lines) = Lines::open(name, path, u64::MAX) else { return };
+                while let Batch::Items(items, _) = lines.next_batch(self.opts.chunk.max(1)) {
+                    f(&items);
+                }
+            }
+            Plan::Whole => {
+                if let Ok(bytes) = (self.opts.read)(path) {
+                    let doc = transcript::read_bytes(name, &bytes);
+                    doc.items.chunks(self.opts.chunk.max(1)).for_each(f);
+                }
+            }
+        }
+    }
+
+    /// Settles one item. With `tried`, a claim not reproduced is explained; without, it comes
+    /// back with its resolution, so pass 2 can collect what to explain.
+    fn settle(
+        &self,
+        item: &Item,
+        sums: &Sums,
+        tried: Option<&Tried>,
+    ) -> (Settlement, Option<Arc<Resolution>>) {
+        let Some(c) = &item.citation else { return (uncited(), None) };
+        let cit = match citation::parse(c) {
+            Err(problems) => return (Settlement::invalid(problems), None),
+            Ok(cit) => cit,
+        };
+        let res = self.resolution(&cit);
+        let r = match &res.resolved {
+            Err(why) => {
+                let s =
+                    Settlement { unknown_names: why.1.clone(), ..Settlement::unverifiable(why.0.clone()) };
+                return (s, None);
+            }
+            Ok(r) => r,
+        };
+        let Some(summed) = sums.get(&res.job) else {
+            return (Settlement::unverifiable(vec![CHANGED.into()]), None);
+        };
+        let out = match &summed.outcome {
+            Ok(out) => out,
+            Err(e) => return (Settlement::unverifiable(vec![pipeline::engine_reason(e, r)]), None),
+        };
+        let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
+        let method = self.opts.settle.method();
+        let mut s = compare::settle_estimated(&cit, r, out, summed.estimates(method), &numbers);
+        if !self.opts.settle.explain || !matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
+            return (s, None);
+        }
+        let Some(tried) = tried else { return (s, Some(res)) };
+        let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
+        explain_one(&mut s, &cit, tried, method);
+        (s, None)
+    }
+
+    /// Settles a chunk of items in parallel, in order; adds what they held and how much of it
+    /// was checked to `coverage`.
+    fn settle_chunk(
+        &self,
+        items: &[Item],
+        sums: &Sums,
+        tried: &Tried,
+        coverage: &mut Coverage,
+    ) -> Vec<ClaimReport> {
+        let settled: Vec<(ClaimReport, Coverage)> = items
+            .par_iter()
+            .map(|i| {
+                let settlement = self.settle(i, sums, Some(tried)).0;
+                let numbers = i.result.as_ref().map_or(0, |r| claim::leaves(r).len());
+                let covered =
+                    Coverage::of_claim(i.result.is_some(), i.citation.is_some(), numbers, &settlement);
+                (ClaimReport { locator: i.locator.clone(), settlement }, covered)
+            })
+            .collect();
+        let mut claims = Vec::with_capacity(settled.len());
+        for (c, covered) in settled {
+            coverage.add(&covered);
+            claims.push(c);
+        }
+        claims
+    }
+
+    /// Pass 3 for one input: settle, explain and write its claims, then what it says besides.
+    fn report(
+        &self,
+        s: &Source,
+        plan: &Plan,
+        sums: &Sums,
+        tried: &Tried,
+        ran: &mut Ran,
+        w: &mut dyn Writer,
+    ) -> Result<(), CheckError> {
+        let (name, path) = match s {
+            Source::File { name, path } => (name.as_str(), path.as_str()),
+            Source::Refused { name, .. } => (name.as_str(), ""),
+        };
+        let refused = |r: &Refusal| vec![Finding::new(Locator::at(name, ""), r.0, Level::Must, r.1.clone())];
+        let findings = match (plan, s) {
+            (Plan::Refused(r), _) => refused(r),
+            (_, Source::Refused { rule, message, .. }) => refused(&(*rule, message.clone())),
+            (Plan::Lines, _) => match Lines::open(name, path, u64::MAX) {
+                None => refused(&(transcript::RULE_MALFORMED, format!("{name}: {CHANGED}"))),
+                Some(mut lines) => {
+                    w.begin_input(InputHead { file: name, format: Some(Format::Plain), turns: &[] })?;
+                    let mut capped = Capped::default();
+                    let mut coverage = Coverage::default();
+                    loop {
+                        match lines.next_batch(self.opts.chunk.max(1)) {
+                            Batch::Items(items, found) => {
+                                let claims = self.settle_chunk(&items, sums, tried, &mut coverage);
+                                claims.iter().for_each(|c| ran.claim(c));
+                                w.claims(&claims)?;
+                                found.into_iter().for_each(|f| capped.push(f));
+                            }
+                            Batch::End => break,
+                            Batch::NotPlain => {
+                                let at = Locator::at(name, "").on_line(Some(lines.line));
+                                capped.push(Finding::new(
+                                    at,
+                                    transcript::RULE_MALFORMED,
+                                    Level::Must,
+                                    CHANGED,
+                                ));
+                                break;
+                            }
+                        }
+                    }
+                    let findings = capped.finish(name);
+                    ran.input(Some(Format::Plain), &findings, &[], &coverage);
+                    w.end_input(InputTail { findings: &findings, moca: &[], answers: &[], coverage })?;
+                    return Ok(());
+                }
+            },
+            (Plan::Whole, _) => match (self.opts.read)(path) {
+                Err(r) => refused(&r),
+                Ok(bytes) => {
+                    let doc = transcript::read_bytes(name, &bytes);
+                    drop(bytes);
+                    return self.report_document(doc, sums, tried, ran, w);
+                }
+            },
+        };
+        w.begin_input(InputHead { file: name, format: None, turns: &[] })?;
+        let coverage = Coverage::default();
+        ran.input(None, &findings, &[], &coverage);
+        w.end_input(InputTail { findings: &findings, moca: &[], answers: &[], coverage })?;
+        Ok(())
+    }
+
+    /// Pass 3 for an input read whole: its claims are held (the answer audit reads them all),
+    /// bounded by the size of the input.
+    fn report_document(
+        &self,
+        d: Document,
+        sums: &Sums,
+        tried: &Tried,
+        ran: &mut Ran,
+        w: &mut dyn Writer,
+    ) -> Result<(), CheckError> {
+        let moca =
+            (d.format == transcript::Format::Agui).then(|| crate::moca::check(&d, self.opts.record_schema));
+        let mut coverage = Coverage::default();
+        let mut claims: Vec<ClaimReport> = Vec::with_capacity(d.items.len());
+        for items in d.items.chunks(self.opts.chunk.max(1)) {
+            claims.extend(self.settle_chunk(items, sums, tried, &mut coverage));
+        }
+        let audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
+        let answers = audit.answers;
+        let mut findings = d.findings;
+        // Numbers past the per-answer cap are never dropped quietly.
+        findings.extend(audit.not_audited.iter().map(|n| n.finding(&d.file)));
+        let mut events = Vec::new();
+        if let Some(m) = moca {
+            findings.extend(m.findings);
+            events = m.events;
+        }
+        transcript::cap_findings(&mut findings, &d.file);
+        w.begin_input(InputHead { file: &d.file, format: Some(d.format), turns: &d.turns })?;
+        claims.iter().for_each(|c| ran.claim(c));
+        for chunk in claims.chunks(self.opts.chunk.max(1)) {
+            w.claims(chunk)?;
+        }
+        ran.input(Some(d.format), &findings, &answers, &coverage);
+        ran.moca_events += events.len();
+        w.end_input(InputTail { findings: &findings, moca: &events, answers: &answers, coverage })?;
+        Ok(())
+    }
+}
+
+/// Why a claim found in the last pass has no sums: its input changed between the passes.
+const CHANGED: &str = "the input changed while it was being checked (its measures were read \
+                       from an earlier version): check it again";
+
+/// Attaches the explanations of a claim not reproduced.
+fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran1], method: Method) {
+    let ok: Vec<explain::Tried> = tried
+        .iter()
+        .filter_map(|(v, sums)| sums.outcome.as_ref().ok().map(|o| (v, o, sums.estimates(method))))
+        .collect();
+    // The base n that failed: the citation's, or a result's `n` that differs from it.
+    let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
+    s.explanations = explain::judge(s, claimed_n, &ok);
+}
+
+impl Ran {
+    fn claim(&mut self, c: &ClaimReport) {
+        self.summary.claims += 1;
+        *self.summary.verdicts.entry(c.settlement.verdict).or_default() += 1;
+    }
+
+    fn input(
+        &mut self,
+        format: Option<Format>,
+        findings: &[Finding],
+        answers: &[answers::Answer],
+        coverage: &Coverage,
+    ) {
+        self.summary.findings += findings.len();
+        self.summary.coverage.add(coverage);
+        if format.is_none() {
+            self.summary.unreadable_inputs += 1;
+        }
+        for f in findings {
+            *self.levels.entry(f.level).or_default() += 1;
+        }
+        for n in answers.iter().flat_map(|a| &a.numbers) {
+            if self.summary.answer_numbers.is_empty() {
+                self.summary.answer_numbers = answers::Status::ALL.iter().map(|s| (*s, 0)).collect();
+            }
+            *self.summary.answer_numbers.entry(n.status).or_default() += 1;
+        }
+    }
+}
+
+/// An input's findings as [`transcript::cap_findings`] leaves them, kept as they come: the
+/// first [`transcript::MAX_FINDINGS`], the rest only counted by level.
+#[derive(Default)]
+struct Capped {
+    kept: Vec<Finding>,
+    rest: [usize; 3],
+}
+
+impl Capped {
+    fn push(&mut self, f: Finding) {
+        if self.kept.len() < transcript::MAX_FINDINGS {
+            self.kept.push(f);
+        } else {
+            self.rest[match f.level {
+                Level::Must => 0,
+                Level::Should => 1,
+                Level::Note => 2,
+            }] += 1;
+        }
+    }
+
+    fn finish(mut self, file: &str) -> Vec<Finding> {
+        if self.rest.iter().sum::<usize>() > 0 {
+            self.kept.push(transcript::findings_not_shown(file, self.rest));
+        }
+        self.kept
+    }
+}
+
+/// The answer-text audit of one document: its agent turns' numbers traced to its claims.
+/// An assistant message that `moca.citations` events cite records for is also traced to the
+/// numbers of those records.
+fn audit_answers(
+    d: &Document,
+    claims: &[ClaimReport],
+    moca: Option<&crate::moca::MocaReport>,
+    catalog: &Catalog,
+) -> answers::Audit {
+    if d.turns.is_empty() {
+        return answers::Audit::default();
+    }
+    // What each citation covers, read from the catalog once per distinct citation header.
+    let mut covered: HashMap<String, Option<Arc<answers::attribution::Covers>>> = HashMap::new();
+    let sources: Vec<Vec<answers::Source>> = d
+        .items
+        .iter()
+        .zip(claims)
+        .enumerate()
+        .map(|(i, (item, c))| {
+            let leaves = item.result.as_ref().map(claim::leaves).unwrap_or_default();
+            let n = item
+                .citation
+                .as_ref()
+                .and_then(|c| c.pointer("/base/n"))
+                // An INVALID citation may state n as a string: the answer may still repeat it.
+                .and_then(|v| {
+                    v.as_u64().or_else(|| v.as_str().and_then(|s| claim::read_written(s).ok()?.as_count()))
+                });
+            // What the citation covers, for the sentence's period, population and brand.
+            let covers = item.citation.as_ref().and_then(|cit| {
+                let key = ["/study", "/period", "/base/name", "/source/table", "/source/column"]
+                    .map(|p| cit.pointer(p).map(ToString::to_string).unwrap_or_default())
+                    .join("\u{0}");
+                covered
+                    .entry(key)
+                    .or_insert_with(|| answers::attribution::covers(catalog, cit).map(Arc::new))
+                    .clone()
+            });
+            answers::with_covers(answers::sources(i, &c.settlement, &leaves, n), covers)
+        })
+        .collect();
+    let mut cited: HashMap<String, Vec<answers::Source>> = HashMap::new();
+    for ev in moca.iter().flat_map(|m| &m.events) {
+        if let Some(id) = &ev.message_id {
+            cited.entry(id.clone()).or_default().extend(answers::record_sources(ev));
+        }
+    }
+    answers::audit_cited(&d.turns, &sources, &cited)
+}
+
+/// The settlement of a quantitative result that came without a citation.
+fn uncited() -> Settlement {
+    Settlement::invalid(vec![citation::Problem {
+        pointer: String::new(),
+        message: format!(
+            "a quantitative result without a citation Part ({RULE_CONFORMANCE}): nothing to re-run"
+        ),
+    }])
+}
+
+fn ms(t: Instant) -> f64 {
+    (t.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0
+}
+
+/// Lines read per batch in pass 1 (how many are parsed in parallel at once).
+const LINES_PER_BATCH: usize = 4096;
+
+/// A file read as JSON lines of plain pairs, a batch of lines at a time. It gives up
+/// ([`Batch::NotPlain`]) on anything the framing layer would read otherwise: a line that is not
+/// one whole JSON value, a value a reader other than the plain one would claim, a stray
+/// carriage return, bytes that are not UTF-8. The caller then reads the input whole.
+struct Lines {
+    name: String,
+    reader: BufReader<std::fs::File>,
+    /// The last line read (1-based).
+    line: usize,
+    /// Values read so far.
+    records: usize,
+}
+
+/// One batch of lines.
+enum Batch {
+    /// The items found, and the readers' findings.
+    Items(Vec<Item>, Vec<Finding>),
+    /// The end of the file.
+    End,
+    /// Not JSON lines of plain pairs.
+    NotPlain,
+}
+
+impl Lines {
+    /// Opens a regular file no larger than `max`, without blocking on a FIFO swapped in.
+    fn open(name: &str, path: &str, max: u64) -> Option<Lines> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .ok()?;
+        let m = file.metadata().ok()?;
+        if !m.is_file() || m.len() > max {
+            return None;
+        }
+        Some(Lines {
+            name: name.to_string(),
+            reader: BufReader::with_capacity(1 << 20, file),
+            line: 0,
+            records: 0,
+        })
+    }
+
+    fn next_batch(&mut self, lines: usize) -> Batch {
+        let mut texts: Vec<(usize, String)> = Vec::with_capacity(lines.min(LINES_PER_BATCH));
+        let mut buf = Vec::new();
+        while texts.len() < lines {
+            buf.clear();
+            match self.reader.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(_) => return Batch::NotPlain,
+            }
+            self.line += 1;
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+            }
+            if buf.contains(&b'\r') {
+                return Batch::NotPlain;
+            }
+            let Ok(mut text) = String::from_utf8(std::mem::take(&mut buf)) else { return Batch::NotPlain };
+            if self.line == 1 && text.starts_with('\u{feff}') {
+                text.drain(..'\u{feff}'.len_utf8());
+            }
+            if !text.trim().is_empty() {
+                texts.push((self.line, text));
+            }
+        }
+        if texts.is_empty() {
+            return Batch::End;
+        }
+        self.records += texts.len();
+        let read: Vec<Option<Document>> = texts
+            .par_iter()
+            .map(|(line, text)| {
+                let value: Value = serde_json::from_str(text).ok()?;
+                if !transcript::is_plain_record(&value) {
+                    return None;
+                }
+                let record = transcript::Record {
+                    value,
+                    line: Some(*line),
+                    pointer: String::new(),
+                    object_lines: Vec::new(),
+                    first_line: *line,
+                };
+                let framed = transcript::Framed {
+                    framing: transcript::Framing::Sequence,
+                    records: vec![record],
+                    findings: Vec::new(),
+                };
+                Some(transcript::plain::read_framed(&self.name, framed))
+            })
+            .collect();
+        let (mut items, mut findings) = (Vec::new(), Vec::new());
+        for d in read {
+            let Some(d) = d else { return Batch::NotPlain };
+            items.extend(d.items);
+            findings.extend(d.findings);
+        }
+        Batch::Items(items, findings)
+    }
+}

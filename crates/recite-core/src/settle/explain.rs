@@ -1,0 +1,235 @@
+//! Explanations: for a claim not reproduced, the nearby computations an agent plausibly ran
+//! instead — unweighted, another declared weight, the previous or next period, a sibling column
+//! of the same question, another declared base or none, percent vs fraction, another measure
+//! of the same extractor — and which of them reproduce the claim, best first.
+//!
+//! Variants are ordinary engine jobs, so all variants of all unsettled claims on a table run in
+//! ONE more fused scan of that table; a run where everything reproduces pays nothing.
+
+use crate::catalog::{self, Catalog};
+use crate::extractor::{Registry, Unit};
+use crate::resolve::Resolved;
+use crate::scan::{Job, Outcome};
+use crate::settle::compare;
+use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
+use crate::stats::{self, Estimate, Method};
+
+/// A variant computation of one claim.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// Which claim (index into the batch).
+    pub claim: usize,
+    /// The kind of mistake it models.
+    pub cause: Cause,
+    /// What changed, in words (`on W5 (March 2026)`, `without weights`, `on column s14r4`).
+    pub what: String,
+    /// The job to run.
+    pub job: Job,
+    /// The resolved claim under the variant (measures may differ for a sibling column).
+    pub resolved: Resolved,
+}
+
+/// The variants worth computing for one resolved claim.
+pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Registry) -> Vec<Variant> {
+    let Ok(study) = catalog.study(&r.study) else { return Vec::new() };
+    let Ok(table) = study.table(&r.rows.table) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut push = |cause: Cause, what: String, v: Resolved| {
+        let job = Job { rows: v.rows.clone(), measures: v.measures.clone(), cells: Vec::new() };
+        out.push(Variant { claim, cause, what, job, resolved: v });
+    };
+    if let Ok(period) = study.period(&r.period) {
+        let (prev, next) = study.neighbours(period);
+        for (cause, p) in [(Cause::PreviousPeriod, prev), (Cause::NextPeriod, next)] {
+            if let Some(p) = p {
+                let mut v = r.clone();
+                v.period = p.name.clone();
+                v.rows.period_filter = Some(p.filter.clone());
+                push(cause, format!("on {}", p.name), v);
+            }
+        }
+    }
+    if r.rows.weight.is_some() {
+        let mut v = r.clone();
+        v.rows.weight = None;
+        push(Cause::Unweighted, "without weights".into(), v);
+    }
+    for w in table.weights.iter().filter(|w| Some(*w) != r.rows.weight.as_ref()) {
+        let mut v = r.clone();
+        v.rows.weight = Some(w.clone());
+        push(Cause::OtherWeight, format!("with weight {w}"), v);
+    }
+    for b in study.bases.iter().filter(|b| b.name != r.base) {
+        let mut v = r.clone();
+        v.base = b.name.clone();
+        v.rows.base_filter = Some(catalog::base_filter(b, &r.rows.column));
+        push(Cause::OtherBase, format!("on base {:?}", b.name), v);
+    }
+    let mut v = r.clone();
+    v.rows.base_filter = None;
+    v.base = "no base filter".into();
+    push(Cause::NoBase, "with no base filter (every row of the period)".into(), v);
+    if let Ok(extractor) = registry.get(&r.function) {
+        for sib in table.siblings(&r.rows.column) {
+            let meta = table.column_meta(sib);
+            let Ok(measures) = extractor.expand(&meta) else { continue };
+            let mut v = r.clone();
+            // The base filter follows the column it is about.
+            if let Ok(b) = study.base(&r.base) {
+                v.rows.base_filter = Some(catalog::base_filter(b, sib));
+            }
+            v.rows.column = sib.to_string();
+            v.rows.missing = meta.missing.clone();
+            v.rows.missing_ranges = meta.missing_ranges.clone();
+            v.column_label = meta.label.clone();
+            v.measures = measures;
+            let label = if meta.label.is_empty() { String::new() } else { format!(" ({})", meta.label) };
+            push(Cause::SiblingColumn, format!("on column {sib}{label}"), v);
+        }
+    }
+    out
+}
+
+/// A variant as computed: its outcome, and the estimates of its measures from that outcome.
+pub type Tried<'a> = (&'a Variant, &'a Outcome, &'a [Option<Estimate>]);
+
+/// The estimates of a variant's measures from its outcome ([`judge`] takes them computed, so
+/// variants that coincide across claims are estimated once).
+pub fn estimates(job: &Job, out: &Outcome, method: Method) -> Vec<Option<Estimate>> {
+    stats::estimate(&job.measures, &out.vars, &out.sums, method)
+}
+
+/// Judges the variants of one claim against its settlement; the explanations best first.
+pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explanation> {
+    let mut found: Vec<(bool, f64, Explanation)> = Vec::new();
+    let compared: Vec<(&str, Unit, &Comparison)> =
+        s.measures.iter().flat_map(|m| m.claims.iter().map(move |c| (m.name.as_str(), m.unit, c))).collect();
+    let base_failed = s.base.as_ref().is_some_and(|b| !b.matched);
+    // Every declared base's rows are a subset of the rows with no base filter (same period,
+    // column and weight), so a base that keeps as many rows keeps the very same rows: it is the
+    // same computation, not a second explanation. It is named once, by the smaller change to the
+    // citation — leaving the filter out — with the declared bases it coincides with.
+    let no_base_n =
+        tried.iter().find(|(v, ..)| v.cause == Cause::NoBase).map(|(_, o, _)| stats::base_facts(&o.sums).n);
+    let same_as_no_base: Vec<&str> = tried
+        .iter()
+        .filter(|(v, o, _)| v.cause == Cause::OtherBase && Some(stats::base_facts(&o.sums).n) == no_base_n)
+        .map(|(v, ..)| v.resolved.base.as_str())
+        .collect();
+    for (variant, out, estimates) in tried {
+        if variant.cause == Cause::OtherBase && same_as_no_base.contains(&variant.resolved.base.as_str()) {
+            continue;
+        }
+        let n = stats::base_facts(&out.sums).n;
+        let mut all = !compared.is_empty();
+        let mut distance = 0.0;
+        let mut first = None;
+        let mut wrong_quoted = false;
+        for (name, unit, c) in &compared {
+            let i = variant.resolved.measures.iter().position(|m| m.name == *name);
+            let cmp = i.and_then(|i| compare::compare(*unit, estimates[i].as_ref(), &c.claimed));
+            match cmp {
+                Some(cmp) if cmp.matched => {
+                    distance += (cmp.shown - cmp.claimed.value).abs() / cmp.tolerance.max(1e-12);
+                    // Quote the first number that was wrong, not one that was right anyway.
+                    if first.is_none() || (!c.matched && !wrong_quoted) {
+                        first = Some((c.claimed.text.clone(), *name));
+                        wrong_quoted = !c.matched;
+                    }
+                }
+                _ => all = false,
+            }
+        }
+        let base_ok = n == claimed_n;
+        // A variant explains a wrong number by reproducing every claimed number; it explains a
+        // base mismatch alone by reproducing base n (with the numbers still right).
+        let explains = if compared.iter().any(|(_, _, c)| !c.matched) {
+            all
+        } else {
+            base_failed && base_ok && (all || compared.is_empty())
+        };
+        if !explains {
+            continue;
+        }
+        let lead = match &first {
+            Some((text, name)) => format!("{text} ({name}) is what {} gives", variant.resolved.function),
+            None => format!("base n {claimed_n} is what {} gives", variant.resolved.function),
+        };
+        let why = variant.cause.wording();
+        let also = if base_ok { format!(", with base n {n}") } else { format!(" (base n there: {n})") };
+        let what = if variant.cause == Cause::NoBase && !same_as_no_base.is_empty() {
+            let bases: Vec<String> = same_as_no_base.iter().map(|b| format!("{b:?}")).collect();
+            format!("{} — the same rows as base {}", variant.what, bases.join(", "))
+        } else {
+            variant.what.clone()
+        };
+        found.push((
+            base_ok,
+            distance,
+            Explanation {
+                cause: variant.cause,
+                message: format!("{lead} {what}{also}: {why}"),
+                reproduces_base: base_ok,
+            },
+        ));
+    }
+    // Without computing anything: another measure of the same extractor, percent vs fraction.
+    for (name, unit, c) in compared.iter().filter(|(_, _, c)| !c.matched) {
+        for m in s.measures.iter().filter(|m| m.name != *name && m.unit == *unit) {
+            if let Some(cmp) = compare::compare(m.unit, m.estimate.as_ref(), &c.claimed)
+                && cmp.matched
+            {
+                found.push((
+                    !base_failed,
+                    (cmp.shown - c.claimed.value).abs() / cmp.tolerance.max(1e-12),
+                    Explanation {
+                        cause: Cause::OtherMeasure,
+                        message: format!(
+                            "{} is the {} measure, not {name}: the claim likely read the wrong one",
+                            c.claimed.text, m.name
+                        ),
+                        reproduces_base: !base_failed,
+                    },
+                ));
+            }
+        }
+        if *unit == Unit::Proportion
+            && let Some(e) = s.measures.iter().find(|m| m.name == *name).and_then(|m| m.estimate)
+        {
+            let as_percent_of_fraction = !c.percent;
+            let other = if as_percent_of_fraction { e.value * 100.0 } else { e.value };
+            // A whole number read as a fraction only explains an exact 0 or 1, never half the range.
+            let tolerance =
+                if !as_percent_of_fraction && c.claimed.decimals <= 0 { 0.0 } else { c.claimed.half_unit() };
+            if (other - c.claimed.value).abs() <= tolerance + 1e-12 {
+                let message = if as_percent_of_fraction {
+                    format!(
+                        "{} matches {name} read as a percent ({:.2}%): the claim likely dropped the % sign",
+                        c.claimed.text,
+                        e.value * 100.0
+                    )
+                } else {
+                    format!(
+                        "{} matches {name} read as a fraction ({:.4}): the claim likely put a fraction where a percent belongs",
+                        c.claimed.text, e.value
+                    )
+                };
+                found.push((
+                    !base_failed,
+                    0.0,
+                    Explanation { cause: Cause::PercentFraction, message, reproduces_base: !base_failed },
+                ));
+            }
+        }
+    }
+    // Closeness is rounded before ties are broken by cause and wording, so floating-point noise
+    // in the last bits never reorders explanations between runs.
+    let key = |d: f64| (d * 1e6).round() as i64;
+    found.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(key(a.1).cmp(&key(b.1)))
+            .then(a.2.cause.cmp(&b.2.cause))
+            .then(a.2.message.cmp(&b.2.message))
+    });
+    found.into_iter().map(|(_, _, e)| e).collect()
+}

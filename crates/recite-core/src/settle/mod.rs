@@ -1,0 +1,25 @@
+//! Settling claims: claimed vs recomputed numbers → a verdict, with what the agent most likely
+//! computed instead.
+//!
+//! - [`verdict`]: what settling produces, as data (verdicts, measure and base rows, gaps,
+//!   warnings audit, explanations); the reports depend on it alone;
+//! - [`compare`]: one claim's numbers against the engine's outcome → a [`Settlement`];
+//! - [`audit`]: the claim's small-base warnings against the recomputed cells;
+//! - [`explain`]: the nearby computations that would reproduce a claim not reproduced;
+//! - [`pipeline`]: the whole path for many claims, fused per table.
+//!
+//! Dependencies point one way: `pipeline` → `explain` → `compare` → `audit` → `verdict`.
+
+pub mod audit;
+pub mod compare;
+pub mod explain;
+pub mod pipeline;
+pub mod verdict;
+
+/// What a settling run read; the engine counts it, [`pipeline`] returns it.
+pub use crate::scan::ScanStats;
+pub use pipeline::{Claim, Options, settle_all, try_settle_all};
+pub use verdict::{
+    AuditKind, BaseRow, Cause, Comparison, Explanation, Gap, MeasureRow, Rerun, Settlement, Verdict,
+    WarningAudit,
+};

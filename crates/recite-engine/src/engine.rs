@@ -1,0 +1,1227 @@
+//! The engine: DataFusion, in process. Every estimate of every job on one table is computed in
+//! ONE scan of that table, by one of two plans:
+//!
+//! - the grouped plan (`grouped`), when every cited column holds integer codes and there are
+//!   at most `grouped::MAX_COLUMNS` of them: DataFusion evaluates each filter once per row as a
+//!   boolean, and the flags and codes are packed into keys and reduced to the count, Σw and
+//!   Σw² per code, period, base and cell, from which every sum is taken (in process, or as one
+//!   DataFusion plan any executor runs: [`Reduction`]); its cost depends on the columns cited,
+//!   not on the number of claims;
+//! - otherwise the summed plan (`summed`): each needed sum one `SUM(CASE WHEN … THEN … END)`
+//!   aggregate of a single aggregate plan (the CASE form measured fastest on DataFusion 55; see
+//!   docs/design.md), identical aggregates from different jobs computed once.
+//!
+//! `tests/it/engine_plans.rs` proves the two plans agree.
+//!
+//! Names reach DataFusion only as column expressions built from the catalog (`ident`), values
+//! only as literals. The SQL that is parsed is the catalog's own period, base and cell filters,
+//! parsed as expressions (never statements) against the table's schema.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, Schema};
+use datafusion::common::DFSchema;
+use datafusion::functions_aggregate::expr_fn::{count, max, sum};
+use datafusion::logical_expr::{Expr, ExprSchemable};
+use datafusion::prelude::{
+    CsvReadOptions, ParquetReadOptions, SessionConfig, SessionContext, cast, ident, lit, when,
+};
+use rayon::prelude::*;
+
+use crate::catalog::{self, Study};
+use crate::resolve::{self, Rows, Schemas};
+use crate::scan::Scan;
+
+/// How the grouped scan reduces the rows DataFusion reads to exact sums per group
+/// (docs/design.md). Both give the same sums, so the same reports, byte for byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reduction {
+    /// recite's own reducer, one task per partition of the scan's stream: only in this process.
+    #[default]
+    InProcess,
+    /// One DataFusion plan of built-in functions (a cross join with the cited columns' indices
+    /// and one `GROUP BY` of exact `Decimal256` sums), which any DataFusion executor runs,
+    /// a Ballista cluster's too.
+    Plan,
+}
+
+impl std::str::FromStr for Reduction {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Reduction, String> {
+        match s {
+            "in-process" => Ok(Reduction::InProcess),
+            "plan" => Ok(Reduction::Plan),
+            other => Err(format!("unknown reduction {other:?} (in-process or plan)")),
+        }
+    }
+}
+
+/// Why a job's grouped scan must be reduced in this process, whatever [`Reduction`] says, or
+/// `None` when a plan can reduce it: the rank of a subgroup's replicate weights (R's `degf`,
+/// `engine::gram`) is accumulated from the rows as they stream past, not from grouped sums.
+/// Under [`Reduction::Plan`] such a table's scan is reduced in process; a cluster cannot run it.
+pub fn needs_in_process(job: &Job) -> Option<String> {
+    gram::wanted(job).then(|| {
+        "the rank of its replicate weights (R's degf) is accumulated from the rows in process".to_string()
+    })
+}
+
+/// The catalog name of the table a scan's jobs read.
+fn table_of(jobs: &[&Job]) -> String {
+    jobs.first().map(|j| j.rows.table.clone()).unwrap_or_default()
+}
+
+/// The jobs of one scan: a table's files and design, and which jobs read it.
+type ScanGroup = ((PathBuf, Option<(String, String)>), Vec<usize>);
+/// What one scan returns: each job's outcome by job index, and what was read.
+type ScanResult = (Vec<(usize, Result<Outcome, EngineError>)>, ScanStats);
+/// Each job's outcome, in the order of the jobs.
+type Outcomes = Vec<Result<Outcome, EngineError>>;
+
+/// Why a whole scan failed: a fault that fails every job of the table (or the run), or an
+/// error met while reading the data that a declaration may have caused.
+#[derive(Debug)]
+pub(crate) enum ScanError {
+    /// Every job of the table fails with this.
+    Fatal(EngineError),
+    /// Some declaration (or the data) failed while the table was read.
+    Data(String),
+}
+
+impl From<EngineError> for ScanError {
+    fn from(e: EngineError) -> Self {
+        ScanError::Fatal(e)
+    }
+}
+
+/// Sorts a DataFusion error met while scanning: faults of the engine itself are internal,
+/// anything else may come from a declaration or the data.
+pub(crate) fn scan_error(e: &datafusion::error::DataFusionError) -> ScanError {
+    use datafusion::error::DataFusionError as E;
+    if let Some(fault) = remote::cluster_fault(e) {
+        return ScanError::Fatal(EngineError::Cluster(fault.to_string()));
+    }
+    match e.find_root() {
+        E::Internal(_) | E::ExecutionJoin(_) | E::ResourcesExhausted(_) => {
+            ScanError::Fatal(EngineError::Internal(e.strip_backtrace()))
+        }
+        _ => ScanError::Data(e.strip_backtrace()),
+    }
+}
+
+/// The largest weight the fixed point takes: each row's w² · 2^130 must stay under 2^192
+/// (`grouped::FIXED_LIMIT`), so w < 2^31.
+const LARGEST_WEIGHT: &str = "2^31 (≈ 2.1·10^9)";
+
+/// 2^255: no fixed-point sum (units of 2^-130) reaches it, the i256 range.
+const SUM_LIMIT: f64 = f64::from_bits(((1023 + 255) as u64) << 52);
+
+/// Checks a weighted job's sums against the fixed point, the same way in both plans, so a
+/// claim's verdict never depends on which plan its batch took. (Rows whose weight is too large
+/// fail first, in both plans; this catches a sum that is NaN or beyond the i256 range.)
+fn check_weight_sums(weight: Option<&str>, sums: &Sums) -> Result<(), EngineError> {
+    let Some(w) = weight else { return Ok(()) };
+    let total = sums.totals.first().copied().unwrap_or(0.0);
+    let squares = sums.moments.get(&(0, 0)).copied().unwrap_or(0.0);
+    // NaN fits nowhere: it fails too.
+    let fits = |v: f64| v * grouped::FIXED_SCALE < SUM_LIMIT;
+    if !fits(total) || !fits(squares) {
+        return Err(overflow(w));
+    }
+    Ok(())
+}
+
+fn overflow(weight: &str) -> EngineError {
+    EngineError::Weight {
+        weight: weight.to_string(),
+        error: format!(
+            "is too large: some value among the claim's base rows is not under {LARGEST_WEIGHT}, \
+             the most the fixed point recite sums weights in holds (w² · 2^130 < 2^192)"
+        ),
+    }
+}
+
+fn invalid_weight(weight: &str) -> EngineError {
+    EngineError::Weight {
+        weight: weight.to_string(),
+        error: "has negative, NaN or infinite values among the claim's base rows".to_string(),
+    }
+}
+
+/// A weight's check from its values over the table ([`Engine::check_weights`]): the count of
+/// bad values and the largest w².
+fn weight_verdict(bad: f64, largest_square: f64) -> Result<(), String> {
+    if bad > 0.0 {
+        return Err(format!(
+            "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
+        ));
+    }
+    if !too_large(largest_square) {
+        return Ok(());
+    }
+    Err(format!(
+        "is too large: its largest value is {:e}, not under {LARGEST_WEIGHT}, the most the fixed \
+         point holds; claims whose base includes it would be UNVERIFIABLE",
+        largest_square.sqrt()
+    ))
+}
+
+/// Whether a weight whose square is `squared` is beyond the fixed point: the same f64
+/// comparison as both reductions' (w² · 2^130 against 2^192).
+fn too_large(squared: f64) -> bool {
+    let fits = squared * grouped::FIXED_SCALE < grouped::FIXED_LIMIT;
+    !fits
+}
+
+pub mod cache;
+pub mod gram;
+mod grouped;
+pub mod remote;
+mod summed;
+
+pub use crate::scan::sums;
+pub use crate::scan::{
+    EngineError, Job, Outcome, PlanChoice, Replicated, Replication, Role, ScanPlan, ScanStats, Sums, Var,
+    needed_pairs, vars_for,
+};
+pub use remote::{ConnectError, EngineUrl, EngineUrlError};
+pub use summed::pred_expr;
+
+struct Registered {
+    name: String,
+    schema: Arc<Schema>,
+    /// The session the table is registered in: this process's, or the cluster's.
+    ctx: SessionContext,
+}
+
+/// Where a scan runs: in this process, or on the engine's Ballista cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Place {
+    Here,
+    Cluster,
+}
+
+/// A DataFusion session with the catalog's tables registered on demand: in this process, or
+/// on a Ballista cluster ([`Engine::connect`]).
+pub struct Engine {
+    rt: tokio::runtime::Runtime,
+    ctx: SessionContext,
+    tables: Mutex<HashMap<(PathBuf, Place), Arc<Registered>>>,
+    /// CSV formats declared by the catalog, by table location (see [`Engine::declare`]).
+    csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
+    grouped: bool,
+    /// How the grouped scan reduces its rows ([`Engine::with_reduction`]).
+    reduction: Reduction,
+    /// The sufficient-statistics cache, when one is given ([`Engine::with_cache`]).
+    cache: Option<cache::Cache>,
+    /// The Ballista cluster scans run on, when one is given ([`Engine::connect`]).
+    cluster: Option<remote::Cluster>,
+    /// Where each table's scans ran on a cluster engine (table → where), for the command to
+    /// tell; kept out of the report, which is the same wherever the scans ran.
+    placements: Mutex<BTreeMap<String, String>>,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine {
+    /// A session using every core.
+    pub fn new() -> Engine {
+        Engine::with_threads(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+    }
+
+    /// A session of `cores` threads, each scan read in as many partitions (at least 1). Sums
+    /// are exact integers, so reports are byte-identical whatever the count (tests/it/scale.rs).
+    pub fn with_threads(cores: usize) -> Engine {
+        let cores = cores.max(1);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(cores)
+            .thread_name("recite-engine")
+            // Planning and evaluating expressions recurses on their depth; filters are bounded
+            // (catalog::check_filter_size), and this leaves a wide margin for DataFusion.
+            .thread_stack_size(ENGINE_STACK)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime can be built");
+        let config = SessionConfig::new().with_target_partitions(cores).with_information_schema(false);
+        Engine {
+            rt,
+            ctx: SessionContext::new_with_config(config),
+            tables: Mutex::new(HashMap::new()),
+            csv: Mutex::new(HashMap::new()),
+            grouped: true,
+            reduction: Reduction::default(),
+            cache: None,
+            cluster: None,
+            placements: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// An engine that always uses the summed scan (one `SUM(CASE …)` per sum); for tests and
+    /// benchmarks that compare the two plans.
+    pub fn summed_only() -> Engine {
+        Engine::new().with_summed_only()
+    }
+
+    /// This engine, always using the summed scan ([`Engine::summed_only`]).
+    pub fn with_summed_only(self) -> Engine {
+        Engine { grouped: false, ..self }
+    }
+
+    /// This engine, reading and writing base sums in `cache` (docs/cache.md).
+    pub fn with_cache(self, cache: cache::Cache) -> Engine {
+        Engine { cache: Some(cache), ..self }
+    }
+
+    /// This engine, reducing grouped scans as `reduction` says. Reports are byte-identical
+    /// either way; a job that [`needs_in_process`] reduction gets it under either.
+    pub fn with_reduction(self, reduction: Reduction) -> Engine {
+        Engine { reduction, ..self }
+    }
+
+    /// How this engine reduces grouped scans.
+    pub fn reduction(&self) -> Reduction {
+        self.reduction
+    }
+
+    /// Registers a table's files (once) where its scans run by default, and returns its
+    /// internal name and schema.
+    fn register(&self, location: &Path) -> Result<Arc<Registered>, EngineError> {
+        let place = if self.cluster.is_some() && self.stays_here(location).is_none() {
+            Place::Cluster
+        } else {
+            Place::Here
+        };
+        self.register_at(location, place)
+    }
+
+    /// Registers a table's files (once) in this process's session or the cluster's, and
+    /// returns its internal name and schema.
+    fn register_at(&self, location: &Path, place: Place) -> Result<Arc<Registered>, EngineError> {
+        let table_error = |error: String| EngineError::Table { location: location.to_path_buf(), error };
+        let mut tables =
+            self.tables.lock().map_err(|_| EngineError::Internal("engine state poisoned".into()))?;
+        let key = (location.to_path_buf(), place);
+        if let Some(r) = tables.get(&key) {
+            return Ok(r.clone());
+        }
+        let ctx = match (place, &self.cluster) {
+            (Place::Cluster, Some(c)) => c.ctx.clone(),
+            _ => self.ctx.clone(),
+        };
+        let text = location.to_string_lossy().to_string();
+        let name = format!("t{}", tables.len());
+        if let Some(scheme) = catalog::url_scheme(&text) {
+            // On object storage: never joined onto the study folder, never looked up on disk.
+            self.register_object(&ctx, &name, location, &scheme).map_err(table_error)?;
+            return self.registered(ctx, &mut tables, key, name);
+        }
+        let is_glob = text.contains(['*', '?', '[']);
+        if !is_glob && !location.exists() {
+            return Err(table_error("cannot be read: the file does not exist".into()));
+        }
+        let lower = text.to_lowercase();
+        let result = self.rt.block_on(async {
+            if crate::sav::is_sav(location) && is_glob {
+                Err(datafusion::error::DataFusionError::Plan(
+                    "an SPSS table names one .sav or .zsav file, not a glob".into(),
+                ))
+            } else if crate::sav::is_sav(location) {
+                let table = crate::sav::SavTable::open(location)
+                    .map_err(datafusion::error::DataFusionError::Execution)?;
+                ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())
+            } else if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e))
+            {
+                // Arrow IPC files; the extension selects the files a glob or folder lists.
+                let ext = &text[text.len() - ext.len()..];
+                let opts = datafusion::datasource::file_format::options::ArrowReadOptions {
+                    file_extension: ext,
+                    ..Default::default()
+                };
+                ctx.register_arrow(&name, &text, opts).await
+            } else if lower.ends_with(".csv") {
+                let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
+                let (delimiter, header) = match &format {
+                    Some(f) => (csv_delimiter(&f.delimiter)?, f.header),
+                    None => (b',', true),
+                };
+                let opts = CsvReadOptions::new()
+                    .has_header(header)
+                    .delimiter(delimiter)
+                    .schema_infer_max_records(1_000_000);
+                match format.filter(|f| f.needs_transcoding()) {
+                    // Another encoding or a decimal comma: the reader takes a converted copy.
+                    Some(_) if is_glob => Err(datafusion::error::DataFusionError::Plan(
+                        "a CSV table with a declared encoding or decimal comma names one file, not a glob"
+                            .into(),
+                    )),
+                    Some(f) => {
+                        let copy = crate::transcode::cached_copy(location, &f, delimiter)
+                            .map_err(datafusion::error::DataFusionError::Execution)?;
+                        ctx.register_csv(&name, &copy.to_string_lossy(), opts).await
+                    }
+                    None => ctx.register_csv(&name, &text, opts).await,
+                }
+            } else if location.is_dir() {
+                // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
+                // partition columns are columns, and a filter on them skips whole folders.
+                let opts = ParquetReadOptions::default().table_partition_cols(hive_partitions(location));
+                let folder = if text.ends_with('/') { text.clone() } else { format!("{text}/") };
+                ctx.register_parquet(&name, &folder, opts).await
+            } else {
+                ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
+            }
+        });
+        result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
+        self.registered(ctx, &mut tables, key, name)
+    }
+
+    /// The schema of the table just registered as `name` in `ctx`, remembered under `key`.
+    fn registered(
+        &self,
+        ctx: SessionContext,
+        tables: &mut HashMap<(PathBuf, Place), Arc<Registered>>,
+        key: (PathBuf, Place),
+        name: String,
+    ) -> Result<Arc<Registered>, EngineError> {
+        let schema = self
+            .rt
+            .block_on(ctx.table(name.as_str()))
+            .map_err(|e| EngineError::Table {
+                location: key.0.clone(),
+                error: format!("cannot be read: {}", e.strip_backtrace()),
+            })?
+            .schema()
+            .as_arrow()
+            .clone();
+        let reg = Arc::new(Registered { name, schema: Arc::new(schema), ctx });
+        tables.insert(key, reg.clone());
+        Ok(reg)
+    }
+
+    /// Registers a table on object storage as `name` (`objstore`): its store, built from the
+    /// environment, on this session's runtime, then a listing table over its objects. An SPSS
+    /// file, or a CSV file that needs converting, must be on disk.
+    #[cfg(feature = "object-store")]
+    fn register_object(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        location: &Path,
+        scheme: &str,
+    ) -> Result<(), String> {
+        use datafusion::datasource::file_format::options::{ArrowReadOptions, ReadOptions};
+        use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
+        let text = location.to_string_lossy();
+        let text = crate::objstore::without_query(&text);
+        if !crate::objstore::SCHEMES.contains(&scheme) {
+            return Err(crate::objstore::unsupported(scheme));
+        }
+        if crate::sav::is_sav(Path::new(&*text)) {
+            return Err("is an SPSS file on object storage, which recite cannot read: it reads .sav and \
+                        .zsav files from disk only (copy the file to disk, or convert it to Parquet)"
+                .into());
+        }
+        let url = crate::objstore::listing_url(&text).map_err(|e| e.error)?;
+        let runtime = ctx.runtime_env();
+        crate::objstore::register_stores(&runtime, url.get_url()).map_err(|e| e.error)?;
+        let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
+        let extension = object_extension(&text);
+        let mut options = if extension == ".csv" {
+            let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
+            if format.as_ref().is_some_and(|f| f.needs_transcoding()) {
+                return Err("is a CSV table with a declared encoding or decimal comma, which recite \
+                            converts from a file on disk only (copy the file to disk)"
+                    .into());
+            }
+            let (delimiter, header) = match &format {
+                Some(f) => (csv_delimiter(&f.delimiter).map_err(|e| e.strip_backtrace())?, f.header),
+                None => (b',', true),
+            };
+            CsvReadOptions::new()
+                .has_header(header)
+                .delimiter(delimiter)
+                .schema_infer_max_records(1_000_000)
+                .to_listing_options(&config, table_options)
+        } else if extension == ".parquet" {
+            ParquetReadOptions::default().to_listing_options(&config, table_options)
+        } else {
+            ArrowReadOptions { file_extension: extension, ..Default::default() }
+                .to_listing_options(&config, table_options)
+        };
+        let state = ctx.state();
+        let ignore = state.config_options().execution.listing_table_ignore_subdirectory;
+        let objects = self
+            .rt
+            .block_on(crate::objstore::objects(&runtime, &url, extension, ignore))
+            .map_err(|e| format!("cannot be read: {}", e.error))?;
+        if objects.is_empty() {
+            return Err(if url.is_collection() {
+                format!("cannot be read: no {extension} object matches it")
+            } else {
+                "cannot be read: no such object".to_string()
+            });
+        }
+        if url.is_collection() {
+            options = options.with_table_partition_cols(crate::objstore::hive_partitions(&url, &objects));
+        }
+        let url = url.with_table_ref(name.into());
+        self.rt
+            .block_on(async {
+                let schema = options.infer_schema(&state, &url).await?;
+                let config = ListingTableConfig::new(url).with_listing_options(options).with_schema(schema);
+                let table = ListingTable::try_new(config)?
+                    .with_cache(runtime.cache_manager.get_file_statistic_cache());
+                ctx.register_table(name, Arc::new(table)).map(|_| ())
+            })
+            .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))
+    }
+
+    /// Without the `object-store` feature a URL location is an error that says how to build
+    /// a recite that reads it.
+    #[cfg(not(feature = "object-store"))]
+    fn register_object(
+        &self,
+        _ctx: &SessionContext,
+        _name: &str,
+        _location: &Path,
+        scheme: &str,
+    ) -> Result<(), String> {
+        Err(if crate::objstore::SCHEMES.contains(&scheme) {
+            crate::objstore::not_built(scheme)
+        } else {
+            crate::objstore::unsupported(scheme)
+        })
+    }
+
+    /// The identity of a table on object storage, for the cache (docs/cache.md): per object,
+    /// its URL, size, ETag, version and last-modified time, listed from the store. `None`
+    /// (nothing cached) when the store cannot be listed, nothing matches, or an object has no
+    /// ETag: an entry recite cannot identify is never trusted.
+    #[cfg(feature = "object-store")]
+    pub(crate) fn object_identity(&self, location: &Path) -> Option<String> {
+        let text = location.to_string_lossy();
+        let text = crate::objstore::without_query(&text);
+        let url = crate::objstore::listing_url(&text).ok()?;
+        let runtime = self.ctx.runtime_env();
+        crate::objstore::register_stores(&runtime, url.get_url()).ok()?;
+        let ignore = self.ctx.state().config_options().execution.listing_table_ignore_subdirectory;
+        let objects = self
+            .rt
+            .block_on(crate::objstore::objects(&runtime, &url, object_extension(&text), ignore))
+            .ok()?;
+        if objects.is_empty() {
+            return None;
+        }
+        let store = url.object_store();
+        let mut out = String::new();
+        for m in &objects {
+            let etag = m.e_tag.as_deref()?;
+            out.push_str(&format!(
+                "{}/{}\tsize {}\tetag {etag}\tversion {}\tmodified {}\n",
+                crate::objstore::redact(store.as_str()).trim_end_matches('/'),
+                m.location,
+                m.size,
+                m.version.as_deref().unwrap_or("-"),
+                m.last_modified.timestamp_nanos_opt().unwrap_or(i64::MIN),
+            ));
+        }
+        Some(out)
+    }
+
+    /// Without the feature no table on object storage is read, so none is identified.
+    #[cfg(not(feature = "object-store"))]
+    pub(crate) fn object_identity(&self, _location: &Path) -> Option<String> {
+        None
+    }
+
+    /// Tells the engine how a table's files are written (a CSV format), before its first use.
+    pub fn declare(&self, study: &Study, table: &catalog::Table) {
+        if let (Some(format), Ok(mut m)) = (&table.csv, self.csv.lock()) {
+            m.insert(table.location(study), format.clone());
+        }
+    }
+
+    /// The schema of the files at `location`.
+    pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, String> {
+        self.register(location).map(|r| r.schema.clone()).map_err(|e| e.to_string())
+    }
+
+    /// What `catalog init` needs to know of each column of a table, in one scan folded here:
+    /// its type, range, nulls, whether every value is whole, and the distinct values of whole
+    /// number columns with at most `max_values` of them. No aggregate is planned: DataFusion
+    /// looks each column reference up by name, so planning five per column took time (and
+    /// memory) quadratic in a wide table's columns (20,000 columns: minutes, then gigabytes).
+    pub fn profile(&self, location: &Path, max_values: usize) -> Result<Vec<ColumnProfile>, String> {
+        use futures::StreamExt;
+        let reg = self.register(location).map_err(|e| e.to_string())?;
+        let mut profiles: Vec<ColumnProfile> = reg
+            .schema
+            .fields()
+            .iter()
+            .map(|f| ColumnProfile {
+                name: f.name().clone(),
+                data_type: f.data_type().to_string(),
+                numeric: f.data_type().is_numeric(),
+                ..ColumnProfile::default()
+            })
+            .collect();
+        let numeric: Vec<usize> = (0..profiles.len()).filter(|&i| profiles[i].numeric).collect();
+        let mut folds: Vec<Fold> = numeric.iter().map(|_| Fold::default()).collect();
+        let mut rows = 0u64;
+        // The numeric columns by index, straight from the table: no logical plan, so no
+        // column is looked up by name (with none, every column, for the row count).
+        let projection = (!numeric.is_empty()).then(|| numeric.clone());
+        let width = projection.as_ref().map_or(profiles.len(), Vec::len);
+        self.rt
+            .block_on(async {
+                let provider = reg.ctx.table_provider(reg.name.as_str()).await?;
+                // Batches of at most PROFILE_CELLS values: readers allocate a batch's rows for
+                // every column up front (CSV: 8,192 offsets a column, gigabytes at 40,000).
+                let mut state = reg.ctx.state();
+                let batch_rows = (PROFILE_CELLS / width.max(1)).clamp(1, state.config().batch_size().max(1));
+                *state.config_mut() = state.config().clone().with_batch_size(batch_rows);
+                let plan = provider.scan(&state, projection.as_ref(), &[], None).await?;
+                let mut stream = datafusion::physical_plan::execute_stream(plan, state.task_ctx())?;
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    if batch.num_columns() != width {
+                        return Err(datafusion::error::DataFusionError::Internal(format!(
+                            "a scan of {width} columns gave {}",
+                            batch.num_columns()
+                        )));
+                    }
+                    rows += batch.num_rows() as u64;
+                    for (c, fold) in folds.iter_mut().enumerate() {
+                        let values = datafusion::arrow::compute::cast(batch.column(c), &DataType::Float64)?;
+                        fold.add(values.as_primitive::<Float64Type>(), max_values);
+                    }
+                }
+                Ok::<(), datafusion::error::DataFusionError>(())
+            })
+            .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))?;
+        for p in profiles.iter_mut() {
+            p.rows = rows;
+        }
+        for (fold, &i) in folds.into_iter().zip(&numeric) {
+            let p = &mut profiles[i];
+            p.nulls = rows - fold.non_null.min(rows);
+            p.min = fold.min;
+            p.max = fold.max;
+            p.integral = !fold.fractional;
+            p.distinct = if fold.many { max_values as u64 + 1 } else { fold.distinct.len() as u64 };
+            if !fold.many && !fold.fractional {
+                let mut v: Vec<f64> = fold.distinct.into_iter().map(f64::from_bits).collect();
+                v.sort_by(f64::total_cmp);
+                p.values = v;
+            }
+        }
+        Ok(profiles)
+    }
+
+    /// Proves a catalog filter against a table (used by `catalog check`): within the size
+    /// limits, plans as true/false, and evaluates on every row without an error.
+    pub fn check_filter(&self, location: &Path, sql: &str) -> Result<(), String> {
+        let reg = self.register(location).map_err(|e| e.to_string())?;
+        let mut filters = Filters::new(self, &reg.schema).map_err(|e| e.to_string())?;
+        let expr = filters.parse(sql)?;
+        match expr.get_type(&filters.schema).map_err(|e| e.strip_backtrace())? {
+            DataType::Boolean | DataType::Null => {}
+            other => return Err(format!("is {other}, not true/false")),
+        }
+        self.probe(&reg, None, vec![flag(expr)]).map_err(|e| match e {
+            ScanError::Fatal(e) => e.to_string(),
+            ScanError::Data(e) => format!("fails on the data: {e}"),
+        })
+    }
+
+    /// Proves a declared weight against a table (used by `catalog check`): its values read as
+    /// numbers, none is negative, NaN or infinite, and Σw² over the whole table fits the fixed
+    /// point (so no base of the table can overflow it).
+    pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), String> {
+        self.check_weights(location, &[weight]).remove(0)
+    }
+
+    /// [`Engine::check_weight`] for several weights of one table (a table's replicate weights)
+    /// in one scan; when that scan fails (a column that cannot be read as numbers), each weight
+    /// is checked alone, so the error names the one at fault.
+    pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), String>> {
+        match self.weight_sums(location, weights) {
+            Ok(sums) => sums.into_iter().map(|(bad, squares)| weight_verdict(bad, squares)).collect(),
+            Err(e) if weights.len() == 1 => vec![Err(e)],
+            Err(_) => weights.iter().map(|w| self.check_weight(location, w)).collect(),
+        }
+    }
+
+    /// Per weight, over the whole table: the count of negative, NaN or infinite values, and the
+    /// largest w² among the others. One scan.
+    fn weight_sums(&self, location: &Path, weights: &[&str]) -> Result<Vec<(f64, f64)>, String> {
+        let reg = self.register(location).map_err(|e| e.to_string())?;
+        let mut exprs = Vec::with_capacity(2 * weights.len());
+        for weight in weights {
+            let w = cast(ident(*weight), DataType::Float64);
+            let positive = w.clone().gt(lit(0.0)).and(std::ops::Not::not(bad_weight(&w)));
+            exprs.push(sum(when(bad_weight(&w), lit(1i64))
+                .otherwise(lit(0i64))
+                .map_err(|e| e.to_string())?));
+            exprs.push(max(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?));
+        }
+        let batches = self
+            .run_on(&reg.ctx, async {
+                let df = reg.ctx.table(reg.name.as_str()).await?;
+                let exprs: Vec<Expr> =
+                    exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("a{i}"))).collect();
+                df.aggregate(vec![], exprs)?.collect().await
+            })
+            .map_err(|e| match remote::cluster_fault(&e) {
+                Some(fault) => fault.to_string(),
+                None => format!("cannot be read as numbers: {}", e.strip_backtrace()),
+            })?;
+        let mut sums = vec![(0.0, 0.0); weights.len()];
+        for b in &batches {
+            for r in 0..b.num_rows() {
+                for (i, (bad, squares)) in sums.iter_mut().enumerate() {
+                    *bad += value_at(b.column(2 * i), r);
+                    *squares = f64::max(*squares, value_at(b.column(2 * i + 1), r));
+                }
+            }
+        }
+        Ok(sums)
+    }
+
+    /// One aggregate of `exprs` over the table (the rows `keep` selects); only whether it fails.
+    fn probe(&self, reg: &Registered, keep: Option<Expr>, exprs: Vec<Expr>) -> Result<(), ScanError> {
+        self.run_on(&reg.ctx, async {
+            let mut df = reg.ctx.table(reg.name.as_str()).await?;
+            if let Some(k) = keep {
+                df = df.filter(k)?;
+            }
+            let exprs: Vec<Expr> =
+                exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("p{i}"))).collect();
+            df.aggregate(vec![], exprs)?.collect().await
+        })
+        .map(|_| ())
+        .map_err(|e| scan_error(&e))
+    }
+
+    /// Runs every job, one scan per table, tables in parallel. One job's error (a filter that
+    /// does not plan or fails on the data, a weight that cannot be summed) never fails the
+    /// others; a table that cannot be read fails only its jobs.
+    ///
+    /// A job with replicate weights adds one job per replicate weight, on the same rows with
+    /// that weight: the same table, so the same single scan, whose totals are the replicate's.
+    pub fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+        if jobs.iter().all(|j| j.rows.replicates.is_none()) {
+            return self.run_cached(jobs);
+        }
+        let mut all = jobs.to_vec();
+        let mut spans = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            let start = all.len();
+            for column in job.rows.replicates.iter().flat_map(|r| &r.columns) {
+                let rows = Rows { weight: Some(column.clone()), replicates: None, ..job.rows.clone() };
+                all.push(Job { rows, measures: job.measures.clone(), cells: vec![] });
+            }
+            spans.push(start..all.len());
+        }
+        let (mut outcomes, stats) = self.run_cached(&all);
+        let replicas = outcomes.split_off(jobs.len());
+        for ((job, span), outcome) in jobs.iter().zip(spans).zip(outcomes.iter_mut()) {
+            let Some(spec) = &job.rows.replicates else { continue };
+            let mut totals = Vec::with_capacity(span.len());
+            let mut failed = None;
+            for r in &replicas[span.start - jobs.len()..span.end - jobs.len()] {
+                match r {
+                    Ok(o) => totals.push(o.sums.totals.clone()),
+                    Err(e) => {
+                        failed = Some(e.clone());
+                        break;
+                    }
+                }
+            }
+            // A replicate that cannot be summed fails the estimate: no SE is better than a wrong one.
+            if let Some(e) = failed {
+                if outcome.is_ok() {
+                    *outcome = Err(e);
+                }
+            } else if let Ok(out) = outcome {
+                // The scan may have put the ranks of the replicate weights there (engine::gram).
+                let ranks = out.sums.replicates.take().and_then(|r| r.ranks);
+                out.sums.replicates = Some(Replicated { spec: spec.clone(), totals, ranks });
+            }
+        }
+        (outcomes, stats)
+    }
+
+    /// [`Engine::run`] without replicate weights.
+    fn run_jobs(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+        let mut by_table = BTreeMap::new();
+        for (i, job) in jobs.iter().enumerate() {
+            by_table
+                .entry((job.rows.location.clone(), job.rows.design.clone()))
+                .or_insert_with(Vec::new)
+                .push(i);
+        }
+        let groups: Vec<ScanGroup> = by_table.into_iter().collect();
+        let per_group: Vec<ScanResult> = groups
+            .par_iter()
+            .map(|((location, design), members)| {
+                let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
+                let (outs, stats) = self.scan_isolated(location, design.as_ref(), &picked);
+                (members.iter().copied().zip(outs).collect(), stats)
+            })
+            .collect();
+        let mut results: Outcomes =
+            (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
+        let mut stats = ScanStats::default();
+        for (outs, s) in per_group {
+            for (i, r) in outs {
+                results[i] = r;
+            }
+            stats.absorb(s);
+        }
+        stats.tables_scanned =
+            groups.iter().map(|((location, _), _)| location).collect::<std::collections::BTreeSet<_>>().len();
+        (results, stats)
+    }
+
+    /// One scan of a table for all its jobs; when it fails on the data, the jobs again, split
+    /// by what they declare, each part scanned as it would be alone. So the normal case stays
+    /// one scan, and a claim's outcome never depends on what else is in the batch.
+    fn scan_isolated(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        jobs: &[&Job],
+    ) -> (Outcomes, ScanStats) {
+        let fail_all = |e: EngineError| (jobs.iter().map(|_| Err(e.clone())).collect(), ScanStats::default());
+        let error = match self.scan_best(location, design, jobs) {
+            Ok(done) => return done,
+            Err(ScanError::Fatal(e)) => return fail_all(e),
+            Err(ScanError::Data(e)) => e,
+        };
+        let schema = match self.register(location) {
+            Ok(r) => r.schema.clone(),
+            Err(e) => return fail_all(e),
+        };
+        let mut parts: BTreeMap<Signature, Vec<usize>> = BTreeMap::new();
+        for (i, job) in jobs.iter().enumerate() {
+            parts.entry(Signature::of(job, &schema)).or_default().push(i);
+        }
+        if parts.len() == 1 {
+            return fail_all(self.diagnose(location, design, jobs[0], &error));
+        }
+        let parts: Vec<Vec<usize>> = parts.into_values().collect();
+        let done: Vec<(Outcomes, ScanStats)> = parts
+            .par_iter()
+            .map(|part| {
+                let picked: Vec<&Job> = part.iter().map(|&i| jobs[i]).collect();
+                let fail =
+                    |e: EngineError| (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default());
+                match self.scan_best(location, design, &picked) {
+                    Ok(done) => done,
+                    Err(ScanError::Fatal(e)) => fail(e),
+                    Err(ScanError::Data(e)) => fail(self.diagnose(location, design, picked[0], &e)),
+                }
+            })
+            .collect();
+        let mut results: Outcomes =
+            (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
+        let mut stats = ScanStats::default();
+        for (part, (outs, s)) in parts.iter().zip(done) {
+            for (&i, r) in part.iter().zip(outs) {
+                results[i] = r;
+            }
+            stats.absorb(s);
+        }
+        (results, stats)
+    }
+
+    /// Which of a job's declarations fails on the data, each tried alone on the rows it is
+    /// evaluated on (the base, weight and cells on the period's rows).
+    fn diagnose(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        job: &Job,
+        error: &str,
+    ) -> EngineError {
+        // Where the job's scan ran, so the probes meet what it met.
+        let reg = match self.register_at(location, self.place(location, &[job]).0) {
+            Ok(r) => r,
+            Err(e) => return e,
+        };
+        let mut filters = match Filters::new(self, &reg.schema) {
+            Ok(f) => f,
+            Err(e) => return e,
+        };
+        let r = &job.rows;
+        // First the columns themselves: a file that cannot be read is no declaration's fault.
+        let mut columns = vec![r.column.clone()];
+        columns.extend(design.iter().flat_map(|(s, p)| [s.clone(), p.clone()]));
+        let reads = columns.iter().map(|c| count(ident(c))).collect();
+        match self.probe(&reg, None, reads) {
+            Err(ScanError::Fatal(e)) => return e,
+            Err(ScanError::Data(e)) => {
+                return EngineError::Table {
+                    location: location.to_path_buf(),
+                    error: format!("cannot be read: {e}"),
+                };
+            }
+            Ok(()) => {}
+        }
+        let failed = |role: Role, sql: &str, e: ScanError| match e {
+            ScanError::Fatal(e) => e,
+            ScanError::Data(e) => {
+                EngineError::Filter { role, sql: sql.to_string(), error: format!("fails on the data: {e}") }
+            }
+        };
+        let mut keep = None;
+        if let Some(sql) = &r.period_filter {
+            let p = match filters.get(Role::Period, sql) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
+            if let Err(e) = self.probe(&reg, None, vec![flag(p.clone())]) {
+                return failed(Role::Period, sql, e);
+            }
+            // With a design every row is scanned (no PSU may drop out), so the other
+            // declarations are evaluated on every row too.
+            if design.is_none() {
+                keep = Some(p);
+            }
+        }
+        if let Some(sql) = &r.base_filter {
+            match filters.get(Role::Base, sql) {
+                Ok(b) => {
+                    if let Err(e) = self.probe(&reg, keep.clone(), vec![flag(b)]) {
+                        return failed(Role::Base, sql, e);
+                    }
+                }
+                Err(e) => return e,
+            }
+        }
+        if let Some(w) = &r.weight {
+            match self.probe(&reg, keep.clone(), vec![sum(cast(ident(w), DataType::Float64))]) {
+                Err(ScanError::Fatal(e)) => return e,
+                Err(ScanError::Data(e)) => {
+                    return EngineError::Weight {
+                        weight: w.clone(),
+                        error: format!("cannot be read as numbers: {e}"),
+                    };
+                }
+                Ok(()) => {}
+            }
+        }
+        for (breakdown, cell, sql) in &job.cells {
+            let role = Role::Cell { breakdown: breakdown.clone(), cell: cell.clone() };
+            match filters.get(role.clone(), sql) {
+                Ok(c) => {
+                    if let Err(e) = self.probe(&reg, keep.clone(), vec![flag(c)]) {
+                        return failed(role, sql, e);
+                    }
+                }
+                Err(e) => return e,
+            }
+        }
+        EngineError::Table {
+            location: location.to_path_buf(),
+            error: format!(
+                "fails on the data with this claim's period, base, weight and cells together (each \
+                 passes alone): {error}"
+            ),
+        }
+    }
+
+    /// One scan of one table for all its jobs: grouped when every cited column holds integer
+    /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
+    /// On a cluster engine, on the cluster (the grouped scan reduced by a plan), unless the
+    /// scan stays here ([`Engine::place`]); [`Engine::placements`] says where it ran.
+    fn scan_best(
+        &self,
+        location: &Path,
+        design: Option<&(String, String)>,
+        jobs: &[&Job],
+    ) -> Result<(Outcomes, ScanStats), ScanError> {
+        let (place, here) = self.place(location, jobs);
+        let schema = self.register_at(location, place)?.schema.clone();
+        if let Some((s, p)) = design {
+            for c in [s, p] {
+                if schema.field_with_name(c).is_err() {
+                    return Err(ScanError::Fatal(EngineError::Table {
+                        location: location.to_path_buf(),
+                        error: format!("the declared design column {c:?} is not a column of the table"),
+                    }));
+                }
+            }
+        }
+        let (plan, reason) = self.choose(&schema, jobs);
+        let (outcomes, stats) = match plan {
+            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason),
+            ScanPlan::Summed | ScanPlan::Cache => self.scan_summed(location, design, jobs, reason),
+        }?;
+        // Where it ran is told beside the report, not in it: the report is the same either way.
+        if let Some(c) = &self.cluster {
+            let place = match here {
+                Some(why) => format!("in this process, not on the cluster: {why}"),
+                None => format!("on the Ballista cluster {}", c.url),
+            };
+            if let Ok(mut m) = self.placements.lock() {
+                for p in &stats.plans {
+                    m.insert(p.table.clone(), place.clone());
+                }
+            }
+        }
+        Ok((outcomes, stats))
+    }
+
+    /// The plan for one scan of a table's jobs, and why: grouped when every cited column holds
+    /// integer codes and there are few enough of them, else summed. On a cluster the same (the
+    /// grouped scan reduced by a plan the executors run), so the report does not change.
+    fn choose(&self, schema: &Schema, jobs: &[&Job]) -> (ScanPlan, String) {
+        if !self.grouped {
+            return (ScanPlan::Summed, "the grouped plan is turned off (Engine::summed_only)".into());
+        }
+        match grouped::unsuitable(schema, jobs) {
+            Some(why) => (ScanPlan::Summed, why),
+            None => (ScanPlan::Grouped, grouped::suitable(jobs)),
+        }
+    }
+}
+
+/// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
+/// The file extension a listing on object storage keeps: the location's Arrow IPC extension,
+/// `.csv`, else `.parquet` (as for a path on disk).
+#[cfg(feature = "object-store")]
+fn object_extension(location: &str) -> &str {
+    let lower = location.to_lowercase();
+    if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e)) {
+        return &location[location.len() - ext.len()..];
+    }
+    if lower.ends_with(".csv") { ".csv" } else { ".parquet" }
+}
+
+fn csv_delimiter(d: &str) -> datafusion::error::Result<u8> {
+    match d {
+        "\\t" | "\t" => Ok(b'\t'),
+        d if d.len() == 1 && d.is_ascii() => Ok(d.as_bytes()[0]),
+        d => Err(datafusion::error::DataFusionError::Plan(format!(
+            "the declared CSV delimiter {d:?} is not one ASCII character"
+        ))),
+    }
+}
+
+/// The hive partition columns of a folder (`wave=6/region=2/…`), read down its first branch:
+/// whole-number partitions (in every folder of that level) are Int64, others text.
+fn hive_partitions(folder: &Path) -> Vec<(String, DataType)> {
+    let mut columns = Vec::new();
+    let mut dir = folder.to_path_buf();
+    loop {
+        let Ok(entries) = std::fs::read_dir(&dir) else { break };
+        let mut level: Vec<(String, String, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().to_string();
+                let (k, v) = n.split_once('=')?;
+                Some((k.to_string(), v.to_string(), e.path()))
+            })
+            .collect();
+        level.sort_by(|a, b| a.2.cmp(&b.2));
+        let Some((key, _, next)) = level.first().cloned() else { break };
+        if level.iter().any(|(k, _, _)| *k != key) {
+            break;
+        }
+        let whole = level.iter().all(|(_, v, _)| v.parse::<i64>().is_ok());
+        columns.push((key, if whole { DataType::Int64 } else { DataType::Utf8 }));
+        dir = next;
+    }
+    columns
+}
+
+/// Stack of the engine's threads: deep enough for any filter within the catalog's limits.
+const ENGINE_STACK: usize = 16 << 20;
+
+/// A weight value no weight may have: negative, NaN or infinite. (Arrow orders floats totally,
+/// NaN above +∞, so `> f64::MAX` catches NaN and +∞; `≠ itself` catches NaN under IEEE order
+/// too, and `< -0.0` keeps -0.0 a zero.)
+fn bad_weight(w: &Expr) -> Expr {
+    w.clone()
+        .is_not_null()
+        .and(w.clone().lt(lit(-0.0)).or(w.clone().gt(lit(f64::MAX))).or(w.clone().not_eq(w.clone())))
+}
+
+/// Σ CASE WHEN e THEN 1 ELSE 0 END: evaluates a filter on every row it is given.
+fn flag(e: Expr) -> Expr {
+    sum(when(e, lit(1i64)).otherwise(lit(0i64)).expect("a CASE with one branch and an ELSE builds"))
+}
+
+/// What a job declares that can fail on the data: its period, base, weight and cells, and
+/// (for columns the grouped scan does not take) its column. Jobs alike scan alike.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Signature {
+    period: Option<String>,
+    base: Option<String>,
+    weight: Option<String>,
+    cells: Vec<String>,
+    column: Option<String>,
+}
+
+impl Signature {
+    fn of(job: &Job, schema: &Schema) -> Signature {
+        let r = &job.rows;
+        let integer = schema.field_with_name(&r.column).is_ok_and(|f| grouped::integer_codes(f.data_type()));
+        Signature {
+            period: r.period_filter.clone(),
+            base: r.base_filter.clone(),
+            weight: r.weight.clone(),
+            cells: job.cells.iter().map(|(_, _, f)| f.clone()).collect(),
+            column: (!integer).then(|| r.column.clone()),
+        }
+    }
+}
+
+impl Schemas for Engine {
+    fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<resolve::Schema>, String> {
+        self.declare(study, table);
+        let schema = self.schema_of(&table.location(study))?;
+        let fields = schema.fields().iter().map(|f| {
+            resolve::Field::new(f.name().clone(), f.data_type().to_string(), f.data_type().is_numeric())
+        });
+        Ok(Arc::new(resolve::Schema::new(fields.collect())))
+    }
+}
+
+impl Scan for Engine {
+    fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+        Engine::run(self, jobs)
+    }
+}
+
+/// The catalog's filters of one scan, each parsed once as an expression (never a statement)
+/// against the table's schema, and typed, so a filter naming a missing column fails here with
+/// the filter's text rather than in the middle of a plan.
+pub(crate) struct Filters<'a> {
+    ctx: &'a SessionContext,
+    schema: DFSchema,
+    parsed: HashMap<String, Result<Expr, String>>,
+}
+
+impl<'a> Filters<'a> {
+    fn new(engine: &'a Engine, schema: &Schema) -> Result<Filters<'a>, EngineError> {
+        let schema =
+            DFSchema::try_from(schema.clone()).map_err(|e| EngineError::Internal(e.strip_backtrace()))?;
+        Ok(Filters { ctx: &engine.ctx, schema, parsed: HashMap::new() })
+    }
+
+    /// A filter parsed and typed; its size is checked first, so DataFusion never recurses
+    /// deeper than the limit allows.
+    fn parse(&mut self, sql: &str) -> Result<Expr, String> {
+        let (ctx, schema) = (self.ctx, &self.schema);
+        self.parsed
+            .entry(sql.to_string())
+            .or_insert_with(|| {
+                catalog::check_filter_size(sql)?;
+                let e = ctx
+                    .parse_sql_expr(sql, schema)
+                    .map_err(|e| format!("does not plan: {}", e.strip_backtrace()))?;
+                e.get_type(schema).map_err(|e| format!("does not plan: {}", e.strip_backtrace()))?;
+                Ok(e)
+            })
+            .clone()
+    }
+
+    /// The expression of a filter; `role` names it in errors.
+    pub(crate) fn get(&mut self, role: Role, sql: &str) -> Result<Expr, EngineError> {
+        self.parse(sql).map_err(|error| EngineError::Filter { role, sql: sql.to_string(), error })
+    }
+}
+
+/// One column of a table as `catalog init` sees it ([`Engine::profile`]).
+#[derive(Debug, Clone, Default)]
+pub struct ColumnProfile {
+    /// The column's name.
+    pub name: String,
+    /// Its Arrow type, in words.
+    pub data_type: String,
+    /// Whether it holds numbers (the only columns a citation can compute on).
+    pub numeric: bool,
+    /// Rows in the table.
+    pub rows: u64,
+    /// Rows with no value (numeric columns).
+    pub nulls: u64,
+    /// Smallest and largest value (numeric columns with any value).
+    pub min: Option<f64>,
+    /// See `min`.
+    pub max: Option<f64>,
+    /// Distinct values (numeric columns), counted up to the `max_values` asked for plus one
+    /// (more than `max_values`: `max_values + 1`); whole-number columns only.
+    pub distinct: u64,
+    /// Every value is a whole number (numeric columns).
+    pub integral: bool,
+    /// The distinct values, ascending, when few and whole.
+    pub values: Vec<f64>,
+}
+
+/// Most values in one batch of [`Engine::profile`]'s scan (a wide table gets fewer rows a batch).
+const PROFILE_CELLS: usize = 1 << 20;
+
+/// A numeric column's profile, folded batch by batch ([`Engine::profile`]).
+#[derive(Default)]
+struct Fold {
+    non_null: u64,
+    min: Option<f64>,
+    max: Option<f64>,
+    /// Some value is not a whole number (NaN and infinities included).
+    fractional: bool,
+    /// The distinct values as bits (−0 as 0), while every value is whole and there are at
+    /// most the limit of them.
+    distinct: std::collections::HashSet<u64>,
+    /// More distinct whole values than the limit.
+    many: bool,
+}
+
+impl Fold {
+    fn add(&mut self, values: &datafusion::arrow::array::Float64Array, limit: usize) {
+        self.non_null += (values.len() - values.null_count()) as u64;
+        let mut last = None;
+        for x in values.iter().flatten() {
+            if !x.is_nan() {
+                self.min = Some(self.min.map_or(x, |m| m.min(x)));
+                self.max = Some(self.max.map_or(x, |m| m.max(x)));
+            }
+            if x % 1.0 != 0.0 {
+                self.fractional = true;
+            }
+            // Runs of one value (sorted or coded data) skip the set.
+            if self.fractional || self.many || last == Some(x) {
+                continue;
+            }
+            last = Some(x);
+            self.distinct.insert((x + 0.0).to_bits());
+            if self.distinct.len() > limit {
+                self.many = true;
+                self.distinct = Default::default();
+            }
+        }
+    }
+}
+
+/// An aggregate's value as f64 (NULL, from no matching rows, is 0).
+pub(crate) fn value_at(col: &Arc<dyn Array>, row: usize) -> f64 {
+    if col.is_null(row) {
+        return 0.0;
+    }
+    match col.data_type() {
+        DataType::Float64 => col.as_primitive::<Float64Type>().value(row),
+        DataType::Int64 => col.as_primitive::<Int64Type>().value(row) as f64,
+        _ => 0.0,
+    }
+}
