@@ -1639,6 +1639,36 @@ fn answers_true_number_given_another_population_period_or_brand_is_misattributed
 }
 
 #[test]
+fn answers_population_the_catalog_has_no_word_for_is_attribution_unsure_in_every_format() {
+    // Before: `Among men, 44%` was TRACED to the aware adults' 44% (the catalog says `Male`).
+    let file = "tests/fixtures/answers/attribution-unsure.json";
+    let (_, report) = check_json(&[file]);
+    let numbers = answer_numbers(&report, "attribution-unsure.json");
+    let want: Vec<(String, String)> = [("44%", "ATTRIBUTION_UNSURE"), ("4,654", "TRACED"), ("44%", "TRACED")]
+        .iter()
+        .map(|(t, s)| (t.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(numbers, want);
+    let n = &report["inputs"][0]["answers"][0]["numbers"][0];
+    let a = n["attribution"].as_str().unwrap_or_default();
+    assert!(a.contains("among men") && a.contains("Adults 18-74, aware of brand"), "{n}");
+    assert_eq!(report["summary"]["answer_numbers"]["ATTRIBUTION_UNSURE"], 1);
+    assert_eq!(check_code(&[file, "--fail-on", "attribution-unsure"]), 1);
+    assert_eq!(check_code(&[file, "--fail-on", "misattributed,misquoted,uncited"]), 0);
+    for (format, shown) in [
+        ("text", "ATTRIBUTION_UNSURE"),
+        ("markdown", "**ATTRIBUTION_UNSURE**"),
+        ("html", "<mark class=\"ans ATTRIBUTION_UNSURE\""),
+        ("junit", "44% ATTRIBUTION_UNSURE"),
+        ("jsonl", "\"ATTRIBUTION_UNSURE\""),
+    ] {
+        let out = stdout(&recite(&["check", file, "--format", format]));
+        assert!(out.contains(shown), "{format}: no {shown}\n{out}");
+        assert!(out.contains("among men"), "{format}: does not say what the sentence attributed");
+    }
+}
+
+#[test]
 fn answers_a_number_no_tool_returned_is_uncited() {
     let (_, report) = check_json(&["tests/fixtures/answers/uncited.json"]);
     let numbers = answer_numbers(&report, "uncited.json");
