@@ -1526,6 +1526,11 @@ fn trace_relative(stated: &Stated, ctx: &Context, sources: &[Source], out: State
     let written = stated.tolerance.is_none();
     let points = written.then(|| trace_change(&reading(Kind::Points), ctx, sources, out.clone()));
     let level = written.then(|| trace(&reading(Kind::Percent), ctx, sources));
+    // A cited record states the number as written (`rose 12%` in the record's text): the
+    // answer repeats it, whatever it means.
+    if let Some(l) = level.as_ref().filter(|l| l.record.is_some() && repeats(l.status)) {
+        return StatedNumber { kind: Kind::Relative, ..l.clone() };
+    }
     let others: Vec<(&str, &StatedNumber)> =
         [("a change in points", points.as_ref()), ("a level", level.as_ref())]
             .into_iter()
@@ -1847,6 +1852,17 @@ mod tests {
         let superseded = serde_json::json!({"superseded": {"by": "kb@2#a.md"}});
         let old = event(Some(true), Some("A refund within 30 days."), None, superseded);
         assert_eq!(statuses(text, &old), [("30".to_string(), Status::TracedUnverified)]);
+    }
+
+    #[test]
+    fn moca_cited_relative_change_repeating_the_record_is_traced() {
+        // The record states `rose 12%`: the answer repeats it (no two cited values to divide).
+        let ok = serde_json::json!({"stale": false, "superseded": false, "inForce": true});
+        let ev = event(Some(true), Some("Refund requests rose 12% in May."), None, ok);
+        assert_eq!(
+            statuses("Refund requests rose 12% in May [1].", &ev),
+            [("12%".to_string(), Status::Traced)]
+        );
     }
 
     #[test]
