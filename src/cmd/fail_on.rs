@@ -38,6 +38,9 @@ pub enum FailOn {
     /// An answer number repeating a cited number, given another period, population or brand
     /// than its citation covers.
     Misattributed,
+    /// An answer number repeating a cited number, where recite cannot tell whether the sentence
+    /// gives it the population, period or brand its citation covers.
+    AttributionUnsure,
     /// An answer number repeating a cited number the data does not support.
     TracedToDiscrepant,
     /// An answer number repeating a cited number whose citation could not be re-run.
@@ -70,6 +73,7 @@ impl FailOn {
             Uncited => Target::Answer(Status::Uncited),
             Misquoted => Target::Answer(Status::Misquoted),
             Misattributed => Target::Answer(Status::Misattributed),
+            AttributionUnsure => Target::Answer(Status::AttributionUnsure),
             TracedToDiscrepant => Target::Answer(Status::TracedToDiscrepant),
             TracedUnverified => Target::Answer(Status::TracedUnverified),
             RecomputedOnly => Target::Answer(Status::RecomputedOnly),

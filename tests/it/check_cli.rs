@@ -1606,8 +1606,10 @@ fn answers_true_number_given_another_population_period_or_brand_is_misattributed
     let (_, report) = check_json(&[file]);
     let numbers = answer_numbers(&report, "misattributed.json");
     let want: Vec<(String, String)> = [
+        // `women` is the only population the sentence names: the n = 4,654 (aware adults) is
+        // given to them too (it was TRACED, being nearer no population word).
         ("44%", "MISATTRIBUTED"),
-        ("4,654", "TRACED"),
+        ("4,654", "MISATTRIBUTED"),
         ("44%", "MISATTRIBUTED"),
         ("44%", "MISATTRIBUTED"),
         ("44%", "TRACED"),
@@ -1622,7 +1624,7 @@ fn answers_true_number_given_another_population_period_or_brand_is_misattributed
         assert!(a.contains(said), "number {i}: {a:?} should name {said}");
     }
     assert!(n[0]["attribution"].as_str().unwrap().contains("Adults 18-74, aware of brand"), "{n}");
-    assert_eq!(report["summary"]["answer_numbers"]["MISATTRIBUTED"], 3);
+    assert_eq!(report["summary"]["answer_numbers"]["MISATTRIBUTED"], 4);
     assert_eq!(check_code(&[file, "--fail-on", "misattributed"]), 1);
     assert_eq!(check_code(&[file, "--fail-on", "misquoted,uncited"]), 0);
     for (format, shown) in [
@@ -1635,6 +1637,36 @@ fn answers_true_number_given_another_population_period_or_brand_is_misattributed
         let out = stdout(&recite(&["check", file, "--format", format]));
         assert!(out.contains(shown), "{format}: no {shown}\n{out}");
         assert!(out.contains("Women 18"), "{format}: does not say what the sentence attributed");
+    }
+}
+
+#[test]
+fn answers_population_the_catalog_has_no_word_for_is_attribution_unsure_in_every_format() {
+    // Before: `Among men, 44%` was TRACED to the aware adults' 44% (the catalog says `Male`).
+    let file = "tests/fixtures/answers/attribution-unsure.json";
+    let (_, report) = check_json(&[file]);
+    let numbers = answer_numbers(&report, "attribution-unsure.json");
+    let want: Vec<(String, String)> = [("44%", "ATTRIBUTION_UNSURE"), ("4,654", "TRACED"), ("44%", "TRACED")]
+        .iter()
+        .map(|(t, s)| (t.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(numbers, want);
+    let n = &report["inputs"][0]["answers"][0]["numbers"][0];
+    let a = n["attribution"].as_str().unwrap_or_default();
+    assert!(a.contains("among men") && a.contains("Adults 18-74, aware of brand"), "{n}");
+    assert_eq!(report["summary"]["answer_numbers"]["ATTRIBUTION_UNSURE"], 1);
+    assert_eq!(check_code(&[file, "--fail-on", "attribution-unsure"]), 1);
+    assert_eq!(check_code(&[file, "--fail-on", "misattributed,misquoted,uncited"]), 0);
+    for (format, shown) in [
+        ("text", "ATTRIBUTION_UNSURE"),
+        ("markdown", "**ATTRIBUTION_UNSURE**"),
+        ("html", "<mark class=\"ans ATTRIBUTION_UNSURE\""),
+        ("junit", "44% ATTRIBUTION_UNSURE"),
+        ("jsonl", "\"ATTRIBUTION_UNSURE\""),
+    ] {
+        let out = stdout(&recite(&["check", file, "--format", format]));
+        assert!(out.contains(shown), "{format}: no {shown}\n{out}");
+        assert!(out.contains("among men"), "{format}: does not say what the sentence attributed");
     }
 }
 
@@ -1699,10 +1731,11 @@ fn answers_of_the_bundled_examples_all_have_a_status_in_every_format() {
         .sum();
     for format in ["text", "markdown", "html", "junit"] {
         let out = stdout(&recite(&["check", "examples/transcripts/", "--format", format]));
-        let shown = ["TRACED", "MISQUOTED", "UNCITED", "RECOMPUTED_ONLY"]
-            .iter()
-            .map(|s| out.matches(s).count())
-            .sum::<usize>();
+        let shown =
+            ["TRACED", "MISQUOTED", "UNCITED", "RECOMPUTED_ONLY", "MISATTRIBUTED", "ATTRIBUTION_UNSURE"]
+                .iter()
+                .map(|s| out.matches(s).count())
+                .sum::<usize>();
         assert!(shown >= total, "{format}: {shown} statuses shown for {total} numbers");
     }
     let html = stdout(&recite(&["check", "examples/transcripts/agui-run.sse", "--format", "html"]));

@@ -38,6 +38,11 @@ pub enum Status {
     /// It repeats a cited number, but the sentence gives it another period, population or
     /// column label (brand) than the citation covers.
     Misattributed,
+    /// It repeats a cited number, but recite cannot tell whether the sentence gives it what the
+    /// citation covers: it names a population recite could not match to the citation's base,
+    /// or pairs its numbers with several brands, periods or populations in an order recite
+    /// cannot read.
+    AttributionUnsure,
     /// It repeats a cited number the data does not support.
     TracedToDiscrepant,
     /// It repeats a cited number whose citation could not be re-run.
@@ -50,10 +55,11 @@ pub enum Status {
 
 impl Status {
     /// Every status, most serious first.
-    pub const ALL: [Status; 7] = [
+    pub const ALL: [Status; 8] = [
         Status::Uncited,
         Status::Misquoted,
         Status::Misattributed,
+        Status::AttributionUnsure,
         Status::TracedToDiscrepant,
         Status::TracedUnverified,
         Status::RecomputedOnly,
@@ -66,6 +72,7 @@ impl Status {
             Status::Uncited => "UNCITED",
             Status::Misquoted => "MISQUOTED",
             Status::Misattributed => "MISATTRIBUTED",
+            Status::AttributionUnsure => "ATTRIBUTION_UNSURE",
             Status::TracedToDiscrepant => "TRACED_TO_DISCREPANT",
             Status::TracedUnverified => "TRACED_UNVERIFIED",
             Status::RecomputedOnly => "RECOMPUTED_ONLY",
@@ -86,7 +93,7 @@ impl std::str::FromStr for Status {
         let f = fold(s);
         Status::ALL.into_iter().find(|v| fold(v.as_str()) == f).ok_or_else(|| {
             format!(
-                "unknown answer status {s:?} (expected one of uncited, misquoted, misattributed, traced-to-discrepant, traced-unverified, recomputed-only, traced)"
+                "unknown answer status {s:?} (expected one of uncited, misquoted, misattributed, attribution-unsure, traced-to-discrepant, traced-unverified, recomputed-only, traced)"
             )
         })
     }
@@ -217,7 +224,7 @@ fn trust_flags(record: &serde_json::Value) -> Vec<&'static str> {
 
 /// One number of a cited record's text as a source.
 fn record_number(ci: usize, label: &str, refs: &[String], n: &Stated, status: Status, why: String) -> Source {
-    let percent = n.kind == Kind::Percent;
+    let percent = matches!(n.kind, Kind::Percent | Kind::Relative);
     Source {
         claim: ci,
         measure: label.to_string(),
@@ -347,7 +354,8 @@ pub struct StatedNumber {
     /// Every cited measure that fits (`claim #i measure`), when more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
-    /// For a MISATTRIBUTED number: what the sentence said and what the citation covers.
+    /// For a MISATTRIBUTED or ATTRIBUTION_UNSURE number: what the sentence said and what the
+    /// citation covers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution: Option<String>,
     /// Why, in words.
@@ -395,7 +403,7 @@ fn agrees(stated: &Stated, unit: Unit, value: f64, count: bool) -> bool {
     if count || stated.kind == Kind::Count {
         return count && stated.decimals == 0 && stated.value == value;
     }
-    let percent = matches!(stated.kind, Kind::Percent | Kind::Points);
+    let percent = matches!(stated.kind, Kind::Percent | Kind::Points | Kind::Relative);
     if percent && unit != Unit::Proportion {
         return false;
     }
@@ -456,9 +464,10 @@ fn traced_status(src: &Source) -> Status {
 /// How serious a status is, for picking the most doubtful among candidates.
 fn doubt(s: Status) -> u8 {
     match s {
-        Status::Uncited => 7,
-        Status::Misquoted => 6,
-        Status::Misattributed => 5,
+        Status::Uncited => 8,
+        Status::Misquoted => 7,
+        Status::Misattributed => 6,
+        Status::AttributionUnsure => 5,
         Status::TracedToDiscrepant => 4,
         Status::TracedUnverified => 3,
         Status::RecomputedOnly => 2,
@@ -504,6 +513,28 @@ pub struct Context<'a> {
     refs: RefCell<HashMap<String, Rc<[usize]>>>,
     /// Whole-word mentions of an attribution phrase in `lower` (answer offsets).
     phrases: RefCell<HashMap<String, Rc<[usize]>>>,
+    /// The sentence's levels (no counts, changes or second ends of a range): where each starts
+    /// and ends (answer offsets), in order. A list pairs them with its brands, periods or
+    /// populations ([`Pairing`]).
+    levels: Vec<(usize, usize)>,
+    /// How the levels pair with each dimension's options, by the options' names.
+    pairings: RefCell<HashMap<String, Rc<Pairing>>>,
+    /// The population phrases the sentence states (`among women`, `of men aged 18-34`): where
+    /// each starts (answer offset), as written (lower case), and its words.
+    populations: Vec<(usize, String, Vec<String>)>,
+}
+
+/// How the levels of one sentence pair with the options of one dimension (brands, periods,
+/// populations) the sentence names (docs/answers.md, "Swaps").
+#[derive(Debug, Clone, PartialEq)]
+enum Pairing {
+    /// Fewer than two levels or two named options, or no list: the nearness rules apply.
+    None,
+    /// A list whose every level has its own option: the option's name, by the level's start.
+    /// The second map: where the first level of each option starts.
+    Unique(HashMap<usize, String>, HashMap<String, usize>),
+    /// A list naming two options or more in an order recite cannot pair with its levels.
+    Ambiguous(Vec<String>),
 }
 
 #[cfg(test)]
@@ -542,6 +573,17 @@ impl<'a> Context<'a> {
         let sentence = &text[span.0..span.1];
         work(sentence.len() + numbers.len());
         let lower = sentence.to_lowercase();
+        let levels: Vec<(usize, usize)> = numbers
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| {
+                matches!(n.kind, Kind::Percent | Kind::Number)
+                    && !(n.range.is_some() && *i > 0 && numbers[i - 1].range == n.range)
+            })
+            .map(|(_, n)| (n.start, n.end))
+            .collect();
+        let populations =
+            if lower.len() == sentence.len() { population_phrases(&lower, span.0) } else { Vec::new() };
         let starts: Vec<usize> = numbers.iter().map(|n| n.start).collect();
         let mut owns: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
         let mut near: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
@@ -574,6 +616,9 @@ impl<'a> Context<'a> {
             stems: RefCell::default(),
             refs: RefCell::default(),
             phrases: RefCell::default(),
+            levels,
+            pairings: RefCell::default(),
+            populations,
         }
     }
 
@@ -607,18 +652,44 @@ impl<'a> Context<'a> {
 
     /// What the sentence says of the number at `at` that contradicts what `src`'s citation
     /// covers: another period, population or column label of the study, and nowhere the cited
-    /// one's words (`in W5` beside a W6 figure). `None` when nothing contradicts it. A sentence
-    /// naming the cited option anywhere contradicts nothing: which of its numbers goes with
-    /// which name is not read beyond nearness (`Versant … than Corvana (44% vs 31%)`).
+    /// one's words (`in W5` beside a W6 figure). `None` when nothing contradicts it. A list
+    /// that gives each level its own option is read as it pairs them (`28.7% for Versant and
+    /// 26.8% for Northwind`: a swap); otherwise a sentence naming the cited option anywhere
+    /// contradicts nothing.
     fn contradiction(&self, src: &Source, at: usize) -> Option<String> {
         let covers = src.covers.as_ref()?;
         for d in &covers.dims {
+            if let Pairing::Unique(map, first) = &*self.pairing(d)
+                && let Some(name) = map.get(&at)
+            {
+                if *name == d.cited {
+                    continue;
+                }
+                // The level the list gives the cited option, if any: the two were swapped.
+                let swapped = first.get(&d.cited).and_then(|&s| {
+                    let k = self.levels.binary_search_by_key(&s, |&(a, _)| a).ok()?;
+                    self.sentence.get(s - self.offset..self.levels[k].1 - self.offset)
+                });
+                return Some(match swapped {
+                    Some(t) => format!(
+                        "the sentence says {name} ({}); the citation covers {}, to which the sentence gives {t}",
+                        d.what, d.cited
+                    ),
+                    None => format!("the sentence says {name} ({}); the citation covers {}", d.what, d.cited),
+                });
+            }
             if d.marks.iter().any(|m| self.says(m, at, true)) {
                 continue;
             }
-            if let Some((name, _)) =
-                d.others.iter().find(|(_, marks)| marks.iter().any(|m| self.says(m, at, false)))
-            {
+            let said = |marks: &[String], anywhere: bool| marks.iter().any(|m| self.says(m, at, anywhere));
+            // The only option of this dimension the sentence names is said of all its numbers
+            // (`Versant's purchase went from 30% in W5 to 27% in W6`: both are Versant's).
+            let only = || {
+                let mut named = d.others.iter().filter(|(_, marks)| said(marks, true));
+                let first = named.next();
+                if named.next().is_none() { first } else { None }
+            };
+            if let Some((name, _)) = d.others.iter().find(|(_, marks)| said(marks, false)).or_else(only) {
                 return Some(format!(
                     "the sentence says {name} ({}); the citation covers {}",
                     d.what, d.cited
@@ -626,6 +697,154 @@ impl<'a> Context<'a> {
             }
         }
         None
+    }
+
+    /// Why recite cannot tell whether the sentence gives the number at `at` what `src`'s
+    /// citation covers, if it cannot: a list naming the cited option and others in an order
+    /// it cannot pair with its levels, or a population phrase of the number's (`among men`)
+    /// whose population words the cited base does not have.
+    fn unsure(&self, src: &Source, at: usize) -> Option<String> {
+        let covers = src.covers.as_ref()?;
+        for d in &covers.dims {
+            if let Pairing::Ambiguous(names) = &*self.pairing(d)
+                && names.contains(&d.cited)
+                && self.levels.binary_search_by_key(&at, |&(s, _)| s).is_ok()
+            {
+                return Some(format!(
+                    "the sentence names {} ({}) in an order recite cannot pair with its numbers; the citation covers {}",
+                    names.join(", "),
+                    d.what,
+                    d.cited
+                ));
+            }
+        }
+        let base = covers.base.as_ref()?;
+        let (lo, hi) = self.near[self.starts.binary_search(&at).ok()?];
+        let from = self.populations.partition_point(|(p, _, _)| *p < lo);
+        self.populations[from..].iter().take_while(|(p, _, _)| *p <= hi).find_map(|(_, phrase, words)| {
+            words.iter().any(|w| !attribution::base_has(base, w)).then(|| {
+                format!(
+                    "the sentence says “{phrase}”, a population recite could not match to the citation's base {}",
+                    base.name
+                )
+            })
+        })
+    }
+
+    /// Whether a change's two ends fit the periods, populations and brands the sentence names
+    /// (docs/answers.md, "Changes"): both ends are among the options it names of a dimension
+    /// (`between W5 and W6`, `Versant's … than Corvana's`, `Versant's … fell`), except that one
+    /// period named (`since W5`) needs only one end; and the ends differ in one dimension, or in
+    /// several only where the sentence names two options of each. A sentence naming none, or an end the catalog knows nothing
+    /// of, constrains nothing.
+    fn fits_pair(&self, a: &Source, b: &Source, at: usize) -> bool {
+        let (Some(ca), Some(cb)) = (&a.covers, &b.covers) else { return true };
+        let named = |marks: &[String]| marks.iter().any(|m| self.says(m, at, true));
+        // A change compares two results that differ in one respect (two waves, two brands),
+        // or in several only where the sentence names both sides of each.
+        let mut differ = 0;
+        let mut both_named = true;
+        let fits = ca.dims.iter().all(|d| {
+            let Some(e) = cb.dims.iter().find(|e| e.what == d.what) else { return true };
+            let count = usize::from(named(&d.marks)) + d.others.iter().filter(|(_, m)| named(m)).count();
+            if d.cited != e.cited {
+                differ += 1;
+                both_named &= count >= 2;
+            }
+            let (x, y) = (named(&d.marks), named(&e.marks));
+            match count {
+                0 => true,
+                // `since W5`: the other end is the wave the answer is about.
+                1 if d.what == "period" => x || y,
+                _ => x && y,
+            }
+        });
+        fits && (differ <= 1 || both_named)
+    }
+
+    /// How the sentence's levels pair with the options of `d` (computed once per sentence and
+    /// set of options).
+    fn pairing(&self, d: &attribution::Dim) -> Rc<Pairing> {
+        let mut names: Vec<&str> =
+            std::iter::once(d.cited.as_str()).chain(d.others.iter().map(|(n, _)| n.as_str())).collect();
+        names.sort_unstable();
+        let key = format!("{}\u{0}{}", d.what, names.join("\u{0}"));
+        if let Some(p) = self.pairings.borrow().get(&key) {
+            return p.clone();
+        }
+        let p = Rc::new(self.pair(d));
+        self.pairings.borrow_mut().insert(key, p.clone());
+        p
+    }
+
+    /// [`Self::pairing`], computed. A list of levels (only joining words, subject phrases,
+    /// options' names and bases between them) pairs uniquely when the options it names stand
+    /// one per gap with exactly one gap empty: `28.7% for Versant and 26.8% for Northwind`
+    /// (each after its level), `Versant at 26.8% and Northwind at 28.7%` (each before),
+    /// `in W6 44%, against 47% in W5`. All the options before the first level or after the
+    /// last pair in order only with `respectively`, or for periods (`from 47% to 44% between
+    /// W5 and W6`).
+    fn pair(&self, d: &attribution::Dim) -> Pairing {
+        let k = self.levels.len();
+        if k < 2 || !self.same_len {
+            return Pairing::None;
+        }
+        let options = std::iter::once((&d.cited, &d.marks)).chain(d.others.iter().map(|(n, m)| (n, m)));
+        let mut mentions: Vec<(usize, &str)> = Vec::new();
+        let mut words: Vec<&str> = Vec::new();
+        for (name, marks) in options {
+            for m in marks {
+                mentions.extend(self.phrase_mentions(m).iter().map(|&p| (p, name.as_str())));
+                words.extend(m.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()));
+            }
+        }
+        mentions.sort_unstable();
+        let mut named: Vec<&str> = mentions.iter().map(|(_, n)| *n).collect();
+        named.sort_unstable();
+        named.dedup();
+        if named.len() < 2 {
+            return Pairing::None;
+        }
+        for w in self.levels.windows(2) {
+            let gap = self.lower.get(w[0].1 - self.offset..w[1].0 - self.offset);
+            if !gap.is_some_and(|g| listish(g, &words)) {
+                return Pairing::None;
+            }
+        }
+        // Slot j: the options named before level j (and after level j-1); slot k: after the last.
+        let mut slots: Vec<Vec<&str>> = vec![Vec::new(); k + 1];
+        for &(p, name) in &mentions {
+            let j = self.levels.partition_point(|&(_, e)| e <= p);
+            if !slots[j].contains(&name) {
+                slots[j].push(name);
+            }
+        }
+        let ambiguous = Pairing::Ambiguous(named.iter().map(|n| n.to_string()).collect());
+        let pair = |f: &dyn Fn(usize) -> String| {
+            let map: HashMap<usize, String> =
+                self.levels.iter().enumerate().map(|(i, &(s, _))| (s, f(i))).collect();
+            let mut first: HashMap<String, usize> = HashMap::new();
+            for &(s, _) in &self.levels {
+                first.entry(map[&s].clone()).or_insert(s);
+            }
+            Pairing::Unique(map, first)
+        };
+        // All options at one end, one per level: in order, where the sentence says so.
+        let in_order = d.what == "period" || self.lower.contains("respectively");
+        for end in [0, k] {
+            if slots[end].len() == k
+                && in_order
+                && slots.iter().enumerate().all(|(j, s)| j == end || s.is_empty())
+            {
+                return pair(&|i| slots[end][i].to_string());
+            }
+        }
+        if slots.iter().any(|s| s.len() > 1) {
+            return ambiguous;
+        }
+        let empty: Vec<usize> = (0..=k).filter(|&j| slots[j].is_empty()).collect();
+        let &[e] = empty.as_slice() else { return ambiguous };
+        pair(&|i| slots[if i < e { i } else { i + 1 }][0].to_string())
     }
 
     /// The stretch of the answer whose mentions the number at `at` owns.
@@ -650,6 +869,7 @@ impl<'a> Context<'a> {
             .match_indices(stem)
             .map(|(p, _)| p)
             .filter(|&p| p == 0 || !lower[..p].ends_with(|c: char| c.is_alphanumeric()))
+            .filter(|&p| !describes_people(&lower[p..]))
             .map(|p| self.offset + p)
             .collect();
         self.stems.borrow_mut().insert(stem.to_string(), found.clone());
@@ -727,6 +947,20 @@ impl<'a> Context<'a> {
     }
 }
 
+/// Whether the word `text` starts with describes people rather than names a measure: it is
+/// followed by `adults`, `respondents`, `people` or `consumers` (`aware adults` are a base,
+/// not the Aware measure; `loyal customers` still name loyalty).
+fn describes_people(text: &str) -> bool {
+    let rest = text.trim_start_matches(char::is_alphanumeric);
+    let next = rest.trim_start_matches(' ');
+    if next.len() == rest.len() {
+        return false;
+    }
+    let word: String =
+        next.chars().take(24).take_while(|c| c.is_alphanumeric() || *c == '-').collect::<String>();
+    matches!(word.as_str(), "adults" | "adult" | "respondents" | "people" | "consumers")
+}
+
 /// Where `phrase` stands in `text` as whole words (no letter or digit touching either end).
 fn whole_words<'t>(text: &'t str, phrase: &'t str) -> impl Iterator<Item = usize> + 't {
     text.match_indices(phrase).map(|(p, _)| p).filter(move |&p| {
@@ -734,6 +968,73 @@ fn whole_words<'t>(text: &'t str, phrase: &'t str) -> impl Iterator<Item = usize
         let after = text[p + phrase.len()..].chars().next();
         !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
     })
+}
+
+/// Words that may stand between two levels of a list pairing them with options (`Versant at
+/// 26.8% and Northwind at 28.7%`, `in W6 44%, against 47% in W5`), besides joins, subject
+/// openers, the options' names and a stated base (`(n = 4,654)`).
+const LIST_LINKS: &[&str] = &["to", "from", "is", "was", "are", "were", "s", "its", "their", "on", "by", "n"];
+
+/// Whether `gap` (lower case), the text between two levels, leaves them items of one list
+/// naming options whose words are `words` ([`Context::pair`]).
+fn listish(gap: &str, words: &[&str]) -> bool {
+    if gap.len() > 80 || gap.contains(['\n', '.', '!', '?']) {
+        return false;
+    }
+    gap.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).all(|w| {
+        LIST_JOINS.contains(&w)
+            || LIST_SUBJECTS.contains(&w)
+            || LIST_LINKS.contains(&w)
+            || words.contains(&w)
+            || w.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// Words that open a population phrase (`among women`, `of men aged 18-34`, `for non-users`).
+const POPULATION_OPENERS: &[&str] = &["among", "amongst", "of", "for"];
+
+/// Words that end a population phrase: verbs and the words opening another phrase.
+const PHRASE_STOPS: &[&str] = &[
+    "is", "are", "was", "were", "would", "will", "say", "says", "said", "have", "has", "had", "do", "does",
+    "did", "who", "that", "which", "with", "in", "at", "on", "to", "than", "vs", "versus", "compared",
+    "while", "against", "from", "by", "rose", "fell", "stands", "sits", "into", "as", "over", "per",
+];
+
+/// The population phrases of a sentence (lower case, `offset` its start in the answer): an
+/// opener ([`POPULATION_OPENERS`]) and the words after it, up to six, to a punctuation mark,
+/// a number or a verb ([`PHRASE_STOPS`]), kept when one of them is a population word or an
+/// age band ([`attribution::population_word`]). Each as where it starts, its text and words.
+fn population_phrases(lower: &str, offset: usize) -> Vec<(usize, String, Vec<String>)> {
+    let mut out = Vec::new();
+    for opener in POPULATION_OPENERS {
+        for p in whole_words(lower, opener) {
+            let rest = &lower[p + opener.len()..];
+            // At most 120 bytes: a phrase costs the same whatever the sentence's length.
+            let window = (0..=rest.len().min(120)).rev().find(|&i| rest.is_char_boundary(i)).unwrap_or(0);
+            let rest = &rest[..window];
+            let stop = rest
+                .find(|c: char| {
+                    matches!(c, ',' | ';' | ':' | '.' | '(' | ')' | '!' | '?' | '\n' | '"' | '%' | '|')
+                })
+                .unwrap_or(rest.len());
+            let mut words: Vec<String> = Vec::new();
+            for w in rest[..stop].split_whitespace() {
+                let w = w.trim_matches(|c: char| matches!(c, '\'' | '’'));
+                let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(w);
+                let number = !w.is_empty() && w.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',');
+                if words.len() == 6 || number || PHRASE_STOPS.contains(&w) {
+                    break;
+                }
+                words.push(w.to_string());
+            }
+            if words.iter().any(|w| attribution::population_word(w)) {
+                out.push((offset + p, format!("{opener} {}", words.join(" ")), words));
+            }
+        }
+    }
+    work(lower.len());
+    out.sort();
+    out
 }
 
 /// Whether `gap`, the text between two numbers, joins them as items of one list, with `after`
@@ -745,18 +1046,19 @@ fn joins_list(gap: &str, after: &str) -> bool {
     if gap.len() > 60 || gap.contains(['\n', '.', ':', '(', ')', '=']) {
         return false;
     }
-    let words: Vec<String> =
-        gap.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
-    if words.len() > 6 {
+    let written: Vec<&str> = gap.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    if written.len() > 6 {
         return false;
     }
+    let words: Vec<String> = written.iter().map(|w| w.to_lowercase()).collect();
     let joined = gap.contains([',', ';']) || words.iter().any(|w| LIST_JOINS.contains(&w.as_str()));
-    // Every word is a join, opens a subject phrase, or stands in one.
+    // Every word is a join, opens a subject phrase, or stands in one; a name (a capitalised
+    // word) opens one too: `Versant at 31% and Corvana at 44%`, `Versant 44%, Corvana 31%`.
     let mut in_subject = false;
-    for w in &words {
+    for (w, as_written) in words.iter().zip(&written) {
         if LIST_JOINS.contains(&w.as_str()) {
             in_subject = false;
-        } else if LIST_SUBJECTS.contains(&w.as_str()) {
+        } else if LIST_SUBJECTS.contains(&w.as_str()) || as_written.starts_with(char::is_uppercase) {
             in_subject = true;
         } else if !in_subject {
             return false;
@@ -814,9 +1116,12 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
             }
         })
     };
-    // Points are differences: traced to two cited values of the same measure.
+    // Changes: traced to two cited values of the same measure.
     if stated.kind == Kind::Points {
-        return trace_points(stated, ctx, sources, out);
+        return trace_change(stated, ctx, sources, out);
+    }
+    if stated.kind == Kind::Relative {
+        return trace_relative(stated, ctx, sources, out);
     }
     let by_claim: Vec<&Source> = sources
         .iter()
@@ -849,8 +1154,14 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
         // Attribution: keep the candidates whose period, population and column label the
         // sentence does not contradict; when it contradicts every one, the number is
         // MISATTRIBUTED: a true number given to the wrong wave, people or brand.
-        let fitting: Vec<&Source> =
+        let mut fitting: Vec<&Source> =
             tier.iter().copied().filter(|s| ctx.contradiction(s, stated.start).is_none()).collect();
+        // What the contradicted leave may only coincide: a measure the sentence does not name,
+        // the one it names having been given another wave, people or brand.
+        let named_anywhere = |s: &&Source| ctx.names(s, stated.start, false).is_some();
+        if !fitting.iter().any(named_anywhere) && tier.iter().any(named_anywhere) {
+            fitting.clear();
+        }
         if fitting.is_empty() {
             let first = narrow(tier, ctx, stated.start)[0];
             let said = ctx.contradiction(first, stated.start).unwrap_or_default();
@@ -900,6 +1211,14 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
                 out.why.push_str("; which one the sentence means is not known");
             }
         }
+        // Unsure whom, when or which brand the sentence gives it: never counted as TRACED.
+        if let Some(said) = picked.iter().find_map(|s| ctx.unsure(s, stated.start)) {
+            if doubt(out.status) < doubt(Status::AttributionUnsure) {
+                out.status = Status::AttributionUnsure;
+            }
+            out.why = format!("{}, but {said}", out.why);
+            out.attribution = Some(said);
+        }
         return out;
     }
     // Not a cited number: is the sentence about a cited measure of the same kind?
@@ -910,7 +1229,7 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
     };
     let mut about: Vec<(usize, &Source)> = sources
         .iter()
-        .filter(|s| compatible(s))
+        .filter(|s| compatible(s) && !degenerate(s))
         .filter_map(|s| {
             let d = if s.count && s.record.is_none() {
                 // A count stated as `n =` is about a base.
@@ -962,6 +1281,15 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
     out
 }
 
+/// Whether `src` is a share its base fixes, that the tool did not state: `Aware` among the
+/// aware is 100% by construction, so a sentence's other awareness figure (`awareness of the
+/// new campaign is 33%`) is about something else, not a misquote of it.
+fn degenerate(src: &Source) -> bool {
+    src.claimed.is_none()
+        && src.unit == Some(Unit::Proportion)
+        && src.recomputed.is_some_and(|v| v == 0.0 || v == 1.0)
+}
+
 /// Points a stated number at its source: a claim and measure, or a MOCA-cited record.
 fn point_at(out: &mut StatedNumber, src: &Source) {
     match &src.record {
@@ -973,8 +1301,8 @@ fn point_at(out: &mut StatedNumber, src: &Source) {
     }
 }
 
-/// Several candidates: keep those whose measure the sentence mentions, then those whose base n
-/// it states. What is left and still differs is ambiguous.
+/// Several candidates: keep those whose measure the sentence mentions nearest to the number,
+/// then those whose base n it states. What is left and still differs is ambiguous.
 fn narrow<'a>(tier: Vec<&'a Source>, ctx: &Context, at: usize) -> Vec<&'a Source> {
     let distinct = |v: &[&Source]| {
         let mut k: Vec<(usize, &str)> = v.iter().map(|s| (s.claim, s.measure.as_str())).collect();
@@ -984,10 +1312,12 @@ fn narrow<'a>(tier: Vec<&'a Source>, ctx: &Context, at: usize) -> Vec<&'a Source
     };
     let mut picked = tier;
     if distinct(&picked) > 1 {
-        let named: Vec<&Source> =
-            picked.iter().copied().filter(|s| ctx.names(s, at, false).is_some()).collect();
-        if !named.is_empty() {
-            picked = named;
+        // Those whose measure the sentence names nearest to the number: in `Among aware adults,
+        // 70% are familiar`, familiar, not the Aware that `aware adults` also names.
+        let named: Vec<(usize, &Source)> =
+            picked.iter().filter_map(|s| ctx.names(s, at, false).map(|d| (d, *s))).collect();
+        if let Some(nearest) = named.iter().map(|(d, _)| *d).min() {
+            picked = named.into_iter().filter(|(d, _)| *d == nearest).map(|(_, s)| s).collect();
         }
     }
     if distinct(&picked) > 1 {
@@ -1003,75 +1333,154 @@ fn narrow<'a>(tier: Vec<&'a Source>, ctx: &Context, at: usize) -> Vec<&'a Source
     picked
 }
 
-/// Traces a change in points to the difference of two cited values of one measure (two claims,
-/// e.g. two waves); a change that fits no pair, in a sentence naming a measure cited twice, is
-/// MISQUOTED against that pair (`up 1.9 points` when the cited waves moved 2.4).
-fn trace_points(stated: &Stated, ctx: &Context, sources: &[Source], mut out: StatedNumber) -> StatedNumber {
+/// How much the pair (`x`, `y`) of cited values (fractions) changed, in the units of `stated`:
+/// points, or for a relative change percent of the starting value (rising from the lower, or
+/// falling from the higher, as the change word says; either when it says neither).
+fn changes(stated: &Stated, x: f64, y: f64) -> Vec<f64> {
+    let (hi, lo) = if x >= y { (x, y) } else { (y, x) };
+    if stated.kind != Kind::Relative {
+        return vec![(hi - lo) * 100.0];
+    }
+    if lo <= 0.0 {
+        return Vec::new();
+    }
+    let up = (hi - lo) / lo * 100.0;
+    let down = (hi - lo) / hi * 100.0;
+    match stated.direction {
+        1 => vec![up],
+        -1 => vec![down],
+        _ => vec![up, down],
+    }
+}
+
+/// Traces a change to two cited values of one measure from two claims (two waves, two
+/// brands): in points, their difference; for a relative change, their ratio. TRACED (or the
+/// more doubtful status of the two) when it matches the claimed values' change,
+/// RECOMPUTED_ONLY when it matches only recite's; several pairs are narrowed like levels (the
+/// measure named, the base n stated) and what is left is ambiguous, never TRACED. A change
+/// that fits no pair, in a sentence naming a measure cited twice, is MISQUOTED against that
+/// pair (`up 1.9 points` when the cited waves moved 2.4).
+fn trace_change(stated: &Stated, ctx: &Context, sources: &[Source], mut out: StatedNumber) -> StatedNumber {
     // Shares: re-run ones, and those of a result that was not re-run (no unit) that read as
-    // shares, whose differences are TRACED_UNVERIFIED, not UNCITED.
+    // shares, whose changes are TRACED_UNVERIFIED, not UNCITED.
     let share = |s: &Source| match s.unit {
         Some(u) => u == Unit::Proportion,
         None => s.claimed.as_ref().is_some_and(|c| claimed_value(s, c).0 == Unit::Proportion),
     };
-    let props: Vec<&Source> = sources.iter().filter(|s| share(s) && s.record.is_none()).collect();
-    let fits =
-        |a: f64, b: f64| ((a - b).abs() * 100.0 - stated.value.abs()).abs() <= stated.half_unit() + 1e-9;
+    let props: Vec<&Source> =
+        sources.iter().filter(|s| share(s) && s.record.is_none() && !degenerate(s)).collect();
+    let fits = |x: f64, y: f64| {
+        changes(stated, x, y).iter().any(|c| (c - stated.value.abs()).abs() <= stated.half_unit() + 1e-9)
+    };
+    let claimed = |s: &Source| s.claimed.as_ref().map(|c| claimed_value(s, c).1);
+    let mut pairs: Vec<(&Source, &Source)> = Vec::new();
     for (i, a) in props.iter().enumerate() {
         for b in props.iter().skip(i + 1) {
-            if fold(&a.measure) != fold(&b.measure) || a.claim == b.claim {
-                continue;
-            }
-            let claimed = |s: &Source| s.claimed.as_ref().map(|c| claimed_value(s, c).1);
-            let status = match (claimed(a), claimed(b)) {
-                (Some(x), Some(y)) if fits(x, y) => {
-                    Some(if doubt(traced_status(a)) >= doubt(traced_status(b)) {
-                        traced_status(a)
-                    } else {
-                        traced_status(b)
-                    })
-                }
-                _ => match (a.recomputed, b.recomputed) {
-                    (Some(x), Some(y)) if fits(x, y) => Some(Status::RecomputedOnly),
-                    _ => None,
-                },
-            };
-            if let Some(status) = status {
-                out.status = status;
-                out.claim = Some(a.claim);
-                out.measure = Some(a.measure.clone());
-                out.why = format!(
-                    "the difference between the cited {} of claims #{} and #{}",
-                    a.measure,
-                    a.claim + 1,
-                    b.claim + 1
-                );
-                return out;
+            if fold(&a.measure) == fold(&b.measure) && a.claim != b.claim && ctx.fits_pair(a, b, stated.start)
+            {
+                pairs.push((a, b));
             }
         }
+    }
+    work(pairs.len());
+    let by_claim: Vec<(&Source, &Source)> = pairs
+        .iter()
+        .copied()
+        .filter(|(a, b)| claimed(a).zip(claimed(b)).is_some_and(|(x, y)| fits(x, y)))
+        .collect();
+    let (tier, recomputed_only) = if by_claim.is_empty() {
+        let by_rec: Vec<(&Source, &Source)> = pairs
+            .iter()
+            .copied()
+            .filter(|(a, b)| a.recomputed.zip(b.recomputed).is_some_and(|(x, y)| fits(x, y)))
+            .collect();
+        (by_rec, true)
+    } else {
+        (by_claim, false)
+    };
+    // A change that only coincides with pairs of a measure the sentence does not name, next to
+    // a measure it names that is cited twice, is a misquote (as for levels).
+    let named_pair = |(a, _): &(&Source, &Source)| ctx.names(a, stated.start, true).is_some();
+    let coincidence = !tier.iter().any(named_pair) && pairs.iter().any(named_pair);
+    if !tier.is_empty() && !coincidence {
+        // Narrowed as levels are: the measure the sentence names, then the base n it states.
+        let mut picked = tier;
+        let named: Vec<(&Source, &Source)> =
+            picked.iter().copied().filter(|(a, _)| ctx.names(a, stated.start, true).is_some()).collect();
+        if !named.is_empty() && named.len() < picked.len() {
+            picked = named;
+        }
+        let based: Vec<(&Source, &Source)> = picked
+            .iter()
+            .copied()
+            .filter(|(a, b)| {
+                [a, b].iter().any(|s| s.base_n.is_some_and(|n| ctx.counts.contains(&(n as f64))))
+            })
+            .collect();
+        if !based.is_empty() && based.len() < picked.len() {
+            picked = based;
+        }
+        let status_of = |(a, b): (&Source, &Source)| {
+            if recomputed_only {
+                Status::RecomputedOnly
+            } else {
+                [traced_status(a), traced_status(b)]
+                    .into_iter()
+                    .max_by_key(|s| doubt(*s))
+                    .unwrap_or(Status::Traced)
+            }
+        };
+        let worst = picked.iter().copied().max_by_key(|p| doubt(status_of(*p))).unwrap_or(picked[0]);
+        let (a, b) = worst;
+        out.status = status_of(worst);
+        out.claim = Some(a.claim);
+        out.measure = Some(a.measure.clone());
+        let what = if stated.kind == Kind::Relative { "relative change" } else { "difference" };
+        out.why = format!(
+            "the {what} between the cited {} of claims #{} and #{}",
+            a.measure,
+            a.claim + 1,
+            b.claim + 1
+        );
+        let mut keys: Vec<String> = picked
+            .iter()
+            .map(|(a, b)| format!("claims #{} and #{} {}", a.claim + 1, b.claim + 1, a.measure))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        if keys.len() > 1 {
+            out.ambiguous = true;
+            out.why.push_str(&format!(" (ambiguous: {} cited pairs fit)", keys.len()));
+            out.candidates = keys;
+            if out.status == Status::Traced {
+                out.status = Status::TracedUnverified;
+                out.why.push_str("; which one the sentence means is not known");
+            }
+        }
+        return out;
     }
     // No pair fits: a change the sentence states about a measure cited twice is a misquote.
-    let pct = |v: f64| show(v * 100.0, stated.decimals, false);
-    let mut named: Vec<(&Source, &Source)> = Vec::new();
-    for (i, a) in props.iter().enumerate() {
-        if ctx.names(a, stated.start, true).is_none() {
-            continue;
+    let shown = |v: f64| {
+        if stated.kind == Kind::Relative {
+            show(v, stated.decimals, true)
+        } else {
+            show(v, stated.decimals, false)
         }
-        for b in props.iter().skip(i + 1) {
-            if fold(&a.measure) == fold(&b.measure) && a.claim != b.claim {
-                named.push((a, b));
-            }
-        }
-    }
+    };
+    let named: Vec<(&Source, &Source)> =
+        pairs.iter().copied().filter(|(a, _)| ctx.names(a, stated.start, true).is_some()).collect();
     if let Some(&(a, b)) = named.first() {
-        let diff = |x: Option<f64>, y: Option<f64>| x.zip(y).map(|(x, y)| pct((x - y).abs()));
-        let claimed = |s: &Source| s.claimed.as_ref().map(|c| claimed_value(s, c).1);
+        let diff = |x: Option<f64>, y: Option<f64>| {
+            x.zip(y).and_then(|(x, y)| changes(stated, x, y).first().copied()).map(shown)
+        };
         out.status = Status::Misquoted;
         out.claim = Some(a.claim);
         out.measure = Some(a.measure.clone());
         out.claimed = diff(claimed(a), claimed(b));
         out.recomputed = diff(a.recomputed, b.recomputed);
+        let what = if stated.kind == Kind::Relative { "relative change" } else { "difference" };
         out.why = format!(
-            "the sentence states a change in the cited {}, but {} is not the difference between claims #{} and #{} (claimed {}, recomputed {})",
+            "the sentence states a change in the cited {}, but {} is not the {what} between claims #{} and #{} (claimed {}, recomputed {})",
             a.measure,
             stated.text,
             a.claim + 1,
@@ -1079,17 +1488,86 @@ fn trace_points(stated: &Stated, ctx: &Context, sources: &[Source], mut out: Sta
             out.claimed.as_deref().unwrap_or("not stated"),
             out.recomputed.as_deref().unwrap_or("not re-run")
         );
-        if named.len() > 1 {
+        let mut keys: Vec<String> = named
+            .iter()
+            .map(|(a, b)| format!("claims #{} and #{} {}", a.claim + 1, b.claim + 1, a.measure))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        if keys.len() > 1 {
             out.ambiguous = true;
-            out.candidates = named
-                .iter()
-                .map(|(a, b)| format!("claims #{} and #{} {}", a.claim + 1, b.claim + 1, a.measure))
-                .collect();
+            out.candidates = keys;
         }
         return out;
     }
-    out.why = "no two cited values of one measure differ by this many points".into();
+    out.why = if stated.kind == Kind::Relative {
+        "no two cited values of one measure changed by this share".into()
+    } else {
+        "no two cited values of one measure differ by this many points".into()
+    };
     out
+}
+
+/// Whether a status says the number repeats something cited (not UNCITED or MISQUOTED).
+fn repeats(s: Status) -> bool {
+    !matches!(s, Status::Uncited | Status::Misquoted)
+}
+
+/// Traces a relative change (`rose 12%`, `fell by a fifth`) to the ratio of two cited values
+/// ([`trace_change`]). Analysts also write a change in points, or a level, after a change word
+/// (`fell 2.8%` for 2.8 points, `fell 27%` for `fell to 27%`): when the number matches one of
+/// those readings, alone or besides the relative one, which one the sentence means is not
+/// known, so the number is marked ambiguous and never TRACED (docs/answers.md).
+fn trace_relative(stated: &Stated, ctx: &Context, sources: &[Source], out: StatedNumber) -> StatedNumber {
+    let relative = trace_change(stated, ctx, sources, out.clone());
+    let reading = |kind: Kind| Stated { kind, direction: 0, ..stated.clone() };
+    // A fraction word is never a change in points or a level (`fell by a fifth`).
+    let written = stated.tolerance.is_none();
+    let points = written.then(|| trace_change(&reading(Kind::Points), ctx, sources, out.clone()));
+    let level = written.then(|| trace(&reading(Kind::Percent), ctx, sources));
+    // A cited record states the number as written (`rose 12%` in the record's text): the
+    // answer repeats it, whatever it means.
+    if let Some(l) = level.as_ref().filter(|l| l.record.is_some() && repeats(l.status)) {
+        return StatedNumber { kind: Kind::Relative, ..l.clone() };
+    }
+    let others: Vec<(&str, &StatedNumber)> =
+        [("a change in points", points.as_ref()), ("a level", level.as_ref())]
+            .into_iter()
+            .filter_map(|(w, n)| n.filter(|n| repeats(n.status)).map(|n| (w, n)))
+            .collect();
+    if others.is_empty() {
+        return relative;
+    }
+    let mut readings: Vec<(&str, &StatedNumber)> = Vec::new();
+    if repeats(relative.status) {
+        readings.push(("a relative change", &relative));
+    }
+    readings.extend(others);
+    let (_, worst) = *readings.iter().max_by_key(|(_, n)| doubt(n.status)).unwrap_or(&readings[0]);
+    let mut n = worst.clone();
+    n.kind = Kind::Relative;
+    n.ambiguous = true;
+    // Every reading, the relative one even when it repeats nothing (`MISQUOTED: ...`).
+    let mut all = readings.clone();
+    if !repeats(relative.status) {
+        all.insert(0, ("a relative change", &relative));
+    }
+    n.candidates = all
+        .iter()
+        .map(|(w, r)| match (r.claim, &r.measure) {
+            (Some(c), Some(m)) => format!("as {w}: {} claim #{} {m}", r.status, c + 1),
+            _ => format!("as {w}: {} ({})", r.status, r.why),
+        })
+        .collect();
+    if doubt(n.status) < doubt(Status::TracedUnverified) {
+        n.status = Status::TracedUnverified;
+    }
+    let read = readings.iter().map(|(w, _)| *w).collect::<Vec<_>>().join(" or ");
+    n.why = format!(
+        "a percentage after a change word: read as {read}, it repeats {}; which one the sentence means is not known",
+        worst.why
+    );
+    n
 }
 
 /// The most numbers one answer has traced (docs/answers.md, "Cost"): finding is linear in the
@@ -1376,6 +1854,17 @@ mod tests {
     }
 
     #[test]
+    fn moca_cited_relative_change_repeating_the_record_is_traced() {
+        // The record states `rose 12%`: the answer repeats it (no two cited values to divide).
+        let ok = serde_json::json!({"stale": false, "superseded": false, "inForce": true});
+        let ev = event(Some(true), Some("Refund requests rose 12% in May."), None, ok);
+        assert_eq!(
+            statuses("Refund requests rose 12% in May [1].", &ev),
+            [("12%".to_string(), Status::Traced)]
+        );
+    }
+
+    #[test]
     fn moca_cited_marker_is_not_a_stated_number() {
         let ev = event(Some(true), Some("Within 30 days."), None, serde_json::json!({}));
         let mut ev12 = ev.clone();
@@ -1391,6 +1880,45 @@ mod tests {
             .into_iter()
             .map(|n| (n.text, n.status))
             .collect()
+    }
+
+    /// The first number of `text`, traced against the corpus's cited results.
+    fn trace_one(text: &str) -> StatedNumber {
+        let turn = Turn { role: "assistant".into(), text: text.into(), ..Turn::default() };
+        audit_text(0, &turn, &find(text), &corpus::corpus_sources()).numbers.remove(0)
+    }
+
+    #[test]
+    fn answers_relative_change_is_traced_to_the_ratio_of_two_cited_values() {
+        // Purchase W5 30.6% -> W6 26.8% claimed (12.4% down), 30.3% -> 26.83% recomputed (11.5%
+        // down). Before, `fell 12.4%` was read as a level and came out UNCITED.
+        assert_eq!(trace_one("Purchase fell 12.4% since W5.").status, Status::TracedToDiscrepant);
+        assert_eq!(trace_one("Purchase fell by 11.5% on recomputed figures.").status, Status::RecomputedOnly);
+        // Wrong: neither ratio.
+        let n = trace_one("Purchase fell 20% since W5.");
+        assert_eq!(
+            (n.status, n.claimed.as_deref(), n.recomputed.as_deref()),
+            (Status::Misquoted, Some("12%"), Some("11%"))
+        );
+        // Up: Familiar W6 Versant 69.4% against Corvana 55.2% (recomputed only): 25.7% higher.
+        assert_eq!(
+            trace_one("Versant's familiarity is 25.7% higher than Corvana's.").status,
+            Status::RecomputedOnly
+        );
+        // A fraction word: no cited pair changed by a tenth (9-11%), and it is no level.
+        assert_eq!(trace_one("Recommendation fell by a tenth.").status, Status::Uncited);
+        // Purchase fell by an eighth (12.4%), not by a fifth: a misquote.
+        assert_eq!(trace_one("Purchase fell by a fifth since W5.").status, Status::Misquoted);
+        // `fell 3.8%` matches the change in points (3.8), not the ratio: unsure, never TRACED.
+        let n = trace_one("Purchase fell 3.8% since W5.");
+        assert!(n.ambiguous && n.status == Status::TracedToDiscrepant, "{n:?}");
+        // `dropped 27%` may mean `dropped to 27%` (W6 purchase is 26.8%): unsure.
+        let n = trace_one("Purchase dropped 27% this wave.");
+        assert!(n.ambiguous && n.status == Status::TracedUnverified, "{n:?}");
+        // `is 12%` and `rose to 12%` are levels; `up 3.8 points` a change in points.
+        assert_eq!(trace_one("Purchase is 26.8%.").kind, Kind::Percent);
+        assert_eq!(trace_one("Purchase fell to 26.8%.").status, Status::Traced);
+        assert_eq!(trace_one("Purchase fell 3.8 points since W5.").status, Status::TracedToDiscrepant);
     }
 
     fn pairs(v: &[(&str, Status)]) -> Vec<(String, Status)> {
@@ -1449,12 +1977,24 @@ mod tests {
             pairs(&[("1.9 points", Status::Misquoted)])
         );
         // A gap between two cited results, however it is phrased: W6 Versant 44.2%, Corvana 31%.
+        // The all-adults claim also states 44.2% (and is discrepant): two pairs fit, so the
+        // gap is ambiguous and takes the more doubtful status (it was TRACED, a silent guess).
         for text in [
             "Versant's consideration is 13.2 points higher than Corvana's.",
             "Consideration shows a gap of 13.2 points between Versant and Corvana.",
         ] {
-            assert_eq!(traced(text)[0].1, Status::Traced, "{text}");
+            let n = &trace_one(text);
+            assert_eq!(
+                (n.status, n.ambiguous, n.candidates.len()),
+                (Status::TracedToDiscrepant, true, 2),
+                "{text}"
+            );
         }
+        // The base n stated picks the pair.
+        assert_eq!(
+            trace_one("Among aware adults (n = 4,654), consideration is 13.2 points above Corvana's.").status,
+            Status::Traced
+        );
         // A change naming no cited measure stays UNCITED.
         assert_eq!(traced("Recommendation rose 1.9 points.")[0].1, Status::Uncited);
     }
@@ -1562,11 +2102,162 @@ mod tests {
             let turn = Turn { role: "assistant".into(), text: text.into(), ..Turn::default() };
             audit_text(0, &turn, &find(text), &scope).numbers.into_iter().map(|n| n.status).collect()
         };
-        // Versant stands nearest the 31%, but Corvana is named too: the order of a parenthesis
-        // is not read, so nothing is contradicted (this was a false MISATTRIBUTED).
+        // Versant stands nearest the 31%, but Corvana is named too: which number goes with which
+        // brand is not read, so nothing is contradicted (this was a false MISATTRIBUTED), and
+        // the attribution is unsure (it was TRACED, though `(31% vs 44%)` read the same).
         let text = "Versant turns a larger share of aware adults into considerers than Corvana (44% vs 31%).";
-        assert_eq!(statuses(text), [Status::Traced, Status::Traced]);
+        assert_eq!(statuses(text), [Status::AttributionUnsure, Status::AttributionUnsure]);
         // Corvana's 31% given to Versant, Corvana named nowhere.
         assert_eq!(statuses("Versant's consideration is 31%."), [Status::Misattributed]);
+    }
+
+    /// What the bundled catalog says W6 Versant's and Corvana's consideration citations cover,
+    /// as sources: 44% (claim #1) and 31% (claim #2), both among aware adults.
+    fn two_brands() -> Vec<Source> {
+        use crate::extractor::Unit::Proportion as P;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
+        let cite = |column: &str| {
+            serde_json::json!({
+                "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+                "base": {"name": "Adults 18-74, aware of brand", "n": 4654}, "weight": "main_weight",
+                "source": {"table": "versant_flat", "column": column, "function": "extractFunnel"}
+            })
+        };
+        let claim = |i: usize, column: &str, v: &str, rec: f64| {
+            let s = corpus::settled(Verdict::Reproduced, Some(4654), &[("Considered", P, Some(v), rec)]);
+            with_covers(sources(i, &s, &[], None), attribution::covers(&catalog, &cite(column)).map(Arc::new))
+        };
+        [claim(0, "s14r5", "0.44", 0.4421), claim(1, "s14r4", "0.31", 0.3104)].concat()
+    }
+
+    fn with_scope(text: &str, scope: &[Source]) -> Vec<StatedNumber> {
+        let turn = Turn { role: "assistant".into(), text: text.into(), ..Turn::default() };
+        audit_text(0, &turn, &find(text), scope).numbers
+    }
+
+    #[test]
+    fn answers_swap_inside_one_list_is_misattributed_naming_both() {
+        let scope = two_brands();
+        let st = |text: &str| {
+            with_scope(text, &scope)
+                .into_iter()
+                .filter(|n| n.kind != Kind::Count)
+                .map(|n| n.status)
+                .collect::<Vec<_>>()
+        };
+        // Before: both TRACED, each brand being named somewhere in the sentence.
+        let swapped = with_scope("Consideration is 31% for Versant and 44% for Corvana.", &scope);
+        assert_eq!(swapped.iter().map(|n| n.status).collect::<Vec<_>>(), [Status::Misattributed; 2]);
+        let why = swapped[0].attribution.as_deref().unwrap();
+        assert!(
+            why.contains("Brand funnel: Versant")
+                && why.contains("Brand funnel: Corvana")
+                && why.contains("44%"),
+            "{why}"
+        );
+        assert_eq!(st("Consideration is 44% for Versant and 31% for Corvana."), [Status::Traced; 2]);
+        // Each brand before its number, with its base stated.
+        assert_eq!(st("Versant is at 31% (n = 4,654) and Corvana at 44%."), [Status::Misattributed; 2]);
+        assert_eq!(st("Versant is at 44% and Corvana at 31%."), [Status::Traced; 2]);
+        // `respectively` pairs in order.
+        assert_eq!(st("Versant and Corvana are at 31% and 44% respectively."), [Status::Misattributed; 2]);
+        assert_eq!(st("Versant and Corvana are at 44% and 31% respectively."), [Status::Traced; 2]);
+        // Both brands before both numbers: unsure, never TRACED, never MISATTRIBUTED.
+        assert_eq!(st("Versant leads Corvana, 44% vs 31%."), [Status::AttributionUnsure; 2]);
+    }
+
+    /// The statuses of `text`'s numbers against the corpus's data part (results computed from
+    /// the bundled data, their coverage from the bundled catalog).
+    fn on_data(text: &str) -> Vec<Status> {
+        with_scope(text, &corpus::data_sources()).into_iter().map(|n| n.status).collect()
+    }
+
+    #[test]
+    fn answers_only_brand_a_sentence_names_is_said_of_all_its_numbers() {
+        // W6 purchase: Versant 26.8%, Northwind 26.7%, both `27%`. Before: the 27% stood nearer
+        // no brand, so Northwind's citation fit too: ambiguous, TRACED_UNVERIFIED.
+        assert_eq!(on_data("Versant's purchase went from 30% in W5 to 27% in W6."), [Status::Traced; 2]);
+    }
+
+    #[test]
+    fn answers_change_is_traced_only_to_pairs_fitting_the_waves_and_brands_it_names() {
+        // Versant fell 5.4% from W5 to W6; Versant W7 (46.2%) against Corvana W6 (30.7%) is the
+        // only pair a third apart. Before: TRACED_TO_DISCREPANT, traced to that pair.
+        assert_eq!(on_data("Versant's consideration fell by a third from W5 to W6."), [Status::Misquoted]);
+        assert_eq!(on_data("Versant's consideration fell 5.4% from W5 to W6."), [Status::Traced]);
+    }
+
+    #[test]
+    fn answers_number_left_only_to_a_measure_the_sentence_does_not_name_is_misattributed() {
+        // 31.5% is the W7 purchase (contradicted by `In W6`) and, by chance, the W6
+        // consideration among women. Before: traced to the women's consideration.
+        assert_eq!(on_data("In W6, 31.5% of aware adults have purchased Versant."), [Status::Misattributed]);
+    }
+
+    #[test]
+    fn answers_named_list_items_share_the_measure_heading_the_list() {
+        // Before: `Corvana 35.0%` owned no mention of consideration and was UNCITED.
+        let got = on_data("Consideration in W6: Versant 44.2%, Corvana 35.0%, Northwind 40.3%.");
+        assert_eq!(got, [Status::Traced, Status::Misquoted, Status::Traced]);
+    }
+
+    #[test]
+    fn answers_share_fixed_by_the_base_is_never_misquoted() {
+        // Aware among the aware is 100% by construction. Before: MISQUOTED (the corpus's miss).
+        assert_eq!(traced("Awareness of the new campaign is 33%."), pairs(&[("33%", Status::Uncited)]));
+    }
+
+    #[test]
+    fn answers_aware_adults_describe_a_base_not_the_aware_measure() {
+        use crate::extractor::Unit::Proportion as P;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
+        let cite = |base: &str| {
+            serde_json::json!({
+                "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+                "base": {"name": base, "n": 4654}, "weight": "main_weight",
+                "source": {"table": "versant_flat", "column": "s14r5", "function": "extractFunnel"}
+            })
+        };
+        let claim = |i: usize, base: &str, measure: &str| {
+            let s = corpus::settled(Verdict::Reproduced, Some(4654), &[(measure, P, Some("0.70"), 0.7001)]);
+            with_covers(sources(i, &s, &[], None), attribution::covers(&catalog, &cite(base)).map(Arc::new))
+        };
+        let scope =
+            [claim(0, "Adults 18-74, aware of brand", "Familiar"), claim(1, "Women 18-74", "Aware")].concat();
+        // Before: `aware` named the women's Aware too, so both fit and the number was unsure.
+        let n = with_scope("In W6, 70% of aware adults are familiar with Versant.", &scope).remove(0);
+        assert_eq!((n.status, n.ambiguous), (Status::Traced, false), "{n:?}");
+    }
+
+    #[test]
+    fn answers_population_the_catalog_does_not_name_leaves_attribution_unsure() {
+        let scope = two_brands();
+        let one = |text: &str| with_scope(text, &scope).remove(0);
+        // Before: TRACED, 44% being the aware adults' figure; the catalog says `Male`, not `men`.
+        for text in [
+            "Among men, 44% would consider Versant.",
+            "44% of men aged 18–34 would consider Versant.",
+            "Among non-users, 44% would consider Versant.",
+            "For Versant's lapsed customers, consideration is 44%.",
+        ] {
+            let n = one(text);
+            assert_eq!(n.status, Status::AttributionUnsure, "{text}: {n:?}");
+            assert!(n.attribution.as_deref().unwrap().contains("Adults 18-74, aware of brand"), "{n:?}");
+        }
+        // A population the catalog names is MISATTRIBUTED, as before.
+        assert_eq!(one("Among women, 44% would consider Versant.").status, Status::Misattributed);
+        // Ordinary text: the cited base's own words, or no population word at all.
+        for text in [
+            "Among aware adults, 44% would consider Versant.",
+            "44% of aware adults (n = 4,654) would consider Versant.",
+            "44% of those aware of Versant would consider it.",
+            "For Versant, consideration is 44%.",
+            "44% of adults 18-74 aware of Versant would consider it.",
+            "Consideration of the brand is 44%.",
+        ] {
+            assert_eq!(one(text).status, Status::Traced, "{text}");
+        }
     }
 }

@@ -24,6 +24,135 @@ pub struct Dim {
 pub struct Covers {
     /// The dimensions the catalog lets recite read.
     pub dims: Vec<Dim>,
+    /// The cited base, for population words the catalog has no option for.
+    pub base: Option<Base>,
+}
+
+/// The cited base, in words: a sentence's population phrase (`among men`) whose population
+/// words it does not have leaves the attribution unsure (docs/answers.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Base {
+    /// How the citation (or the catalog) names it.
+    pub name: String,
+    /// The lower-case words of its name and aliases (`adults`, `aware`, `brand`).
+    pub words: Vec<String>,
+    /// The age bands and ages its name and aliases state (`18-74`).
+    pub ages: Vec<String>,
+}
+
+/// Words that name a population (people), whatever the catalog: in a population phrase
+/// (`among women`, `of non-users`) each must be a word of the cited base.
+const POPULATION_WORDS: &[&str] = &[
+    "men",
+    "man",
+    "women",
+    "woman",
+    "male",
+    "males",
+    "female",
+    "females",
+    "boys",
+    "girls",
+    "adults",
+    "adult",
+    "teens",
+    "teenagers",
+    "youth",
+    "young",
+    "younger",
+    "older",
+    "seniors",
+    "pensioners",
+    "retirees",
+    "students",
+    "parents",
+    "mothers",
+    "fathers",
+    "mums",
+    "moms",
+    "dads",
+    "children",
+    "kids",
+    "users",
+    "non-users",
+    "nonusers",
+    "lapsed",
+    "rejecters",
+    "considerers",
+    "customers",
+    "buyers",
+    "purchasers",
+    "shoppers",
+    "owners",
+    "subscribers",
+    "members",
+    "millennials",
+    "boomers",
+    "households",
+    "families",
+    "employees",
+    "workers",
+    "voters",
+    "graduates",
+    "homeowners",
+    "renters",
+    "drivers",
+    "smokers",
+    "non-smokers",
+    "patients",
+    "visitors",
+    "viewers",
+    "listeners",
+    "readers",
+];
+
+/// An age band or age as a phrase writes it (`18-34`, `18–34s`, `65+`, `under-35s`), in the
+/// form [`Base::ages`] holds (`18-34`, `65`, `under-35`).
+fn age(w: &str) -> Option<String> {
+    if !w.contains(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let a = w.replace(['–', '—', '‑'], "-");
+    let a = a.trim_end_matches(['s', '+']);
+    (a.contains('-') || w.ends_with('+')).then(|| a.to_string())
+}
+
+/// Whether `w` (lower case) names a population: a population word or an age band.
+pub fn population_word(w: &str) -> bool {
+    POPULATION_WORDS.contains(&w) || age(w).is_some()
+}
+
+/// Whether the cited base has the population word `w` (any other word passes): the same
+/// word, singular or plural, or the same first five letters (`purchasers`, `purchaser`); an
+/// age band only when the base states that band.
+pub fn base_has(base: &Base, w: &str) -> bool {
+    if let Some(a) = age(w) {
+        return base.ages.contains(&a);
+    }
+    if !POPULATION_WORDS.contains(&w) {
+        return true;
+    }
+    let one = |x: &str| x.strip_suffix('s').unwrap_or(x).to_string();
+    let five = |x: &str| x.chars().take(5).collect::<String>();
+    base.words
+        .iter()
+        .any(|b| one(b) == one(w) || (b.chars().count() >= 5 && w.chars().count() >= 5 && five(b) == five(w)))
+}
+
+/// The base named `name` (with `aliases`), in words.
+fn base_words(name: &str, aliases: &[String]) -> Base {
+    let all: Vec<&str> = std::iter::once(name).chain(aliases.iter().map(String::as_str)).collect();
+    let mut words: Vec<String> = all.iter().flat_map(|n| words(n, 1)).collect();
+    words.sort();
+    words.dedup();
+    let mut ages: Vec<String> = all
+        .iter()
+        .flat_map(|n| n.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')')))
+        .filter_map(|t| age(&t.to_lowercase()).or_else(|| t.parse::<u32>().ok().map(|n| n.to_string())))
+        .collect();
+    ages.sort();
+    ages.dedup();
+    Base { name: name.to_string(), words, ages }
 }
 
 /// Words that never tell two populations apart.
@@ -65,7 +194,15 @@ fn distinct(options: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
 /// question: `Versant` of `Brand funnel: Versant`).
 pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers> {
     let text = |p: &str| citation.pointer(p).and_then(serde_json::Value::as_str);
-    let study = catalog.study(text("/study")?).ok()?;
+    // The base as the citation names it, even for a study the catalog does not know.
+    let stated_base = text("/base/name").filter(|b| !b.trim().is_empty()).map(|b| base_words(b, &[]));
+    let Some(study) = text("/study").and_then(|s| catalog.study(s).ok()) else {
+        return stated_base.map(|base| Covers { dims: Vec::new(), base: Some(base) });
+    };
+    let base = text("/base/name")
+        .and_then(|b| study.base(b).ok())
+        .map(|d| base_words(&d.name, &d.aliases))
+        .or(stated_base);
     let mut dims = Vec::new();
     let names = |name: &String, aliases: &[String]| -> Vec<String> {
         std::iter::once(name)
@@ -160,7 +297,7 @@ pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers>
             }
         }
     }
-    (!dims.is_empty()).then_some(Covers { dims })
+    (!dims.is_empty() || base.is_some()).then_some(Covers { dims, base })
 }
 
 #[cfg(test)]

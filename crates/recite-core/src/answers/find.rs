@@ -16,6 +16,10 @@ pub enum Kind {
     Percent,
     /// A difference in percentage points (`+2.3 pts`).
     Points,
+    /// A relative change in percent of its starting value: a percentage after a change word
+    /// (`rose 12%`, `down 12 percent`, `a 12% drop`, `12% higher than`), or a fraction word after
+    /// one (`fell by a fifth`).
+    Relative,
     /// A count of respondents (`n = 3,241`, `4,654 respondents`).
     Count,
     /// Any other number (`-25.1`, `0.442`).
@@ -41,12 +45,19 @@ pub struct Stated {
     pub sentence: usize,
     /// Both ends of the range it is an end of (`42–46%`), in the units written.
     pub range: Option<(f64, f64)>,
+    /// For a relative change: 1 up (`rose`, `higher`), -1 down (`fell`, `lower`), 0 either
+    /// (`changed`); 0 for every other kind.
+    pub direction: i8,
+    /// How far from its value it still agrees, in the units written, when that is not half a
+    /// unit of its last digit: a fraction word (`a fifth`) agrees within a tenth of itself.
+    pub tolerance: Option<f64>,
 }
 
 impl Stated {
-    /// Half a unit of the last shown digit, in the units written.
+    /// Half a unit of the last shown digit, in the units written (or the number's own
+    /// [`Stated::tolerance`]).
     pub fn half_unit(&self) -> f64 {
-        0.5 * 10f64.powi(-self.decimals)
+        self.tolerance.unwrap_or(0.5 * 10f64.powi(-self.decimals))
     }
 }
 
@@ -93,11 +104,193 @@ const MONTHS: &[&str] = &[
 /// Words before a number that make it a bound or a threshold, not a stated result.
 const BOUNDS: &[&str] = &["under", "over", "below", "above", "than", "least", "most", "exceeds", "exceed"];
 
+/// Words before a percentage (`rose 12%`, `fell by 12%`) or after one (`a 12% increase`, `12%
+/// higher`) that make it a relative change, rising.
+const RISE_WORDS: &[&str] = &[
+    "rose",
+    "rise",
+    "rises",
+    "risen",
+    "rising",
+    "grew",
+    "grow",
+    "grows",
+    "grown",
+    "growing",
+    "increased",
+    "increase",
+    "increases",
+    "increasing",
+    "up",
+    "climbed",
+    "climb",
+    "climbs",
+    "jumped",
+    "jump",
+    "jumps",
+    "gained",
+    "gain",
+    "gains",
+    "higher",
+    "surged",
+    "improved",
+    "growth",
+    "uplift",
+    "lift",
+];
+
+/// The same, falling (`fell 12%`, `down 12 percent`, `a 12% drop`, `12% lower than`).
+const FALL_WORDS: &[&str] = &[
+    "fell",
+    "fall",
+    "falls",
+    "fallen",
+    "falling",
+    "dropped",
+    "drop",
+    "drops",
+    "declined",
+    "decline",
+    "declines",
+    "decreased",
+    "decrease",
+    "decreases",
+    "down",
+    "slipped",
+    "slip",
+    "slips",
+    "shrank",
+    "shrunk",
+    "dipped",
+    "dip",
+    "dips",
+    "slid",
+    "slumped",
+    "lower",
+    "reduction",
+    "eased",
+    "contracted",
+];
+
+/// The same, either way (`changed 12%`, `a 12% swing`).
+const CHANGE_WORDS: &[&str] =
+    &["changed", "change", "changes", "moved", "shifted", "swung", "swing", "differs", "difference"];
+
+/// Words skipped between a change word and its percentage (`fell by about 12%`).
+const CHANGE_HEDGES: &[&str] =
+    &["by", "about", "around", "roughly", "nearly", "almost", "some", "approximately", "just", "a", "an"];
+
+/// Fraction words read after a change word and `by` (`fell by a fifth`), as a percent.
+const FRACTIONS: &[(&str, f64)] = &[
+    ("a half", 50.0),
+    ("half", 50.0),
+    ("a third", 100.0 / 3.0),
+    ("one third", 100.0 / 3.0),
+    ("a quarter", 25.0),
+    ("one quarter", 25.0),
+    ("a fifth", 20.0),
+    ("one fifth", 20.0),
+    ("a tenth", 10.0),
+    ("one tenth", 10.0),
+    ("two thirds", 200.0 / 3.0),
+    ("two-thirds", 200.0 / 3.0),
+    ("three quarters", 75.0),
+    ("three-quarters", 75.0),
+];
+
+/// The direction of a change word (`rose` 1, `fell` -1, `changed` 0), if it is one.
+fn change_word(w: &str) -> Option<i8> {
+    if RISE_WORDS.contains(&w) {
+        Some(1)
+    } else if FALL_WORDS.contains(&w) {
+        Some(-1)
+    } else if CHANGE_WORDS.contains(&w) {
+        Some(0)
+    } else {
+        None
+    }
+}
+
+/// The words (letters) before byte `at`, nearest first, at most `n`, within 60 bytes and not
+/// across punctuation other than spaces, `(`, `~` and `≈`.
+fn words_before(text: &str, at: usize, n: usize) -> Vec<String> {
+    let from = (0..=at.saturating_sub(60)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let head = &text[from..at];
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in head.chars().rev() {
+        if c.is_alphabetic() || c == '-' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            out.push(word.chars().rev().collect::<String>().to_lowercase());
+            word.clear();
+            if out.len() == n {
+                return out;
+            }
+        }
+        if !(c.is_whitespace() || matches!(c, '(' | '~' | '≈')) {
+            return out;
+        }
+    }
+    if !word.is_empty() && from == 0 {
+        out.push(word.chars().rev().collect::<String>().to_lowercase());
+    }
+    out
+}
+
+/// The direction of the change word before byte `at` (hedges and `by` skipped: `fell by
+/// about`), if one stands there.
+fn change_before(text: &str, at: usize) -> Option<i8> {
+    words_before(text, at, 5)
+        .iter()
+        .find(|w| !CHANGE_HEDGES.contains(&w.as_str()))
+        .and_then(|w| change_word(w))
+}
+
+/// Whether a percentage at `t` states a relative change (docs/answers.md, "Relative changes"):
+/// a change word before it (`rose 12%`, `down by 12 percent`) or a change noun or comparative
+/// after it (`a 12% increase`, `12% lower than`). `rose to 12%` and `up from 12%` are levels.
+fn relative(text: &str, t: &Token) -> Option<i8> {
+    change_before(text, t.start).or_else(|| change_word(&word_after(text, t.end)))
+}
+
+/// Fraction words after a change word (`fell by a fifth`): relative changes, each agreeing
+/// within a tenth of itself.
+fn fraction_changes(text: &str, skipped: &[(usize, usize)]) -> Vec<(usize, usize, f64, i8)> {
+    let mut out = Vec::new();
+    for (p, _) in text.match_indices("by ") {
+        if prev_char(text, p).is_some_and(char::is_alphanumeric) || in_spans(skipped, p) {
+            continue;
+        }
+        let at = p + 3;
+        let rest = &text[at..];
+        for (phrase, value) in FRACTIONS {
+            let n = phrase.len();
+            let hit = rest.get(..n).is_some_and(|r| r.eq_ignore_ascii_case(phrase))
+                && !rest[n..].starts_with(|c: char| c.is_alphanumeric());
+            if !hit {
+                continue;
+            }
+            if let Some(dir) = words_before(text, p, 3)
+                .iter()
+                .find(|w| !CHANGE_HEDGES.contains(&w.as_str()))
+                .and_then(|w| change_word(w))
+            {
+                out.push((at, at + n, *value, dir));
+            }
+            break;
+        }
+    }
+    out
+}
+
 /// Words after a number that make it a count of respondents.
 const COUNT_WORDS: &[&str] = &["respondents", "people", "adults", "interviews", "completes", "cases"];
 
-/// The sentences of `text`: byte ranges, split after `.`, `!`, `?` followed by white space, and
-/// at line breaks.
+/// The sentences of `text`: byte ranges, split after `.`, `!`, `?` followed by white space (or
+/// by a closing bracket or quote and white space: `(n = 4,595.) Among…`), and at line breaks.
 pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -105,6 +298,19 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     for (k, &(i, c)) in chars.iter().enumerate() {
         let next = chars.get(k + 1).map(|x| x.1);
         let end_here = c == '\n' || (matches!(c, '.' | '!' | '?') && next.is_none_or(char::is_whitespace));
+        // `(n = 4,595 respondents.) Among men…`: a closing bracket or quote after the stop ends
+        // the sentence with it.
+        let closed = matches!(c, '.' | '!' | '?')
+            && next.is_some_and(|n| matches!(n, ')' | '"' | '”' | '’' | '\''))
+            && chars.get(k + 2).is_none_or(|x| x.1.is_whitespace());
+        if closed {
+            continue;
+        }
+        let end_here = end_here
+            || (matches!(c, ')' | '"' | '”' | '’' | '\'')
+                && k > 0
+                && matches!(chars[k - 1].1, '.' | '!' | '?')
+                && next.is_none_or(char::is_whitespace));
         if end_here {
             let end = i + c.len_utf8();
             if !text[start..end].trim().is_empty() {
@@ -432,6 +638,9 @@ pub fn find(text: &str) -> Vec<Stated> {
     // a claim at all.
     let mut in_bare_range = vec![false; n];
     let mut range: Vec<Option<(f64, f64)>> = vec![None; n];
+    // Ends of a range or of a change (`from 47% to 44%`, `30.6–27%`): levels, never relative
+    // changes, whatever word stands before them.
+    let mut paired = vec![false; n];
     for k in 0..n.saturating_sub(1) {
         let between = &text[toks[k].end..toks[k + 1].start];
         // `W5 to 44%` is no range: an end glued to a letter is a wave or a code.
@@ -443,6 +652,8 @@ pub fn find(text: &str) -> Vec<Stated> {
         if !joined {
             continue;
         }
+        paired[k] = true;
+        paired[k + 1] = true;
         // Only whole unsigned ends make a bare range (`18-74`, dates); `from −20.1 to −25.1`
         // states two values.
         let plain = |t: &Token| t.decimals == 0 && !t.signed;
@@ -493,6 +704,10 @@ pub fn find(text: &str) -> Vec<Stated> {
             && (t.separators || t.value >= 10.0)
             && COUNT_WORDS.contains(&word_after(text, t.end).as_str());
         let kind = match t.unit {
+            Some(Kind::Percent) if !paired[k] => match relative(text, t) {
+                Some(_) => Kind::Relative,
+                None => Kind::Percent,
+            },
             Some(u) => u,
             None if count_before || count_after => Kind::Count,
             None => Kind::Number,
@@ -502,6 +717,12 @@ pub fn find(text: &str) -> Vec<Stated> {
             continue;
         }
         let sentence = span_of(&sentences, t.start).unwrap_or(0);
+        // A relative change's direction: the change word's, or its own sign (`-12%`).
+        let direction = match kind {
+            Kind::Relative if t.signed && t.value != 0.0 => t.value.signum() as i8,
+            Kind::Relative => relative(text, t).unwrap_or(0),
+            _ => 0,
+        };
         out.push(Stated {
             text: text[t.start..t.end].to_string(),
             start: t.start,
@@ -511,7 +732,27 @@ pub fn find(text: &str) -> Vec<Stated> {
             kind,
             sentence,
             range: range[k],
+            direction,
+            tolerance: None,
         });
+    }
+    let fractions = fraction_changes(text, &skipped);
+    if !fractions.is_empty() {
+        for (a, b, value, direction) in fractions {
+            out.push(Stated {
+                text: text[a..b].to_string(),
+                start: a,
+                end: b,
+                value,
+                decimals: 0,
+                kind: Kind::Relative,
+                sentence: span_of(&sentences, a).unwrap_or(0),
+                range: None,
+                direction,
+                tolerance: Some(value / 10.0),
+            });
+        }
+        out.sort_by_key(|s| s.start);
     }
     out
 }
@@ -612,6 +853,46 @@ mod tests {
             assert!(got.iter().all(|s| s.range.is_none() && s.kind == Kind::Percent), "{change}: {got:?}");
         }
         assert_eq!(find("between 42 to 46%")[0].range, Some((42.0, 46.0)));
+    }
+
+    #[test]
+    fn answers_find_relative_changes_apart_from_points_and_levels() {
+        let got = find("Purchase rose 12% and consideration fell by about 6.0 percent.");
+        assert_eq!(
+            got.iter().map(|s| (s.kind, s.direction)).collect::<Vec<_>>(),
+            [(Kind::Relative, 1), (Kind::Relative, -1)]
+        );
+        let got = find("A 12% increase, 12% lower than Corvana, fell by a fifth, up 2.8 points.");
+        let kinds: Vec<(&str, Kind, i8)> =
+            got.iter().map(|s| (s.text.as_str(), s.kind, s.direction)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("12%", Kind::Relative, 1),
+                ("12%", Kind::Relative, -1),
+                ("a fifth", Kind::Relative, -1),
+                ("2.8 points", Kind::Points, 0)
+            ]
+        );
+        assert_eq!((got[2].value, got[2].half_unit()), (20.0, 2.0));
+        // Levels: `rose to`, `up from`, a change's two ends, a plain share.
+        for level in [
+            "Purchase rose to 27%.",
+            "Up from 44%.",
+            "It fell from 47% to 44%.",
+            "Purchase fell 30.6–27%.",
+            "Consideration is 12%.",
+        ] {
+            assert!(find(level).iter().all(|s| s.kind == Kind::Percent), "{level}: {:?}", find(level));
+        }
+    }
+
+    #[test]
+    fn answers_sentence_ends_after_a_stop_and_a_closing_bracket() {
+        // Before: one sentence, so the W6 of the second was read as the W5 count's period.
+        let text = "(n = 4,595 respondents.) Among men, 44% would consider it in W6.";
+        let got: Vec<&str> = sentences(text).into_iter().map(|(a, b)| text[a..b].trim()).collect();
+        assert_eq!(got, ["(n = 4,595 respondents.)", "Among men, 44% would consider it in W6."]);
     }
 
     #[test]

@@ -31,7 +31,8 @@ fn line(n: &StatedNumber) -> String {
         let _ = write!(s, " ({})", detail.join(", "));
     }
     if let Some(a) = &n.attribution {
-        let _ = write!(s, " MISATTRIBUTED: {a}");
+        let label = if n.status == Status::Misattributed { "MISATTRIBUTED" } else { "ATTRIBUTION UNSURE" };
+        let _ = write!(s, " {label}: {a}");
     }
     if n.ambiguous {
         let _ = write!(s, " AMBIGUOUS: {}", n.candidates.join("; "));
@@ -152,7 +153,8 @@ width:max-content;max-width:36em;white-space:normal;pointer-events:none}\
 .ans.TRACED{background:#e6f4ea;border-color:#1f8a4c}.ans.RECOMPUTED_ONLY{background:#eef3ff;border-color:#3b5bdb}\
 .ans.TRACED_UNVERIFIED{background:#f3e8fa;border-color:#7b3fa0}.ans.TRACED_TO_DISCREPANT{background:#fde8e8;border-color:#c62828}\
 .ans.MISQUOTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:double}\
-.ans.MISATTRIBUTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:dotted}.ans.UNCITED{background:#fff3e0;border-color:#c77700;border-bottom-style:dashed}\
+.ans.MISATTRIBUTED{background:#fde8e8;border-color:#8a1c1c;border-bottom-style:dotted}\
+.ans.ATTRIBUTION_UNSURE{background:#fff8e1;border-color:#8a6d00;border-bottom-style:dotted}.ans.UNCITED{background:#fff3e0;border-color:#c77700;border-bottom-style:dashed}\
 .ans-summary{font-size:13px;margin:4px 0}";
 
 /// The answer text with every stated number highlighted in place by status; the status,
@@ -207,7 +209,8 @@ pub fn html_summary(a: &Answer) -> String {
     o
 }
 
-/// JUnit test cases: one per stated number; UNCITED, MISQUOTED and MISATTRIBUTED fail.
+/// JUnit test cases: one per stated number; UNCITED, MISQUOTED and MISATTRIBUTED fail, and an
+/// ATTRIBUTION_UNSURE one passes with its reason as `system-out`.
 pub fn junit(o: &mut String, file: &str, answers: &[Answer]) {
     use super::junit::xml;
     for a in answers {
@@ -219,6 +222,13 @@ pub fn junit(o: &mut String, file: &str, answers: &[Answer]) {
                     o,
                     ">\n      <failure type=\"{}\" message=\"{}\"/>\n    </testcase>",
                     n.status.as_str(),
+                    xml(&format!("{}: {}", n.status.as_str(), n.why))
+                );
+            } else if n.attribution.is_some() {
+                // Passing, but unsure of its attribution: say why.
+                let _ = writeln!(
+                    o,
+                    ">\n      <system-out>{}</system-out>\n    </testcase>",
                     xml(&format!("{}: {}", n.status.as_str(), n.why))
                 );
             } else {
