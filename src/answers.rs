@@ -872,9 +872,10 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
         point_at(&mut out, worst);
         out.claimed = worst.claimed.as_ref().map(|c| c.text.clone());
         out.recomputed = show_rec(worst);
+        let fit = keys.len();
         if keys.len() > 1 {
             out.ambiguous = true;
-            out.candidates = keys;
+            out.candidates = listed(keys);
         }
         out.why = match (&worst.record, out.status) {
             (Some(r), Status::Traced) => format!("stated by the cited record {} ({})", r.label, r.why),
@@ -894,7 +895,7 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
             },
         };
         if out.ambiguous {
-            out.why.push_str(&format!(" (ambiguous: {} cited measures fit)", out.candidates.len()));
+            out.why.push_str(&format!(" (ambiguous: {fit} cited measures fit)"));
             // Unsure which citation it repeats: never counted as TRACED.
             if out.status == Status::Traced {
                 out.status = Status::TracedUnverified;
@@ -957,10 +958,24 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
         };
         if keys.len() > 1 {
             out.ambiguous = true;
-            out.candidates = keys;
+            out.candidates = listed(keys);
         }
     }
     out
+}
+
+/// Candidates a stated number lists at most: past them, one more entry counts the rest (an
+/// exchange of 2,000 identical citations gave each number 4,000 candidates, 96 KB of report).
+pub const MAX_CANDIDATES: usize = 20;
+
+/// `keys` as a number lists them: the first [`MAX_CANDIDATES`], then `… and N more`.
+fn listed(mut keys: Vec<String>) -> Vec<String> {
+    if keys.len() > MAX_CANDIDATES {
+        let more = keys.len() - MAX_CANDIDATES;
+        keys.truncate(MAX_CANDIDATES);
+        keys.push(format!("… and {more} more"));
+    }
+    keys
 }
 
 /// Points a stated number at its source: a claim and measure, or a MOCA-cited record.
@@ -1082,10 +1097,12 @@ fn trace_points(stated: &Stated, ctx: &Context, sources: &[Source], mut out: Sta
         );
         if named.len() > 1 {
             out.ambiguous = true;
-            out.candidates = named
-                .iter()
-                .map(|(a, b)| format!("claims #{} and #{} {}", a.claim + 1, b.claim + 1, a.measure))
-                .collect();
+            out.candidates = listed(
+                named
+                    .iter()
+                    .map(|(a, b)| format!("claims #{} and #{} {}", a.claim + 1, b.claim + 1, a.measure))
+                    .collect(),
+            );
         }
         return out;
     }
@@ -1110,7 +1127,7 @@ pub const MAX_INPUT_NUMBERS: usize = 100_000;
 /// together: tracing a number costs one per cited value of its exchange, so an input of
 /// thousands of answers in one exchange with thousands of citations (no user turn between
 /// them) would otherwise cost their product. Past it, as past [`MAX_INPUT_NUMBERS`].
-pub const MAX_INPUT_COMPARISONS: usize = 20_000_000;
+pub const MAX_INPUT_COMPARISONS: usize = 5_000_000;
 
 /// Why an input's later numbers were not audited, in words.
 fn input_bound() -> String {
@@ -1665,6 +1682,27 @@ mod tests {
         assert_eq!(audited, [4, 4, 2], "{width} cited values: {by_work:?}");
         assert!(by_work.not_audited[0].by_input);
         assert_eq!(by_work.unaudited.as_ref().map(|u| u.numbers), Some(12));
+    }
+
+    #[test]
+    fn answers_number_fitting_thousands_of_citations_lists_twenty_and_counts_the_rest() {
+        // Once, every fitting candidate was listed: 2,000 identical citations in one exchange
+        // gave each number 4,000 of them.
+        use crate::extractor::Unit::Proportion as P;
+        let one = |i: usize| {
+            let s =
+                corpus::settled(Verdict::Reproduced, Some(4654), &[("Considered", P, Some("0.442"), 0.4421)]);
+            sources(i, &s, &[], None)
+        };
+        let scope: Vec<Source> = (0..50).flat_map(one).collect();
+        let turn =
+            Turn { role: "assistant".into(), text: "Consideration is 44.2%.".into(), ..Turn::default() };
+        let n = audit_text(0, &turn, &find(&turn.text), &scope).numbers.remove(0);
+        assert!(n.ambiguous, "{n:?}");
+        assert_eq!(n.candidates.len(), MAX_CANDIDATES + 1);
+        assert_eq!(n.candidates[MAX_CANDIDATES], "… and 30 more");
+        assert!(n.why.contains("(ambiguous: 50 cited measures fit)"), "{}", n.why);
+        assert_eq!(n.status, Status::TracedUnverified);
     }
 
     #[test]
