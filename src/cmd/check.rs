@@ -11,7 +11,9 @@ Examples:
 
 Inputs are files, folders (read recursively: .json .jsonl .ndjson .sse .txt .log), globs, or -
 for standard input. Only regular files are read: a FIFO, socket or device, a symbolic link loop,
-a file over --max-input-size or one that cannot be read is a finding for itself alone.
+an input read whole over --max-input-size (JSON lines of plain claims stream whatever their
+size, a line over it refused with its number) or one that cannot be read is a finding for itself
+alone.
 Each input reports at most its first 100 findings, then one that counts the rest. The format of each is detected from its content: A2A v0.3 and v1.0 (Task,
 Message, JSON-RPC responses, SSE streams), AG-UI event logs (SSE, JSON lines, JSON arrays,
 {name, stream} fixtures), or plain JSON / JSON lines of {result, citation}.
@@ -50,7 +52,9 @@ pub struct Args {
     format: Format,
     #[command(flatten)]
     report: ReportArgs,
-    /// Inputs larger than this are not read (a finding says so). Bytes, or with KiB, MiB, GiB.
+    /// Inputs read whole (a transcript, a JSON document) larger than this are not read (a
+    /// finding says so); JSON lines of plain claims stream whatever their size, each line at
+    /// most this long. Bytes, or with KiB, MiB, GiB.
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = files::parse_size)]
     max_input_size: u64,
     /// What makes the exit status 1: verdicts, finding levels and answer statuses, in a

@@ -179,17 +179,32 @@ pub struct EngineArgs {
     /// docs/cluster.md). Empty means local.
     #[arg(long, value_name = "ENGINE", env = "RECITE_ENGINE", default_value = "local", value_parser = parse_engine)]
     pub engine: EngineUrl,
-    /// On a cluster engine, the longest one scan may take, in seconds: a scheduler that does
-    /// not answer, has no executor or loses the one running the scan makes the table's claims
-    /// UNVERIFIABLE naming the scheduler, after at most this long. The local engine has none.
+    /// On a cluster engine, the longest one scan may take, in seconds (1 to 86400, a day): a
+    /// scheduler that does not answer, has no executor or loses the one running the scan makes
+    /// the table's claims UNVERIFIABLE naming the scheduler, after at most this long. The local
+    /// engine has none.
     #[arg(
         long,
         value_name = "SECONDS",
         env = "RECITE_ENGINE_TIMEOUT",
         default_value_t = recite::engine::remote::DEFAULT_ENGINE_TIMEOUT_SECONDS,
-        value_parser = clap::value_parser!(u64).range(1..)
+        value_parser = parse_engine_timeout
     )]
     pub engine_timeout: u64,
+}
+
+/// An `--engine-timeout` in seconds, within [`recite::engine::remote::MAX_ENGINE_TIMEOUT_SECONDS`].
+fn parse_engine_timeout(value: &str) -> std::result::Result<u64, String> {
+    let max = recite::engine::remote::MAX_ENGINE_TIMEOUT_SECONDS;
+    let range = format!(
+        "a whole number of seconds from 1 to {max} (a day): 0 would fail every scan before it starts, \
+         and a deadline past a day bounds nothing a claim batch waits for"
+    );
+    match value.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} is out of range: {range}")),
+        Err(_) => Err(format!("{value:?} is not {range}")),
+    }
 }
 
 /// An `--engine` value; empty (an unset-looking `RECITE_ENGINE=`) is local.

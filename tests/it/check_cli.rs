@@ -1907,6 +1907,170 @@ fn the_streamed_json_report_equals_the_whole_report_value() {
     assert!(streamed == whole, "streamed:\n{streamed}\nwhole:\n{whole}");
 }
 
+#[test]
+fn json_lines_stream_past_max_input_size_and_a_line_over_it_is_refused_with_its_number() {
+    // Once, --max-input-size capped JSON lines like a whole document: a 1M-claim file (365 MB)
+    // was "larger than --max-input-size; not read", though it streams in bounded memory.
+    let dir = tempdir();
+    let lines: Vec<Value> = (0..40).map(|i| [w5_considered(), w6_considered()][i % 2].clone()).collect();
+    let file = write(dir.path(), "claims.jsonl", &jsonl(&lines));
+    assert!(std::fs::metadata(&file).unwrap().len() > 4 * 1024);
+    let out = recite(&["check", &file, "--format", "json", "--max-input-size", "2KiB"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let r = super::support::report(&out);
+    assert_eq!(claims(&r).len(), 40);
+    assert!(claims(&r).iter().all(|c| c["verdict"] == "REPRODUCED"), "{r:#}");
+    assert!(findings(&r).is_empty(), "{r:#}");
+    // One line longer than the bound is refused, naming its line; the others are read.
+    let mut long = w5_considered();
+    long["padding"] = json!("x".repeat(3_000));
+    let mut with_long = lines.clone();
+    with_long[6] = long;
+    let file = write(dir.path(), "long.jsonl", &jsonl(&with_long));
+    let out = recite(&["check", &file, "--format", "json", "--max-input-size", "2KiB"]);
+    assert_eq!(code(&out), 1, "a MUST finding: {}", stderr(&out));
+    let r = super::support::report(&out);
+    assert_eq!(claims(&r).len(), 39);
+    let f = findings(&r);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0]["rule"], "input/record-too-large");
+    assert_eq!(f[0]["level"], "MUST");
+    assert_eq!(f[0]["locator"]["line"], 7, "{f:?}");
+    assert!(
+        f[0]["message"].as_str().unwrap().starts_with("line 7 is longer than --max-input-size (2048 bytes")
+    );
+    // A document that must be held whole is still capped.
+    let doc = write(dir.path(), "doc.json", &serde_json::to_string_pretty(&Value::Array(lines)).unwrap());
+    let out = recite(&["check", &doc, "--format", "json", "--max-input-size", "2KiB"]);
+    let f = findings(&super::support::report(&out));
+    assert_eq!(f[0]["rule"], "input/too-large", "{f:?}");
+}
+
+#[test]
+fn engine_timeout_beyond_a_day_or_zero_is_refused_saying_the_range() {
+    // Once, --engine-timeout 18446744073709551615 was taken: a deadline that bounds nothing.
+    for value in ["0", "86401", "18446744073709551615", "18446744073709551616", "-5", "ten"] {
+        let out = recite(&["check", "examples/transcripts/", &format!("--engine-timeout={value}")]);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{value}: {err}");
+        assert!(err.contains("--engine-timeout"), "{value}: {err}");
+        assert!(err.contains("from 1 to 86400"), "{value}: {err}");
+    }
+    let mut c = command(&["check", "examples/transcripts/"]);
+    c.env("RECITE_ENGINE_TIMEOUT", "99999999");
+    let out = super::support::run(c, None);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("from 1 to 86400"), "{}", stderr(&out));
+    for fine in ["1", "86400"] {
+        let out = recite(&["check", "examples/transcripts/", "--engine-timeout", fine, "--format", "json"]);
+        assert_ne!(code(&out), 2, "{fine}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn answers_of_two_thousand_long_replies_are_audited_in_bounded_memory() {
+    // Once, every answer of an input was traced and held, and its report built as one value:
+    // 2,000 answers of 5 KB (320,000 stated numbers) took 1.5 GB and 34 s in a debug build.
+    // Now at most answers::MAX_INPUT_NUMBERS are traced; the rest are counted and reported.
+    let unit = "Among adults 18-74 who are aware of Versant (n=4,654), 44% would consider it; \
+                familiarity is 69.4% and Corvana reaches 31%. ";
+    let text: String = unit.repeat(5_000 / unit.len() + 1).chars().take(5_000).collect();
+    let citation = versant(W6, AWARE, json!(4654), "s14r5", "extractFunnel");
+    let mut history = Vec::new();
+    for i in 0..2_000 {
+        history.push(json!({"kind": "message", "messageId": format!("u{i}"), "role": "user",
+                            "parts": [{"kind": "text", "text": "And the funnel?"}]}));
+        history.push(json!({"kind": "message", "messageId": format!("a{i}"), "role": "agent", "parts": [
+            {"kind": "text", "text": text},
+            {"kind": "data", "data": {"Considered": 0.44}},
+            {"kind": "data", "data": citation, "metadata": {"mimeType": "application/vnd.upperhand.citations+json"}}]}));
+    }
+    let task = json!({"jsonrpc": "2.0", "id": "t", "result": {"kind": "task", "id": "task-1", "contextId": "c",
+                      "status": {"state": "completed"}, "history": history}});
+    let dir = tempdir();
+    let file = write(dir.path(), "long.json", &task.to_string());
+    let out = super::support::recite_within_memory(700 << 20, &["check", &file, "--format", "json"]);
+    assert_eq!(code(&out), 1, "a MUST finding fails the run: {}", stderr(&out));
+    let r = super::support::report(&out);
+    let answers = r["inputs"][0]["answers"].as_array().unwrap();
+    let per_answer = answers[0]["numbers"].as_array().unwrap().len();
+    let audited: usize = answers.iter().map(|a| a["numbers"].as_array().unwrap().len()).sum();
+    assert_eq!(audited, 100_000);
+    // Every number the answers state is audited or counted in a MUST finding.
+    let mut not_audited = 0;
+    for f in findings(&r) {
+        assert_eq!(
+            (f["rule"].as_str(), f["level"].as_str()),
+            (Some("answers/not-audited"), Some("MUST")),
+            "{f}"
+        );
+        let m = f["message"].as_str().unwrap();
+        let words: Vec<&str> = m.split_whitespace().collect();
+        let after = |w: &str| words.iter().position(|x| *x == w).map(|i| words[i + 1]);
+        not_audited += match after("state") {
+            Some(n) if m.contains("more answer(s)") => n.parse::<usize>().unwrap(),
+            _ => {
+                let found: usize = after("states").unwrap().parse().unwrap();
+                let first: usize = after("first").unwrap().parse().unwrap();
+                found - first
+            }
+        };
+    }
+    assert_eq!(audited + not_audited, 2_000 * per_answer);
+}
+
+#[test]
+fn the_reports_write_answers_one_at_a_time_as_the_whole_value_would() {
+    // Once, each report built one JSON value of all an input's answers (about 2.5 KB a stated
+    // number, 1.67 GB for 2,000 answers of 5 KB); now each answer's value is built alone. The
+    // bytes must be those of the whole value: answer texts past 65,536 characters and ids past
+    // 1,000 cut as before.
+    use recite::answers;
+    use recite::input::Turn;
+    use recite::report::{self, Input, Report};
+    let long = format!("{}Consideration is 44.2% and 47%.", "word ".repeat(14_000));
+    let texts =
+        ["Consideration is 44.2% (n = 4,654), familiarity 69.4%.", long.as_str(), "Up 2.8 points; 31%."];
+    let turns: Vec<Turn> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Turn {
+            role: "assistant".into(),
+            text: t.to_string(),
+            message_id: Some(format!("{i}{}", "x".repeat(if i == 1 { 1_500 } else { 3 }))),
+            ..Turn::default()
+        })
+        .collect();
+    let audit = answers::audit(&turns, &[]);
+    assert_eq!(audit.answers.len(), 3);
+    let input = |file: &str| Input {
+        file: file.into(),
+        format: None,
+        claims: Vec::new(),
+        findings: Vec::new(),
+        moca: Vec::new(),
+        answers: audit.answers.clone(),
+        coverage: Default::default(),
+        turns: Vec::new(),
+    };
+    let r = Report::new(vec![input("a.json"), input("b.json")], Default::default());
+    let streamed = report::json::render(&r);
+    assert!(streamed == report::json::render_value(&r), "{streamed}");
+    assert!(streamed.contains("… (") && streamed.contains("44.2%"), "the long text and id are cut");
+    // JSON lines and the answers-only JSON carry the same answers.
+    let whole: Value = serde_json::from_str(&streamed).unwrap();
+    let want = &whole["inputs"][0]["answers"];
+    let lines = recite::report::stream::render_whole(&r, report::jsonl::Writer::new);
+    let input_line: Value =
+        serde_json::from_str(lines.lines().find(|l| l.contains("\"record\":\"input\"")).unwrap()).unwrap();
+    assert_eq!(&input_line["answers"], want);
+    assert_eq!(input_line["coverage"], whole["inputs"][0]["coverage"]);
+    let only = recite::report::stream::render_whole(&r, |out| report::answers_only::Writer::new(out, true));
+    let only: Value = serde_json::from_str(&only).unwrap();
+    assert_eq!(&only["inputs"][1]["answers"], want);
+    assert_eq!(only["inputs"][1]["file"], "b.json");
+}
+
 /// Every claim a run over the bundled examples, the fixtures and `streamed_inputs` settles.
 fn settled_claims(dir: &Path) -> Vec<recite::report::ClaimReport> {
     use recite::report::stream::{Closing, InputHead, InputTail, Writer};

@@ -127,6 +127,13 @@ impl Cluster {
         }
     }
 
+    /// Kills the child `name` (an executor, say) and waits for it.
+    fn kill(&mut self, name: &str) {
+        let (_, child) = self.children.iter_mut().find(|(n, _)| n == name).expect("a child of that name");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
     /// What a child wrote on stderr.
     fn logs(&self, name: &str) -> String {
         log_of(self.logs.path(), name)
@@ -327,4 +334,40 @@ fn a_cluster_bind_beyond_loopback_needs_allow_remote() {
         assert!(err.contains("refusing to listen on") && err.contains("--allow-remote"), "{err}");
         assert!(err.contains("no authentication"), "{err}");
     }
+}
+
+#[test]
+fn an_executor_lost_before_the_explanation_scan_is_reported_on_the_claims() {
+    // Once, a cluster failing the second scan (a claim's explanations, after the first scan
+    // finished) was never said: the claim came out with no explanation and no word of why,
+    // after the whole --engine-timeout. The first scan is answered from the cache here, so the
+    // explanation scan is the only one the cluster is asked for.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    let claim = "examples/citations/versant-w6-discrepant.json";
+    let mut cluster = Cluster::start(1, 1);
+    let url = cluster.url();
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        let mut a: Vec<String> = ["check", claim, "--format", "json", "--cache", cache, "--engine", &url]
+            .map(String::from)
+            .to_vec();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| {
+        recite_within(&a.iter().map(String::as_str).collect::<Vec<_>>(), Duration::from_secs(180))
+    };
+    let first = run(args(&["--no-explain"]));
+    assert_eq!(code(&first), 1, "{}", stderr(&first));
+    let c = &report(&first)["inputs"][0]["claims"][0];
+    assert_eq!(c["verdict"], "DISCREPANT", "{c:#}");
+    cluster.kill("executor-0");
+    let second = run(args(&["--engine-timeout", "5"]));
+    assert_eq!(code(&second), 1, "{}", stderr(&second));
+    let c = &report(&second)["inputs"][0]["claims"][0];
+    assert_eq!(c["verdict"], "DISCREPANT", "the verdict is the cache's: {c:#}");
+    let notes = c["notes"].to_string();
+    assert!(notes.contains("not every explanation was looked for"), "{c:#}");
+    assert!(notes.contains(&format!("the Ballista scheduler {url}")), "{c:#}");
 }

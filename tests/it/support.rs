@@ -42,6 +42,17 @@ pub fn recite(args: &[&str]) -> Output {
     run(command(args), None)
 }
 
+/// `recite ARGS` (as [`command`]) with its data segment limited to `bytes` by `prlimit`
+/// (util-linux): heap and private anonymous maps, so a run needing more fails to allocate and
+/// aborts. For tests that memory stays bounded, without timing anything.
+pub fn recite_within_memory(bytes: u64, args: &[&str]) -> Output {
+    let base = command(args);
+    let mut c = Command::new("prlimit");
+    c.arg(format!("--data={bytes}")).arg("--").arg(base.get_program()).args(base.get_args());
+    c.current_dir(root()).env("NO_COLOR", "1").env_remove("RECITE_DATA").env_remove("RECITE_CACHE");
+    run(c, None)
+}
+
 /// `recite ARGS` reading `stdin`.
 pub fn recite_stdin(args: &[&str], stdin: &[u8]) -> Output {
     run(command(args), Some(stdin))

@@ -1182,9 +1182,10 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
         point_at(&mut out, worst);
         out.claimed = worst.claimed.as_ref().map(|c| c.text.clone());
         out.recomputed = show_rec(worst);
+        let fit = keys.len();
         if keys.len() > 1 {
             out.ambiguous = true;
-            out.candidates = keys;
+            out.candidates = listed(keys);
         }
         out.why = match (&worst.record, out.status) {
             (Some(r), Status::Traced) => format!("stated by the cited record {} ({})", r.label, r.why),
@@ -1204,7 +1205,7 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
             },
         };
         if out.ambiguous {
-            out.why.push_str(&format!(" (ambiguous: {} cited measures fit)", out.candidates.len()));
+            out.why.push_str(&format!(" (ambiguous: {fit} cited measures fit)"));
             // Unsure which citation it repeats: never counted as TRACED.
             if out.status == Status::Traced {
                 out.status = Status::TracedUnverified;
@@ -1275,7 +1276,7 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
         };
         if keys.len() > 1 {
             out.ambiguous = true;
-            out.candidates = keys;
+            out.candidates = listed(keys);
         }
     }
     out
@@ -1288,6 +1289,20 @@ fn degenerate(src: &Source) -> bool {
     src.claimed.is_none()
         && src.unit == Some(Unit::Proportion)
         && src.recomputed.is_some_and(|v| v == 0.0 || v == 1.0)
+}
+
+/// Candidates a stated number lists at most: past them, one more entry counts the rest (an
+/// exchange of 2,000 identical citations gave each number 4,000 candidates, 96 KB of report).
+pub const MAX_CANDIDATES: usize = 20;
+
+/// `keys` as a number lists them: the first [`MAX_CANDIDATES`], then `… and N more`.
+fn listed(mut keys: Vec<String>) -> Vec<String> {
+    if keys.len() > MAX_CANDIDATES {
+        let more = keys.len() - MAX_CANDIDATES;
+        keys.truncate(MAX_CANDIDATES);
+        keys.push(format!("… and {more} more"));
+    }
+    keys
 }
 
 /// Points a stated number at its source: a claim and measure, or a MOCA-cited record.
@@ -1451,7 +1466,7 @@ fn trace_change(stated: &Stated, ctx: &Context, sources: &[Source], mut out: Sta
         if keys.len() > 1 {
             out.ambiguous = true;
             out.why.push_str(&format!(" (ambiguous: {} cited pairs fit)", keys.len()));
-            out.candidates = keys;
+            out.candidates = listed(keys);
             if out.status == Status::Traced {
                 out.status = Status::TracedUnverified;
                 out.why.push_str("; which one the sentence means is not known");
@@ -1496,7 +1511,7 @@ fn trace_change(stated: &Stated, ctx: &Context, sources: &[Source], mut out: Sta
         keys.dedup();
         if keys.len() > 1 {
             out.ambiguous = true;
-            out.candidates = keys;
+            out.candidates = listed(keys);
         }
         return out;
     }
@@ -1576,10 +1591,32 @@ fn trace_relative(stated: &Stated, ctx: &Context, sources: &[Source], out: State
 /// silently.
 pub const MAX_NUMBERS: usize = 10_000;
 
-/// The finding rule of an answer whose numbers past [`MAX_NUMBERS`] were not audited.
+/// The most numbers the answers of one input have traced together (docs/answers.md, "Cost"):
+/// what an input's audit holds until its report is written grows with them, so past this many
+/// the answer reaching it is cut there, and the later answers' numbers are found and counted
+/// ([`Unaudited`]), not traced. Ten answers at [`MAX_NUMBERS`]; far more than any real
+/// conversation states.
+pub const MAX_INPUT_NUMBERS: usize = 100_000;
+
+/// The most comparisons of a stated number with a cited value the answers of one input make
+/// together: tracing a number costs one per cited value of its exchange, so an input of
+/// thousands of answers in one exchange with thousands of citations (no user turn between
+/// them) would otherwise cost their product. Past it, as past [`MAX_INPUT_NUMBERS`].
+pub const MAX_INPUT_COMPARISONS: usize = 5_000_000;
+
+/// Why an input's later numbers were not audited, in words.
+fn input_bound() -> String {
+    format!(
+        "the input's answers reached the bound of one input's audit: {MAX_INPUT_NUMBERS} numbers, or \
+         {MAX_INPUT_COMPARISONS} comparisons of a number with a cited value"
+    )
+}
+
+/// The finding rule of an answer whose numbers past [`MAX_NUMBERS`] (or past the input's
+/// [`MAX_INPUT_NUMBERS`]) were not audited.
 pub const RULE_NOT_AUDITED: &str = "answers/not-audited";
 
-/// An answer with more stated numbers than [`MAX_NUMBERS`]: those past it were not traced.
+/// An answer with more stated numbers than it was allowed to trace: those past it were not.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NotAudited {
     /// Index of the turn in the conversation.
@@ -1588,37 +1625,89 @@ pub struct NotAudited {
     pub message_id: Option<String>,
     /// How many numbers the answer states.
     pub found: usize,
+    /// How many of them (the first) were audited: [`MAX_NUMBERS`], or fewer where the input
+    /// reached its bound ([`MAX_INPUT_NUMBERS`], [`MAX_INPUT_COMPARISONS`]).
+    pub audited: usize,
     /// Byte offset in the answer text of the first number not traced.
     pub from: usize,
+    /// Cut by the input's bound rather than the answer's.
+    pub by_input: bool,
 }
 
 impl NotAudited {
     /// The finding that says so (a MUST: numbers nobody checked never pass quietly).
     pub fn finding(&self, file: &str) -> crate::input::Finding {
+        let why = if self.by_input { format!(" ({})", input_bound()) } else { String::new() };
         let message = format!(
-            "the answer in turn {}{} states {} numbers; only the first {MAX_NUMBERS} were audited, the {} from byte {} on were not",
+            "the answer in turn {}{} states {} numbers; only the first {} were audited{why}, the {} from byte {} on were not",
             self.turn + 1,
             self.message_id.as_ref().map(|m| format!(" (message {m})")).unwrap_or_default(),
             self.found,
-            self.found - MAX_NUMBERS,
+            self.audited,
+            self.found - self.audited,
             self.from
         );
-        crate::input::Finding::new(
-            crate::input::Locator::at(file, ""),
-            RULE_NOT_AUDITED,
-            crate::input::Level::Must,
-            message,
-        )
+        not_audited(file, message)
     }
 }
 
-/// The audit of one conversation: its answers, and those cut at [`MAX_NUMBERS`].
+/// The answers of an input after its audit reached [`MAX_INPUT_NUMBERS`]: their numbers were
+/// found and counted, not traced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unaudited {
+    /// How many answers (that state numbers).
+    pub answers: usize,
+    /// How many numbers they state.
+    pub numbers: usize,
+    /// Index of the first one's turn.
+    pub first_turn: usize,
+    /// Index of the last one's turn.
+    pub last_turn: usize,
+}
+
+impl Unaudited {
+    /// The finding that says so (a MUST, as for [`NotAudited`]).
+    pub fn finding(&self, file: &str) -> crate::input::Finding {
+        let message = format!(
+            "{} more answer(s), in turns {} to {}, state {} numbers that were not audited: {}",
+            self.answers,
+            self.first_turn + 1,
+            self.last_turn + 1,
+            self.numbers,
+            input_bound()
+        );
+        not_audited(file, message)
+    }
+}
+
+fn not_audited(file: &str, message: String) -> crate::input::Finding {
+    crate::input::Finding::new(
+        crate::input::Locator::at(file, ""),
+        RULE_NOT_AUDITED,
+        crate::input::Level::Must,
+        message,
+    )
+}
+
+/// The audit of one conversation: its answers, those cut short, and those not audited at all.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Audit {
     /// The audited answers, in turn order.
     pub answers: Vec<Answer>,
-    /// The answers whose numbers past [`MAX_NUMBERS`] were not audited.
+    /// The answers whose later numbers were not audited ([`MAX_NUMBERS`],
+    /// [`MAX_INPUT_NUMBERS`]).
     pub not_audited: Vec<NotAudited>,
+    /// The answers after the input reached [`MAX_INPUT_NUMBERS`].
+    pub unaudited: Option<Unaudited>,
+}
+
+impl Audit {
+    /// The findings for every number not audited.
+    pub fn findings(&self, file: &str) -> Vec<crate::input::Finding> {
+        let mut out: Vec<_> = self.not_audited.iter().map(|n| n.finding(file)).collect();
+        out.extend(self.unaudited.iter().map(|u| u.finding(file)));
+        out
+    }
 }
 
 /// Audits every agent turn of a conversation: `sources[i]` are the cited numbers of claim `i`.
@@ -1632,6 +1721,18 @@ pub fn audit(turns: &[Turn], sources: &[Vec<Source>]) -> Audit {
 /// events cite for that assistant message ([`record_sources`]): that message's numbers are also
 /// traced to them, and a number inside one of their markers (`[12]`) is not a stated number.
 pub fn audit_cited(turns: &[Turn], sources: &[Vec<Source>], cited: &HashMap<String, Vec<Source>>) -> Audit {
+    audit_within(turns, sources, cited, MAX_INPUT_NUMBERS, MAX_INPUT_COMPARISONS)
+}
+
+/// [`audit_cited`], tracing at most `budget` numbers and making at most `comparisons`
+/// comparisons of a number with a cited value in all; past either, no later answer is traced.
+fn audit_within(
+    turns: &[Turn],
+    sources: &[Vec<Source>],
+    cited: &HashMap<String, Vec<Source>>,
+    mut budget: usize,
+    mut comparisons: usize,
+) -> Audit {
     let mut out = Audit::default();
     let is_user = |t: &Turn| t.role.eq_ignore_ascii_case("user");
     // Each turn's exchange, found once: [the turn after the last user turn before it, the next
@@ -1677,15 +1778,6 @@ pub fn audit_cited(turns: &[Turn], sources: &[Vec<Source>], cited: &HashMap<Stri
         if stated.is_empty() {
             continue;
         }
-        if stated.len() > MAX_NUMBERS {
-            out.not_audited.push(NotAudited {
-                turn: ti,
-                message_id: turn.message_id.clone(),
-                found: stated.len(),
-                from: stated[MAX_NUMBERS].start,
-            });
-            stated.truncate(MAX_NUMBERS);
-        }
         let span = (from[ti], to[ti]);
         if exchange.as_ref().is_none_or(|(k, _)| *k != span) {
             let scope: Vec<Source> = turns[span.0..span.1]
@@ -1698,6 +1790,41 @@ pub fn audit_cited(turns: &[Turn], sources: &[Vec<Source>], cited: &HashMap<Stri
             exchange = Some((span, scope));
         }
         let scope = exchange.as_ref().map_or(&[][..], |(_, s)| s.as_slice());
+        // Each number is compared with every cited value of its exchange (and the records).
+        let width = (scope.len() + records.map_or(0, Vec::len)).max(1);
+        let by_input = budget.min(comparisons / width);
+        let keep = stated.len().min(MAX_NUMBERS).min(by_input);
+        if keep == 0 {
+            budget = 0;
+            let u = out.unaudited.get_or_insert(Unaudited {
+                answers: 0,
+                numbers: 0,
+                first_turn: ti,
+                last_turn: ti,
+            });
+            u.answers += 1;
+            u.numbers += stated.len();
+            u.last_turn = ti;
+            continue;
+        }
+        budget -= keep;
+        comparisons -= keep * width;
+        if stated.len() > keep {
+            let by_input = keep < stated.len().min(MAX_NUMBERS);
+            if by_input {
+                // No later answer is traced: what is not audited stays one stretch of turns.
+                budget = 0;
+            }
+            out.not_audited.push(NotAudited {
+                turn: ti,
+                message_id: turn.message_id.clone(),
+                found: stated.len(),
+                audited: keep,
+                from: stated[keep].start,
+                by_input,
+            });
+            stated.truncate(keep);
+        }
         let answer = match records {
             Some(r) => audit_text(ti, turn, &stated, &[scope, r.as_slice()].concat()),
             None => audit_text(ti, turn, &stated, scope),
@@ -2036,6 +2163,83 @@ mod tests {
         let f = cut.finding("answer.json");
         assert_eq!((f.rule.as_str(), f.level), (RULE_NOT_AUDITED, crate::input::Level::Must));
         assert!(f.message.contains(&format!("only the first {MAX_NUMBERS} were audited")), "{}", f.message);
+    }
+
+    #[test]
+    fn answers_of_one_input_past_its_cap_are_counted_and_reported_not_audited() {
+        // Once, every answer of an input was traced and held until its report was written:
+        // 2,000 answers of 5 KB took 1.67 GB. Now an input traces at most MAX_INPUT_NUMBERS
+        // (here 10): the answer reaching it is cut there, the later ones only counted.
+        let answer = "Consideration is 44%, familiarity 69.4%, purchase 26.8% and recommendation 31%.";
+        let mut turns = Vec::new();
+        for i in 0..6 {
+            turns.push(Turn { role: "user".into(), text: "And?".into(), ..Turn::default() });
+            let id = Some(format!("m{i}"));
+            turns.push(Turn {
+                role: "assistant".into(),
+                text: answer.into(),
+                message_id: id,
+                ..Turn::default()
+            });
+        }
+        let audit = audit_within(&turns, &[], &HashMap::new(), 10, usize::MAX);
+        let audited: Vec<usize> = audit.answers.iter().map(|a| a.numbers.len()).collect();
+        assert_eq!(audited, [4, 4, 2], "{audit:?}");
+        assert_eq!(audit.not_audited.len(), 1);
+        let cut = &audit.not_audited[0];
+        assert_eq!((cut.turn, cut.found, cut.audited), (5, 4, 2), "{cut:?}");
+        assert_eq!(cut.from, answer.find("26.8%").unwrap());
+        let rest = audit.unaudited.as_ref().expect("the later answers are reported");
+        assert_eq!((rest.answers, rest.numbers, rest.first_turn, rest.last_turn), (3, 12, 7, 11));
+        // Every number is either audited or in a MUST finding: 4 a sentence, 6 answers.
+        let findings = audit.findings("t.json");
+        assert_eq!(findings.len(), 2);
+        for f in &findings {
+            assert_eq!((f.rule.as_str(), f.level), (RULE_NOT_AUDITED, crate::input::Level::Must));
+        }
+        assert!(findings[0].message.contains("only the first 2 were audited"), "{}", findings[0].message);
+        assert!(findings[0].message.contains("the 2 from byte"), "{}", findings[0].message);
+        assert!(
+            findings[1].message.contains("3 more answer(s), in turns 8 to 12, state 12 numbers"),
+            "{}",
+            findings[1].message
+        );
+        assert_eq!(audited.iter().sum::<usize>() + (cut.found - cut.audited) + rest.numbers, 6 * 4);
+        // Within the cap, nothing is reported.
+        let all = audit_within(&turns, &[], &HashMap::new(), 24, usize::MAX);
+        assert!(all.not_audited.is_empty() && all.unaudited.is_none() && all.answers.len() == 6);
+        // Comparisons bound it too: with three cited values in scope, 30 comparisons trace 10.
+        let leaves = crate::claim::leaves(&serde_json::json!({"Considered": 0.442, "Familiar": 0.694}));
+        let sources = vec![sources(0, &Settlement::unverifiable(vec![]), &leaves, Some(4654))];
+        let width = sources[0].len();
+        let mut cited_turns = turns.clone();
+        cited_turns.iter_mut().for_each(|t| t.items = vec![0]);
+        let by_work = audit_within(&cited_turns, &sources, &HashMap::new(), usize::MAX, 10 * width);
+        let audited: Vec<usize> = by_work.answers.iter().map(|a| a.numbers.len()).collect();
+        assert_eq!(audited, [4, 4, 2], "{width} cited values: {by_work:?}");
+        assert!(by_work.not_audited[0].by_input);
+        assert_eq!(by_work.unaudited.as_ref().map(|u| u.numbers), Some(12));
+    }
+
+    #[test]
+    fn answers_number_fitting_thousands_of_citations_lists_twenty_and_counts_the_rest() {
+        // Once, every fitting candidate was listed: 2,000 identical citations in one exchange
+        // gave each number 4,000 of them.
+        use crate::extractor::Unit::Proportion as P;
+        let one = |i: usize| {
+            let s =
+                corpus::settled(Verdict::Reproduced, Some(4654), &[("Considered", P, Some("0.442"), 0.4421)]);
+            sources(i, &s, &[], None)
+        };
+        let scope: Vec<Source> = (0..50).flat_map(one).collect();
+        let turn =
+            Turn { role: "assistant".into(), text: "Consideration is 44.2%.".into(), ..Turn::default() };
+        let n = audit_text(0, &turn, &find(&turn.text), &scope).numbers.remove(0);
+        assert!(n.ambiguous, "{n:?}");
+        assert_eq!(n.candidates.len(), MAX_CANDIDATES + 1);
+        assert_eq!(n.candidates[MAX_CANDIDATES], "… and 30 more");
+        assert!(n.why.contains("(ambiguous: 50 cited measures fit)"), "{}", n.why);
+        assert_eq!(n.status, Status::TracedUnverified);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! so the largest input bounds memory (`--max-input-size`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
@@ -439,7 +439,7 @@ impl Ctx<'_> {
         match plan {
             Plan::Refused(_) => {}
             Plan::Lines => {
-                let Some(mut lines) = Lines::open(name, path, u64::MAX) else { return };
+                let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) else { return };
                 while let Batch::Items(items, _) = lines.next_batch(self.opts.chunk.max(1)) {
                     f(&items);
                 }
@@ -539,7 +539,7 @@ impl Ctx<'_> {
         let findings = match (plan, s) {
             (Plan::Refused(r), _) => refused(r),
             (_, Source::Refused { rule, message, .. }) => refused(&(*rule, message.clone())),
-            (Plan::Lines, _) => match Lines::open(name, path, u64::MAX) {
+            (Plan::Lines, _) => match Lines::open(name, path, self.opts.max_input_size) {
                 None => refused(&(transcript::RULE_MALFORMED, format!("{name}: {CHANGED}"))),
                 Some(mut lines) => {
                     w.begin_input(InputHead { file: name, format: Some(Format::Plain), turns: &[] })?;
@@ -605,11 +605,11 @@ impl Ctx<'_> {
         for items in d.items.chunks(self.opts.chunk.max(1)) {
             claims.extend(self.settle_chunk(items, sums, tried, &mut coverage));
         }
-        let audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
-        let answers = audit.answers;
+        let mut audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
         let mut findings = d.findings;
-        // Numbers past the per-answer cap are never dropped quietly.
-        findings.extend(audit.not_audited.iter().map(|n| n.finding(&d.file)));
+        // Numbers past the per-answer and per-input caps are never dropped quietly.
+        findings.extend(audit.findings(&d.file));
+        let answers = std::mem::take(&mut audit.answers);
         let mut events = Vec::new();
         if let Some(m) = moca {
             findings.extend(m.findings);
@@ -641,6 +641,7 @@ fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran1], method: Metho
     // The base n that failed: the citation's, or a result's `n` that differs from it.
     let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
     s.explanations = explain::judge(s, claimed_n, &ok);
+    s.notes.extend(explain::cluster_note(tried.iter().map(|(_, sums)| &sums.outcome)));
 }
 
 impl Ran {
@@ -770,6 +771,13 @@ fn ms(t: Instant) -> f64 {
 /// Lines read per batch in pass 1 (how many are parsed in parallel at once).
 const LINES_PER_BATCH: usize = 4096;
 
+/// Bytes of lines one batch holds at most (past its first line): a batch of long lines is cut
+/// short rather than held whole.
+const BATCH_BYTES: usize = 64 << 20;
+
+/// The finding rule of a line of JSON lines longer than `--max-input-size`, not read.
+pub const RULE_RECORD_TOO_LARGE: &str = "input/record-too-large";
+
 /// A file read as JSON lines of plain pairs, a batch of lines at a time. It gives up
 /// ([`Batch::NotPlain`]) on anything the framing layer would read otherwise: a line that is not
 /// one whole JSON value, a value a reader other than the plain one would claim, a stray
@@ -777,6 +785,8 @@ const LINES_PER_BATCH: usize = 4096;
 struct Lines {
     name: String,
     reader: BufReader<std::fs::File>,
+    /// The longest line read (`--max-input-size`): a longer one is a finding, not read.
+    max_record: u64,
     /// The last line read (1-based).
     line: usize,
     /// Values read so far.
@@ -794,8 +804,9 @@ enum Batch {
 }
 
 impl Lines {
-    /// Opens a regular file no larger than `max`, without blocking on a FIFO swapped in.
-    fn open(name: &str, path: &str, max: u64) -> Option<Lines> {
+    /// Opens a regular file, whatever its size (it streams), without blocking on a FIFO swapped
+    /// in; lines longer than `max_record` bytes are not read ([`RULE_RECORD_TOO_LARGE`]).
+    fn open(name: &str, path: &str, max_record: u64) -> Option<Lines> {
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -803,12 +814,13 @@ impl Lines {
             .open(path)
             .ok()?;
         let m = file.metadata().ok()?;
-        if !m.is_file() || m.len() > max {
+        if !m.is_file() {
             return None;
         }
         Some(Lines {
             name: name.to_string(),
             reader: BufReader::with_capacity(1 << 20, file),
+            max_record,
             line: 0,
             records: 0,
         })
@@ -816,15 +828,39 @@ impl Lines {
 
     fn next_batch(&mut self, lines: usize) -> Batch {
         let mut texts: Vec<(usize, String)> = Vec::with_capacity(lines.min(LINES_PER_BATCH));
-        let mut buf = Vec::new();
-        while texts.len() < lines {
+        let mut too_large = Vec::new();
+        let (mut buf, mut bytes) = (Vec::new(), 0);
+        while texts.len() < lines && bytes < BATCH_BYTES {
             buf.clear();
-            match self.reader.read_until(b'\n', &mut buf) {
+            // One byte past the bound tells a line over it.
+            let limit = self.max_record.saturating_add(1);
+            match (&mut self.reader).take(limit).read_until(b'\n', &mut buf) {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(_) => return Batch::NotPlain,
             }
             self.line += 1;
+            if buf.len() as u64 > self.max_record && buf.last() != Some(&b'\n') {
+                // Skipped to its end unread; the other lines are read as usual.
+                let skipped = match self.reader.skip_until(b'\n') {
+                    Ok(n) => n,
+                    Err(_) => return Batch::NotPlain,
+                };
+                self.records += 1;
+                too_large.push(Finding::new(
+                    Locator::at(&self.name, "").on_line(Some(self.line)),
+                    RULE_RECORD_TOO_LARGE,
+                    Level::Must,
+                    format!(
+                        "line {} is longer than --max-input-size ({} bytes: {} or more); not read",
+                        self.line,
+                        self.max_record,
+                        buf.len() + skipped
+                    ),
+                ));
+                continue;
+            }
+            bytes += buf.len();
             if buf.last() == Some(&b'\n') {
                 buf.pop();
                 if buf.last() == Some(&b'\r') {
@@ -842,7 +878,7 @@ impl Lines {
                 texts.push((self.line, text));
             }
         }
-        if texts.is_empty() {
+        if texts.is_empty() && too_large.is_empty() {
             return Batch::End;
         }
         self.records += texts.len();
@@ -868,7 +904,7 @@ impl Lines {
                 Some(transcript::plain::read_framed(&self.name, framed))
             })
             .collect();
-        let (mut items, mut findings) = (Vec::new(), Vec::new());
+        let (mut items, mut findings) = (Vec::new(), too_large);
         for d in read {
             let Some(d) = d else { return Batch::NotPlain };
             items.extend(d.items);

@@ -318,10 +318,12 @@ impl Engine {
         };
         let text = location.to_string_lossy().to_string();
         let name = format!("t{}", tables.len());
+        // CSV readers decode every column of a row, whatever the scan reads (see CSV_CELLS).
+        let csv = crate::objstore::without_query(&text).to_lowercase().ends_with(".csv");
         if let Some(scheme) = catalog::url_scheme(&text) {
             // On object storage: never joined onto the study folder, never looked up on disk.
             self.register_object(&ctx, &name, location, &scheme).map_err(table_error)?;
-            return self.registered(ctx, &mut tables, key, name);
+            return self.registered(ctx, &mut tables, key, name, csv);
         }
         let is_glob = text.contains(['*', '?', '[']);
         if !is_glob && !location.exists() {
@@ -365,7 +367,14 @@ impl Engine {
                     Some(f) => {
                         let copy = crate::transcode::cached_copy(location, &f, delimiter)
                             .map_err(datafusion::error::DataFusionError::Execution)?;
-                        ctx.register_csv(&name, &copy.to_string_lossy(), opts).await
+                        let copy = copy.to_string_lossy();
+                        let schema = csv_schema(&ctx, &copy, &opts).await?;
+                        ctx.register_csv(&name, &copy, opts.schema(&schema)).await
+                    }
+                    // One file: its schema inferred here, in time linear in its columns.
+                    None if !is_glob => {
+                        let schema = csv_schema(&ctx, &text, &opts).await?;
+                        ctx.register_csv(&name, &text, opts.schema(&schema)).await
                     }
                     None => ctx.register_csv(&name, &text, opts).await,
                 }
@@ -380,16 +389,20 @@ impl Engine {
             }
         });
         result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
-        self.registered(ctx, &mut tables, key, name)
+        self.registered(ctx, &mut tables, key, name, csv)
     }
 
-    /// The schema of the table just registered as `name` in `ctx`, remembered under `key`.
+    /// The schema of the table just registered as `name` in `ctx`, remembered under `key`. A
+    /// `csv` table wider than [`CSV_CELLS`] allows at the session's batch size is scanned in a
+    /// session of its own (the same catalog, runtime and, on a cluster, the same Ballista
+    /// session) whose batches hold fewer rows.
     fn registered(
         &self,
-        ctx: SessionContext,
+        mut ctx: SessionContext,
         tables: &mut HashMap<(PathBuf, Place), Arc<Registered>>,
         key: (PathBuf, Place),
         name: String,
+        csv: bool,
     ) -> Result<Arc<Registered>, EngineError> {
         let schema = self
             .rt
@@ -401,6 +414,10 @@ impl Engine {
             .schema()
             .as_arrow()
             .clone();
+        let rows = ctx.state().config().batch_size();
+        if csv && schema.fields().len().saturating_mul(rows) > CSV_CELLS {
+            ctx = SessionContext::new_with_state(narrow_batches(ctx.state(), schema.fields().len()));
+        }
         let reg = Arc::new(Registered { name, schema: Arc::new(schema), ctx });
         tables.insert(key, reg.clone());
         Ok(reg)
@@ -1044,6 +1061,58 @@ fn hive_partitions(folder: &Path) -> Vec<(String, DataType)> {
         dir = next;
     }
     columns
+}
+
+/// Most fields in one batch of a CSV scan. Arrow's CSV reader decodes every field of a row
+/// whatever the scan projects, and sizes its buffers for a whole batch up front: 16 bytes a
+/// field, so at DataFusion's 8,192 rows a batch about 130 KB a column (a 20,000-column CSV took
+/// 2.7 GB to read one row). Wider tables get fewer rows a batch: a reader then holds at most
+/// about 16 MB, whatever the width.
+pub const CSV_CELLS: usize = 1 << 20;
+
+/// The schema DataFusion infers for the one CSV file at `path`, as its listing table would
+/// (the same format, options and stream of whole lines), without the merge of the files'
+/// schemas that follows: arrow's `Schema::try_merge` looks each field up among those before it,
+/// which took most of `verify`'s time on a 45,000-column file (quadratic in the columns).
+async fn csv_schema(
+    ctx: &SessionContext,
+    path: &str,
+    opts: &CsvReadOptions<'_>,
+) -> datafusion::error::Result<Schema> {
+    use datafusion::datasource::file_format::csv::CsvFormat;
+    use datafusion::datasource::file_format::options::ReadOptions;
+    use datafusion::datasource::listing::ListingTableUrl;
+    use datafusion::error::DataFusionError;
+    use datafusion::object_store::ObjectStoreExt;
+    use futures::{StreamExt, TryStreamExt};
+    let listing = opts.to_listing_options(&ctx.copied_config(), ctx.copied_table_options());
+    let format: &dyn std::any::Any = listing.format.as_ref();
+    let Some(format) = format.downcast_ref::<CsvFormat>() else {
+        return Err(DataFusionError::Internal("CSV read options without a CSV format".into()));
+    };
+    let url = ListingTableUrl::parse(path)?;
+    let store = ctx.runtime_env().object_store(url.object_store())?;
+    let bytes = store
+        .get(url.prefix())
+        .await?
+        .into_stream()
+        .map_err(|e| DataFusionError::ObjectStore(Box::new(e)))
+        .boxed();
+    let lines = format.read_to_delimited_chunks_from_stream(bytes);
+    let records = format.options().schema_infer_max_rec.unwrap_or(1_000_000);
+    let (schema, _) = format.infer_schema_from_stream(&ctx.state(), records, lines).await?;
+    Ok(schema)
+}
+
+/// `state` with batches of at most [`CSV_CELLS`] fields of a table `width` columns wide (at
+/// least one row).
+fn narrow_batches(
+    mut state: datafusion::execution::SessionState,
+    width: usize,
+) -> datafusion::execution::SessionState {
+    let rows = (CSV_CELLS / width.max(1)).clamp(1, state.config().batch_size().max(1));
+    *state.config_mut() = state.config().clone().with_batch_size(rows);
+    state
 }
 
 /// Stack of the engine's threads: deep enough for any filter within the catalog's limits.

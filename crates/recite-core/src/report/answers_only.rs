@@ -37,11 +37,13 @@ impl stream::Writer for Writer {
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
         self.inputs += 1;
         if self.json {
-            let mut v = serde_json::json!({"inputs": [{"file": self.file, "answers": tail.answers}]});
-            super::json::cap_strings(&mut v);
-            let input = serde_json::to_string_pretty(&v["inputs"][0]).expect("a value always serializes");
+            // One answer's value at a time (super::json::write_answers).
+            let file =
+                serde_json::to_string(&super::json::part_value(&self.file)).expect("a string serializes");
             let sep = if self.inputs > 1 { ",\n" } else { "" };
-            write!(self.body, "{sep}    {}", input.replace('\n', "\n    "))
+            write!(self.body, "{sep}    {{\n      \"file\": {file},\n      \"answers\": ")?;
+            super::json::write_answers(&mut self.body, tail.answers, 6)?;
+            self.body.write_all(b"\n    }")
         } else {
             let mut o = super::escape::for_terminal(&self.file);
             o.push('\n');

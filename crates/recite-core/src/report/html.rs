@@ -222,8 +222,11 @@ fn render_turns(
     moca: &[MocaEvent],
 ) {
     let mut shown = vec![false; claims.len()];
+    // Each turn's answer looked up, not searched for (turns × answers was quadratic).
+    let by_turn: std::collections::HashMap<usize, &Answer> =
+        answers.iter().rev().map(|a| (a.turn, a)).collect();
     for (ti, turn) in turns.iter().enumerate() {
-        let answer = answers.iter().find(|a| a.turn == ti);
+        let answer = by_turn.get(&ti).copied();
         let role = turn.role.to_lowercase();
         let class = match role.as_str() {
             "user" | "agent" | "assistant" | "tool" | "system" | "developer" => role.as_str(),

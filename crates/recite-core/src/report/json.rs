@@ -125,12 +125,37 @@ pub fn claim_value(c: &ClaimReport) -> Value {
 }
 
 /// An input's answers as the report writes them: rounded, capped, each text at
-/// [`MAX_TURN_CHARS`](super::escape::MAX_TURN_CHARS).
+/// [`MAX_TURN_CHARS`](super::escape::MAX_TURN_CHARS). The reports write them one at a time
+/// ([`answer_value`], [`write_answers`]): this whole value took about 2.5 KB a stated number.
 pub fn answers_value(answers: &[crate::answers::Answer]) -> Value {
-    let mut v = serde_json::json!({ "inputs": [{ "answers": answers }] });
+    Value::Array(answers.iter().map(answer_value).collect())
+}
+
+/// One answer as the report writes it (an element of [`answers_value`]).
+pub fn answer_value(answer: &crate::answers::Answer) -> Value {
+    let mut v = serde_json::json!({ "inputs": [{ "answers": [answer] }] });
     round_floats(&mut v);
     cap_strings(&mut v);
-    v["inputs"][0]["answers"].take()
+    v["inputs"][0]["answers"][0].take()
+}
+
+/// Writes `pretty_at(&answers_value(answers), indent)` (non-empty `answers`), building one
+/// answer's value at a time, so memory holds one answer's, not the input's.
+pub fn write_answers(
+    out: &mut dyn Write,
+    answers: &[crate::answers::Answer],
+    indent: usize,
+) -> io::Result<()> {
+    let pad = " ".repeat(indent + 2);
+    for (i, a) in answers.iter().enumerate() {
+        out.write_all(if i == 0 { b"[\n" } else { b",\n" })?;
+        out.write_all(pad.as_bytes())?;
+        out.write_all(pretty_at(&answer_value(a), indent + 2).as_bytes())?;
+    }
+    if answers.is_empty() {
+        return out.write_all(b"[]");
+    }
+    write!(out, "\n{}]", &pad[..indent])
 }
 
 /// Any other part of the report, rounded and capped.
@@ -204,7 +229,8 @@ impl stream::Writer for Writer {
             write!(self.body, ",\n      \"moca\": {}", pretty_at(&part_value(&tail.moca), 6))?;
         }
         if !tail.answers.is_empty() {
-            write!(self.body, ",\n      \"answers\": {}", pretty_at(&answers_value(tail.answers), 6))?;
+            self.body.write_all(b",\n      \"answers\": ")?;
+            write_answers(&mut self.body, tail.answers, 6)?;
         }
         write!(self.body, ",\n      \"coverage\": {}", pretty_at(&part_value(&tail.coverage), 6))?;
         self.body.write_all(b"\n    }")

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::json::{answers_value, claim_value, part_value};
+use super::json::{answer_value, claim_value, part_value};
 use super::stream::{self, Closing, InputHead, InputTail};
 use super::{ClaimReport, DataLayer, Summary};
 use crate::answers::Answer;
@@ -137,11 +137,25 @@ impl stream::Writer for Writer {
         if !tail.moca.is_empty() {
             m.insert("moca".into(), part_value(&tail.moca));
         }
-        if !tail.answers.is_empty() {
-            m.insert("answers".into(), answers_value(tail.answers));
+        if tail.answers.is_empty() {
+            m.insert("coverage".into(), part_value(&tail.coverage));
+            return self.line("input", Value::Object(m));
         }
-        m.insert("coverage".into(), part_value(&tail.coverage));
-        self.line("input", Value::Object(m))
+        // The line with its answers and coverage spliced in, one answer's value at a time: the
+        // same bytes as the whole line's value, without holding every answer's at once.
+        let mut head = line_text("input", Value::Object(m));
+        head.truncate(head.len() - "}\n".len());
+        self.out.write_all(head.as_bytes())?;
+        self.out.write_all(b",\"answers\":[")?;
+        for (i, a) in tail.answers.iter().enumerate() {
+            if i > 0 {
+                self.out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut self.out, &answer_value(a))?;
+        }
+        self.out.write_all(b"],\"coverage\":")?;
+        serde_json::to_writer(&mut self.out, &part_value(&tail.coverage))?;
+        self.out.write_all(b"}\n")
     }
 
     fn finish(&mut self, c: Closing<'_>) -> io::Result<()> {

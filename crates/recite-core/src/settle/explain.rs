@@ -9,7 +9,7 @@
 use crate::catalog::{self, Catalog};
 use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
-use crate::scan::{Job, Outcome};
+use crate::scan::{EngineError, Job, Outcome};
 use crate::settle::compare;
 use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
 use crate::stats::{self, Estimate, Method};
@@ -88,6 +88,21 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
         }
     }
     out
+}
+
+/// The note for a claim whose explanation scan the Ballista cluster failed (its deadline
+/// passed, an executor was lost after the first scan): said on the claim, as the first scan's
+/// failure is, never left to look like a claim nothing explains.
+pub fn cluster_note<'a>(
+    outcomes: impl IntoIterator<Item = &'a Result<Outcome, EngineError>>,
+) -> Option<String> {
+    outcomes.into_iter().find_map(|o| match o {
+        Err(e @ EngineError::Cluster(_)) => Some(format!(
+            "not every explanation was looked for: the scan of its variants (previous period, \
+             unweighted, …) failed on the cluster: {e}"
+        )),
+        _ => None,
+    })
 }
 
 /// A variant as computed: its outcome, and the estimates of its measures from that outcome.

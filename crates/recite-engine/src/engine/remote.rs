@@ -31,6 +31,11 @@ pub const DEFAULT_PORT: u16 = 50050;
 /// past any scan a working cluster runs for a claim batch, and a bound on one that is not.
 pub const DEFAULT_ENGINE_TIMEOUT_SECONDS: u64 = 600;
 
+/// The longest `--engine-timeout` taken: a day. A deadline is there to end a wait that a
+/// working cluster never makes a batch endure; past a day it ends nothing (and `u64::MAX`
+/// seconds is not an instant any clock holds).
+pub const MAX_ENGINE_TIMEOUT_SECONDS: u64 = 86_400;
+
 /// The engine a command runs claims on, as `--engine` or `RECITE_ENGINE` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EngineUrl {
@@ -242,8 +247,10 @@ impl Engine {
     }
 
     /// [`Engine::connect`], with `deadline` the longest a scan on the cluster may take
-    /// (ignored by the local engine).
+    /// (ignored by the local engine), at most [`MAX_ENGINE_TIMEOUT_SECONDS`] (a longer one is
+    /// taken as that).
     pub fn connect_within(url: &EngineUrl, deadline: Duration) -> Result<Engine, ConnectError> {
+        let deadline = deadline.min(Duration::from_secs(MAX_ENGINE_TIMEOUT_SECONDS));
         match url {
             EngineUrl::Local => Ok(Engine::new()),
             EngineUrl::Ballista { host, port } => Engine::ballista(host, *port, &url.to_string(), deadline),
