@@ -1,8 +1,6 @@
 //! The `recite` command line. Each subcommand lives in `src/cmd/`, its usage at the top.
 
 mod cmd;
-#[cfg(feature = "serve")]
-mod serve;
 
 use std::process::ExitCode;
 

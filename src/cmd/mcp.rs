@@ -1,4 +1,4 @@
-//! `recite mcp`: the MCP tool server over standard input and output ([`crate::serve::mcp`]).
+//! `recite mcp`: the MCP tool server over standard input and output ([`super::serve::server::mcp`]).
 
 const USAGE: &str = "\
 Examples:
@@ -41,6 +41,6 @@ pub struct Args {
 /// Runs `recite mcp`.
 pub fn run(a: Args) -> Result<ExitCode> {
     let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    crate::serve::mcp_stdio(&config)?;
+    super::serve::server::mcp_stdio(&config)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,7 @@
 //! `recite serve`: an HTTP API (and, with the feature `agents`, an A2A agent and an MCP server)
-//! over one engine ([`crate::serve`]).
+//! over one engine ([`server`]).
+
+pub mod server;
 
 const USAGE: &str = "\
 Examples:
@@ -90,8 +92,8 @@ impl Limits {
         settle: SettleArgs,
         cache: super::cache::CacheArgs,
         engine: super::EngineArgs,
-    ) -> crate::serve::Config {
-        crate::serve::Config {
+    ) -> server::Config {
+        server::Config {
             data,
             settle,
             cache,
@@ -106,8 +108,8 @@ impl Limits {
 
 /// Runs `recite serve`.
 pub fn run(a: Args) -> Result<ExitCode> {
-    let token = a.token_file.as_deref().map(crate::serve::read_token).transpose()?;
+    let token = a.token_file.as_deref().map(server::read_token).transpose()?;
     let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    crate::serve::serve(&config, a.listen, token, a.public_url)?;
+    server::serve(&config, a.listen, token, a.public_url)?;
     Ok(ExitCode::SUCCESS)
 }
