@@ -2287,21 +2287,7 @@ mod tests {
 
     #[test]
     fn answers_sentence_naming_the_cited_brand_anywhere_is_not_misattributed() {
-        use crate::extractor::Unit::Proportion as P;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
-        let cite = |column: &str| {
-            serde_json::json!({
-                "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
-                "base": {"name": "Adults 18-74, aware of brand", "n": 4654}, "weight": "main_weight",
-                "source": {"table": "versant_flat", "column": column, "function": "extractFunnel"}
-            })
-        };
-        let claim = |i: usize, column: &str, v: &str, rec: f64| {
-            let s = corpus::settled(Verdict::Reproduced, Some(4654), &[("Considered", P, Some(v), rec)]);
-            with_covers(sources(i, &s, &[], None), attribution::covers(&catalog, &cite(column)).map(Arc::new))
-        };
-        let scope = [claim(0, "s14r5", "0.44", 0.4421), claim(1, "s14r4", "0.31", 0.3104)].concat();
+        let scope = two_brands();
         let statuses = |text: &str| -> Vec<Status> {
             let turn = Turn { role: "assistant".into(), text: text.into(), ..Turn::default() };
             audit_text(0, &turn, &find(text), &scope).numbers.into_iter().map(|n| n.status).collect()
