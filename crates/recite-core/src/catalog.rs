@@ -193,6 +193,11 @@ pub struct Table {
     /// the file's dictionary); empty otherwise.
     #[serde(skip)]
     pub declared_keys: BTreeMap<String, Vec<String>>,
+    /// Question → its columns in natural order, built on first use: a question may have
+    /// thousands of columns, and every wrong claim and cited number asks for its siblings.
+    /// [`Table::columns_changed`] drops it when `columns` is edited after parsing.
+    #[serde(skip)]
+    questions: std::sync::OnceLock<BTreeMap<String, Vec<String>>>,
 }
 
 /// A number as a SQL literal or label: integers without a fraction.
@@ -849,18 +854,45 @@ impl Table {
         self.columns.get(name).cloned().unwrap_or_default()
     }
 
-    /// Columns of the same question as `column`, in declared order, `column` left out.
+    /// Columns of the same question as `column`, in natural order (`s14r10` after `s14r9`),
+    /// `column` left out.
     pub fn siblings(&self, column: &str) -> Vec<&str> {
-        let Some(q) = self.columns.get(column).and_then(|c| c.question.as_deref()) else { return Vec::new() };
-        let mut s: Vec<&str> = self
-            .columns
-            .iter()
-            .filter(|(n, c)| *n != column && c.question.as_deref() == Some(q))
-            .map(|(n, _)| n.as_str())
-            .collect();
-        // Natural order, so s14r10 comes after s14r9.
-        s.sort_by_key(|n| natural_key(n));
-        s
+        self.nearest_siblings(column, usize::MAX).0
+    }
+
+    /// At most `k` columns of the same question as `column`, the nearest to it in natural order
+    /// first taken (an agent that read the wrong column of a grid most likely read a neighbour),
+    /// returned in natural order; and how many siblings there are in all.
+    pub fn nearest_siblings(&self, column: &str, k: usize) -> (Vec<&str>, usize) {
+        let Some(q) = self.columns.get(column).and_then(|c| c.question.as_deref()) else {
+            return (Vec::new(), 0);
+        };
+        let questions = self.questions.get_or_init(|| {
+            let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for (name, c) in &self.columns {
+                if let Some(q) = &c.question {
+                    by.entry(q.clone()).or_default().push(name.clone());
+                }
+            }
+            for names in by.values_mut() {
+                names.sort_by_cached_key(|n| natural_key(n));
+            }
+            by
+        });
+        let Some(all) = questions.get(q) else { return (Vec::new(), 0) };
+        let total = all.len().saturating_sub(1);
+        let at = all.iter().position(|n| n == column).unwrap_or(0);
+        // A window of k around the column, shifted inward at either end.
+        let lo = at.saturating_sub(k / 2).min(all.len().saturating_sub(k.saturating_add(1)));
+        let hi = lo.saturating_add(k).saturating_add(1).min(all.len());
+        let out = all[lo..hi].iter().filter(|n| *n != column).map(String::as_str).take(k).collect();
+        (out, total)
+    }
+
+    /// Drops what was derived from `columns` (call after editing them: adopting an SPSS
+    /// dictionary).
+    pub fn columns_changed(&mut self) {
+        self.questions = std::sync::OnceLock::new();
     }
 }
 
@@ -970,6 +1002,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(study.tables[0].location(&study), PathBuf::from("gs://b/t.parquet"), "never joined");
+    }
+
+    /// A table whose question `q` has columns `c1..=cN` (and one column of another question).
+    fn grid(n: usize) -> Table {
+        let mut toml = String::from("[study]\nname = \"S\"\n[[tables]]\nname = \"t\"\npath = \"t.parquet\"\n");
+        for i in (1..=n).rev() {
+            toml.push_str(&format!("[tables.columns.c{i}]\nquestion = \"q\"\n"));
+        }
+        toml.push_str("[tables.columns.other]\nquestion = \"p\"\n");
+        Study::parse(&toml, Path::new("/data/s/study.toml")).unwrap().tables.remove(0)
+    }
+
+    #[test]
+    fn siblings_are_the_question_in_natural_order_and_the_nearest_are_a_window() {
+        let t = grid(12);
+        assert_eq!(t.siblings("c2"), ["c1", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11", "c12"]);
+        assert_eq!(t.siblings("other"), Vec::<&str>::new(), "alone in its question");
+        assert_eq!(t.nearest_siblings("c6", 4), (vec!["c4", "c5", "c7", "c8"], 11));
+        // At either end the window shifts inward and still holds k.
+        assert_eq!(t.nearest_siblings("c1", 3), (vec!["c2", "c3", "c4"], 11));
+        assert_eq!(t.nearest_siblings("c12", 3), (vec!["c9", "c10", "c11"], 11));
+        assert_eq!(t.nearest_siblings("c5", 100).0.len(), 11, "fewer than k: all of them");
+        assert_eq!(t.nearest_siblings("nope", 3), (Vec::<&str>::new(), 0));
+    }
+
+    #[test]
+    fn a_wide_question_gives_k_nearest_of_all() {
+        // 20,000 columns of one question (a hostile catalog): each answer is k columns, the
+        // total counted in full.
+        let t = grid(20_000);
+        let mut seen = 0;
+        for i in (1..=20_000).step_by(97) {
+            let (near, total) = t.nearest_siblings(&format!("c{i}"), 16);
+            assert_eq!((near.len(), total), (16, 19_999));
+            seen += 1;
+        }
+        assert!(seen > 200);
     }
 
     #[test]

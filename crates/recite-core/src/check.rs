@@ -491,6 +491,7 @@ impl Ctx<'_> {
         let Some(tried) = tried else { return (s, Some(res)) };
         let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
         explain_one(&mut s, &cit, tried, method);
+        s.notes.extend(explain::limits_note(r, self.catalog));
         (s, None)
     }
 

@@ -71,6 +71,7 @@ pub fn adopt_dictionaries(study: &mut Study) {
         }
         let Ok(dict) = dictionary(&dir.join(&t.path)) else { continue };
         adopt(&mut t.columns, &dict, &t.declared_keys);
+        t.columns_changed();
     }
 }
 

@@ -171,21 +171,31 @@ fn words(s: &str, min: usize) -> Vec<String> {
 
 /// The words of each option that no other option has: what tells it apart.
 fn distinct(options: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
+    // How many options use each word: linear in the options, as a grid may have thousands.
+    let mut used: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (_, ws) in options {
+        let mut own: Vec<&str> = ws.iter().map(String::as_str).collect();
+        own.sort_unstable();
+        own.dedup();
+        for w in own {
+            *used.entry(w).or_default() += 1;
+        }
+    }
     options
         .iter()
-        .enumerate()
-        .map(|(i, (_, ws))| {
-            let mut own: Vec<String> = ws
-                .iter()
-                .filter(|w| options.iter().enumerate().all(|(j, (_, o))| j == i || !o.contains(w)))
-                .cloned()
-                .collect();
+        .map(|(_, ws)| {
+            let mut own: Vec<String> = ws.iter().filter(|w| used.get(w.as_str()) == Some(&1)).cloned().collect();
             own.sort();
             own.dedup();
             own
         })
         .collect()
 }
+
+/// Most sibling columns a cited column's label is told apart from (the nearest in the grid's
+/// order): brands, items and statements of one question, far more than any real grid has, and
+/// a bound on the work and memory a hostile catalog can cost per citation.
+pub const MAX_ATTRIBUTION_SIBLINGS: usize = 256;
 
 /// What the citation covers, when the catalog knows its study: the period (its name and
 /// aliases against the study's other periods), the population (the words that tell its base
@@ -265,7 +275,7 @@ pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers>
         }
     }
     if let (Some(t), Some(c)) = (table, column) {
-        let siblings = t.siblings(c);
+        let (siblings, _) = t.nearest_siblings(c, MAX_ATTRIBUTION_SIBLINGS);
         if !siblings.is_empty() {
             let label = |name: &str| {
                 let l = t.column_meta(name).label;

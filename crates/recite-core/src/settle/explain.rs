@@ -14,6 +14,11 @@ use crate::settle::compare;
 use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
 use crate::stats::{self, Estimate, Method};
 
+/// Most sibling columns tried as explanations of one claim: the nearest in the grid's order. A
+/// question may have thousands of columns, and every wrong claim would otherwise add a job for
+/// each to the explanation scan.
+pub const MAX_SIBLING_VARIANTS: usize = 16;
+
 /// A variant computation of one claim.
 #[derive(Debug, Clone)]
 pub struct Variant {
@@ -70,7 +75,7 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
     v.base = "no base filter".into();
     push(Cause::NoBase, "with no base filter (every row of the period)".into(), v);
     if let Ok(extractor) = registry.get(&r.function) {
-        for sib in table.siblings(&r.rows.column) {
+        for sib in table.nearest_siblings(&r.rows.column, MAX_SIBLING_VARIANTS).0 {
             let meta = table.column_meta(sib);
             let Ok(measures) = extractor.expand(&meta) else { continue };
             let mut v = r.clone();
@@ -88,6 +93,20 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
         }
     }
     out
+}
+
+/// The note for a claim whose question has more sibling columns than were tried as explanations:
+/// nothing found among them does not mean no sibling reproduces the claim.
+pub fn limits_note(r: &Resolved, catalog: &Catalog) -> Option<String> {
+    let table = catalog.study(&r.study).ok()?.table(&r.rows.table).ok()?;
+    let (_, total) = table.nearest_siblings(&r.rows.column, 0);
+    (total > MAX_SIBLING_VARIANTS).then(|| {
+        format!(
+            "only the {MAX_SIBLING_VARIANTS} sibling columns nearest to {} (of {total} in its question) \
+             were tried as explanations",
+            r.rows.column
+        )
+    })
 }
 
 /// The note for a claim whose explanation scan the Ballista cluster failed (its deadline

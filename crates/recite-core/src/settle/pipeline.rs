@@ -212,12 +212,12 @@ fn explain_all(
         .collect();
     drop(jobs);
     for (chunk, at) in wrong.chunks(EXPLAIN_CHUNK).zip(job_of.chunks(EXPLAIN_CHUNK)) {
-        let explained: Vec<(Vec<Explanation>, Option<String>)> = chunk
+        let explained: Vec<(Vec<Explanation>, Vec<String>)> = chunk
             .par_iter()
             .zip(at)
             .map(|(&i, at)| {
                 let (s, ctx) = &settled[i];
-                let Some((cit, r)) = ctx else { return (Vec::new(), None) };
+                let Some((cit, r)) = ctx else { return (Vec::new(), Vec::new()) };
                 // The same variants, in the same order, as when their jobs were collected.
                 let variants = explain::variants(i, r, catalog, registry);
                 let tried: Vec<explain::Tried> = variants
@@ -227,8 +227,12 @@ fn explain_all(
                     .collect();
                 // The base n that failed: the citation's, or a result's `n` that differs from it.
                 let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
-                let note = explain::cluster_note(at.iter().map(|&j| &outcomes[j]));
-                (explain::judge(s, claimed_n, &tried), note)
+                // In the order `check` writes them.
+                let notes: Vec<String> = explain::cluster_note(at.iter().map(|&j| &outcomes[j]))
+                    .into_iter()
+                    .chain(explain::limits_note(r, catalog))
+                    .collect();
+                (explain::judge(s, claimed_n, &tried), notes)
             })
             .collect();
         for (&i, (e, note)) in chunk.iter().zip(explained) {
