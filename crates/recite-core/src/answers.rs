@@ -467,8 +467,11 @@ fn doubt(s: Status) -> u8 {
         Status::Uncited => 8,
         Status::Misquoted => 7,
         Status::Misattributed => 6,
-        Status::AttributionUnsure => 5,
-        Status::TracedToDiscrepant => 4,
+        // A value the re-run refutes is a finding whatever the sentence means it to be about;
+        // an attribution recite cannot read is only a doubt, and would hide that finding (and
+        // `--fail-on traced-to-discrepant`).
+        Status::TracedToDiscrepant => 5,
+        Status::AttributionUnsure => 4,
         Status::TracedUnverified => 3,
         Status::RecomputedOnly => 2,
         Status::Traced => 1,
@@ -2299,6 +2302,36 @@ mod tests {
         assert_eq!(statuses(text), [Status::AttributionUnsure, Status::AttributionUnsure]);
         // Corvana's 31% given to Versant, Corvana named nowhere.
         assert_eq!(statuses("Versant's consideration is 31%."), [Status::Misattributed]);
+    }
+
+    #[test]
+    fn answers_refuted_value_outranks_an_unsure_attribution() {
+        // As two_brands(), but the data gives Corvana 27.9%, not the claimed 31%.
+        use crate::extractor::Unit::Proportion as P;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
+        let cite = |column: &str| {
+            serde_json::json!({
+                "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+                "base": {"name": "Adults 18-74, aware of brand", "n": 4654}, "weight": "main_weight",
+                "source": {"table": "versant_flat", "column": column, "function": "extractFunnel"}
+            })
+        };
+        let claim = |i: usize, column: &str, verdict: Verdict, v: &str, rec: f64| {
+            let s = corpus::settled(verdict, Some(4654), &[("Considered", P, Some(v), rec)]);
+            with_covers(sources(i, &s, &[], None), attribution::covers(&catalog, &cite(column)).map(Arc::new))
+        };
+        let scope = [
+            claim(0, "s14r5", Verdict::Reproduced, "0.44", 0.4421),
+            claim(1, "s14r4", Verdict::Discrepant, "0.31", 0.279),
+        ]
+        .concat();
+        let text = "Versant turns a larger share of aware adults into considerers than Corvana (44% vs 31%).";
+        let got = with_scope(text, &scope);
+        let statuses: Vec<Status> = got.iter().map(|n| n.status).collect();
+        // The 44% stays unsure; the 31% is refuted, and says the attribution doubt too.
+        assert_eq!(statuses, [Status::AttributionUnsure, Status::TracedToDiscrepant]);
+        assert!(got[1].attribution.is_some() && got[1].why.contains("does not support"), "{:?}", got[1]);
     }
 
     /// What the bundled catalog says W6 Versant's and Corvana's consideration citations cover,
