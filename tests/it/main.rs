@@ -24,6 +24,8 @@ mod sdk_corpus;
 mod serve;
 #[cfg(feature = "agents")]
 mod serve_agents;
+#[cfg(feature = "agents")]
+mod serve_jsonrpc;
 mod statistics;
 mod strings;
 mod support;

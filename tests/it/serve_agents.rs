@@ -6,7 +6,9 @@
 //!
 //! The Python clients come from `tests/serve/install.sh` (a cached virtualenv); without it these
 //! tests are skipped with a message, unless `RECITE_REQUIRE_SERVE_CLIENTS=1` makes that a
-//! failure.
+//! failure. A second, independent A2A client is the official JavaScript SDK (`@a2a-js/sdk`,
+//! protocol v1.0) under node, from `tests/serve/a2a-js/install.sh` (a cached `node_modules`);
+//! without it its test is skipped, unless `RECITE_REQUIRE_NODE=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -230,4 +232,138 @@ fn serve_agent_card_passes_recite_card_with_no_finding() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["findings"].as_array().map(Vec::len).unwrap_or(0), 0, "{report}");
     assert!(report["extension_declared"].is_string(), "{report}");
+}
+
+/// Whether the official A2A JavaScript SDK is installed where `tests/serve/a2a-js/install.sh`
+/// puts it (and node runs); when not, a SKIPPED line, unless `RECITE_REQUIRE_NODE` makes that a
+/// failure.
+fn a2a_js_installed(test: &str) -> bool {
+    let cache = std::env::var_os("RECITE_SDK_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        let xdg = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+        xdg.unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
+            .join("recite-sdk")
+    });
+    let sdk = cache.join("a2a-js/node_modules/@a2a-js/sdk/package.json");
+    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    let why = if !node {
+        "node is not installed (Debian's `nodejs`)".to_string()
+    } else if !sdk.is_file() {
+        format!("{} is not installed (run tests/serve/a2a-js/install.sh)", sdk.display())
+    } else {
+        return true;
+    };
+    let required = std::env::var_os("RECITE_REQUIRE_NODE").is_some_and(|v| !v.is_empty() && v != "0");
+    assert!(!required, "RECITE_REQUIRE_NODE is set but {why}");
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}
+
+#[test]
+fn serve_a2a_js_sdk_sends_streams_and_gets_tasks_with_a_token() {
+    if !a2a_js_installed("serve_a2a_js_sdk_sends_streams_and_gets_tasks_with_a_token") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let token = "a2a-js-token-0123456789abcdef";
+    let file = dir.path().join("token");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let s = Server::start(&["--token-file", &file.display().to_string()]);
+    // Two transcripts in one streamed message: one report artifact each, in order.
+    let (citation, transcripts) = (CITATIONS[0], [TRANSCRIPTS[0], TRANSCRIPTS[1]]);
+    let out = Command::new("node")
+        .arg(root().join("tests/serve/a2a-js/client.mjs"))
+        .arg(s.url())
+        .arg(citation)
+        .args(transcripts)
+        .env("RECITE_A2A_TOKEN", token)
+        .current_dir(root())
+        .output()
+        .expect("run node");
+    assert!(
+        out.status.success(),
+        "client.mjs failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).expect("client.mjs prints JSON");
+    assert_eq!(got["errors"], serde_json::json!({}), "the SDK's calls threw: {}", got["errors"]);
+    let card = &got["card"];
+    assert_eq!(card["name"], "recite");
+    let skills: Vec<&str> =
+        card["skills"].as_array().unwrap().iter().filter_map(|s| s["id"].as_str()).collect();
+    assert_eq!(skills, ["verify-citation", "check-transcript"]);
+    assert!(card["securitySchemes"]["bearer"].is_object(), "{card}");
+
+    const REPORT: &str = "application/vnd.recite.report+json";
+    let verified = cli_json(&["verify", "-", "--format", "json"], &read(citation));
+    let checked: Vec<Value> =
+        transcripts.iter().map(|t| cli_json(&["check", "-", "--format", "json"], &read(t))).collect();
+    let settlements = |b: &Value| -> usize {
+        b["artifacts"].as_array().unwrap().iter().filter(|a| *a == "settlement").count()
+    };
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let b = &got["bindings"][binding];
+        assert_eq!(b["protocol"]["name"], binding, "the factory chose another binding: {}", b["protocol"]);
+        assert_eq!(b["protocol"]["version"], "1.0", "{binding}: {}", b["protocol"]);
+
+        // Sent: the completed task, its one report that of `recite verify -`.
+        let sent = &b["send"];
+        assert_eq!(sent["state"], "TASK_STATE_COMPLETED", "{binding}: {sent}");
+        assert_eq!(sent["reports"].as_array().map(Vec::len), Some(1), "{binding}: {}", sent["artifacts"]);
+        assert!(
+            same(&sent["reports"][0], &verified),
+            "{binding}: the A2A report differs from recite verify -"
+        );
+        // The same Part read from the SDK's own ProtoJSON of the task.
+        assert!(same(&artifact_part(&sent["task"], "settlement", REPORT), &verified), "{binding}");
+        assert_eq!(sent["citations"][0]["study"], "Versant Mega Tracker", "{binding}: {}", sent["citations"]);
+        assert_eq!(
+            sent["citations"][0]["base"]["n"].as_f64(),
+            verified["inputs"][0]["claims"][0]["base"]["n"].as_f64()
+        );
+
+        // Got back by id.
+        let fetched = &b["get"];
+        assert_eq!(fetched["id"], sent["id"], "{binding}");
+        assert_eq!(fetched["state"], "TASK_STATE_COMPLETED", "{binding}: {fetched}");
+        assert!(same(&artifact_part(&fetched["task"], "settlement", REPORT), &verified), "{binding}");
+
+        // Streamed: working, one report artifact per transcript in order, then completed.
+        let streamed = &b["stream"];
+        let states: Vec<&str> =
+            streamed["states"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert!(states.contains(&"TASK_STATE_WORKING"), "{binding}: {states:?}");
+        assert_eq!(states.last(), Some(&"TASK_STATE_COMPLETED"), "{binding}: {states:?}");
+        assert_eq!(
+            streamed["taskIds"].as_array().map(Vec::len),
+            Some(1),
+            "{binding}: {}",
+            streamed["taskIds"]
+        );
+        assert_eq!(settlements(streamed), transcripts.len(), "{binding}: {}", streamed["artifacts"]);
+        let reports = streamed["reports"].as_array().unwrap();
+        assert_eq!(reports.len(), transcripts.len(), "{binding}: {}", streamed["artifacts"]);
+        for ((report, want), path) in reports.iter().zip(&checked).zip(transcripts) {
+            assert!(
+                same(report, want),
+                "{binding}: the streamed report of {path} differs from recite check -"
+            );
+        }
+        // The streamed task, got by id, holds the same reports.
+        let kept = &b["getStreamed"];
+        assert_eq!(kept["id"], streamed["taskIds"][0], "{binding}");
+        assert_eq!(kept["state"], "TASK_STATE_COMPLETED", "{binding}: {kept}");
+        assert_eq!(settlements(kept), transcripts.len(), "{binding}: {}", kept["artifacts"]);
+        let kept = kept["reports"].as_array().unwrap();
+        assert!(
+            kept.len() == checked.len() && kept.iter().zip(&checked).all(|(a, b)| same(a, b)),
+            "{binding}: the stored task's reports differ from recite check -"
+        );
+
+        // Prose is not a citation: rejected.
+        let prose = b["prose"]["states"].as_array().unwrap();
+        assert_eq!(prose.last().and_then(Value::as_str), Some("TASK_STATE_REJECTED"), "{binding}: {prose:?}");
+    }
 }

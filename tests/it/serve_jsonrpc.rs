@@ -1,0 +1,70 @@
+//! Malformed JSON-RPC sent to `recite serve`'s A2A binding (`/a2a/jsonrpc`) and MCP endpoint
+//! (`/mcp`), over plain HTTP: every fault gets the JSON-RPC 2.0 specification's error object
+//! (`{"jsonrpc":"2.0","error":{"code","message"},"id"}`, `id` null when the request's could not
+//! be read) with the code the specification assigns, and the server keeps answering.
+
+use serde_json::Value;
+
+use crate::serve::{Response, Server};
+
+/// The error object of a JSON-RPC reply (an HTTP body, or the first `data:` event of an SSE
+/// body), asserting the envelope the specification gives it.
+fn rpc_error(r: &Response) -> (i64, Value) {
+    let text = String::from_utf8_lossy(&r.body);
+    let json = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.trim().to_string())
+        .unwrap_or_else(|| text.to_string());
+    let v: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {text}"));
+    assert_eq!(v["jsonrpc"], "2.0", "{v}");
+    assert!(v.get("result").is_none(), "an error reply has no result: {v}");
+    let code = v["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error code: {v}"));
+    assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "no message: {v}");
+    (code, v["id"].clone())
+}
+
+/// POST `body` to `path` as JSON.
+fn post(s: &Server, path: &str, body: &str) -> Response {
+    s.request(
+        "POST",
+        path,
+        &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")],
+        body.as_bytes(),
+    )
+}
+
+#[test]
+fn serve_a2a_answers_malformed_json_rpc_with_the_specifications_error_objects() {
+    let s = Server::start(&[]);
+    let path = "/a2a/jsonrpc";
+    // Not JSON at all: Parse error, id null.
+    let (code, id) = rpc_error(&post(&s, path, r#"{"jsonrpc": "2.0", "method": "SendMessage", "#));
+    assert_eq!((code, id), (-32700, Value::Null));
+    // JSON, but not a request object: Invalid Request.
+    let (code, _) = rpc_error(&post(&s, path, r#"{"jsonrpc": "2.0", "id": 7}"#));
+    assert_eq!(code, -32600);
+    let (code, _) = rpc_error(&post(&s, path, r#""SendMessage""#));
+    assert_eq!(code, -32600);
+    // A method A2A does not have: Method not found, the id echoed.
+    let (code, id) = rpc_error(&post(&s, path, r#"{"jsonrpc": "2.0", "id": 8, "method": "NoSuchMethod", "params": {}}"#));
+    assert_eq!((code, id), (-32601, Value::from(8)));
+    // A real method with params of the wrong shape: Invalid params.
+    let (code, id) =
+        rpc_error(&post(&s, path, r#"{"jsonrpc": "2.0", "id": "x", "method": "SendMessage", "params": {"message": 3}}"#));
+    assert_eq!((code, id), (-32602, Value::from("x")));
+    // Still serving.
+    let r = s.request("GET", "/healthz", &[], b"");
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn serve_mcp_answers_malformed_json_rpc_with_the_specifications_error_objects() {
+    let s = Server::start(&[]);
+    let r = post(&s, "/mcp", r#"{"jsonrpc": "2.0", "method": "initialize", "#);
+    assert!(r.status >= 400, "a body that is not JSON is refused: {}", r.status);
+    let (code, id) = rpc_error(&r);
+    assert_eq!((code, id), (-32700, Value::Null));
+    let r = s.request("GET", "/healthz", &[], b"");
+    assert_eq!(r.status, 200);
+}
