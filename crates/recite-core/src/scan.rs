@@ -22,6 +22,33 @@ pub trait Scan: Schemas + Sync {
     fn run(&self, jobs: &[Job]) -> (Vec<Result<Outcome, EngineError>>, ScanStats);
 }
 
+thread_local! {
+    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with the scans it starts on this thread given up once `deadline` passes: the scan's
+/// work is dropped and its jobs fail (a service's time limit then frees its turn at once, rather
+/// than when the scan would have ended). `None` is no limit; the previous limit comes back after.
+pub fn with_deadline<T>(deadline: Option<std::time::Instant>, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<std::time::Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEADLINE.set(self.0);
+        }
+    }
+    let _restore = Restore(DEADLINE.replace(deadline));
+    f()
+}
+
+/// The deadline [`with_deadline`] set on this thread, if any. A scan that hands work to other
+/// threads passes it on with [`with_deadline`].
+pub fn deadline() -> Option<std::time::Instant> {
+    DEADLINE.get()
+}
+
+/// Why a scan given up at its deadline failed.
+pub const PAST_DEADLINE: &str = "the time limit passed before the scan ended";
+
 /// What to compute over one set of base rows.
 #[derive(Debug, Clone)]
 pub struct Job {

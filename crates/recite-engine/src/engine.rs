@@ -113,6 +113,25 @@ pub(crate) fn scan_error(e: &datafusion::error::DataFusionError) -> ScanError {
     }
 }
 
+/// `rt.block_on(work)`, given up when the calling thread's scan deadline passes
+/// ([`recite_core::scan::with_deadline`]): the work is dropped, which aborts its tasks and
+/// DataFusion's streams, and the scan fails as fatal (every job of it).
+pub(crate) fn block_on_within<T>(
+    rt: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = Result<T, datafusion::error::DataFusionError>>,
+) -> Result<T, datafusion::error::DataFusionError> {
+    match recite_core::scan::deadline() {
+        None => rt.block_on(work),
+        Some(at) => rt.block_on(async {
+            tokio::time::timeout_at(at.into(), work).await.unwrap_or_else(|_| {
+                Err(datafusion::error::DataFusionError::ResourcesExhausted(
+                    recite_core::scan::PAST_DEADLINE.into(),
+                ))
+            })
+        }),
+    }
+}
+
 /// The largest weight the fixed point takes: each row's w² · 2^130 must stay under 2^192
 /// (`grouped::FIXED_LIMIT`), so w < 2^31.
 const LARGEST_WEIGHT: &str = "2^31 (≈ 2.1·10^9)";
@@ -787,11 +806,14 @@ impl Engine {
                 .push(i);
         }
         let groups: Vec<ScanGroup> = by_table.into_iter().collect();
+        let deadline = recite_core::scan::deadline();
         let per_group: Vec<ScanResult> = groups
             .par_iter()
             .map(|((location, design), members)| {
                 let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
-                let (outs, stats) = self.scan_isolated(location, design.as_ref(), &picked);
+                let (outs, stats) = recite_core::scan::with_deadline(deadline, || {
+                    self.scan_isolated(location, design.as_ref(), &picked)
+                });
                 (members.iter().copied().zip(outs).collect(), stats)
             })
             .collect();
@@ -836,17 +858,21 @@ impl Engine {
             return fail_all(self.diagnose(location, design, jobs[0], &error));
         }
         let parts: Vec<Vec<usize>> = parts.into_values().collect();
+        let deadline = recite_core::scan::deadline();
         let done: Vec<(Outcomes, ScanStats)> = parts
             .par_iter()
             .map(|part| {
-                let picked: Vec<&Job> = part.iter().map(|&i| jobs[i]).collect();
-                let fail =
-                    |e: EngineError| (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default());
-                match self.scan_best(location, design, &picked) {
-                    Ok(done) => done,
-                    Err(ScanError::Fatal(e)) => fail(e),
-                    Err(ScanError::Data(e)) => fail(self.diagnose(location, design, picked[0], &e)),
-                }
+                recite_core::scan::with_deadline(deadline, || {
+                    let picked: Vec<&Job> = part.iter().map(|&i| jobs[i]).collect();
+                    let fail = |e: EngineError| {
+                        (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default())
+                    };
+                    match self.scan_best(location, design, &picked) {
+                        Ok(done) => done,
+                        Err(ScanError::Fatal(e)) => fail(e),
+                        Err(ScanError::Data(e)) => fail(self.diagnose(location, design, picked[0], &e)),
+                    }
+                })
             })
             .collect();
         let mut results: Outcomes =

@@ -388,16 +388,14 @@ impl Ranges {
             exprs.push(min(when(finite, v).end().map_err(internal)?));
         }
         let exprs: Vec<Expr> = exprs.into_iter().enumerate().map(|(i, e)| e.alias(format!("r{i}"))).collect();
-        let batches = engine
-            .rt
-            .block_on(async {
-                let mut df = reg.ctx.table(reg.name.as_str()).await?;
-                if let Some(keep) = keep {
-                    df = df.filter(keep)?;
-                }
-                df.aggregate(vec![], exprs)?.collect().await
-            })
-            .map_err(|e| scan_error(&e))?;
+        let batches = super::block_on_within(&engine.rt, async {
+            let mut df = reg.ctx.table(reg.name.as_str()).await?;
+            if let Some(keep) = keep {
+                df = df.filter(keep)?;
+            }
+            df.aggregate(vec![], exprs)?.collect().await
+        })
+        .map_err(|e| scan_error(&e))?;
         let at = |i: usize| {
             batches.iter().find(|b| b.num_rows() > 0).map(|b| value_or_nan(b.column(i))).unwrap_or(f64::NAN)
         };

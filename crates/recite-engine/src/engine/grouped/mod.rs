@@ -438,35 +438,32 @@ impl Engine {
         grams: &super::gram::Grams,
     ) -> Result<Reduced, ScanError> {
         let n_columns = layout.columns();
-        let partials: Vec<Partial> = self
-            .rt
-            .block_on(async {
-                let mut df = ctx.table(table).await?;
-                if let Some(keep) = keep {
-                    df = df.filter(keep)?;
-                }
-                let streams = df.select(select)?.execute_stream_partitioned().await?;
-                let mut tasks = tokio::task::JoinSet::new();
-                for (i, stream) in streams.into_iter().enumerate() {
-                    let mut stream = grams.tap(i, stream); // replicate weights' ranks
-                    let layout = layout.clone();
-                    tasks.spawn(async move {
-                        let mut part = Partial::new(n_columns);
-                        while let Some(batch) = futures::StreamExt::next(&mut stream).await {
-                            part.add(&batch?, &layout)?;
-                        }
-                        Ok::<_, datafusion::error::DataFusionError>(part)
-                    });
-                }
-                let mut parts = Vec::new();
-                while let Some(done) = tasks.join_next().await {
-                    parts.push(
-                        done.map_err(|e| datafusion::error::DataFusionError::ExecutionJoin(Box::new(e)))??,
-                    );
-                }
-                Ok::<_, datafusion::error::DataFusionError>(parts)
-            })
-            .map_err(|e| scan_error(&e))?;
+        let partials: Vec<Partial> = super::block_on_within(&self.rt, async {
+            let mut df = ctx.table(table).await?;
+            if let Some(keep) = keep {
+                df = df.filter(keep)?;
+            }
+            let streams = df.select(select)?.execute_stream_partitioned().await?;
+            let mut tasks = tokio::task::JoinSet::new();
+            for (i, stream) in streams.into_iter().enumerate() {
+                let mut stream = grams.tap(i, stream); // replicate weights' ranks
+                let layout = layout.clone();
+                tasks.spawn(async move {
+                    let mut part = Partial::new(n_columns);
+                    while let Some(batch) = futures::StreamExt::next(&mut stream).await {
+                        part.add(&batch?, &layout)?;
+                    }
+                    Ok::<_, datafusion::error::DataFusionError>(part)
+                });
+            }
+            let mut parts = Vec::new();
+            while let Some(done) = tasks.join_next().await {
+                parts
+                    .push(done.map_err(|e| datafusion::error::DataFusionError::ExecutionJoin(Box::new(e)))??);
+            }
+            Ok::<_, datafusion::error::DataFusionError>(parts)
+        })
+        .map_err(|e| scan_error(&e))?;
         let n_weights = layout.weights;
         let mut out = Reduced::empty(n_columns);
         for p in &partials {
