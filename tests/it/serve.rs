@@ -231,6 +231,61 @@ fn serve_reports_equal_the_cli_byte_for_byte() {
     assert!(!log.contains("Versant"), "a request body was logged: {log}");
 }
 
+/// A `multipart/form-data` body of `files` (name, bytes), one part each, and its content type.
+fn multipart(files: &[(&str, &[u8])]) -> (Vec<u8>, String) {
+    let boundary = "recite-test-boundary-7d1f";
+    let mut body = Vec::new();
+    for (name, bytes) in files {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"transcript\"; filename=\"{name}\"\r\n\
+                 Content-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (body, format!("multipart/form-data; boundary={boundary}"))
+}
+
+#[test]
+fn serve_checks_a_multipart_body_as_the_cli_checks_those_files() {
+    let s = Server::start(&[]);
+    let files: Vec<(&str, Vec<u8>)> = TRANSCRIPTS.iter().map(|p| (*p, read(p))).collect();
+    let parts: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    let (body, content_type) = multipart(&parts);
+    for format in ["json", "markdown"] {
+        let mut args = vec!["check"];
+        args.extend(TRANSCRIPTS);
+        args.extend(["--format", format]);
+        let want = stdout(&run(command(&args), None));
+        let r = s.request(
+            "POST",
+            &format!("/v1/check?format={format}"),
+            &[("content-type", &content_type)],
+            &body,
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        assert_eq!(String::from_utf8_lossy(&r.body), want, "multipart {format} differs from recite {args:?}");
+    }
+    // A multipart body with no part, or one cut inside a part, is a problem naming where.
+    let r = s.request(
+        "POST",
+        "/v1/check",
+        &[("content-type", &content_type)],
+        b"--recite-test-boundary-7d1f--\r\n",
+    );
+    problem(&r, 400, Some("body"));
+    let cut = &body[..body.len() / 2];
+    let r = s.request("POST", "/v1/check", &[("content-type", &content_type)], cut);
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    assert!(r.json()["location"].as_str().is_some_and(|l| l.starts_with("body.part[")), "{}", r.json());
+    let r = s.request("POST", "/v1/check", &[("content-type", "multipart/form-data")], &body);
+    problem(&r, 400, Some("header.content-type"));
+}
+
 #[test]
 fn serve_catalog_and_extractors_list_what_the_cli_lists() {
     let s = Server::start(&[]);

@@ -395,10 +395,13 @@ impl Service {
             verify::claimed(&claims, None).map_err(|e| Problem::bad_request("claim", e.to_string()))?;
         let (permit, deadline) = self.admit().await?;
         let svc = self.clone();
+        let until = deadline.into_std();
         let job = tokio::task::spawn_blocking(move || {
             let _turn = permit;
-            let (settlement, stats) =
-                verify::verify("-", &body, claimed, &svc.catalog, &svc.registry, &svc.engine, svc.settle)?;
+            // The scan is given up at the deadline, so the turn is free when the caller hears 504.
+            let (settlement, stats) = recite::scan::with_deadline(Some(until), || {
+                verify::verify("-", &body, claimed, &svc.catalog, &svc.registry, &svc.engine, svc.settle)
+            })?;
             let verdict = settlement.verdict;
             let text = match format {
                 TextOrJson::Text => {
@@ -426,7 +429,16 @@ impl Service {
         name: String,
         format: ReportFormat,
     ) -> Result<Streaming, Problem> {
-        if body.len() as u64 > self.max_input {
+        self.check_many(vec![(name, body)], format).await
+    }
+
+    /// `recite check A B … --format FORMAT` over `inputs` (name, bytes), in order: one report.
+    pub async fn check_many(
+        self: &Arc<Self>,
+        inputs: Vec<(String, Vec<u8>)>,
+        format: ReportFormat,
+    ) -> Result<Streaming, Problem> {
+        if inputs.iter().map(|(_, b)| b.len() as u64).sum::<u64>() > self.max_input {
             return Err(Problem::too_large(self.max_input));
         }
         let (permit, deadline) = self.admit().await?;
@@ -436,19 +448,32 @@ impl Service {
         tokio::task::spawn_blocking(move || {
             let _turn = permit;
             let sink = Sink { tx: tx.clone(), buf: Vec::new(), deadline: until };
-            let done = svc.check_into(&body, &name, format, sink);
+            let done = recite::scan::with_deadline(Some(until), || svc.check_into(&inputs, format, sink));
             let _ = send_until(&tx, Chunk::Done(done), until);
         });
         Ok(Streaming { rx, deadline, limit: self.limits.time_limit, ended: false })
     }
 
-    /// Runs the check of one input onto `sink`, as `recite check -` runs it.
-    fn check_into(&self, body: &[u8], name: &str, format: ReportFormat, sink: Sink) -> Result<(), String> {
-        // Spooled as `recite check -` spools standard input: the batch reads it more than once.
-        let mut tmp = tempfile::NamedTempFile::new().map_err(|e| format!("cannot spool the input: {e}"))?;
-        tmp.write_all(body).and_then(|_| tmp.flush()).map_err(|e| format!("cannot spool the input: {e}"))?;
-        let path = tmp.path().to_string_lossy().into_owned();
-        let sources = [check::Source::File { name: name.to_string(), path }];
+    /// Runs the check of the inputs onto `sink`, as `recite check -` runs it on one.
+    fn check_into(
+        &self,
+        inputs: &[(String, Vec<u8>)],
+        format: ReportFormat,
+        sink: Sink,
+    ) -> Result<(), String> {
+        // Spooled as `recite check -` spools standard input: the batch reads each more than once.
+        let mut spooled = Vec::with_capacity(inputs.len());
+        let mut sources = Vec::with_capacity(inputs.len());
+        for (name, body) in inputs {
+            let mut tmp =
+                tempfile::NamedTempFile::new().map_err(|e| format!("cannot spool the input: {e}"))?;
+            tmp.write_all(body)
+                .and_then(|_| tmp.flush())
+                .map_err(|e| format!("cannot spool the input: {e}"))?;
+            let path = tmp.path().to_string_lossy().into_owned();
+            sources.push(check::Source::File { name: name.clone(), path });
+            spooled.push(tmp);
+        }
         let max = self.max_input;
         let opts = check::Options {
             settle: self.settle,

@@ -187,7 +187,9 @@ pub fn content_type(f: ReportFormat) -> &'static str {
 }
 
 /// `POST /v1/check[?format=json|jsonl|html|markdown|junit|text][&name=NAME]`: the body is one
-/// transcript in any format `recite check` reads; the answer is the report of
+/// transcript in any format `recite check` reads, or `multipart/form-data` with one transcript a
+/// part (named by its file name, in order, as `recite check a b …` names its files); the answer
+/// is the report of
 /// `recite check - --format FORMAT`, written as the claims settle (NAME, default `-`, is the
 /// input's name in the report, nothing more). A check stopped part-way (time limit) ends the
 /// response abruptly rather than cleanly, so a cut report is never taken for a whole one.
@@ -208,15 +210,23 @@ async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response
         }
     };
     let name = single(&q, "name")?.unwrap_or("-").to_string();
-    if name.is_empty() || name.chars().count() > 256 || name.chars().any(char::is_control) {
-        return Err(Problem::bad_request(
-            "query.name",
-            "a name is 1 to 256 characters, none of them control characters",
-        ));
+    if !good_name(&name) {
+        return Err(Problem::bad_request("query.name", NAME_RULE));
     }
+    let boundary = match req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+        Some(ct) if ct.trim_start().to_ascii_lowercase().starts_with("multipart/") => Some(
+            multer::parse_boundary(ct)
+                .map_err(|e| Problem::bad_request("header.content-type", format!("{ct:?}: {e}")))?,
+        ),
+        _ => None,
+    };
     check_length(&req, svc.max_input)?;
     let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
-    let mut report = svc.check(body, name, format).await?;
+    let inputs = match boundary {
+        None => vec![(name, body)],
+        Some(boundary) => parts(body, boundary).await?,
+    };
+    let mut report = svc.check_many(inputs, format).await?;
     // The first piece decides the status: a check that fails before writing anything is a
     // problem, not an empty report.
     let first = match report.next().await {
@@ -236,7 +246,53 @@ async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response
     Ok(([(header::CONTENT_TYPE, content_type(format))], body).into_response())
 }
 
-/// `GET /v1/catalog`.
+/// What a name in a report may be (`?name=`, a part's file name).
+const NAME_RULE: &str = "a name is 1 to 256 characters, none of them control characters";
+
+fn good_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().count() <= 256 && !name.chars().any(char::is_control)
+}
+
+/// Most parts a multipart body may have: each is an input of the report.
+const MAX_PARTS: usize = 1024;
+
+/// The inputs of a `multipart/form-data` body, one a part, in order: each named by its file
+/// name (else its field name, else `part N`). The body is already read within the size limit.
+async fn parts(body: Vec<u8>, boundary: String) -> Result<Vec<(String, Vec<u8>)>, Problem> {
+    let stream = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(body)) });
+    let mut form = multer::Multipart::new(stream, boundary);
+    let mut out = Vec::new();
+    loop {
+        let at = format!("body.part[{}]", out.len());
+        let field = match form.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return Err(Problem::bad_request(&at, format!("not a multipart part: {e}"))),
+        };
+        if out.len() == MAX_PARTS {
+            return Err(Problem::bad_request(&at, format!("a check takes at most {MAX_PARTS} parts")));
+        }
+        let name = field
+            .file_name()
+            .or(field.name())
+            .filter(|n| !n.is_empty())
+            .map_or_else(|| format!("part {}", out.len() + 1), str::to_string);
+        if !good_name(&name) {
+            return Err(Problem::bad_request(&at, NAME_RULE));
+        }
+        let bytes = field.bytes().await.map_err(|e| Problem::bad_request(&at, format!("{name}: {e}")))?;
+        out.push((name, bytes.to_vec()));
+    }
+    if out.is_empty() {
+        return Err(Problem::bad_request(
+            "body",
+            "the multipart body has no part: send one transcript a part",
+        ));
+    }
+    Ok(out)
+}
+
+/// `GET /v1/catalog`./// `GET /v1/catalog`.
 async fn catalog(State(svc): State<Arc<Service>>) -> Response {
     json_response(&svc.catalog_json())
 }

@@ -118,7 +118,7 @@ pub fn document(token: bool) -> Value {
                 "responses": verify_responses,
             } },
             "/v1/check": { "post": {
-                "summary": "Check one transcript",
+                "summary": "Check one transcript, or several as multipart/form-data (one a part)",
                 "parameters": [
                     { "name": "format", "in": "query",
                       "schema": { "enum": ["json", "jsonl", "html", "markdown", "junit", "text"], "default": "json" } },
@@ -130,6 +130,9 @@ pub fn document(token: bool) -> Value {
                         "application/json": { "schema": {} },
                         "application/jsonl": { "schema": { "type": "string" } },
                         "text/event-stream": { "schema": { "type": "string" } },
+                        "multipart/form-data": { "schema": { "type": "object",
+                            "description": "one transcript a part, named in the report by its file name, in order",
+                            "additionalProperties": { "type": "string", "contentMediaType": "application/octet-stream" } } },
                     } },
                 "responses": check_responses,
             } },
