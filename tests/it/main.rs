@@ -5,6 +5,7 @@ mod agui;
 mod agui_validate;
 mod cache;
 mod check_cli;
+mod deadline;
 #[cfg(feature = "ballista")]
 mod cluster;
 mod engine_plans;
@@ -26,6 +27,8 @@ mod serve;
 mod serve_agents;
 #[cfg(feature = "agents")]
 mod serve_jsonrpc;
+#[cfg(feature = "agents")]
+mod serve_self;
 mod statistics;
 mod strings;
 mod support;

@@ -933,3 +933,30 @@ fn a_record_whose_citation_no_reader_reads_is_reported_at_its_line() {
     let unread: Vec<_> = doc.findings.iter().map(|f| (f.rule.as_str(), f.level, f.locator.line)).collect();
     assert_eq!(unread, [("upperhand/unread", Level::Must, Some(2))], "{:#?}", doc.findings);
 }
+
+#[test]
+fn a_recite_report_part_is_a_settlement_not_an_uncited_result() {
+    // A v1.0 task whose artifact holds a verifier's report (recite's media type and shape) and
+    // nothing else: not a quantitative result needing a citation beside it.
+    let report = serde_json::json!({
+        "report_version": "1", "summary": {"claims": 1, "verdicts": {"REPRODUCED": 1}},
+        "inputs": [{"file": "-", "claims": [{"recomputed": 0.4425, "base": {"n": 4654}}]}],
+    });
+    let task = |media: &str, data: &Value| {
+        serde_json::json!({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+            "artifacts": [{"artifactId": "a", "name": "settlement", "parts": [{"data": data, "mediaType": media}]}]}})
+        .to_string()
+    };
+    let read = |text: String| recite::transcript::read("task.json", &text);
+    let doc = read(task("application/vnd.recite.report+json", &report));
+    assert!(doc.findings.is_empty() && doc.items.is_empty(), "{:#?}", doc.findings);
+    // The same numbers under another media type, or a look-alike without the report's shape,
+    // are results like any other: uncited, a MUST finding.
+    for (media, data) in [
+        ("application/json", report.clone()),
+        ("application/vnd.recite.report+json", serde_json::json!({"Considered": "44%", "n": 4654})),
+    ] {
+        let doc = read(task(media, &data));
+        assert_eq!(rules(&doc), [("upperhand/conformance", Level::Must)], "{media}: {data}");
+    }
+}

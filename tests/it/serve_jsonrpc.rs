@@ -29,7 +29,11 @@ fn post(s: &Server, path: &str, body: &str) -> Response {
     s.request(
         "POST",
         path,
-        &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")],
+        &[
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("a2a-version", "1.0"),
+        ],
         body.as_bytes(),
     )
 }
@@ -47,12 +51,20 @@ fn serve_a2a_answers_malformed_json_rpc_with_the_specifications_error_objects() 
     let (code, _) = rpc_error(&post(&s, path, r#""SendMessage""#));
     assert_eq!(code, -32600);
     // A method A2A does not have: Method not found, the id echoed.
-    let (code, id) = rpc_error(&post(&s, path, r#"{"jsonrpc": "2.0", "id": 8, "method": "NoSuchMethod", "params": {}}"#));
+    let (code, id) =
+        rpc_error(&post(&s, path, r#"{"jsonrpc": "2.0", "id": 8, "method": "NoSuchMethod", "params": {}}"#));
     assert_eq!((code, id), (-32601, Value::from(8)));
     // A real method with params of the wrong shape: Invalid params.
-    let (code, id) =
-        rpc_error(&post(&s, path, r#"{"jsonrpc": "2.0", "id": "x", "method": "SendMessage", "params": {"message": 3}}"#));
+    let (code, id) = rpc_error(&post(
+        &s,
+        path,
+        r#"{"jsonrpc": "2.0", "id": "x", "method": "SendMessage", "params": {"message": 3}}"#,
+    ));
     assert_eq!((code, id), (-32602, Value::from("x")));
+    // A caller that names no A2A version is taken as v0.3, which this agent does not speak.
+    let req = r#"{"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": "t"}}"#;
+    let r = s.request("POST", path, &[("content-type", "application/json")], req.as_bytes());
+    assert_eq!(rpc_error(&r), (-32009, Value::from(9)));
     // Still serving.
     let r = s.request("GET", "/healthz", &[], b"");
     assert_eq!(r.status, 200);
@@ -62,9 +74,18 @@ fn serve_a2a_answers_malformed_json_rpc_with_the_specifications_error_objects() 
 fn serve_mcp_answers_malformed_json_rpc_with_the_specifications_error_objects() {
     let s = Server::start(&[]);
     let r = post(&s, "/mcp", r#"{"jsonrpc": "2.0", "method": "initialize", "#);
-    assert!(r.status >= 400, "a body that is not JSON is refused: {}", r.status);
-    let (code, id) = rpc_error(&r);
-    assert_eq!((code, id), (-32700, Value::Null));
+    assert_eq!(r.status, 400, "MCP's streamable HTTP answers 400 to a body that is not JSON-RPC");
+    assert_eq!(rpc_error(&r), (-32700, Value::Null));
+    for not_a_message in [r#"[]"#, r#"{"method": "initialize", "id": 1}"#, r#"[{"jsonrpc": "1.0"}]"#, "7"] {
+        let r = post(&s, "/mcp", not_a_message);
+        assert_eq!((r.status, rpc_error(&r)), (400, (-32600, Value::Null)), "{not_a_message}");
+    }
+    // A well-formed request still reaches the MCP server.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",
+        "capabilities":{},"clientInfo":{"name":"recite-test","version":"1"}}}"#;
+    let r = post(&s, "/mcp", init);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(String::from_utf8_lossy(&r.body).contains("serverInfo"), "{}", String::from_utf8_lossy(&r.body));
     let r = s.request("GET", "/healthz", &[], b"");
     assert_eq!(r.status, 200);
 }

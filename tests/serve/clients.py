@@ -19,8 +19,8 @@ from pathlib import Path
 def tool_out(result):
     """A CallToolResult as plain data."""
     return {
-        'is_error': bool(result.isError),
-        'structured': result.structuredContent,
+        'is_error': bool(result.is_error),
+        'structured': result.structured_content,
         'text': [c.text for c in result.content if getattr(c, 'type', None) == 'text'],
     }
 
@@ -31,8 +31,8 @@ async def mcp_session(client, citation, transcript):
         'tools': [
             {
                 'name': t.name,
-                'input_schema': t.inputSchema,
-                'has_output_schema': t.outputSchema is not None,
+                'input_schema': t.input_schema,
+                'has_output_schema': t.output_schema is not None,
             }
             for t in tools.tools
         ]

@@ -11,6 +11,20 @@ use serde_json::{Number, Value};
 /// The media type of an Upperhand citation Part.
 pub const CITATION_MEDIA_TYPE: &str = "application/vnd.upperhand.citations+json";
 
+/// The media type of recite's report in a data Part: the JSON report `recite verify` / `recite
+/// check --format json` writes (docs/report.schema.json), as recite's A2A agent answers it.
+pub const REPORT_MEDIA_TYPE: &str = "application/vnd.recite.report+json";
+
+/// True when `v` is shaped as recite's JSON report: an object with `report_version`, a
+/// `summary` object and an `inputs` array. A data Part of [`REPORT_MEDIA_TYPE`] so shaped is a
+/// settlement of other results' citations, not a quantitative result of its own: the numbers it
+/// recomputes travel cited in Parts of their own.
+pub fn is_recite_report(v: &Value) -> bool {
+    v.get("report_version").is_some()
+        && v.get("summary").is_some_and(Value::is_object)
+        && v.get("inputs").is_some_and(Value::is_array)
+}
+
 /// A reference token escaped as RFC 6901 requires (`~` → `~0`, `/` → `~1`).
 pub fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")

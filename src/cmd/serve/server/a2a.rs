@@ -13,10 +13,11 @@
 //! schema docs/report.schema.json) and a short text summary; and since recite's own numbers are
 //! quantitative results, each re-run claim gets one artifact more: the recomputed numbers as a
 //! data Part with the Upperhand citation that re-derives them beside it, so what recite answers
-//! can itself be re-run. Streaming callers get a working status, then each artifact as it is
-//! settled, then the completed status.
+//! can itself be re-run. Streaming callers get the Task first (submitted, as A2A v1.0 requires),
+//! a working status, then each artifact as it is settled, then the completed status.
 
 use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use a2a::{
@@ -38,8 +39,7 @@ use recite::report::ReportFormat;
 use super::Service;
 use crate::cmd::TextOrJson;
 
-/// The media type of recite's report in a data Part: the JSON report (docs/report.schema.json).
-pub const REPORT_MEDIA_TYPE: &str = "application/vnd.recite.report+json";
+pub use recite::json::REPORT_MEDIA_TYPE;
 
 /// The Upperhand Citations v1 extension's URI, declared on the card.
 const CITATIONS_EXTENSION: &str = "https://standards.upperhandai.com/ext/citations/v1";
@@ -254,9 +254,24 @@ impl AgentExecutor for Recite {
                 })
             }
         };
+        // A task's stream MUST begin with the Task (A2A v1.0 §3.1.2): submitted, nothing yet.
+        let first = StreamResponse::Task(Task {
+            id: task.clone(),
+            context_id: context.clone(),
+            status: TaskStatus {
+                state: TaskState::Submitted,
+                message: None,
+                timestamp: Some(chrono::Utc::now()),
+            },
+            artifacts: None,
+            history: None,
+            metadata: None,
+        });
         let read = ctx.message.as_ref().ok_or_else(|| "no message".to_string()).and_then(inputs);
         let inputs = match read {
-            Err(e) => return Box::pin(futures::stream::iter([Ok(status(TaskState::Rejected, e))])),
+            Err(e) => {
+                return Box::pin(futures::stream::iter([Ok(first), Ok(status(TaskState::Rejected, e))]));
+            }
             Ok(i) => i,
         };
         // Status texts carry no digit: recite's answer-text audit would look for their citation.
@@ -295,7 +310,7 @@ impl AgentExecutor for Recite {
             let _ = tx.send(Ok(last)).await;
         });
         let rest = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) });
-        Box::pin(futures::stream::iter([Ok(working)]).chain(rest))
+        Box::pin(futures::stream::iter([Ok(first), Ok(working)]).chain(rest))
     }
 
     fn cancel(&self, ctx: ExecutorContext) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
@@ -470,9 +485,9 @@ impl TaskMap {
     }
 }
 
-#[async_trait::async_trait]
-impl TaskStore for Tasks {
-    async fn create(&self, task: Task) -> Result<TaskVersion, A2AError> {
+// The store's operations, as the in-memory store of the SDK does them; `TaskStore` boxes them.
+impl Tasks {
+    async fn insert(&self, task: Task) -> Result<TaskVersion, A2AError> {
         let mut m = self.inner.write().await;
         if m.tasks.contains_key(&task.id) {
             return Err(A2AError::internal("task already exists"));
@@ -483,7 +498,7 @@ impl TaskStore for Tasks {
         Ok(1)
     }
 
-    async fn update(&self, task: Task) -> Result<TaskVersion, A2AError> {
+    async fn replace(&self, task: Task) -> Result<TaskVersion, A2AError> {
         let mut m = self.inner.write().await;
         let entry = m.tasks.get_mut(&task.id).ok_or_else(|| A2AError::task_not_found(&task.id))?;
         // A finished task stays as it finished (the same state may be written again).
@@ -497,11 +512,11 @@ impl TaskStore for Tasks {
         Ok(version)
     }
 
-    async fn get(&self, task_id: &str) -> Result<Option<Task>, A2AError> {
+    async fn find(&self, task_id: &str) -> Result<Option<Task>, A2AError> {
         Ok(self.inner.read().await.tasks.get(task_id).map(|e| e.0.clone()))
     }
 
-    async fn list(&self, req: &ListTasksRequest) -> Result<ListTasksResponse, A2AError> {
+    async fn page(&self, req: &ListTasksRequest) -> Result<ListTasksResponse, A2AError> {
         let m = self.inner.read().await;
         let mut tasks: Vec<&Task> = m
             .tasks
@@ -548,7 +563,7 @@ impl TaskStore for Tasks {
         })
     }
 
-    async fn begin_cancel(&self, task_id: &str) -> Result<Task, A2AError> {
+    async fn cancel(&self, task_id: &str) -> Result<Task, A2AError> {
         let mut m = self.inner.write().await;
         let entry = m.tasks.get_mut(task_id).ok_or_else(|| A2AError::task_not_found(task_id))?;
         if entry.0.status.state.is_terminal() {
@@ -558,5 +573,55 @@ impl TaskStore for Tasks {
         entry.0.status.state = TaskState::Canceled;
         entry.0.status.timestamp = Some(chrono::Utc::now());
         Ok(entry.0.clone())
+    }
+}
+
+/// What the SDK's `TaskStore` methods return. The trait is declared with `#[async_trait]`, a
+/// crate recite does not depend on, so its impl below is written as the macro expands it: each
+/// method boxes the future of the matching method above.
+type Boxed<'f, T> = Pin<Box<dyn Future<Output = Result<T, A2AError>> + Send + 'f>>;
+
+impl TaskStore for Tasks {
+    fn create<'s, 'f>(&'s self, task: Task) -> Boxed<'f, TaskVersion>
+    where
+        's: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.insert(task))
+    }
+
+    fn update<'s, 'f>(&'s self, task: Task) -> Boxed<'f, TaskVersion>
+    where
+        's: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.replace(task))
+    }
+
+    fn get<'s, 'a, 'f>(&'s self, task_id: &'a str) -> Boxed<'f, Option<Task>>
+    where
+        's: 'f,
+        'a: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.find(task_id))
+    }
+
+    fn list<'s, 'a, 'f>(&'s self, req: &'a ListTasksRequest) -> Boxed<'f, ListTasksResponse>
+    where
+        's: 'f,
+        'a: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.page(req))
+    }
+
+    fn begin_cancel<'s, 'a, 'f>(&'s self, task_id: &'a str) -> Boxed<'f, Task>
+    where
+        's: 'f,
+        'a: 'f,
+        Self: 'f,
+    {
+        Box::pin(self.cancel(task_id))
     }
 }

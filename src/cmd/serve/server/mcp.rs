@@ -197,12 +197,59 @@ pub fn http(svc: Arc<Service>, any_host: bool) -> (axum::Router, impl FnOnce() +
         config = config.disable_allowed_hosts();
     }
     let stop = config.cancellation_token.clone();
+    let limit = usize::try_from(svc.max_input).unwrap_or(usize::MAX);
     let service = StreamableHttpService::new(
         move || Ok(Tools::new(svc.clone())),
-        LocalSessionManager::default().into(),
+        Arc::new(LocalSessionManager::default()),
         config,
     );
-    (axum::Router::new().nest_service("/mcp", service), move || stop.cancel())
+    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| well_formed(req, next, limit),
+    ));
+    (router, move || stop.cancel())
+}
+
+/// A POST whose body is not JSON-RPC gets the JSON-RPC 2.0 specification's error object
+/// (`-32700` parse error, `-32600` invalid request, `id` null) with 400, as MCP's streamable
+/// HTTP transport asks; rmcp alone answers 415 and plain text. Anything well-formed goes on.
+async fn well_formed(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+    limit: usize,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        // Over the limit or cut short: rmcp's own answer (413) says which.
+        return (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "the body is over the input limit")
+            .into_response();
+    };
+    let refuse = |code: i64, message: String| {
+        let body = serde_json::json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message }, "id": null });
+        (
+            axum::http::StatusCode::BAD_REQUEST,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    };
+    let v: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => return refuse(-32700, format!("Parse error: the body is not JSON ({e})")),
+    };
+    // A message, or a batch of them: objects of JSON-RPC 2.0.
+    let messages: Vec<&Value> = match &v {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    if messages.is_empty() || messages.iter().any(|m| m.get("jsonrpc").and_then(Value::as_str) != Some("2.0"))
+    {
+        return refuse(-32600, "Invalid Request: not a JSON-RPC 2.0 message (`\"jsonrpc\": \"2.0\"`)".into());
+    }
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// Serves the tools over standard input and output until the client closes them.

@@ -102,6 +102,11 @@ pub(super) fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) ->
     if cites {
         return citations_in_data(data, &data_ptr, at, p.line, findings);
     }
+    // A verifier's settlement (recite's own report) re-runs other results' citations; the
+    // numbers it recomputes come cited in Parts of their own, so it is not a result to cite.
+    if mt == Some(crate::json::REPORT_MEDIA_TYPE) && crate::json::is_recite_report(data) {
+        return Kind::Ignored;
+    }
     // JSON hidden in strings (ADK's `{"result": "<json text>"}`, a string `data`): decoded.
     let (decoded, problems) = embedded::decode(data, &data_ptr);
     report(problems, at, p.line, findings);
