@@ -506,6 +506,8 @@ pub struct Context<'a> {
     /// The same by nearness alone (no list sharing): where a number's own period, population
     /// or brand words are (`26.8% for Versant and 28.7% for Northwind`).
     near: Vec<(usize, usize)>,
+    /// Where each number ends (answer offsets), and whether it is a change.
+    ends: Vec<(usize, bool)>,
     /// The counts the sentence states.
     counts: Vec<f64>,
     /// For each number, the subject its table header or list lead-in gives it (lower case).
@@ -614,6 +616,7 @@ impl<'a> Context<'a> {
             starts,
             owns,
             near,
+            ends: numbers.iter().map(|n| (n.end, matches!(n.kind, Kind::Points | Kind::Relative))).collect(),
             counts: numbers.iter().filter(|n| n.kind == Kind::Count).map(|n| n.value).collect(),
             subjects,
             stems: RefCell::default(),
@@ -641,15 +644,31 @@ impl<'a> Context<'a> {
     /// to any other number (anywhere in the sentence, with `anywhere`), or in its table headers
     /// or list lead-in.
     fn says(&self, phrase: &str, at: usize, anywhere: bool) -> bool {
+        self.says_where(phrase, at, anywhere, false)
+    }
+
+    /// [`Self::says`] of a level: a phrase after `since` is where a change starts (`fell 5%
+    /// since W5, to 44.2%`), said of no level.
+    fn says_of_level(&self, phrase: &str, at: usize, anywhere: bool) -> bool {
+        self.says_where(phrase, at, anywhere, true)
+    }
+
+    /// [`Self::says`], leaving out the mentions after `since` with `level`.
+    fn says_where(&self, phrase: &str, at: usize, anywhere: bool, level: bool) -> bool {
         let Ok(i) = self.starts.binary_search(&at) else { return false };
         let found = self.phrase_mentions(phrase);
         let (lo, hi) = if anywhere { (0, usize::MAX) } else { self.near[i] };
         let k = found.partition_point(|&p| p < lo);
-        let in_sentence = !found.is_empty() && (!self.same_len || found.get(k).is_some_and(|&p| p <= hi));
+        let in_sentence = !found.is_empty()
+            && (!self.same_len
+                || found[k..]
+                    .iter()
+                    .take_while(|&&p| p <= hi)
+                    .any(|&p| !level || !after_since(&self.lower[..p - self.offset])));
         in_sentence
             || self.subjects.get(i).and_then(|s| s.as_deref()).is_some_and(|sub| {
                 work(sub.len());
-                whole_words(sub, phrase).next().is_some()
+                whole_words(sub, phrase).any(|q| !level || !after_since(&sub[..q]))
             })
     }
 
@@ -681,16 +700,25 @@ impl<'a> Context<'a> {
                     None => format!("the sentence says {name} ({}); the citation covers {}", d.what, d.cited),
                 });
             }
-            if d.marks.iter().any(|m| self.says(m, at, true)) {
+            let said =
+                |marks: &[String], anywhere: bool| marks.iter().any(|m| self.says_of_level(m, at, anywhere));
+            if said(&d.marks, true) {
                 continue;
             }
-            let said = |marks: &[String], anywhere: bool| marks.iter().any(|m| self.says(m, at, anywhere));
             // The only option of this dimension the sentence names is said of all its numbers
-            // (`Versant's purchase went from 30% in W5 to 27% in W6`: both are Versant's).
+            // (`Versant's purchase went from 30% in W5 to 27% in W6`: both are Versant's), but
+            // for a number with a population phrase of its own (`compared with 44.2% among
+            // aware adults overall`): that phrase is whom it is about.
             let only = || {
+                if d.what == "population" && self.own_population(at).is_some() {
+                    return None;
+                }
                 let mut named = d.others.iter().filter(|(_, marks)| said(marks, true));
                 let first = named.next();
-                if named.next().is_none() { first } else { None }
+                if named.next().is_some() {
+                    return None;
+                }
+                first.filter(|(_, marks)| d.what != "period" || !self.period_of_another(marks, at))
             };
             if let Some((name, _)) = d.others.iter().find(|(_, marks)| said(marks, false)).or_else(only) {
                 return Some(format!(
@@ -721,6 +749,20 @@ impl<'a> Context<'a> {
                 ));
             }
         }
+        // The cited population and another said of one number (`Among women in the West`): a
+        // part of the cited population, which the citation does not cover by itself.
+        for d in covers.dims.iter().filter(|d| d.what == "population") {
+            let said = |marks: &[String]| marks.iter().any(|m| self.says_of_level(m, at, false));
+            if !said(&d.marks) || matches!(&*self.pairing(d), Pairing::Unique(..)) {
+                continue;
+            }
+            if let Some((other, _)) = d.others.iter().find(|(_, marks)| said(marks)) {
+                return Some(format!(
+                    "the sentence says {} and {other} ({}) of this number; the citation covers {} alone",
+                    d.cited, d.what, d.cited
+                ));
+            }
+        }
         let base = covers.base.as_ref()?;
         let (lo, hi) = self.near[self.starts.binary_search(&at).ok()?];
         let from = self.populations.partition_point(|(p, _, _)| *p < lo);
@@ -732,6 +774,48 @@ impl<'a> Context<'a> {
                 )
             })
         })
+    }
+
+    /// Whether every mention of a period (`marks`) in the sentence is another number's in a way
+    /// that keeps it from the number at `at`: after and nearer a change, whose reference it is
+    /// (`down 2.5 points on W5`), or after and nearer a level the sentence compares this one
+    /// with (`44.2%, compared with 46.7% in W5`). Not when a table header or list lead-in names
+    /// it.
+    fn period_of_another(&self, marks: &[String], at: usize) -> bool {
+        let Ok(i) = self.starts.binary_search(&at) else { return false };
+        if self
+            .subjects
+            .get(i)
+            .and_then(|s| s.as_deref())
+            .is_some_and(|sub| marks.iter().any(|m| whole_words(sub, m).next().is_some()))
+            || !self.same_len
+        {
+            return false;
+        }
+        let mut mentions = marks.iter().flat_map(|m| self.phrase_mentions(m).to_vec()).peekable();
+        mentions.peek().is_some()
+            && mentions.all(|p| {
+                if after_since(&self.lower[..p - self.offset]) {
+                    return true;
+                }
+                let j = self.near.partition_point(|&(lo, _)| lo <= p).saturating_sub(1);
+                // Before its number, a period heads what follows (`in W7, 46.2% vs 40.3%`).
+                if j == i || p < self.starts[j] {
+                    return false;
+                }
+                let (a, b) =
+                    if j < i { (self.ends[j].0, self.starts[i]) } else { (self.ends[i].0, self.starts[j]) };
+                let gap = self.lower.get(a.min(b) - self.offset..b.max(a) - self.offset).unwrap_or("");
+                self.ends[j].1 || gap.split(|c: char| !c.is_alphanumeric()).any(|w| COMPARISONS.contains(&w))
+            })
+    }
+
+    /// The population phrase nearest the number at `at` that is its own (`among aware adults`
+    /// after it, nearer to it than to any other number), if any.
+    fn own_population(&self, at: usize) -> Option<&str> {
+        let (lo, hi) = self.near[self.starts.binary_search(&at).ok()?];
+        let from = self.populations.partition_point(|(p, _, _)| *p < lo);
+        self.populations[from..].iter().take_while(|(p, _, _)| *p <= hi).map(|(_, t, _)| t.as_str()).next()
     }
 
     /// Whether a change's two ends fit the periods, populations and brands the sentence names
@@ -793,16 +877,16 @@ impl<'a> Context<'a> {
             return Pairing::None;
         }
         let options = std::iter::once((&d.cited, &d.marks)).chain(d.others.iter().map(|(n, m)| (n, m)));
-        let mut mentions: Vec<(usize, &str)> = Vec::new();
+        let mut mentions: Vec<(usize, usize, &str)> = Vec::new();
         let mut words: Vec<&str> = Vec::new();
         for (name, marks) in options {
             for m in marks {
-                mentions.extend(self.phrase_mentions(m).iter().map(|&p| (p, name.as_str())));
+                mentions.extend(self.phrase_mentions(m).iter().map(|&p| (p, m.len(), name.as_str())));
                 words.extend(m.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()));
             }
         }
         mentions.sort_unstable();
-        let mut named: Vec<&str> = mentions.iter().map(|(_, n)| *n).collect();
+        let mut named: Vec<&str> = mentions.iter().map(|(_, _, n)| *n).collect();
         named.sort_unstable();
         named.dedup();
         if named.len() < 2 {
@@ -814,40 +898,65 @@ impl<'a> Context<'a> {
                 return Pairing::None;
             }
         }
-        // Slot j: the options named before level j (and after level j-1); slot k: after the last.
-        let mut slots: Vec<Vec<&str>> = vec![Vec::new(); k + 1];
-        for &(p, name) in &mentions {
+        // A name in brackets right after a level is that level's own (`19.6% (Corvana)`); the
+        // other levels pair with the names left, as below.
+        let mut pinned: HashMap<usize, &str> = HashMap::new();
+        let mut rest: Vec<(usize, &str)> = Vec::new();
+        for &(p, len, name) in &mentions {
             let j = self.levels.partition_point(|&(_, e)| e <= p);
+            let bracketed = j > 0
+                && self
+                    .lower
+                    .get(self.levels[j - 1].1 - self.offset..p - self.offset)
+                    .is_some_and(|b| b.trim() == "(")
+                && self.lower.get(p + len - self.offset..).is_some_and(|a| a.trim_start().starts_with(')'));
+            if bracketed && pinned.get(&(j - 1)).is_none_or(|n| *n == name) {
+                pinned.insert(j - 1, name);
+            } else {
+                rest.push((p, name));
+            }
+        }
+        // The levels no bracket names, and (slot j) the options named before the j-th of them
+        // (and after the one before); slot `free.len()`: after the last.
+        let free: Vec<usize> = (0..k).filter(|i| !pinned.contains_key(i)).collect();
+        let kf = free.len();
+        let mut slots: Vec<Vec<&str>> = vec![Vec::new(); kf + 1];
+        for &(p, name) in &rest {
+            let j = free.partition_point(|&i| self.levels[i].1 <= p);
             if !slots[j].contains(&name) {
                 slots[j].push(name);
             }
         }
         let ambiguous = Pairing::Ambiguous(named.iter().map(|n| n.to_string()).collect());
         let pair = |f: &dyn Fn(usize) -> String| {
-            let map: HashMap<usize, String> =
-                self.levels.iter().enumerate().map(|(i, &(s, _))| (s, f(i))).collect();
+            let mut map: HashMap<usize, String> =
+                free.iter().enumerate().map(|(j, &i)| (self.levels[i].0, f(j))).collect();
+            map.extend(pinned.iter().map(|(&i, n)| (self.levels[i].0, n.to_string())));
             let mut first: HashMap<String, usize> = HashMap::new();
             for &(s, _) in &self.levels {
                 first.entry(map[&s].clone()).or_insert(s);
             }
             Pairing::Unique(map, first)
         };
+        if kf == 0 {
+            return pair(&|_| String::new());
+        }
         // All options at one end, one per level: in order, where the sentence says so.
         let in_order = d.what == "period" || self.lower.contains("respectively");
-        for end in [0, k] {
-            if slots[end].len() == k
+        for end in [0, kf] {
+            if slots[end].len() == kf
                 && in_order
                 && slots.iter().enumerate().all(|(j, s)| j == end || s.is_empty())
             {
-                return pair(&|i| slots[end][i].to_string());
+                return pair(&|j| slots[end][j].to_string());
             }
         }
         if slots.iter().any(|s| s.len() > 1) {
             return ambiguous;
         }
-        let empty: Vec<usize> = (0..=k).filter(|&j| slots[j].is_empty()).collect();
+        let empty: Vec<usize> = (0..=kf).filter(|&j| slots[j].is_empty()).collect();
         let &[e] = empty.as_slice() else { return ambiguous };
-        pair(&|i| slots[if i < e { i } else { i + 1 }][0].to_string())
+        pair(&|j| slots[if j < e { j } else { j + 1 }][0].to_string())
     }
 
     /// The stretch of the answer whose mentions the number at `at` owns.
@@ -868,13 +977,22 @@ impl<'a> Context<'a> {
         }
         let lower = &self.lower;
         work(lower.len());
-        let found: Rc<[usize]> = lower
+        let word_start = |p: usize| p == 0 || !lower[..p].ends_with(|c: char| c.is_alphanumeric());
+        let nps = |p: usize| lower.get(p..).is_some_and(|r| r.starts_with(NET_PROMOTER)) && word_start(p);
+        let mut found: Vec<usize> = lower
             .match_indices(stem)
             .map(|(p, _)| p)
-            .filter(|&p| p == 0 || !lower[..p].ends_with(|c: char| c.is_alphanumeric()))
+            .filter(|&p| word_start(p))
             .filter(|&p| !describes_people(&lower[p..]))
-            .map(|p| self.offset + p)
+            // `promoter` in `net promoter score` names the NPS, not the promoters' share.
+            .filter(|&p| !(p >= 4 && nps(p - 4)))
             .collect();
+        if NPS_STEMS.contains(&stem) {
+            found.extend(lower.match_indices(NET_PROMOTER).map(|(p, _)| p).filter(|&p| word_start(p)));
+            found.sort_unstable();
+            found.dedup();
+        }
+        let found: Rc<[usize]> = found.into_iter().map(|p| self.offset + p).collect();
         self.stems.borrow_mut().insert(stem.to_string(), found.clone());
         found
     }
@@ -950,6 +1068,13 @@ impl<'a> Context<'a> {
     }
 }
 
+/// How a sentence names the net promoter score in words; [`NPS_STEMS`] are its measures' stems
+/// (`NPS`, `Net promoter score`).
+const NET_PROMOTER: &str = "net promoter";
+
+/// The stems of a measure named by [`NET_PROMOTER`].
+const NPS_STEMS: &[&str] = &["nps", "netpro"];
+
 /// Whether the word `text` starts with describes people rather than names a measure: it is
 /// followed by `adults`, `respondents`, `people` or `consumers` (`aware adults` are a base,
 /// not the Aware measure; `loyal customers` still name loyalty).
@@ -962,6 +1087,17 @@ fn describes_people(text: &str) -> bool {
     let word: String =
         next.chars().take(24).take_while(|c| c.is_alphanumeric() || *c == '-').collect::<String>();
     matches!(word.as_str(), "adults" | "adult" | "respondents" | "people" | "consumers")
+}
+
+/// Words between two levels that compare them (`44.2%, compared with 46.7% in W5`): a period
+/// nearer the second is not the first's.
+const COMPARISONS: &[&str] = &["compared", "against", "vs", "versus", "than", "from"];
+
+/// Whether `before`, the text before a mention, ends in the word `since`: the mention is
+/// where a change starts (`since W5`).
+fn after_since(before: &str) -> bool {
+    let t = before.trim_end();
+    t.len() < before.len() && t.strip_suffix("since").is_some_and(|r| !r.ends_with(char::is_alphanumeric))
 }
 
 /// Where `phrase` stands in `text` as whole words (no letter or digit touching either end).
@@ -1088,7 +1224,7 @@ fn key_of(s: &Source) -> String {
 }
 
 /// Traces one stated number to the sources of its exchange; `ctx` is its sentence, indexed.
-pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber {
+pub fn trace<'s>(stated: &Stated, ctx: &Context, sources: &'s [Source]) -> StatedNumber {
     work(sources.len());
     let mut out = StatedNumber {
         text: stated.text.clone(),
@@ -1143,7 +1279,8 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
     let named = |s: &&Source| stated.range.is_none() || ctx.names(s, stated.start, false).is_some();
     let by_claim: Vec<&Source> = by_claim.into_iter().filter(&named).collect();
     let by_rec: Vec<&Source> = by_rec.into_iter().filter(&named).collect();
-    let (tier, recomputed_only) = if !by_claim.is_empty() { (by_claim, false) } else { (by_rec, true) };
+    let (tier, recomputed_only) =
+        if !by_claim.is_empty() { (by_claim, false) } else { (by_rec.clone(), true) };
     // A value that only coincides with a measure the sentence does not name, next to a cited
     // measure it does name (`consideration is 48%` against detractors 47.6%), is a misquote.
     let coincidence = !tier.is_empty()
@@ -1157,13 +1294,29 @@ pub fn trace(stated: &Stated, ctx: &Context, sources: &[Source]) -> StatedNumber
         // Attribution: keep the candidates whose period, population and column label the
         // sentence does not contradict; when it contradicts every one, the number is
         // MISATTRIBUTED: a true number given to the wrong wave, people or brand.
-        let mut fitting: Vec<&Source> =
-            tier.iter().copied().filter(|s| ctx.contradiction(s, stated.start).is_none()).collect();
-        // What the contradicted leave may only coincide: a measure the sentence does not name,
-        // the one it names having been given another wave, people or brand.
         let named_anywhere = |s: &&Source| ctx.names(s, stated.start, false).is_some();
-        if !fitting.iter().any(named_anywhere) && tier.iter().any(named_anywhere) {
-            fitting.clear();
+        let fit = |candidates: &[&'s Source]| -> Vec<&'s Source> {
+            let mut fitting: Vec<&Source> =
+                candidates.iter().copied().filter(|s| ctx.contradiction(s, stated.start).is_none()).collect();
+            // What the contradicted leave may only coincide: a measure the sentence does not
+            // name, the one it names having been given another wave, people or brand.
+            if !fitting.iter().any(named_anywhere) && candidates.iter().chain(&tier).any(named_anywhere) {
+                fitting.clear();
+            }
+            fitting
+        };
+        let mut fitting = fit(&tier);
+        // The contradicted are dropped before claimed goes before recomputed: `Among women, 20%
+        // purchased Versant` repeats Corvana's claimed 19.6% (another brand and base) and the
+        // women's recomputed 19.5%, which nothing contradicts. Only a recomputed value whose
+        // attribution is sure outweighs a claimed one the sentence gives the wrong brand: under
+        // `among aware adults`, the women's 19.5% may be about other people; Corvana's is
+        // another brand's.
+        let mut recomputed_only = recomputed_only;
+        if fitting.is_empty() && !recomputed_only {
+            fitting = fit(&by_rec);
+            fitting.retain(|s| ctx.unsure(s, stated.start).is_none());
+            recomputed_only = true;
         }
         if fitting.is_empty() {
             let first = narrow(tier, ctx, stated.start)[0];
@@ -1377,7 +1530,8 @@ fn changes(stated: &Stated, x: f64, y: f64) -> Vec<f64> {
 /// RECOMPUTED_ONLY when it matches only recite's; several pairs are narrowed like levels (the
 /// measure named, the base n stated) and what is left is ambiguous, never TRACED. A change
 /// that fits no pair, in a sentence naming a measure cited twice, is MISQUOTED against that
-/// pair (`up 1.9 points` when the cited waves moved 2.4).
+/// pair (`up 1.9 points` when the cited waves moved 2.4), or against none when no pair fits
+/// what the sentence names (`Corvana's purchase fell 12% since W5`, no Corvana W5 cited).
 fn trace_change(stated: &Stated, ctx: &Context, sources: &[Source], mut out: StatedNumber) -> StatedNumber {
     // Shares: re-run ones, and those of a result that was not re-run (no unit) that read as
     // shares, whose changes are TRACED_UNVERIFIED, not UNCITED.
@@ -1516,6 +1670,29 @@ fn trace_change(stated: &Stated, ctx: &Context, sources: &[Source], mut out: Sta
             out.ambiguous = true;
             out.candidates = listed(keys);
         }
+        return out;
+    }
+    // No pair fits the waves, brands and populations the sentence names (`Corvana's purchase
+    // fell 12% since W5`, no Corvana W5 cited): the change it states of a measure cited twice
+    // is one no two cited results say.
+    let mut claims_of: HashMap<String, (usize, usize)> = HashMap::new();
+    for s in &props {
+        let e = claims_of.entry(fold(&s.measure)).or_insert((s.claim, s.claim));
+        e.1 = e.1.max(s.claim);
+        e.0 = e.0.min(s.claim);
+    }
+    let twice = props.iter().find(|s| {
+        claims_of.get(&fold(&s.measure)).is_some_and(|(a, b)| a != b)
+            && ctx.names(s, stated.start, true).is_some()
+    });
+    if let Some(a) = twice {
+        out.status = Status::Misquoted;
+        out.claim = Some(a.claim);
+        out.measure = Some(a.measure.clone());
+        out.why = format!(
+            "the sentence states a change in the cited {}, but no two cited results of it fit the waves, brands and populations the sentence names",
+            a.measure
+        );
         return out;
     }
     out.why = if stated.kind == Kind::Relative {
@@ -2482,5 +2659,87 @@ mod tests {
         ] {
             assert_eq!(one(text).status, Status::Traced, "{text}");
         }
+    }
+
+    // The cited results of the tests below are corpus-claims.json's (make_data_corpus.py's
+    // arithmetic on the bundled data): W6 purchase Versant 26.8%, Corvana 19.6% (both claimed),
+    // among women 19.5% (recomputed only); W5 and W6 consideration 46.7% and 44.2%.
+
+    #[test]
+    fn answers_contradicted_claimed_value_leaves_the_recomputed_one_that_fits() {
+        // 20% is Corvana's claimed 19.6% (another brand and base) and the women's recomputed
+        // 19.5%. Before: MISATTRIBUTED, the claimed tier taken before dropping the contradicted.
+        assert_eq!(on_data("Among women, 20% purchased Versant."), [Status::RecomputedOnly]);
+        // Both contradicted: Corvana among women is cited by neither.
+        assert_eq!(on_data("Among women, 20% purchased Corvana."), [Status::Misattributed]);
+    }
+
+    #[test]
+    fn answers_change_fitting_no_cited_pair_of_a_named_measure_is_misquoted() {
+        // No Corvana or Northwind W5 is cited; 12% and 2.5 points are Versant's changes. Before:
+        // UNCITED, as no pair fit the brand and wave the sentence names.
+        assert_eq!(on_data("Corvana's purchase fell 12% since W5."), [Status::Misquoted]);
+        assert_eq!(on_data("Northwind's consideration fell 2.5 points since W5."), [Status::Misquoted]);
+        // A change naming no cited measure stays UNCITED.
+        assert_eq!(on_data("Corvana's sales fell 12% since W5."), [Status::Uncited]);
+    }
+
+    #[test]
+    fn answers_net_promoter_score_names_the_nps_not_the_promoters() {
+        // The NPS result (−25.1, promoters 22.6%, base n 3,241) was not re-run. Before: `promoter`
+        // named the promoters' share, so −25.1 was a coincidence and MISQUOTED.
+        let text = "Versant's net promoter score is −25.1 among familiar adults (base n = 3,241).";
+        assert_eq!(on_data(text), [Status::TracedUnverified; 2]);
+        assert_eq!(on_data("Versant's net promoter score is −24 this wave."), [Status::Misquoted]);
+        assert_eq!(on_data("Promoters are 22.6% of familiar adults."), [Status::TracedUnverified]);
+    }
+
+    #[test]
+    fn answers_population_phrase_of_its_own_is_not_the_sentence_s_other_population() {
+        // 44.2% is the aware adults' figure; `aware` is a funnel stage, so `women` was the only
+        // population named and was said of it too. Before: MISATTRIBUTED.
+        let text = "Among women, 31.5% would consider Versant (n = 3,597), compared with 44.2% among aware adults overall.";
+        assert_eq!(on_data(text), [Status::Traced; 3]);
+        // Without a phrase of its own, the only population named is still said of it.
+        assert_eq!(on_data("Among women, 44.2% would consider Versant."), [Status::Misattributed]);
+    }
+
+    #[test]
+    fn answers_period_of_a_change_or_a_compared_level_is_not_said_of_the_other_level() {
+        // Before: the 44.2% (W6) was given W5, the only period the sentence names.
+        let text = "Versant's consideration fell by about 5% since W5, to 44.2%.";
+        assert_eq!(on_data(text), [Status::Traced; 2]);
+        assert_eq!(on_data("In W5, Versant's consideration was 44.2%."), [Status::Misattributed]);
+        // So is a period after and nearest a change (its reference) or a level this one is
+        // compared with. Before: MISATTRIBUTED, given W5.
+        for text in [
+            "Versant's consideration is 44.2%, down 2.5 points on W5.",
+            "Versant's consideration is 44.2%, compared with 46.7% in W5.",
+        ] {
+            assert_eq!(on_data(text), [Status::Traced; 2], "{text}");
+        }
+        // A period before both levels heads them: 40.3% is Northwind's W6 figure.
+        let heading = on_data("Versant leads Northwind on consideration in W7, 46.2% vs 40.3%.");
+        assert_eq!(heading[1], Status::Misattributed);
+    }
+
+    #[test]
+    fn answers_name_in_brackets_after_a_level_is_that_level_s() {
+        // W6 purchase: Northwind 26.7%. Before: ATTRIBUTION_UNSURE three times (Versant and
+        // Northwind stood between the second and third levels).
+        let text = "Across the three brands in W6, purchase ranges from 19.6% (Corvana) to 26.8% (Versant), with Northwind at 26.7%.";
+        assert_eq!(on_data(text), [Status::Traced; 3]);
+        let swapped = "Purchase ranges from 26.8% (Corvana) to 19.6% (Versant), with Northwind at 26.7%.";
+        assert_eq!(on_data(swapped), [Status::Misattributed, Status::Misattributed, Status::Traced]);
+    }
+
+    #[test]
+    fn answers_part_of_the_cited_population_is_attribution_unsure() {
+        // 31.5% is the consideration among all women; the catalog names the region West. Before:
+        // TRACED.
+        let n = with_scope("Among women in the West, 31.5% would consider Versant.", &corpus::data_sources());
+        assert_eq!(n[0].status, Status::AttributionUnsure, "{n:?}");
+        assert!(n[0].attribution.as_deref().unwrap().contains("West"), "{n:?}");
+        assert_eq!(on_data("Among women, 31.5% would consider Versant."), [Status::Traced]);
     }
 }

@@ -1006,7 +1006,8 @@ mod tests {
 
     /// A table whose question `q` has columns `c1..=cN` (and one column of another question).
     fn grid(n: usize) -> Table {
-        let mut toml = String::from("[study]\nname = \"S\"\n[[tables]]\nname = \"t\"\npath = \"t.parquet\"\n");
+        let mut toml =
+            String::from("[study]\nname = \"S\"\n[[tables]]\nname = \"t\"\npath = \"t.parquet\"\n");
         for i in (1..=n).rev() {
             toml.push_str(&format!("[tables.columns.c{i}]\nquestion = \"q\"\n"));
         }

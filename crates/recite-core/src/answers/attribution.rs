@@ -184,7 +184,8 @@ fn distinct(options: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
     options
         .iter()
         .map(|(_, ws)| {
-            let mut own: Vec<String> = ws.iter().filter(|w| used.get(w.as_str()) == Some(&1)).cloned().collect();
+            let mut own: Vec<String> =
+                ws.iter().filter(|w| used.get(w.as_str()) == Some(&1)).cloned().collect();
             own.sort();
             own.dedup();
             own
