@@ -314,8 +314,7 @@ fn key(job: &Job, location: &str) -> String {
 /// its cells' filters. Not the table's declared name, the cells' names, the replicate weights
 /// (each is scanned as a job of its own) or the measures (all are taken from the same sums).
 fn rows_job(job: &Job, location: &str) -> Job {
-    let rows =
-        Rows { location: location.into(), table: String::new(), replicates: None, ..job.rows.clone() };
+    let rows = Rows { location: location.into(), table: String::new(), replicates: None, ..job.rows.clone() };
     let cells = job.cells.iter().map(|(_, _, f)| (String::new(), String::new(), f.clone())).collect();
     Job { rows, measures: Vec::new(), cells }
 }
