@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -27,16 +27,14 @@ use serde_json::Value;
 
 use crate::answers;
 use crate::catalog::Catalog;
-use crate::citation::{self, Citation};
+use crate::citation;
 use crate::claim;
-use crate::extractor::{Measure, Registry};
+use crate::extractor::Registry;
 use crate::report::stream::{Closing, InputHead, InputTail, Writer};
 use crate::report::{ClaimReport, Coverage, DataLayer, Summary};
-use crate::resolve::{self, Resolved};
-use crate::scan::{EngineError, Job, Outcome, Scan, ScanStats};
-use crate::settle::pipeline::{self, Options as SettleOptions};
-use crate::settle::{Settlement, Verdict, compare, explain};
-use crate::stats::{self, Estimate, Method};
+use crate::scan::{EngineError, Scan};
+use crate::settle::session::{self, Jobs, Options as SettleOptions, Session, Settled, Wrong};
+use crate::settle::{Settlement, Verdict};
 use crate::transcript::{self, Document, Finding, Format, Item, Level, Locator, RULE_CONFORMANCE};
 
 /// Why an input was not read: the finding's rule and message.
@@ -145,83 +143,6 @@ enum Plan {
     Refused(Refusal),
 }
 
-/// The sums of every distinct job, by job key.
-type Sums = HashMap<String, Arc<Summed>>;
-/// A variant as run, with its job's sums.
-type Ran1 = (explain::Variant, Arc<Summed>);
-/// The variants tried for each distinct resolution with a claim not reproduced, with their
-/// outcomes and estimates (computed once, however many claims share the resolution).
-type Tried = HashMap<String, Vec<Ran1>>;
-
-/// One job's sums, and the estimates of its measures from them: computed by the first claim
-/// (or variant) that needs them, once however many share the job.
-struct Summed {
-    outcome: Result<Outcome, EngineError>,
-    measures: Vec<Measure>,
-    estimates: OnceLock<Vec<Option<Estimate>>>,
-}
-
-impl Summed {
-    fn estimates(&self, method: Method) -> &[Option<Estimate>] {
-        self.estimates.get_or_init(|| match &self.outcome {
-            Ok(o) => stats::estimate(&self.measures, &o.vars, &o.sums, method),
-            Err(_) => Vec::new(),
-        })
-    }
-}
-
-/// A citation resolved once for every claim that names the same things. Resolving reads only
-/// the study, period, base, table, column, function, weight and fielded date a citation names
-/// ([`resolution_key`]), so claims that agree on those share one resolution, its job key and
-/// its explanation key.
-struct Resolution {
-    resolved: Result<Resolved, resolve::Unresolvable>,
-    /// The key of its job (equal keys, equal sums); empty when not resolved.
-    job: String,
-    /// Its key among the resolutions to explain, made when first needed.
-    key: OnceLock<String>,
-}
-
-impl Resolution {
-    fn key(&self) -> &str {
-        self.key.get_or_init(|| match &self.resolved {
-            Ok(r) => serde_json::to_string(r).unwrap_or_default(),
-            Err(_) => String::new(),
-        })
-    }
-}
-
-/// Resolutions a run remembers at most: past this (a batch naming that many different things)
-/// claims are resolved each on its own, so the memo cannot grow with the claims.
-const MAX_RESOLUTIONS: usize = 1 << 16;
-
-/// Everything [`resolve::resolve`] reads of a citation, each part length-prefixed so no two
-/// citations that resolve differently share a key.
-fn resolution_key(c: &Citation) -> String {
-    let parts = [
-        Some(&c.study),
-        Some(&c.period),
-        Some(&c.base.name),
-        Some(&c.source.table),
-        Some(&c.source.column),
-        Some(&c.source.function),
-        c.weight.as_ref(),
-        c.fielded.as_ref(),
-    ];
-    let mut k = String::with_capacity(parts.iter().flatten().map(|p| p.len() + 8).sum());
-    for p in parts {
-        match p {
-            Some(p) => {
-                k.push_str(&p.len().to_string());
-                k.push(':');
-                k.push_str(p);
-            }
-            None => k.push('-'),
-        }
-    }
-    k
-}
-
 /// Runs a batch: settles every claim of `inputs` and writes the report to `w`.
 pub fn run(
     inputs: &[Source],
@@ -233,27 +154,27 @@ pub fn run(
 ) -> Result<Ran, CheckError> {
     let t0 = Instant::now();
     let mut timings = BTreeMap::new();
-    let ctx = Ctx { catalog, registry, engine, opts, memo: RwLock::default() };
+    let mut ctx = Ctx { catalog, opts, session: Session::new(catalog, registry, engine, opts.settle) };
     (opts.progress)(&format!("reading {} input(s) for their measures", inputs.len()));
-    let mut jobs = BTreeMap::new();
+    let mut jobs = Jobs::new();
     let plans: Vec<Plan> = inputs.iter().map(|s| ctx.measures(s, &mut jobs)).collect();
     timings.insert("measures_ms".to_string(), ms(t0));
     let t1 = Instant::now();
     (opts.progress)(&format!("scanning for {} distinct measure set(s)", jobs.len()));
-    let (sums, mut stats) = run_jobs(engine, jobs)?;
+    ctx.session.run(jobs).map_err(CheckError::Engine)?;
     timings.insert("scan_ms".to_string(), ms(t1));
-    let mut tried = Tried::new();
     if opts.settle.explain {
         let t2 = Instant::now();
         (opts.progress)("finding the claims not reproduced");
-        let mut wrong = BTreeMap::new();
+        let mut wrong = Wrong::new();
         for (s, plan) in inputs.iter().zip(&plans) {
             ctx.each_chunk(s, plan, &mut |items: &[Item]| {
-                let found: Vec<Option<Arc<Resolution>>> =
-                    items.par_iter().map(|i| ctx.settle(i, &sums, None).1).collect();
-                for res in found.into_iter().flatten() {
-                    if !wrong.contains_key(res.key()) {
-                        wrong.insert(res.key().to_string(), res);
+                let found: Vec<Settled> = items.par_iter().map(|i| ctx.settle(i)).collect();
+                for (_, res) in found {
+                    if let Some(res) = res
+                        && !wrong.contains_key(res.key())
+                    {
+                        wrong.insert(res.key().clone(), res);
                     }
                 }
             });
@@ -261,11 +182,10 @@ pub fn run(
         timings.insert("verdicts_ms".to_string(), ms(t2));
         let t3 = Instant::now();
         (opts.progress)(&format!("explaining {} distinct claim(s) not reproduced", wrong.len()));
-        let (t, scans) = explain_all(&ctx, wrong)?;
-        tried = t;
-        stats.explanation_scans = scans;
+        ctx.session.explain(wrong).map_err(CheckError::Engine)?;
         timings.insert("explain_ms".to_string(), ms(t3));
     }
+    let stats = ctx.session.stats().clone();
     let t4 = Instant::now();
     (opts.progress)("settling and writing the report");
     let mut ran = Ran {
@@ -274,7 +194,7 @@ pub fn run(
         moca_events: 0,
     };
     for (s, plan) in inputs.iter().zip(&plans) {
-        ctx.report(s, plan, &sums, &tried, &mut ran, w)?;
+        ctx.report(s, plan, &mut ran, w)?;
     }
     let timings = opts.timings.then(|| {
         timings.insert("report_ms".to_string(), ms(t4));
@@ -291,108 +211,23 @@ pub fn run(
     Ok(ran)
 }
 
-/// The key of a job: equal keys, equal sums.
-fn job_key(job: &Job) -> String {
-    serde_json::to_string(&(&job.rows, &job.measures, &job.cells)).unwrap_or_default()
-}
-
-/// The key of a resolved claim's job ([`job_key`] of the job it makes).
-fn resolved_job_key(r: &Resolved) -> String {
-    serde_json::to_string(&(&r.rows, &r.measures, &r.cells)).unwrap_or_default()
-}
-
-/// One engine run over distinct jobs, in key order (so the run does not depend on the order
-/// or chunking of the claims).
-fn run_jobs(engine: &dyn Scan, jobs: BTreeMap<String, Job>) -> Result<(Sums, ScanStats), CheckError> {
-    if jobs.is_empty() {
-        return Ok((Sums::new(), ScanStats::default()));
-    }
-    let (keys, jobs): (Vec<String>, Vec<Job>) = jobs.into_iter().unzip();
-    let (outcomes, stats) = engine.run(&jobs);
-    if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
-        return Err(CheckError::Engine(e.clone()));
-    }
-    let sums = keys
-        .into_iter()
-        .zip(jobs.into_iter().zip(outcomes))
-        .map(|(k, (job, outcome))| {
-            (k, Arc::new(Summed { outcome, measures: job.measures, estimates: OnceLock::new() }))
-        })
-        .collect();
-    Ok((sums, stats))
-}
-
-/// Every variant of every distinct resolution not reproduced, in one more fused run.
-fn explain_all(
-    ctx: &Ctx<'_>,
-    wrong: BTreeMap<String, Arc<Resolution>>,
-) -> Result<(Tried, usize), CheckError> {
-    let mut variants: Vec<(String, Vec<(String, explain::Variant)>)> = Vec::new();
-    let mut jobs = BTreeMap::new();
-    for (i, (key, res)) in wrong.into_iter().enumerate() {
-        let Ok(r) = &res.resolved else { continue };
-        let vs: Vec<(String, explain::Variant)> = explain::variants(i, r, ctx.catalog, ctx.registry)
-            .into_iter()
-            .map(|v| (job_key(&v.job), v))
-            .collect();
-        for (k, v) in &vs {
-            if !jobs.contains_key(k) {
-                jobs.insert(k.clone(), v.job.clone());
-            }
-        }
-        variants.push((key, vs));
-    }
-    let (sums, stats) = run_jobs(ctx.engine, jobs)?;
-    // Each distinct variant estimated once, however many resolutions share it.
-    let method = ctx.opts.settle.method();
-    sums.par_iter().for_each(|(_, s)| {
-        s.estimates(method);
-    });
-    let tried = variants
-        .into_iter()
-        .map(|(key, vs)| {
-            let with = vs.into_iter().filter_map(|(k, v)| Some((v, Arc::clone(sums.get(&k)?)))).collect();
-            (key, with)
-        })
-        .collect();
-    Ok((tried, stats.scans))
-}
-
 /// What every pass needs.
 struct Ctx<'a> {
     catalog: &'a Catalog,
-    registry: &'a Registry,
-    engine: &'a dyn Scan,
     opts: &'a Options<'a>,
-    /// Resolutions met so far, by [`resolution_key`]: each pass resolves a citation once.
-    memo: RwLock<HashMap<String, Arc<Resolution>>>,
+    /// The settlement session every pass goes through: each pass resolves a citation once.
+    session: Session<'a>,
 }
 
 impl Ctx<'_> {
-    /// The resolution of a citation, from the memo when an earlier claim named the same things.
-    fn resolution(&self, cit: &Citation) -> Arc<Resolution> {
-        let key = resolution_key(cit);
-        if let Some(r) = self.memo.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
-            return Arc::clone(r);
-        }
-        let resolved = resolve::resolve(cit, self.catalog, self.registry, self.engine);
-        let job = resolved.as_ref().map(resolved_job_key).unwrap_or_default();
-        let res = Arc::new(Resolution { resolved, job, key: OnceLock::new() });
-        let mut memo = self.memo.write().unwrap_or_else(PoisonError::into_inner);
-        if memo.len() >= MAX_RESOLUTIONS {
-            return res;
-        }
-        Arc::clone(memo.entry(key).or_insert(res))
-    }
-
     /// Pass 1 for one input: how to read it, and the distinct jobs of its claims.
-    fn measures(&self, s: &Source, jobs: &mut BTreeMap<String, Job>) -> Plan {
+    fn measures(&self, s: &Source, jobs: &mut Jobs) -> Plan {
         let (name, path) = match s {
             Source::Refused { rule, message, .. } => return Plan::Refused((*rule, message.clone())),
             Source::File { name, path } => (name, path),
         };
         if let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) {
-            let mut mine = BTreeMap::new();
+            let mut mine = Jobs::new();
             let plain = loop {
                 match lines.next_batch(LINES_PER_BATCH) {
                     Batch::Items(items, _) => self.collect_jobs(&items, &mut mine),
@@ -416,21 +251,15 @@ impl Ctx<'_> {
         }
     }
 
-    fn collect_jobs(&self, items: &[Item], jobs: &mut BTreeMap<String, Job>) {
-        let found: Vec<Option<Arc<Resolution>>> = items
+    fn collect_jobs(&self, items: &[Item], jobs: &mut Jobs) {
+        let found: Vec<Option<Arc<session::Resolution>>> = items
             .par_iter()
             .map(|item| {
                 let cit = citation::parse(item.citation.as_ref()?).ok()?;
-                Some(self.resolution(&cit))
+                Some(self.session.resolution(&cit))
             })
             .collect();
-        for res in found.into_iter().flatten() {
-            let Ok(r) = &res.resolved else { continue };
-            if !jobs.contains_key(&res.job) {
-                let job = Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: r.cells.clone() };
-                jobs.insert(res.job.clone(), job);
-            }
-        }
+        found.iter().flatten().for_each(|res| self.session.want(res, jobs));
     }
 
     /// Hands an input's items to `f` in chunks, read as pass 1 planned (pass 2).
@@ -453,61 +282,25 @@ impl Ctx<'_> {
         }
     }
 
-    /// Settles one item. With `tried`, a claim not reproduced is explained; without, it comes
-    /// back with its resolution, so pass 2 can collect what to explain.
-    fn settle(
-        &self,
-        item: &Item,
-        sums: &Sums,
-        tried: Option<&Tried>,
-    ) -> (Settlement, Option<Arc<Resolution>>) {
+    /// Settles one item; before the session has explained, a claim not reproduced comes back
+    /// with its resolution, so pass 2 can collect what to explain.
+    fn settle(&self, item: &Item) -> Settled {
         let Some(c) = &item.citation else { return (uncited(), None) };
         let cit = match citation::parse(c) {
             Err(problems) => return (Settlement::invalid(problems), None),
             Ok(cit) => cit,
         };
-        let res = self.resolution(&cit);
-        let r = match &res.resolved {
-            Err(why) => {
-                let s =
-                    Settlement { unknown_names: why.1.clone(), ..Settlement::unverifiable(why.0.clone()) };
-                return (s, None);
-            }
-            Ok(r) => r,
-        };
-        let Some(summed) = sums.get(&res.job) else {
-            return (Settlement::unverifiable(vec![CHANGED.into()]), None);
-        };
-        let out = match &summed.outcome {
-            Ok(out) => out,
-            Err(e) => return (Settlement::unverifiable(vec![pipeline::engine_reason(e, r)]), None),
-        };
         let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
-        let method = self.opts.settle.method();
-        let mut s = compare::settle_estimated(&cit, r, out, summed.estimates(method), &numbers);
-        if !self.opts.settle.explain || !matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
-            return (s, None);
-        }
-        let Some(tried) = tried else { return (s, Some(res)) };
-        let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
-        explain_one(&mut s, &cit, tried, method);
-        s.notes.extend(explain::limits_note(r, self.catalog));
-        (s, None)
+        self.session.settle(&cit, &numbers)
     }
 
     /// Settles a chunk of items in parallel, in order; adds what they held and how much of it
     /// was checked to `coverage`.
-    fn settle_chunk(
-        &self,
-        items: &[Item],
-        sums: &Sums,
-        tried: &Tried,
-        coverage: &mut Coverage,
-    ) -> Vec<ClaimReport> {
+    fn settle_chunk(&self, items: &[Item], coverage: &mut Coverage) -> Vec<ClaimReport> {
         let settled: Vec<(ClaimReport, Coverage)> = items
             .par_iter()
             .map(|i| {
-                let settlement = self.settle(i, sums, Some(tried)).0;
+                let settlement = self.settle(i).0;
                 let numbers = i.result.as_ref().map_or(0, |r| claim::leaves(r).len());
                 let covered =
                     Coverage::of_claim(i.result.is_some(), i.citation.is_some(), numbers, &settlement);
@@ -523,15 +316,7 @@ impl Ctx<'_> {
     }
 
     /// Pass 3 for one input: settle, explain and write its claims, then what it says besides.
-    fn report(
-        &self,
-        s: &Source,
-        plan: &Plan,
-        sums: &Sums,
-        tried: &Tried,
-        ran: &mut Ran,
-        w: &mut dyn Writer,
-    ) -> Result<(), CheckError> {
+    fn report(&self, s: &Source, plan: &Plan, ran: &mut Ran, w: &mut dyn Writer) -> Result<(), CheckError> {
         let (name, path) = match s {
             Source::File { name, path } => (name.as_str(), path.as_str()),
             Source::Refused { name, .. } => (name.as_str(), ""),
@@ -549,7 +334,7 @@ impl Ctx<'_> {
                     loop {
                         match lines.next_batch(self.opts.chunk.max(1)) {
                             Batch::Items(items, found) => {
-                                let claims = self.settle_chunk(&items, sums, tried, &mut coverage);
+                                let claims = self.settle_chunk(&items, &mut coverage);
                                 claims.iter().for_each(|c| ran.claim(c));
                                 w.claims(&claims)?;
                                 found.into_iter().for_each(|f| capped.push(f));
@@ -578,7 +363,7 @@ impl Ctx<'_> {
                 Ok(bytes) => {
                     let doc = transcript::read_bytes(name, &bytes);
                     drop(bytes);
-                    return self.report_document(doc, sums, tried, ran, w);
+                    return self.report_document(doc, ran, w);
                 }
             },
         };
@@ -591,20 +376,13 @@ impl Ctx<'_> {
 
     /// Pass 3 for an input read whole: its claims are held (the answer audit reads them all),
     /// bounded by the size of the input.
-    fn report_document(
-        &self,
-        d: Document,
-        sums: &Sums,
-        tried: &Tried,
-        ran: &mut Ran,
-        w: &mut dyn Writer,
-    ) -> Result<(), CheckError> {
+    fn report_document(&self, d: Document, ran: &mut Ran, w: &mut dyn Writer) -> Result<(), CheckError> {
         let moca =
             (d.format == transcript::Format::Agui).then(|| crate::moca::check(&d, self.opts.record_schema));
         let mut coverage = Coverage::default();
         let mut claims: Vec<ClaimReport> = Vec::with_capacity(d.items.len());
         for items in d.items.chunks(self.opts.chunk.max(1)) {
-            claims.extend(self.settle_chunk(items, sums, tried, &mut coverage));
+            claims.extend(self.settle_chunk(items, &mut coverage));
         }
         let mut audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
         let mut findings = d.findings;
@@ -630,20 +408,7 @@ impl Ctx<'_> {
 }
 
 /// Why a claim found in the last pass has no sums: its input changed between the passes.
-const CHANGED: &str = "the input changed while it was being checked (its measures were read \
-                       from an earlier version): check it again";
-
-/// Attaches the explanations of a claim not reproduced.
-fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran1], method: Method) {
-    let ok: Vec<explain::Tried> = tried
-        .iter()
-        .filter_map(|(v, sums)| sums.outcome.as_ref().ok().map(|o| (v, o, sums.estimates(method))))
-        .collect();
-    // The base n that failed: the citation's, or a result's `n` that differs from it.
-    let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
-    s.explanations = explain::judge(s, claimed_n, &ok);
-    s.notes.extend(explain::cluster_note(tried.iter().map(|(_, sums)| &sums.outcome)));
-}
+const CHANGED: &str = session::NO_SUMS;
 
 impl Ran {
     fn claim(&mut self, c: &ClaimReport) {

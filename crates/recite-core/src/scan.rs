@@ -9,10 +9,12 @@ use serde::Serialize;
 
 use crate::catalog;
 use crate::extractor::Measure;
-use crate::resolve::{Rows, Schemas};
+use crate::resolve::{Resolved, Rows, Schemas};
 
+pub mod key;
 pub mod sums;
 
+pub use key::JobKey;
 pub use sums::{Replicated, Replication, Sums, Var, needed_pairs, vars_for};
 
 /// What settlement runs its jobs through (the engine implements it): every job of one table in
@@ -58,6 +60,18 @@ pub struct Job {
     pub measures: Vec<Measure>,
     /// Cells whose unweighted base counts are wanted: (breakdown, cell, SQL filter).
     pub cells: Vec<(String, String, String)>,
+}
+
+impl Job {
+    /// The job a resolved citation makes.
+    pub fn of(r: &Resolved) -> Job {
+        Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: r.cells.clone() }
+    }
+
+    /// Its key: equal keys, equal sums.
+    pub fn key(&self) -> JobKey {
+        JobKey::of(self)
+    }
 }
 
 /// The sums for one job.

@@ -2,7 +2,7 @@
 //! build, and every expected verdict follows from arithmetic done here, not by any engine.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use recite_core::catalog::{self, Catalog, Study};
 use recite_core::claim::leaves;
@@ -18,6 +18,14 @@ use serde_json::{Value, json};
 struct FourRows {
     /// When set, every job fails with this (a table that cannot be read).
     fail: Option<EngineError>,
+    /// The number of jobs of each run asked of it.
+    runs: Mutex<Vec<usize>>,
+}
+
+impl FourRows {
+    fn new(fail: Option<EngineError>) -> FourRows {
+        FourRows { fail, runs: Mutex::default() }
+    }
 }
 
 /// Σ x^p over the four rows, for p = 0..=4.
@@ -31,6 +39,7 @@ impl Schemas for FourRows {
 
 impl Scan for FourRows {
     fn run(&self, jobs: &[Job]) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
+        self.runs.lock().unwrap().push(jobs.len());
         let outcomes = jobs
             .iter()
             .map(|job| {
@@ -65,31 +74,40 @@ impl Scan for FourRows {
     }
 }
 
-/// Settles one claim on the four rows' study: `result` claimed, citing `column` with base n `n`.
-fn settle(scan: &FourRows, column: &str, n: u64, result: Value) -> Settlement {
+/// The four rows' study, in a folder kept as long as the catalog is used.
+fn four_rows_catalog() -> (Catalog, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let study = "[study]\nname = \"Four rows\"\n\n[thresholds]\nlow = 2\nvery_low = 1\n\n\
                  [[tables]]\nname = \"scores\"\npath = \"scores.csv\"\n\n\
                  [[periods]]\nname = \"2026\"\nfilter = \"true\"\n\n\
                  [[bases]]\nname = \"Everyone\"\nfilter = \"true\"\n";
     std::fs::write(dir.path().join("study.toml"), study).unwrap();
-    let catalog = Catalog::load(dir.path()).unwrap();
-    let registry = Registry::load(None).unwrap();
+    (Catalog::load(dir.path()).unwrap(), dir)
+}
+
+/// A claim of `result`, citing `column` of the four rows with base n `n`.
+fn claim(column: &str, n: u64, result: Value) -> Claim {
     let citation = json!({
         "study": "Four rows",
         "period": "2026",
         "base": {"name": "Everyone", "n": n},
         "source": {"table": "scores", "column": column, "function": "extractMean"}
     });
-    let claim = Claim { citation, numbers: leaves(&result) };
+    Claim { citation, numbers: leaves(&result) }
+}
+
+/// Settles one claim on the four rows' study: `result` claimed, citing `column` with base n `n`.
+fn settle(scan: &FourRows, column: &str, n: u64, result: Value) -> Settlement {
+    let (catalog, _dir) = four_rows_catalog();
+    let registry = Registry::load(None).unwrap();
     let opts = Options { explain: false, ..Options::default() };
-    let (mut settled, _) = settle_all(&[claim], &catalog, &registry, scan, opts);
+    let (mut settled, _) = settle_all(&[claim(column, n, result)], &catalog, &registry, scan, opts);
     settled.remove(0)
 }
 
 #[test]
 fn a_mean_written_by_hand_reproduces_and_a_wrong_one_does_not() {
-    let scan = FourRows { fail: None };
+    let scan = FourRows::new(None);
     let s = settle(&scan, "score", 4, json!({"mean": "3.0"}));
     assert_eq!(s.verdict, Verdict::Reproduced, "{:?}", s.reasons);
     // 3.2 is 0.2 from 3, past half a unit of its last digit (0.05).
@@ -102,11 +120,34 @@ fn a_mean_written_by_hand_reproduces_and_a_wrong_one_does_not() {
 
 #[test]
 fn a_text_column_or_a_failed_scan_leaves_the_claim_unverifiable() {
-    let s = settle(&FourRows { fail: None }, "city", 4, json!({"mean": "3.0"}));
+    let s = settle(&FourRows::new(None), "city", 4, json!({"mean": "3.0"}));
     assert_eq!(s.verdict, Verdict::Unverifiable);
     assert!(s.reasons.iter().any(|r| r.contains("holds Utf8, not numbers")), "{:?}", s.reasons);
     let unreadable = EngineError::Table { location: "scores.csv".into(), error: "no such file".into() };
-    let s = settle(&FourRows { fail: Some(unreadable) }, "score", 4, json!({"mean": "3.0"}));
+    let s = settle(&FourRows::new(Some(unreadable)), "score", 4, json!({"mean": "3.0"}));
     assert_eq!(s.verdict, Verdict::Unverifiable, "a scan that failed never lets a claim pass");
     assert!(s.reasons.iter().any(|r| r.contains("no such file")), "{:?}", s.reasons);
+}
+
+#[test]
+fn claims_that_name_the_same_rows_and_measures_share_one_job() {
+    let (catalog, _dir) = four_rows_catalog();
+    let registry = Registry::load(None).unwrap();
+    let scan = FourRows::new(None);
+    // Three claims on the mean of `score`, two of them with the same base n, and one on `city`,
+    // which does not resolve (text): one job for the three, as they cite the same things.
+    let claims = [
+        claim("score", 4, json!({"mean": "3.0"})),
+        claim("score", 4, json!({"mean": "3.2"})),
+        claim("score", 5, json!({"mean": "3.0"})),
+        claim("city", 4, json!({"mean": "3.0"})),
+    ];
+    let opts = Options { explain: false, ..Options::default() };
+    let (settled, _) = settle_all(&claims, &catalog, &registry, &scan, opts);
+    let verdicts: Vec<Verdict> = settled.iter().map(|s| s.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [Verdict::Reproduced, Verdict::Discrepant, Verdict::BaseMismatch, Verdict::Unverifiable]
+    );
+    assert_eq!(*scan.runs.lock().unwrap(), [1], "one run of one job");
 }

@@ -6,19 +6,24 @@
 //! - [`compare`]: one claim's numbers against the engine's outcome → a [`Settlement`];
 //! - [`audit`]: the claim's small-base warnings against the recomputed cells;
 //! - [`explain`]: the nearby computations that would reproduce a claim not reproduced;
-//! - [`pipeline`]: the whole path for many claims, fused per table.
+//! - [`session`]: the whole path (resolve → run → settle → explain) for `verify` and `check`,
+//!   one job table by [`crate::scan::JobKey`], fused per table;
+//! - [`pipeline`]: a session over claims held in memory (`verify`).
 //!
-//! Dependencies point one way: `pipeline` → `explain` → `compare` → `audit` → `verdict`.
+//! Dependencies point one way: `pipeline` → `session` → `explain` → `compare` → `audit` →
+//! `verdict`.
 
 pub mod audit;
 pub mod compare;
 pub mod explain;
 pub mod pipeline;
+pub mod session;
 pub mod verdict;
 
 /// What a settling run read; the engine counts it, [`pipeline`] returns it.
 pub use crate::scan::ScanStats;
 pub use pipeline::{Claim, Options, settle_all, try_settle_all};
+pub use session::Session;
 pub use verdict::{
     AuditKind, BaseRow, Cause, Comparison, Explanation, Gap, MeasureRow, Rerun, Settlement, Verdict,
     WarningAudit,

@@ -1,12 +1,12 @@
 //! The sufficient-statistics cache (docs/cache.md): what the grouped scan sums for one set of base
 //! rows — per code the count, Σw and Σw², per PSU and code Σw, the cells' counts and the weight's
-//! flags (`grouped::BaseSums`) — kept in Arrow IPC files under `DIR/recite-sums-v2/`, so a later
+//! flags (`grouped::BaseSums`) — kept in Arrow IPC files under `DIR/recite-sums-v3/`, so a later
 //! run settles claims on the same rows without scanning. Every measure on those rows (any share,
 //! mean, total, ratio) is taken from the same per-code sums, so new claims on a cached column hit.
 //!
-//! One entry per set of base rows: its file name is a digest of the key (table location, design,
-//! column, period, base, weight, missing codes and ranges, cell filters, recite's version and
-//! this format) and of the file's bytes; the file holds the full key again, the identity of the table's files (path,
+//! One entry per set of base rows: its file name is a digest of the key (the [`JobKey`] of its
+//! rows — table location, design, column, period, base, weight, missing codes and ranges, cell
+//! filters — recite's version and this format) and of the file's bytes; the file holds the full key again, the identity of the table's files (path,
 //! size, modification and change times, inode, and the Parquet footer's digest or, for other
 //! files, the content's) and a checksum of everything in it. An entry whose key, identity or
 //! checksum does not match, or that does not parse, is never used: its rows are scanned and the
@@ -32,12 +32,16 @@ use serde::Serialize;
 
 use super::grouped::{self, Acc, BaseSums};
 use super::{Engine, EngineError, Job, Outcomes, PlanChoice, ScanPlan, ScanStats};
+use crate::extractor::Measure;
+use crate::resolve::Rows;
+use crate::scan::JobKey;
 
 /// The entry format; a change of layout or meaning bumps it (and the folder name). 2: sums
 /// from the exact 2^-130 fixed point (1 held sums rounded to 10^-12, wrong for small weights).
-pub const FORMAT: u32 = 2;
+/// 3: keys made from the job's [`JobKey`].
+pub const FORMAT: u32 = 3;
 /// The folder under the cache directory that holds this format's entries.
-pub const FOLDER: &str = "recite-sums-v2";
+pub const FOLDER: &str = "recite-sums-v3";
 /// The extension of entry files.
 const EXT: &str = "arrow";
 /// The largest entry file read: entries hold kilobytes (a megabyte or two with thousands of PSUs
@@ -288,36 +292,42 @@ struct Key<'a> {
     format: u32,
     recite: &'static str,
     fixed_shift: i32,
-    location: String,
-    design: &'a Option<(String, String)>,
-    column: &'a str,
-    period: &'a Option<String>,
-    base: &'a Option<String>,
-    weight: &'a Option<String>,
-    /// Missing codes and ranges as f64 bits (so -0.0 and 0.0, NaN, stay what they are).
-    missing: Vec<u64>,
-    missing_ranges: Vec<[u64; 2]>,
-    cells: Vec<&'a str>,
+    /// The table's files, canonical (`recite cache stats` counts entries by it).
+    location: &'a str,
+    /// The [`JobKey`] of [`rows_job`], in hex.
+    job: String,
 }
 
-/// The key of a job's entry, as canonical JSON; `location` is its table's, canonical.
+/// The key of a job's entry, as JSON; `location` is its table's, canonical.
 fn key(job: &Job, location: &str) -> String {
-    let r = &job.rows;
     let k = Key {
         format: FORMAT,
         recite: env!("CARGO_PKG_VERSION"),
         fixed_shift: grouped::FIXED_SHIFT,
-        location: location.to_string(),
-        design: &r.design,
-        column: &r.column,
-        period: &r.period_filter,
-        base: &r.base_filter,
-        weight: &r.weight,
-        missing: r.missing.iter().map(|m| m.to_bits()).collect(),
-        missing_ranges: r.missing_ranges.iter().map(|[lo, hi]| [lo.to_bits(), hi.to_bits()]).collect(),
-        cells: job.cells.iter().map(|(_, _, f)| f.as_str()).collect(),
+        location,
+        job: hex(&rows_job(job, location)),
     };
     serde_json::to_string(&k).expect("a key serialises")
+}
+
+/// What an entry's base sums depend on, as a job: its rows at their canonical location, and
+/// its cells' filters. Not the table's declared name, the cells' names, the replicate weights
+/// (each is scanned as a job of its own) or the measures (all are taken from the same sums).
+fn rows_job(job: &Job, location: &str) -> Job {
+    let rows = Rows { location: location.into(), table: String::new(), replicates: None, ..job.rows.clone() };
+    let cells = job.cells.iter().map(|(_, _, f)| (String::new(), String::new(), f.clone())).collect();
+    Job { rows, measures: Vec::new(), cells }
+}
+
+/// A job's [`JobKey`] in hex, for a key stored as text.
+fn hex(job: &Job) -> String {
+    use std::fmt::Write;
+    let bytes = JobKey::of(job);
+    let mut out = String::with_capacity(2 * bytes.bytes().len());
+    for b in bytes.bytes() {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
 }
 
 fn canonical(location: &Path) -> String {
@@ -740,10 +750,16 @@ fn read_finished(paths: &[PathBuf], key: &str, identity: &str, job: &Job) -> Res
     Ok(super::Outcome { vars, sums, cells })
 }
 
-/// The key of a job's finished sums: its rows' key and what its measures compute.
-fn finished_key(job: &Job, key: &str) -> String {
-    let kinds: Vec<&crate::extractor::Kind> = job.measures.iter().map(|m| &m.kind).collect();
-    format!("{key} finished {}", serde_json::to_string(&kinds).expect("measures serialise"))
+/// The key of a job's finished sums: its rows' key and the [`JobKey`] of its rows with what its
+/// measures compute (not their names, which the outcome is relabelled with).
+fn finished_key(job: &Job, key: &str, location: &str) -> String {
+    let mut rows = rows_job(job, location);
+    rows.measures = job
+        .measures
+        .iter()
+        .map(|m| Measure { name: String::new(), aliases: Vec::new(), kind: m.kind.clone() })
+        .collect();
+    format!("{key} finished {}", hex(&rows))
 }
 
 /// A job's address: which of the run's jobs it is (they are not moved during the run).
@@ -798,8 +814,9 @@ impl Engine {
         let keys: Vec<(String, String)> = jobs
             .par_iter()
             .map(|j| {
-                let k = key(j, &canon[&j.rows.location]);
-                let f = finished_key(j, &k);
+                let location = &canon[&j.rows.location];
+                let k = key(j, location);
+                let f = finished_key(j, &k, location);
                 (k, f)
             })
             .collect();

@@ -1,0 +1,335 @@
+//! One settlement session: the path parse → resolve → run → settle → explain, shared by
+//! `verify` (a session of one claim, [`super::pipeline`]) and `check` (every claim of every
+//! input, [`crate::check`]).
+//!
+//! A session remembers each distinct resolution (by what a citation names) and the sums of each
+//! distinct job (by [`JobKey`]), so claims that name the same things are resolved once and
+//! claims on the same rows and measures share one job, its sums and its estimates. It runs in
+//! two steps the caller drives, so a caller can stream its claims past it more than once:
+//!
+//! 1. [`Session::run`]: the jobs the caller collected ([`Session::want`]), in one fused run;
+//! 2. [`Session::explain`] (when explaining): the variants of every distinct resolution with a
+//!    claim not reproduced ([`Session::settle`] hands it back), in one more fused run.
+//!
+//! After the second step [`Session::settle`] explains what it does not reproduce.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+
+use rayon::prelude::*;
+
+use crate::catalog::Catalog;
+use crate::citation::Citation;
+use crate::claim::Claimed;
+use crate::extractor::{Measure, Registry};
+use crate::resolve::{self, Resolved};
+use crate::scan::key::Canonical;
+use crate::scan::{EngineError, Job, JobKey, Outcome, Role, Scan, ScanStats};
+use crate::settle::verdict::{Settlement, Verdict};
+use crate::settle::{compare, explain};
+use crate::stats::{self, DfRule, Estimate, Interval, Method};
+
+/// Options that change how claims are settled.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The interval method for proportions.
+    pub interval: Interval,
+    /// Where a designed estimate's degrees of freedom come from.
+    pub df: DfRule,
+    /// Look for what a claim not reproduced most likely computed instead.
+    pub explain: bool,
+}
+
+impl Options {
+    /// The estimation method these options ask for.
+    pub fn method(&self) -> Method {
+        Method { interval: self.interval, df: self.df }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { interval: Interval::Logit, df: DfRule::Domain, explain: true }
+    }
+}
+
+/// Distinct jobs by key, in key order (so a run does not depend on the order or chunking of
+/// the claims that asked for them).
+pub type Jobs = BTreeMap<JobKey, Job>;
+
+/// Distinct resolutions with a claim not reproduced, by [`Resolution::key`], in key order.
+pub type Wrong = BTreeMap<ResolutionKey, Arc<Resolution>>;
+
+/// What makes two resolutions the same: the canonical form of everything resolved.
+pub type ResolutionKey = Canonical;
+
+/// One job's sums, and the estimates of its measures from them: computed by the first claim
+/// (or variant) that needs them, once however many share the job.
+struct Summed {
+    outcome: Result<Outcome, EngineError>,
+    measures: Vec<Measure>,
+    estimates: OnceLock<Vec<Option<Estimate>>>,
+}
+
+impl Summed {
+    fn estimates(&self, method: Method) -> &[Option<Estimate>] {
+        self.estimates.get_or_init(|| match &self.outcome {
+            Ok(o) => stats::estimate(&self.measures, &o.vars, &o.sums, method),
+            Err(_) => Vec::new(),
+        })
+    }
+}
+
+/// A variant as run, with its job's sums.
+type Ran = (explain::Variant, Arc<Summed>);
+
+/// A citation resolved once for every claim that names the same things. Resolving reads only
+/// the study, period, base, table, column, function, weight and fielded date a citation names
+/// ([`resolution_key`]), so claims that agree on those share one resolution, its job key and
+/// its explanation key.
+pub struct Resolution {
+    resolved: Result<Resolved, resolve::Unresolvable>,
+    /// The key of its job; `None` when not resolved.
+    job: Option<JobKey>,
+    /// Its key among the resolutions to explain, made when first needed.
+    key: OnceLock<ResolutionKey>,
+}
+
+impl Resolution {
+    /// Its key among the resolutions to explain: equal keys, equal variants.
+    pub fn key(&self) -> &ResolutionKey {
+        self.key.get_or_init(|| match &self.resolved {
+            Ok(r) => Canonical::of(r),
+            Err(_) => Canonical::of(&()),
+        })
+    }
+}
+
+/// Resolutions a session remembers at most: past this (a batch naming that many different
+/// things) claims are resolved each on its own, so the memo cannot grow with the claims.
+const MAX_RESOLUTIONS: usize = 1 << 16;
+
+/// Everything [`resolve::resolve`] reads of a citation, each part length-prefixed so no two
+/// citations that resolve differently share a key.
+fn resolution_key(c: &Citation) -> String {
+    let parts = [
+        Some(&c.study),
+        Some(&c.period),
+        Some(&c.base.name),
+        Some(&c.source.table),
+        Some(&c.source.column),
+        Some(&c.source.function),
+        c.weight.as_ref(),
+        c.fielded.as_ref(),
+    ];
+    let mut k = String::with_capacity(parts.iter().flatten().map(|p| p.len() + 8).sum());
+    for p in parts {
+        match p {
+            Some(p) => {
+                k.push_str(&p.len().to_string());
+                k.push(':');
+                k.push_str(p);
+            }
+            None => k.push('-'),
+        }
+    }
+    k
+}
+
+/// The settlement of one claim, and its resolution when it is not reproduced and the session
+/// has not explained yet (to hand to [`Session::explain`]).
+pub type Settled = (Settlement, Option<Arc<Resolution>>);
+
+/// Why a claim has no sums: the caller never asked for its job (an input that changed
+/// between the caller's passes).
+pub const NO_SUMS: &str = "the input changed while it was being checked (its measures were read \
+                           from an earlier version): check it again";
+
+/// A settlement session over one scan (see the module doc).
+pub struct Session<'a> {
+    catalog: &'a Catalog,
+    registry: &'a Registry,
+    scan: &'a dyn Scan,
+    opts: Options,
+    /// Resolutions met so far, by [`resolution_key`].
+    memo: RwLock<HashMap<String, Arc<Resolution>>>,
+    /// The job table: the sums of every job run.
+    sums: HashMap<JobKey, Arc<Summed>>,
+    /// The variants tried for each explained resolution, with their sums.
+    tried: Option<HashMap<ResolutionKey, Vec<Ran>>>,
+    stats: ScanStats,
+}
+
+impl<'a> Session<'a> {
+    /// A session settling claims against `catalog` and `registry` through `scan`.
+    pub fn new(catalog: &'a Catalog, registry: &'a Registry, scan: &'a dyn Scan, opts: Options) -> Self {
+        Session {
+            catalog,
+            registry,
+            scan,
+            opts,
+            memo: RwLock::default(),
+            sums: HashMap::new(),
+            tried: None,
+            stats: ScanStats::default(),
+        }
+    }
+
+    /// What the session's runs read.
+    pub fn stats(&self) -> &ScanStats {
+        &self.stats
+    }
+
+    /// The resolution of a citation, from the memo when an earlier claim named the same things.
+    pub fn resolution(&self, cit: &Citation) -> Arc<Resolution> {
+        let key = resolution_key(cit);
+        if let Some(r) = self.memo.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            return Arc::clone(r);
+        }
+        let resolved = resolve::resolve(cit, self.catalog, self.registry, self.scan);
+        let job = resolved.as_ref().ok().map(|r| Job::of(r).key());
+        let res = Arc::new(Resolution { resolved, job, key: OnceLock::new() });
+        let mut memo = self.memo.write().unwrap_or_else(PoisonError::into_inner);
+        if memo.len() >= MAX_RESOLUTIONS {
+            return res;
+        }
+        Arc::clone(memo.entry(key).or_insert(res))
+    }
+
+    /// Adds the job of a resolution, when it resolved, to `jobs`.
+    pub fn want(&self, res: &Resolution, jobs: &mut Jobs) {
+        if let (Ok(r), Some(k)) = (&res.resolved, &res.job)
+            && !jobs.contains_key(k)
+        {
+            jobs.insert(k.clone(), Job::of(r));
+        }
+    }
+
+    /// The settling run: every job in one fused run. Only an internal failure of the scan is an
+    /// error; any other fails the claims of its job.
+    pub fn run(&mut self, jobs: Jobs) -> Result<(), EngineError> {
+        let (sums, stats) = run_jobs(self.scan, jobs)?;
+        self.sums = sums;
+        self.stats = stats;
+        Ok(())
+    }
+
+    /// The explaining run: every variant of every resolution in `wrong`, in one more fused run.
+    /// Variants of different claims coincide (the same column, period, base and weight under
+    /// another claim's mistake), so only distinct variant jobs are run: their number is bounded
+    /// by the data layer, not by the claims.
+    pub fn explain(&mut self, wrong: Wrong) -> Result<(), EngineError> {
+        let mut variants: Vec<(ResolutionKey, Vec<(JobKey, explain::Variant)>)> = Vec::new();
+        let mut jobs = Jobs::new();
+        for (i, (key, res)) in wrong.into_iter().enumerate() {
+            let Ok(r) = &res.resolved else { continue };
+            let vs: Vec<(JobKey, explain::Variant)> = explain::variants(i, r, self.catalog, self.registry)
+                .into_iter()
+                .map(|v| (v.job.key(), v))
+                .collect();
+            for (k, v) in &vs {
+                if !jobs.contains_key(k) {
+                    jobs.insert(k.clone(), v.job.clone());
+                }
+            }
+            variants.push((key, vs));
+        }
+        let (sums, stats) = run_jobs(self.scan, jobs)?;
+        // Each distinct variant estimated once, however many resolutions share it.
+        let method = self.opts.method();
+        sums.par_iter().for_each(|(_, s)| {
+            s.estimates(method);
+        });
+        let tried = variants
+            .into_iter()
+            .map(|(key, vs)| {
+                let with = vs.into_iter().filter_map(|(k, v)| Some((v, Arc::clone(sums.get(&k)?)))).collect();
+                (key, with)
+            })
+            .collect();
+        self.tried = Some(tried);
+        self.stats.explanation_scans = stats.scans;
+        Ok(())
+    }
+
+    /// Settles one claim against the sums of the settling run; once [`Session::explain`] has
+    /// run, a claim not reproduced is explained. Before, with explaining on, such a claim comes
+    /// back with its resolution, for the caller to hand to [`Session::explain`].
+    pub fn settle(&self, cit: &Citation, numbers: &[Claimed]) -> Settled {
+        let res = self.resolution(cit);
+        let r = match &res.resolved {
+            Err(why) => {
+                let s =
+                    Settlement { unknown_names: why.1.clone(), ..Settlement::unverifiable(why.0.clone()) };
+                return (s, None);
+            }
+            Ok(r) => r,
+        };
+        let Some(summed) = res.job.as_ref().and_then(|k| self.sums.get(k)) else {
+            return (Settlement::unverifiable(vec![NO_SUMS.into()]), None);
+        };
+        let out = match &summed.outcome {
+            Ok(out) => out,
+            Err(e) => return (Settlement::unverifiable(vec![engine_reason(e, r)]), None),
+        };
+        let method = self.opts.method();
+        let mut s = compare::settle_estimated(cit, r, out, summed.estimates(method), numbers);
+        if !self.opts.explain || !matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
+            return (s, None);
+        }
+        let Some(tried) = &self.tried else { return (s, Some(res)) };
+        let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
+        explain_one(&mut s, cit, tried, method);
+        s.notes.extend(explain::limits_note(r, self.catalog));
+        (s, None)
+    }
+}
+
+/// One run over distinct jobs, in key order.
+fn run_jobs(scan: &dyn Scan, jobs: Jobs) -> Result<(HashMap<JobKey, Arc<Summed>>, ScanStats), EngineError> {
+    if jobs.is_empty() {
+        return Ok((HashMap::new(), ScanStats::default()));
+    }
+    let (keys, jobs): (Vec<JobKey>, Vec<Job>) = jobs.into_iter().unzip();
+    let (outcomes, stats) = scan.run(&jobs);
+    if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
+        return Err(e.clone());
+    }
+    let sums = keys
+        .into_iter()
+        .zip(jobs.into_iter().zip(outcomes))
+        .map(|(k, (job, outcome))| {
+            (k, Arc::new(Summed { outcome, measures: job.measures, estimates: OnceLock::new() }))
+        })
+        .collect();
+    Ok((sums, stats))
+}
+
+/// Attaches the explanations of a claim not reproduced.
+fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran], method: Method) {
+    let ok: Vec<explain::Tried> = tried
+        .iter()
+        .filter_map(|(v, sums)| sums.outcome.as_ref().ok().map(|o| (v, o, sums.estimates(method))))
+        .collect();
+    // The base n that failed: the citation's, or a result's `n` that differs from it.
+    let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
+    s.explanations = explain::judge(s, claimed_n, &ok);
+    s.notes.extend(explain::cluster_note(tried.iter().map(|(_, sums)| &sums.outcome)));
+}
+
+/// An engine error as a claim's reason, naming the declaration by its catalog name.
+fn engine_reason(e: &EngineError, r: &Resolved) -> String {
+    match e {
+        EngineError::Filter { role: Role::Period, .. } => {
+            format!("period {:?} of study {:?}: {e}", r.period, r.study)
+        }
+        EngineError::Filter { role: Role::Base, .. } => {
+            format!("base {:?} of study {:?}: {e}", r.base, r.study)
+        }
+        EngineError::Filter { .. } | EngineError::Weight { .. } => {
+            format!("study {:?}, table {:?}: {e}", r.study, r.rows.table)
+        }
+        EngineError::Table { .. } => format!("table {:?}: {e}", r.rows.table),
+        EngineError::Internal(_) | EngineError::Cluster(_) => e.to_string(),
+    }
+}
