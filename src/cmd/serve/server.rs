@@ -15,6 +15,7 @@
 #[cfg(feature = "agents")]
 pub mod a2a;
 pub mod http;
+pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
