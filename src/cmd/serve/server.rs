@@ -19,6 +19,7 @@ pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
+pub mod workbench;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -445,11 +446,28 @@ impl Service {
 
     /// Runs the check of one input onto `sink`, as `recite check -` runs it.
     fn check_into(&self, body: &[u8], name: &str, format: ReportFormat, sink: Sink) -> Result<(), String> {
+        let mut w = report::writer(format, false, false, Some(self.layer.clone()), Box::new(sink));
+        let done = self.check_onto(&[(name, body)], w.as_mut());
+        drop(w);
+        done
+    }
+
+    /// Runs the check of `inputs` (name, bytes) onto the report writer `w`, as `recite check`
+    /// runs them; a write past the time limit (`TimedOut`) is [`TIMED_OUT`].
+    fn check_onto(&self, inputs: &[(&str, &[u8])], w: &mut dyn report::stream::Writer) -> Result<(), String> {
         // Spooled as `recite check -` spools standard input: the batch reads it more than once.
-        let mut tmp = tempfile::NamedTempFile::new().map_err(|e| format!("cannot spool the input: {e}"))?;
-        tmp.write_all(body).and_then(|_| tmp.flush()).map_err(|e| format!("cannot spool the input: {e}"))?;
-        let path = tmp.path().to_string_lossy().into_owned();
-        let sources = [check::Source::File { name: name.to_string(), path }];
+        let mut spooled = Vec::new();
+        let mut sources = Vec::new();
+        for (name, body) in inputs {
+            let mut tmp =
+                tempfile::NamedTempFile::new().map_err(|e| format!("cannot spool the input: {e}"))?;
+            tmp.write_all(body)
+                .and_then(|_| tmp.flush())
+                .map_err(|e| format!("cannot spool the input: {e}"))?;
+            let path = tmp.path().to_string_lossy().into_owned();
+            sources.push(check::Source::File { name: name.to_string(), path });
+            spooled.push(tmp);
+        }
         let max = self.max_input;
         let opts = check::Options {
             settle: self.settle,
@@ -461,9 +479,8 @@ impl Service {
             timings: false,
             progress: &|_| {},
         };
-        let mut w = report::writer(format, false, false, opts.data_layer.clone(), Box::new(sink));
-        let ran = check::run(&sources, &self.catalog, &self.registry, &self.engine, &opts, w.as_mut());
-        drop(w);
+        let ran = check::run(&sources, &self.catalog, &self.registry, &self.engine, &opts, w);
+        drop(spooled);
         match ran {
             Ok(_) => Ok(()),
             Err(check::CheckError::Write(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
@@ -516,12 +533,14 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// `recite serve`: listens on `listen` (a non-loopback address only with a token) and serves
-/// the API, MCP and A2A until SIGTERM; the Agent Card names `public_url`, else the address.
+/// the API, MCP and A2A, and the workbench on the ledger at `ledger`, until SIGTERM; the Agent
+/// Card and the permalinks name `public_url`, else the address.
 pub fn serve(
     c: &Config,
     listen: std::net::SocketAddr,
     token: Option<Vec<u8>>,
     public_url: Option<String>,
+    ledger: &std::path::Path,
 ) -> Result<()> {
     if !listen.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
@@ -529,6 +548,12 @@ pub fn serve(
              (a bearer token every request must carry; docs/service.md)"
         );
     }
+    let ledger = ledger::Ledger::open(ledger)?;
+    crate::cmd::warn(&format!(
+        "recite serve: ledger {} ({} cases)",
+        ledger.path.display(),
+        ledger.count().map_err(anyhow::Error::new)?
+    ));
     let svc = Arc::new(Service::open(c)?);
     let rt = runtime()?;
     let done = rt.block_on(async {
@@ -541,6 +566,7 @@ pub fn serve(
         });
         let guarded = token.is_some();
         let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
+        let protected = protected.merge(workbench::routes(svc.clone(), ledger, base.trim_end_matches('/')));
         let app = http::app(svc.clone(), token, protected, public);
         http::run(svc.clone(), listener, guarded, app, stop_agents).await
     });
