@@ -30,3 +30,5 @@ mod support;
 mod synth;
 mod verify_cli;
 mod warnings;
+#[cfg(feature = "serve")]
+mod workbench;
