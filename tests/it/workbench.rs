@@ -382,8 +382,9 @@ fn workbench_ledger_survives_a_kill_during_saves() {
     let cli_reports: Vec<Vec<u8>> =
         bodies.iter().map(|b| cli(&["check", "-", "--format", "json"], b)).collect();
 
-    // Each save pauses inside its transaction, so a kill lands mid-write.
-    let s = Bench::start(&ledger, &["--concurrency", "4"], &[("RECITE_TEST_LEDGER_PAUSE_MS", "60")]);
+    // Each save pauses inside its transaction (200 ms, against a few for the check), so with
+    // four clients one is almost always mid-write: the kill lands there.
+    let s = Bench::start(&ledger, &["--concurrency", "4"], &[("RECITE_TEST_LEDGER_PAUSE_MS", "200")]);
     let port = s.port;
     let stop = Arc::new(AtomicBool::new(false));
     let acked: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
@@ -424,6 +425,7 @@ fn workbench_ledger_survives_a_kill_during_saves() {
     let acked = acked.lock().unwrap().clone();
     let sent = sent.load(Ordering::SeqCst);
     assert!(acked.len() >= 12, "only {} saves acknowledged", acked.len());
+    assert!(sent > acked.len(), "no save was in flight at the kill");
 
     // Restarted on the same ledger: every acknowledged case is there, and every case listed is
     // whole.

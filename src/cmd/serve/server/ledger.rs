@@ -183,11 +183,7 @@ pub struct Filter {
 /// A saved case's stored parts.
 #[derive(Debug, Clone)]
 pub struct Case {
-    /// Its id.
-    pub id: String,
-    /// When it was saved (RFC 3339, UTC).
-    pub created: String,
-    /// Everything else, as the API answers it (`GET /v1/cases/{id}` without the report).
+    /// Its facts, as the API answers it (`GET /v1/cases/{id}` without the report).
     pub meta: Value,
     /// The JSON report as written.
     pub report_json: String,
@@ -260,6 +256,7 @@ impl Ledger {
     }
 
     /// The schema version.
+    #[cfg(test)]
     pub fn version(&self) -> Result<i64> {
         Ok(self.conn().query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
@@ -430,7 +427,7 @@ impl Ledger {
             "inputs": inputs,
             "reruns": reruns,
         });
-        Ok(Some(Case { id, created, meta, report_json: json, report_html: html }))
+        Ok(Some(Case { meta, report_json: json, report_html: html }))
     }
 
     /// The bytes of input `n` of case `id`, or none.
