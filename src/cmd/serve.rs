@@ -18,6 +18,9 @@ Endpoints: POST /v1/verify (the body `recite verify -` reads; ?format=json|text,
 POST /v1/check (one transcript, any format `recite check` reads; ?format=json|jsonl|html|
 markdown|junit|text, ?name=NAME), GET /v1/catalog, GET /v1/extractors, GET /v1/openapi.json
 (OpenAPI 3.1), GET /healthz, /readyz.
+The workbench (docs/workbench.md): GET / in a browser; POST /v1/cases (a transcript, as /v1/check)
+settles and saves a case in the ledger (--ledger); GET /v1/cases[?study=&period=&measure=&verdict=],
+GET /v1/cases/ID, GET /cases/ID (its page), GET /cases/ID/export, POST /v1/cases/ID/rerun.
 With the cargo feature `agents`: MCP (streamable HTTP) at /mcp, A2A at /a2a/jsonrpc and /a2a/rest,
 its card at /.well-known/agent-card.json. Reports equal `recite verify -` / `recite check -`
 byte for byte.
@@ -54,6 +57,10 @@ pub struct Args {
     /// bound); set it behind a reverse proxy.
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
+    /// The workbench's case ledger, an SQLite file (created if need be). Default:
+    /// $XDG_DATA_HOME/recite/ledger.sqlite3, else ~/.local/share/recite/ledger.sqlite3.
+    #[arg(long, value_name = "PATH")]
+    ledger: Option<PathBuf>,
     #[command(flatten)]
     limits: Limits,
     #[command(flatten)]
@@ -109,7 +116,15 @@ impl Limits {
 /// Runs `recite serve`.
 pub fn run(a: Args) -> Result<ExitCode> {
     let token = a.token_file.as_deref().map(server::read_token).transpose()?;
+    let ledger = match a.ledger {
+        Some(p) => p,
+        None => server::ledger::default_path().ok_or_else(|| {
+            anyhow::anyhow!(
+                "no place for the ledger: set --ledger PATH (neither XDG_DATA_HOME nor HOME is set)"
+            )
+        })?,
+    };
     let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    server::serve(&config, a.listen, token, a.public_url)?;
+    server::serve(&config, a.listen, token, a.public_url, &ledger)?;
     Ok(ExitCode::SUCCESS)
 }

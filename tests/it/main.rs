@@ -35,3 +35,5 @@ mod support;
 mod synth;
 mod verify_cli;
 mod warnings;
+#[cfg(feature = "serve")]
+mod workbench;

@@ -15,9 +15,11 @@
 #[cfg(feature = "agents")]
 pub mod a2a;
 pub mod http;
+pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
+pub mod workbench;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -461,6 +463,16 @@ impl Service {
         format: ReportFormat,
         sink: Sink,
     ) -> Result<(), String> {
+        let mut w = report::writer(format, false, false, Some(self.layer.clone()), Box::new(sink));
+        let inputs: Vec<(&str, &[u8])> = inputs.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+        let done = self.check_onto(&inputs, w.as_mut());
+        drop(w);
+        done
+    }
+
+    /// Runs the check of `inputs` (name, bytes) onto the report writer `w`, as `recite check`
+    /// runs them; a write past the time limit (`TimedOut`) is [`TIMED_OUT`].
+    fn check_onto(&self, inputs: &[(&str, &[u8])], w: &mut dyn report::stream::Writer) -> Result<(), String> {
         // Spooled as `recite check -` spools standard input: the batch reads each more than once.
         let mut spooled = Vec::with_capacity(inputs.len());
         let mut sources = Vec::with_capacity(inputs.len());
@@ -471,7 +483,7 @@ impl Service {
                 .and_then(|_| tmp.flush())
                 .map_err(|e| format!("cannot spool the input: {e}"))?;
             let path = tmp.path().to_string_lossy().into_owned();
-            sources.push(check::Source::File { name: name.clone(), path });
+            sources.push(check::Source::File { name: name.to_string(), path });
             spooled.push(tmp);
         }
         let max = self.max_input;
@@ -485,9 +497,8 @@ impl Service {
             timings: false,
             progress: &|_| {},
         };
-        let mut w = report::writer(format, false, false, opts.data_layer.clone(), Box::new(sink));
-        let ran = check::run(&sources, &self.catalog, &self.registry, &self.engine, &opts, w.as_mut());
-        drop(w);
+        let ran = check::run(&sources, &self.catalog, &self.registry, &self.engine, &opts, w);
+        drop(spooled);
         match ran {
             Ok(_) => Ok(()),
             Err(check::CheckError::Write(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
@@ -540,12 +551,14 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// `recite serve`: listens on `listen` (a non-loopback address only with a token) and serves
-/// the API, MCP and A2A until SIGTERM; the Agent Card names `public_url`, else the address.
+/// the API, MCP and A2A, and the workbench on the ledger at `ledger`, until SIGTERM; the Agent
+/// Card and the permalinks name `public_url`, else the address.
 pub fn serve(
     c: &Config,
     listen: std::net::SocketAddr,
     token: Option<Vec<u8>>,
     public_url: Option<String>,
+    ledger: &std::path::Path,
 ) -> Result<()> {
     if !listen.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
@@ -553,6 +566,12 @@ pub fn serve(
              (a bearer token every request must carry; docs/service.md)"
         );
     }
+    let ledger = ledger::Ledger::open(ledger)?;
+    crate::cmd::warn(&format!(
+        "recite serve: ledger {} ({} cases)",
+        ledger.path.display(),
+        ledger.count().map_err(anyhow::Error::new)?
+    ));
     let svc = Arc::new(Service::open(c)?);
     let rt = runtime()?;
     let done = rt.block_on(async {
@@ -565,6 +584,7 @@ pub fn serve(
         });
         let guarded = token.is_some();
         let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
+        let protected = protected.merge(workbench::routes(svc.clone(), ledger, base.trim_end_matches('/')));
         let app = http::app(svc.clone(), token, protected, public);
         http::run(svc.clone(), listener, guarded, app, stop_agents).await
     });

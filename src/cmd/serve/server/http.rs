@@ -50,7 +50,7 @@ impl IntoResponse for Problem {
 }
 
 /// The query string's parameters, decoded; each must be one of `allowed`.
-fn query(uri: &Uri, allowed: &[&str]) -> Result<Vec<(String, String)>, Problem> {
+pub(super) fn query(uri: &Uri, allowed: &[&str]) -> Result<Vec<(String, String)>, Problem> {
     let mut out = Vec::new();
     for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -91,7 +91,7 @@ fn decode(s: &str) -> Option<String> {
 }
 
 /// The one value of parameter `k`, if given (twice is an error).
-fn single<'a>(q: &'a [(String, String)], k: &str) -> Result<Option<&'a str>, Problem> {
+pub(super) fn single<'a>(q: &'a [(String, String)], k: &str) -> Result<Option<&'a str>, Problem> {
     let mut it = q.iter().filter(|(n, _)| n == k);
     let first = it.next().map(|(_, v)| v.as_str());
     if it.next().is_some() {
@@ -103,7 +103,7 @@ fn single<'a>(q: &'a [(String, String)], k: &str) -> Result<Option<&'a str>, Pro
 /// Reads the whole body within the time limit (408 past it: a caller that sends a body slowly
 /// or never finishes it cannot hold a connection for ever), at most `max` bytes (413 beyond),
 /// 400 when it is cut short.
-async fn read_body_within(body: Body, max: u64, limit: Duration) -> Result<Vec<u8>, Problem> {
+pub(super) async fn read_body_within(body: Body, max: u64, limit: Duration) -> Result<Vec<u8>, Problem> {
     match tokio::time::timeout(limit, read_body(body, max)).await {
         Ok(read) => read,
         Err(_) => Err(Problem {
@@ -132,7 +132,7 @@ async fn read_body(body: Body, max: u64) -> Result<Vec<u8>, Problem> {
 }
 
 /// Refuses a body declared larger than the limit before reading any of it.
-fn check_length(req: &Request, max: u64) -> Result<(), Problem> {
+pub(super) fn check_length(req: &Request, max: u64) -> Result<(), Problem> {
     let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
     match declared.map(str::parse::<u64>) {
         Some(Ok(n)) if n > max => Err(Problem::too_large(max)),
@@ -209,10 +209,7 @@ async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response
             ));
         }
     };
-    let name = single(&q, "name")?.unwrap_or("-").to_string();
-    if !good_name(&name) {
-        return Err(Problem::bad_request("query.name", NAME_RULE));
-    }
+    let name = input_name(&q)?;
     let boundary = match req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
         Some(ct) if ct.trim_start().to_ascii_lowercase().starts_with("multipart/") => Some(
             multer::parse_boundary(ct)
@@ -292,7 +289,17 @@ async fn parts(body: Vec<u8>, boundary: String) -> Result<Vec<(String, Vec<u8>)>
     Ok(out)
 }
 
-/// `GET /v1/catalog`./// `GET /v1/catalog`.
+/// The input's name in the report: `name`, default `-`; 1 to 256 characters, no control
+/// characters.
+pub(super) fn input_name(q: &[(String, String)]) -> Result<String, Problem> {
+    let name = single(q, "name")?.unwrap_or("-").to_string();
+    if !good_name(&name) {
+        return Err(Problem::bad_request("query.name", NAME_RULE));
+    }
+    Ok(name)
+}
+
+/// `GET /v1/catalog`.
 async fn catalog(State(svc): State<Arc<Service>>) -> Response {
     json_response(&svc.catalog_json())
 }
@@ -302,7 +309,7 @@ async fn extractors(State(svc): State<Arc<Service>>) -> Response {
     json_response(&svc.extractors_json())
 }
 
-fn json_response(v: &serde_json::Value) -> Response {
+pub(super) fn json_response(v: &serde_json::Value) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], format!("{v:#}\n")).into_response()
 }
 

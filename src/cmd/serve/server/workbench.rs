@@ -1,0 +1,756 @@
+//! The analyst's workbench (docs/workbench.md): cases settled from the browser or the API and
+//! kept in the [`ledger`](super::ledger). A case is settled as `POST /v1/check` settles a
+//! transcript, in one run that writes both the JSON and the HTML report (the HTML renderer is
+//! the report's own, so a case's page and its export are what `recite check --format html`
+//! writes); it is saved with its inputs' SHA-256 digests and the data layer's fingerprint, and
+//! can be re-run later, which says what moved.
+//!
+//! The pages are plain HTML, CSS and JavaScript compiled into the binary (no build step, no
+//! remote asset; their Content-Security-Policy allows this server only). Every value a request
+//! brings reaches SQL as a bound parameter; a case id is checked for its shape before any
+//! look-up.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use recite::report::stream::{self, Closing, InputHead, InputTail};
+use recite::report::{self, ClaimReport};
+use recite::settle::Verdict;
+
+use super::http::{check_length, input_name, json_response, query, read_body_within, single};
+use super::ledger::{self, ClaimRow, Filter, Ledger, NewCase, NewInput, NewRerun};
+use super::{Problem, Service, TIMED_OUT};
+
+const INDEX: &str = include_str!("workbench/index.html");
+const CASE: &str = include_str!("workbench/case.html");
+const CSS: &str = include_str!("workbench/workbench.css");
+const JS: &str = include_str!("workbench/workbench.js");
+
+/// The pages' policy: this server's scripts, styles, frames and requests only.
+const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// A stored report shown in the case page's frame: no script, framed by this server only.
+const REPORT_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+
+/// Cases a list answers by default, and at most.
+const LIST_DEFAULT: usize = 100;
+const LIST_MAX: usize = 1000;
+
+/// The longest search term.
+const TERM_MAX: usize = 256;
+
+/// The workbench's state: the service that settles, the ledger that keeps, and what the data
+/// layer's files hashed to (by their metadata, so an unchanged file is not read twice).
+pub struct Desk {
+    svc: Arc<Service>,
+    ledger: Ledger,
+    hashed: Mutex<HashMap<PathBuf, (String, u64, String)>>,
+    base: String,
+}
+
+/// The workbench's routes over `svc` and `ledger`; permalinks start with `base`.
+pub fn routes(svc: Arc<Service>, ledger: Ledger, base: &str) -> Router {
+    let desk = Arc::new(Desk { svc, ledger, hashed: Mutex::default(), base: base.to_string() });
+    Router::new()
+        .route("/", get(|| async { page(INDEX.to_string()) }))
+        .route("/assets/workbench.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
+        .route("/assets/workbench.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
+        .route("/v1/cases", post(create).get(list))
+        .route("/v1/cases/{id}", get(case_json))
+        .route("/v1/cases/{id}/report", get(case_report_json))
+        .route("/v1/cases/{id}/inputs/{n}", get(case_input))
+        .route("/v1/cases/{id}/rerun", post(rerun))
+        .route("/cases/{id}", get(case_page))
+        .route("/cases/{id}/report", get(case_report_html))
+        .route("/cases/{id}/export", get(case_export))
+        .route("/cases/{id}/reruns/{n}/report", get(rerun_report_html))
+        .with_state(desk)
+}
+
+fn page(html: String) -> Response {
+    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+    secure(&mut r, PAGE_CSP);
+    r
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    let mut r = ([(header::CONTENT_TYPE, kind)], body).into_response();
+    secure(&mut r, PAGE_CSP);
+    r
+}
+
+fn secure(r: &mut Response, csp: &'static str) {
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(csp));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+}
+
+fn no_case(id: &str) -> Problem {
+    let shown: String = id.chars().take(64).collect();
+    Problem {
+        status: 404,
+        title: "not found",
+        detail: format!("no case {shown:?} in the ledger"),
+        location: Some("path".into()),
+        retry_after: None,
+    }
+}
+
+/// Runs ledger work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ledger::LedgerError> + Send + 'static,
+) -> Result<T, Problem> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Problem::internal(e.to_string())),
+        Err(e) => Err(Problem::internal(format!("the ledger task failed: {e}"))),
+    }
+}
+
+/// The id in a path, when it has the shape of one.
+fn checked(id: &str) -> Result<String, Problem> {
+    if ledger::is_id(id) { Ok(id.to_string()) } else { Err(no_case(id)) }
+}
+
+/// `POST /v1/cases[?name=NAME]`: the body is one transcript, as `POST /v1/check` takes it; it
+/// is settled, saved, and answered 201 with the case's id and permalink.
+async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, Problem> {
+    let q = query(req.uri(), &["name"])?;
+    let name = input_name(&q)?;
+    let svc = desk.svc.clone();
+    check_length(&req, svc.max_input)?;
+    let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
+    if body.len() as u64 > svc.max_input {
+        return Err(Problem::too_large(svc.max_input));
+    }
+    let (permit, deadline) = svc.admit().await?;
+    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let d = desk.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        let _turn = permit;
+        let inputs = vec![NewInput { name, bytes: body }];
+        let settled = d.settle(&inputs, until)?;
+        let (fingerprint, files) = d.fingerprint();
+        let case = new_case(settled, inputs, fingerprint, files);
+        // Past the time limit the caller has been told it failed: nothing is saved then.
+        if std::time::Instant::now() >= until {
+            return Err(TIMED_OUT.to_string());
+        }
+        let summary = json!({ "claims": case.claims, "verdict": case.verdict, "verdicts": case.verdicts });
+        let (id, created) = d.ledger.save(&case).map_err(|e| e.to_string())?;
+        Ok((id, created, summary))
+    });
+    let (id, created, summary) = finish(&svc, deadline, job).await?;
+    let body = json!({
+        "id": id,
+        "created": created,
+        "permalink": format!("{}/cases/{id}", desk.base),
+        "url": format!("/cases/{id}"),
+        "json": format!("/v1/cases/{id}"),
+        "export": format!("/cases/{id}/export"),
+        "summary": summary,
+    });
+    let mut r = json_response(&body);
+    *r.status_mut() = StatusCode::CREATED;
+    if let Ok(v) = HeaderValue::from_str(&format!("/cases/{id}")) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(r)
+}
+
+/// Waits for a settling job within the operation's deadline.
+async fn finish<T>(
+    svc: &Service,
+    deadline: tokio::time::Instant,
+    job: tokio::task::JoinHandle<Result<T, String>>,
+) -> Result<T, Problem> {
+    match tokio::time::timeout_at(deadline, job).await {
+        Err(_) => Err(Problem::time_limit(svc.time_limit())),
+        Ok(Err(e)) => Err(Problem::internal(format!("the check failed: {e}"))),
+        Ok(Ok(Err(e))) if e == TIMED_OUT => Err(Problem::time_limit(svc.time_limit())),
+        Ok(Ok(Err(e))) => Err(Problem::internal(e)),
+        Ok(Ok(Ok(v))) => Ok(v),
+    }
+}
+
+/// `GET /v1/cases[?study=&period=&measure=&verdict=&limit=]`: the saved cases, newest first,
+/// each with its verdict counts; the filters must all hold for one claim of a case.
+async fn list(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, Problem> {
+    let q = query(req.uri(), &["study", "period", "measure", "verdict", "limit"])?;
+    let term = |k: &str| -> Result<Option<String>, Problem> {
+        match single(&q, k)? {
+            None | Some("") => Ok(None),
+            Some(v) if v.chars().count() > TERM_MAX || v.chars().any(char::is_control) => {
+                Err(Problem::bad_request(
+                    &format!("query.{k}"),
+                    format!("at most {TERM_MAX} characters, no control characters"),
+                ))
+            }
+            Some(v) => Ok(Some(v.to_string())),
+        }
+    };
+    let verdict = match single(&q, "verdict")? {
+        None | Some("") => None,
+        Some(v) => match Verdict::ALL.iter().find(|x| x.as_str().eq_ignore_ascii_case(v)) {
+            Some(x) => Some(x.as_str().to_string()),
+            None => {
+                let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
+                return Err(Problem::bad_request(
+                    "query.verdict",
+                    format!("{v:?} is not a verdict; one of {}", names.join(", ")),
+                ));
+            }
+        },
+    };
+    let limit = match single(&q, "limit")? {
+        None => LIST_DEFAULT,
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=LIST_MAX).contains(&n) => n,
+            _ => {
+                return Err(Problem::bad_request(
+                    "query.limit",
+                    format!("a whole number from 1 to {LIST_MAX}"),
+                ));
+            }
+        },
+    };
+    let f =
+        Filter { study: term("study")?, period: term("period")?, measure: term("measure")?, verdict, limit };
+    let d = desk.clone();
+    let cases = blocking(move || d.ledger.list(&f)).await?;
+    let mut totals: serde_json::Map<String, Value> =
+        Verdict::ALL.iter().map(|v| (v.as_str().to_string(), json!(0))).collect();
+    for c in &cases {
+        for (v, n) in c["verdicts"].as_object().into_iter().flatten() {
+            let sum = totals.get(v).and_then(Value::as_u64).unwrap_or(0) + n.as_u64().unwrap_or(0);
+            totals.insert(v.clone(), json!(sum));
+        }
+    }
+    Ok(json_response(&json!({ "count": cases.len(), "verdicts": totals, "cases": cases })))
+}
+
+/// `GET /v1/cases/{id}`: the case: its inputs' digests, the data layer and its fingerprint,
+/// the verdicts, the re-runs, and the JSON report.
+async fn case_json(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let d = desk.clone();
+    let key = id.clone();
+    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    let mut v = case.meta;
+    v["permalink"] = json!(format!("{}/cases/{id}", desk.base));
+    v["report"] = serde_json::from_str(&case.report_json).unwrap_or(Value::Null);
+    Ok(json_response(&v))
+}
+
+/// `GET /v1/cases/{id}/report`: the JSON report as it was written.
+async fn case_report_json(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let d = desk.clone();
+    let key = id.clone();
+    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], case.report_json).into_response())
+}
+
+/// `GET /v1/cases/{id}/inputs/{n}`: input `n`'s bytes, as received.
+async fn case_input(
+    State(desk): State<Arc<Desk>>,
+    UrlPath((id, n)): UrlPath<(String, String)>,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let n: i64 = n.parse().map_err(|_| no_case(&id))?;
+    let d = desk.clone();
+    let key = id.clone();
+    let (_, bytes) = blocking(move || d.ledger.input(&key, n)).await?.ok_or_else(|| no_case(&id))?;
+    Ok(([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response())
+}
+
+/// `GET /cases/{id}`: the case's page (its report in a frame, the case's facts beside it).
+async fn case_page(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let d = desk.clone();
+    let key = id.clone();
+    blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    // The id is 24 hex digits (checked): nothing in it needs escaping.
+    Ok(page(CASE.replace("{{id}}", &id)))
+}
+
+/// `GET /cases/{id}/report`: the stored HTML report, for the case page's frame.
+async fn case_report_html(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let d = desk.clone();
+    let key = id.clone();
+    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    Ok(report_page(case.report_html))
+}
+
+fn report_page(html: String) -> Response {
+    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+    secure(&mut r, REPORT_CSP);
+    r
+}
+
+/// `GET /cases/{id}/export`: the self-contained HTML report, as a download.
+async fn case_export(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let d = desk.clone();
+    let key = id.clone();
+    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    let mut r = report_page(case.report_html);
+    let disposition = format!("attachment; filename=\"recite-case-{id}.html\"");
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(r)
+}
+
+/// `GET /cases/{id}/reruns/{n}/report`: a re-run's HTML report.
+async fn rerun_report_html(
+    State(desk): State<Arc<Desk>>,
+    UrlPath((id, n)): UrlPath<(String, String)>,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let n: i64 = n.parse().map_err(|_| no_case(&id))?;
+    let d = desk.clone();
+    let key = id.clone();
+    let html = blocking(move || d.ledger.rerun_html(&key, n)).await?.ok_or_else(|| no_case(&id))?;
+    Ok(report_page(html))
+}
+
+/// `POST /v1/cases/{id}/rerun`: settles the case's inputs again on the data layer as it is now,
+/// saves the re-run beside the case, and answers what moved against the saved report, and
+/// whether the data layer's fingerprint changed.
+async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let svc = desk.svc.clone();
+    let (permit, deadline) = svc.admit().await?;
+    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let d = desk.clone();
+    let key = id.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        let _turn = permit;
+        let Some(saved) = d.ledger.get(&key).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let inputs = d.ledger.inputs(&key).map_err(|e| e.to_string())?;
+        let settled = d.settle(&inputs, until)?;
+        let (fingerprint, files) = d.fingerprint();
+        let before: Value = serde_json::from_str(&saved.report_json).unwrap_or(Value::Null);
+        let after: Value = serde_json::from_str(&settled.json).unwrap_or(Value::Null);
+        let moved = moved(&before, &after);
+        let saved_print = saved.meta["fingerprint"].as_str().unwrap_or_default().to_string();
+        let files_changed = files_changed(&saved.meta["data_files"], &files);
+        if std::time::Instant::now() >= until {
+            return Err(TIMED_OUT.to_string());
+        }
+        let r = NewRerun {
+            recite: env!("CARGO_PKG_VERSION").to_string(),
+            fingerprint: fingerprint.clone(),
+            data_files: files,
+            report_json: settled.json,
+            report_html: settled.html,
+            moved: moved.clone(),
+        };
+        let Some((n, created)) = d.ledger.save_rerun(&key, &r).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        Ok(Some(json!({
+            "id": key,
+            "rerun": n,
+            "created": created,
+            "data_layer_changed": saved_print != fingerprint,
+            "saved_fingerprint": saved_print,
+            "fingerprint": fingerprint,
+            "files_changed": files_changed,
+            "moved": moved,
+            "verdicts_before": before["summary"]["verdicts"],
+            "verdicts_after": after["summary"]["verdicts"],
+            "report": format!("/cases/{key}/reruns/{n}/report"),
+        })))
+    });
+    let answer = finish(&svc, deadline, job).await?.ok_or_else(|| no_case(&id))?;
+    Ok(json_response(&answer))
+}
+
+/// A case's two reports, from one run.
+struct Settled {
+    json: String,
+    html: String,
+}
+
+impl Desk {
+    /// Settles `inputs` as `recite check` would, writing the JSON and the HTML report at once;
+    /// stops at a write past `until`.
+    fn settle(&self, inputs: &[NewInput], until: std::time::Instant) -> Result<Settled, String> {
+        let (json, html) = (Buffer::new(until), Buffer::new(until));
+        let layer = Some(self.svc.layer.clone());
+        let mut tee = Tee(vec![
+            report::writer(report::ReportFormat::Json, false, false, layer.clone(), Box::new(json.clone())),
+            report::writer(report::ReportFormat::Html, false, false, layer, Box::new(html.clone())),
+        ]);
+        let named: Vec<(&str, &[u8])> =
+            inputs.iter().map(|i| (i.name.as_str(), i.bytes.as_slice())).collect();
+        self.svc.check_onto(&named, &mut tee)?;
+        drop(tee);
+        Ok(Settled { json: json.text()?, html: html.text()? })
+    }
+
+    /// The data layer's fingerprint (`sha256:…` over every study file and every local table
+    /// file: name, size, SHA-256) and the files it covers. A table on object storage counts by
+    /// its location only (its bytes are not fetched for this).
+    fn fingerprint(&self) -> (String, Value) {
+        let catalog = &self.svc.catalog;
+        let root = Path::new(&self.svc.layer.path);
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let mut files: Vec<PathBuf> = Vec::new();
+        let mut remote: Vec<String> = Vec::new();
+        for s in &catalog.studies {
+            files.push(s.file.clone());
+            for t in &s.tables {
+                if recite::catalog::url_scheme(&t.path).is_some() {
+                    remote.push(recite::objstore::redact(&t.path).into_owned());
+                } else {
+                    files.extend(files_of(&t.location(s)));
+                }
+            }
+        }
+        files.extend(catalog.broken.iter().map(|b| b.file.clone()));
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        for f in files {
+            let full = f.canonicalize().unwrap_or(f);
+            let name = full.strip_prefix(&root).unwrap_or(&full).display().to_string();
+            let (size, sha) = match self.hash(&full) {
+                Some((size, sha)) => (json!(size), json!(sha)),
+                None => (Value::Null, Value::Null),
+            };
+            entries.push((name.clone(), json!({ "name": name, "size": size, "sha256": sha })));
+        }
+        for url in remote {
+            entries.push((url.clone(), json!({ "name": url, "size": null, "sha256": null, "remote": true })));
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+        let mut text = String::from("recite data layer 1\n");
+        for (_, e) in &entries {
+            text.push_str(&format!("{}\t{}\t{}\n", e["sha256"], e["size"], e["name"]));
+        }
+        let digest = format!("sha256:{}", ledger::sha256_hex(text.as_bytes()));
+        (digest, Value::Array(entries.into_iter().map(|(_, e)| e).collect()))
+    }
+
+    /// A file's size and SHA-256, read again only when its metadata changed.
+    fn hash(&self, path: &Path) -> Option<(u64, String)> {
+        use std::os::unix::fs::MetadataExt as _;
+        let m = std::fs::metadata(path).ok()?;
+        let key = format!(
+            "{} {}.{} {}.{} {} {}",
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+            m.ino(),
+            m.dev()
+        );
+        let mut memo = self.hashed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((k, size, sha)) = memo.get(path)
+            && *k == key
+        {
+            return Some((*size, sha.clone()));
+        }
+        drop(memo);
+        let sha = sha256_file(path)?;
+        memo = self.hashed.lock().unwrap_or_else(|e| e.into_inner());
+        memo.insert(path.to_path_buf(), (key, m.len(), sha.clone()));
+        Some((m.len(), sha))
+    }
+}
+
+/// A file's SHA-256, read in pieces.
+fn sha256_file(path: &Path) -> Option<String> {
+    use sha2::Digest as _;
+    use std::io::Read as _;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf).ok()? {
+            0 => break,
+            n => h.update(&buf[..n]),
+        }
+    }
+    Some(ledger::hex(&h.finalize()))
+}
+
+/// The files a table location names: a file, every file under a folder, or a glob's matches.
+fn files_of(location: &Path) -> Vec<PathBuf> {
+    let text = location.to_string_lossy();
+    if text.contains(['*', '?', '[']) {
+        return glob::glob(&text)
+            .map(|g| g.filter_map(Result::ok).filter(|p| p.is_file()).collect())
+            .unwrap_or_default();
+    }
+    if location.is_dir() {
+        let mut found = Vec::new();
+        let mut stack = vec![location.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    found.push(p);
+                }
+            }
+        }
+        return found;
+    }
+    // A missing file is named all the same: its absence is part of the fingerprint.
+    vec![location.to_path_buf()]
+}
+
+/// The case to save from a run: its search rows, verdicts and data layer read off the JSON
+/// report.
+fn new_case(s: Settled, inputs: Vec<NewInput>, fingerprint: String, data_files: Value) -> NewCase {
+    let report: Value = serde_json::from_str(&s.json).unwrap_or(Value::Null);
+    let rows = claim_rows(&report);
+    let claims = report["summary"]["claims"].as_u64().unwrap_or(0) as usize;
+    NewCase {
+        recite: env!("CARGO_PKG_VERSION").to_string(),
+        data_layer: report["data_layer"].clone(),
+        fingerprint,
+        data_files,
+        claims,
+        verdict: most_serious(&rows),
+        verdicts: report["summary"]["verdicts"].clone(),
+        report_json: s.json,
+        report_html: s.html,
+        inputs,
+        rows,
+    }
+}
+
+/// Every claim of a report as search rows: one per measure it states a number for (one with
+/// no measure when it states none), with its study, period and verdict.
+fn claim_rows(report: &Value) -> Vec<ClaimRow> {
+    let mut rows = Vec::new();
+    for (n, c) in claims(report).into_iter().enumerate() {
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        let (study, period) = (text(&c["rerun"]["study"]), text(&c["rerun"]["period"]));
+        let verdict = text(&c["verdict"]).unwrap_or_default();
+        let measures: Vec<String> = c["measures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["claims"].as_array().is_some_and(|a| !a.is_empty()))
+            .filter_map(|m| text(&m["name"]))
+            .collect();
+        if measures.is_empty() {
+            rows.push(ClaimRow { n, study, period, measure: None, verdict });
+        } else {
+            for m in measures {
+                rows.push(ClaimRow {
+                    n,
+                    study: study.clone(),
+                    period: period.clone(),
+                    measure: Some(m),
+                    verdict: verdict.clone(),
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// Every claim of a JSON report, in order over its inputs.
+fn claims(report: &Value) -> Vec<&Value> {
+    report["inputs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|i| i["claims"].as_array().into_iter().flatten())
+        .collect()
+}
+
+/// The most serious verdict among the rows (verdicts are ordered most serious first).
+fn most_serious(rows: &[ClaimRow]) -> Option<String> {
+    let rank = |v: &str| Verdict::ALL.iter().position(|x| x.as_str() == v).unwrap_or(Verdict::ALL.len());
+    rows.iter().map(|r| r.verdict.as_str()).min_by_key(|v| rank(v)).map(str::to_string)
+}
+
+/// What moved between two reports of the same inputs, claim by claim: the verdict, the base n
+/// recomputed, and each measure's recomputed value.
+fn moved(before: &Value, after: &Value) -> Value {
+    let (b, a) = (claims(before), claims(after));
+    let mut out = Vec::new();
+    if b.len() != a.len() {
+        out.push(json!({ "what": "claims", "before": b.len(), "after": a.len() }));
+    }
+    for (n, (cb, ca)) in b.iter().zip(&a).enumerate() {
+        if cb["verdict"] != ca["verdict"] {
+            out.push(
+                json!({ "claim": n, "what": "verdict", "before": cb["verdict"], "after": ca["verdict"] }),
+            );
+        }
+        if cb["base"]["n"] != ca["base"]["n"] {
+            out.push(
+                json!({ "claim": n, "what": "base n", "before": cb["base"]["n"], "after": ca["base"]["n"] }),
+            );
+        }
+        let values = |c: &Value| -> Vec<(String, Value)> {
+            c["measures"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|m| (m["name"].as_str().unwrap_or_default().to_string(), m["estimate"]["value"].clone()))
+                .collect()
+        };
+        let after_values: HashMap<String, Value> = values(ca).into_iter().collect();
+        for (name, v) in values(cb) {
+            let w = after_values.get(&name).cloned().unwrap_or(Value::Null);
+            if v.as_f64() != w.as_f64() {
+                out.push(
+                    json!({ "claim": n, "what": "recomputed", "measure": name, "before": v, "after": w }),
+                );
+            }
+        }
+    }
+    Value::Array(out)
+}
+
+/// The data files added, removed or changed between two fingerprints' file lists.
+fn files_changed(before: &Value, after: &Value) -> Value {
+    let index = |v: &Value| -> HashMap<String, Value> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| (f["name"].as_str().unwrap_or_default().to_string(), f["sha256"].clone()))
+            .collect()
+    };
+    let (b, a) = (index(before), index(after));
+    let mut out: Vec<Value> = Vec::new();
+    for (name, sha) in &a {
+        match b.get(name) {
+            None => out.push(json!({ "name": name, "change": "added" })),
+            Some(old) if old != sha => out.push(json!({ "name": name, "change": "changed" })),
+            _ => {}
+        }
+    }
+    for name in b.keys().filter(|n| !a.contains_key(*n)) {
+        out.push(json!({ "name": name, "change": "removed" }));
+    }
+    out.sort_by(|x, y| x["name"].as_str().cmp(&y["name"].as_str()));
+    Value::Array(out)
+}
+
+/// A report kept in memory, refusing writes past the time limit (which stops the check).
+#[derive(Clone)]
+struct Buffer {
+    data: Arc<Mutex<Vec<u8>>>,
+    until: std::time::Instant,
+}
+
+impl Buffer {
+    fn new(until: std::time::Instant) -> Buffer {
+        Buffer { data: Arc::default(), until }
+    }
+
+    fn text(&self) -> Result<String, String> {
+        let bytes = std::mem::take(&mut *self.data.lock().unwrap_or_else(|e| e.into_inner()));
+        String::from_utf8(bytes).map_err(|_| "a report was not UTF-8".to_string())
+    }
+}
+
+impl std::io::Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if std::time::Instant::now() >= self.until {
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the request's time limit passed"));
+        }
+        self.data.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Several report writers fed by one run.
+struct Tee(Vec<Box<dyn stream::Writer>>);
+
+impl stream::Writer for Tee {
+    fn begin_input(&mut self, head: InputHead<'_>) -> std::io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.begin_input(head))
+    }
+    fn claim(&mut self, c: &ClaimReport) -> std::io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.claim(c))
+    }
+    fn claims(&mut self, cs: &[ClaimReport]) -> std::io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.claims(cs))
+    }
+    fn end_input(&mut self, tail: InputTail<'_>) -> std::io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.end_input(tail))
+    }
+    fn finish(&mut self, closing: Closing<'_>) -> std::io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.finish(closing))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(verdict: &str, value: f64, n: u64) -> Value {
+        json!({ "summary": { "verdicts": { verdict: 1 } }, "inputs": [ { "claims": [ {
+            "verdict": verdict,
+            "rerun": { "study": "Versant Mega Tracker", "period": "W6 (April 2026)" },
+            "base": { "n": n },
+            "measures": [
+                { "name": "Aware", "estimate": { "value": 1.0 } },
+                { "name": "Considered", "estimate": { "value": value }, "claims": [ { "matched": true } ] }
+            ]
+        } ] } ] })
+    }
+
+    #[test]
+    fn search_rows_name_the_claimed_measures() {
+        let rows = claim_rows(&report("REPRODUCED", 0.44, 4654));
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].measure.as_deref(), Some("Considered"));
+        assert_eq!(rows[0].period.as_deref(), Some("W6 (April 2026)"));
+        let mixed = [
+            ClaimRow { n: 0, study: None, period: None, measure: None, verdict: "REPRODUCED".into() },
+            ClaimRow { n: 1, study: None, period: None, measure: None, verdict: "DISCREPANT".into() },
+        ];
+        assert_eq!(most_serious(&mixed).as_deref(), Some("DISCREPANT"));
+    }
+
+    #[test]
+    fn what_moved_is_named() {
+        let same = moved(&report("REPRODUCED", 0.44, 4654), &report("REPRODUCED", 0.44, 4654));
+        assert_eq!(same, json!([]));
+        let m = moved(&report("REPRODUCED", 0.44, 4654), &report("DISCREPANT", 0.41, 4600));
+        let whats: Vec<&str> = m.as_array().unwrap().iter().map(|e| e["what"].as_str().unwrap()).collect();
+        assert_eq!(whats, ["verdict", "base n", "recomputed"]);
+        assert_eq!(m[2]["measure"], json!("Considered"));
+        assert_eq!(m[2]["after"], json!(0.41));
+    }
+}

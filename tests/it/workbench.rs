@@ -1,0 +1,474 @@
+//! The workbench's cases (docs/workbench.md), over plain HTTP against `recite serve` started
+//! as a child process on an ephemeral port with its own ledger: a case made from a bundled
+//! transcript is fetched, listed, searched and exported, and its reports are what `recite check
+//! -` prints for the same transcript, byte for byte; its digests are `sha256sum`'s; a re-run
+//! after the data changed says what moved. The crash test kills the server (SIGKILL) while it
+//! saves cases, restarts it on the same ledger, and checks that every case acknowledged is
+//! there, every case listed is whole, and SQLite's own integrity check passes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::serve::{TRANSCRIPTS, cli, read};
+use crate::support::{command, root};
+
+/// A running `recite serve` on a ledger; killed (SIGKILL) when dropped.
+struct Bench {
+    child: Child,
+    port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Bench {
+    /// `recite serve --listen 127.0.0.1:0 --ledger LEDGER ARGS` with `env`, once it listens.
+    fn start(ledger: &Path, args: &[&str], env: &[(&str, &str)]) -> Bench {
+        let mut c = command(&["serve", "--listen", "127.0.0.1:0", "--ledger"]);
+        c.arg(ledger).args(args).envs(env.iter().copied());
+        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = c.spawn().expect("start recite serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    let _ = tx.send(port.parse::<u16>().ok());
+                }
+                kept.lock().unwrap().push(line);
+            }
+            let _ = tx.send(None);
+        });
+        let port = rx.recv_timeout(Duration::from_secs(120)).ok().flatten();
+        let port = port.unwrap_or_else(|| panic!("recite serve did not listen: {:?}", log.lock().unwrap()));
+        Bench { child, port, log }
+    }
+
+    /// One request that must be answered.
+    fn call(&self, method: &str, target: &str, body: &[u8]) -> Reply {
+        call(self.port, method, target, body)
+            .unwrap_or_else(|| panic!("{method} {target}: no answer; log: {:?}", self.log.lock().unwrap()))
+    }
+
+    fn json(&self, method: &str, target: &str, body: &[u8], status: u16) -> Value {
+        let r = self.call(method, target, body);
+        assert_eq!(r.status, status, "{method} {target}: {}", String::from_utf8_lossy(&r.body));
+        r.json()
+    }
+
+    /// SIGKILL, then reaped.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Bench {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP answer (never chunked here: the workbench answers whole bodies).
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).expect("UTF-8")
+    }
+}
+
+/// HTTP/1.1 over a fresh connection; `None` when the server is not there or hangs up.
+fn call(port: u16, method: &str, target: &str, body: &[u8]) -> Option<Reply> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(300))).ok()?;
+    let head = format!(
+        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).ok()?;
+    s.write_all(body).ok()?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).ok()?;
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let body = raw[end + 4..].to_vec();
+    if let Some(n) =
+        headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse::<usize>().ok())
+        && n != body.len()
+    {
+        return None; // cut short
+    }
+    Some(Reply { status, headers, body })
+}
+
+/// `sha256sum FILE`'s digest: computed by coreutils, not by recite.
+fn sha256sum(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum").arg(path).output().expect("run sha256sum");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string()
+}
+
+/// Every claim of a JSON report.
+fn claims(report: &Value) -> Vec<&Value> {
+    report["inputs"].as_array().unwrap().iter().flat_map(|i| i["claims"].as_array().unwrap().iter()).collect()
+}
+
+/// The transcripts whose CLI report has a claim for which `keep` holds.
+fn expected(reports: &BTreeMap<&str, Value>, keep: impl Fn(&Value) -> bool) -> BTreeSet<String> {
+    reports.iter().filter(|(_, r)| claims(r).into_iter().any(&keep)).map(|(p, _)| p.to_string()).collect()
+}
+
+#[test]
+fn workbench_cases_are_saved_fetched_searched_and_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("cases/ledger.sqlite3");
+    let s = Bench::start(&ledger, &[], &[]);
+
+    // The pages: served from the binary, their policy allowing this server only.
+    let index = s.call("GET", "/", b"");
+    assert_eq!(index.status, 200);
+    assert!(index.header("content-type").unwrap().starts_with("text/html"));
+    assert!(index.text().contains("Open a case"));
+    let csp = index.header("content-security-policy").unwrap();
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
+    for asset in ["/assets/workbench.js", "/assets/workbench.css"] {
+        assert_eq!(s.call("GET", asset, b"").status, 200, "{asset}");
+    }
+
+    let mut ids: BTreeMap<&str, String> = BTreeMap::new();
+    let mut reports: BTreeMap<&str, Value> = BTreeMap::new();
+    let mut order = Vec::new();
+    for path in TRANSCRIPTS {
+        let body = read(path);
+        let r = s.call("POST", "/v1/cases", &body);
+        assert_eq!(r.status, 201, "{path}: {}", r.text());
+        let made = r.json();
+        let id = made["id"].as_str().unwrap().to_string();
+        assert_eq!(r.header("location"), Some(format!("/cases/{id}").as_str()));
+        assert_eq!(made["permalink"], Value::from(format!("http://127.0.0.1:{}/cases/{id}", s.port)));
+
+        // The reports are the command line's, byte for byte.
+        let want_json = cli(&["check", "-", "--format", "json"], &body);
+        let got = s.call("GET", &format!("/v1/cases/{id}/report"), b"");
+        assert_eq!(got.status, 200);
+        assert_eq!(
+            got.text(),
+            String::from_utf8(want_json.clone()).unwrap(),
+            "{path}: the saved JSON report"
+        );
+        let export = s.call("GET", &format!("/cases/{id}/export"), b"");
+        assert_eq!(export.status, 200);
+        assert!(export.header("content-disposition").unwrap().starts_with("attachment;"));
+        let want_html = cli(&["check", "-", "--format", "html"], &body);
+        assert_eq!(export.text(), String::from_utf8(want_html).unwrap(), "{path}: the exported HTML report");
+
+        // The case: the input's digest is sha256sum's, its bytes as sent; the data layer's
+        // files hashed as sha256sum hashes them.
+        let case = s.json("GET", &format!("/v1/cases/{id}"), b"", 200);
+        assert_eq!(case["inputs"][0]["sha256"], Value::from(sha256sum(&root().join(path))), "{path}");
+        assert_eq!(case["inputs"][0]["size"], Value::from(body.len()));
+        assert_eq!(s.call("GET", &format!("/v1/cases/{id}/inputs/0"), b"").body, body);
+        let report: Value = serde_json::from_slice(&want_json).unwrap();
+        assert_eq!(case["verdicts"], report["summary"]["verdicts"]);
+        assert_eq!(case["report"], report);
+        assert!(case["fingerprint"].as_str().unwrap().starts_with("sha256:"));
+        let parquet = case["data_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "versant/versant_flat.parquet")
+            .unwrap_or_else(|| panic!("the fingerprint covers the Versant table: {:#}", case["data_files"]));
+        assert_eq!(
+            parquet["sha256"],
+            Value::from(sha256sum(&root().join("datasets/versant/versant_flat.parquet")))
+        );
+
+        // Its page frames the stored report.
+        let page = s.call("GET", &format!("/cases/{id}"), b"");
+        assert_eq!(page.status, 200);
+        assert!(page.text().contains(&format!("src=\"/cases/{id}/report\"")));
+        let framed = s.call("GET", &format!("/cases/{id}/report"), b"");
+        assert!(framed.header("content-security-policy").unwrap().contains("frame-ancestors 'self'"));
+
+        ids.insert(path, id.clone());
+        reports.insert(path, report);
+        order.push(id);
+    }
+
+    // The list: newest first, every verdict counted.
+    let all = s.json("GET", "/v1/cases", b"", 200);
+    assert_eq!(all["count"], 3);
+    let listed: Vec<&str> =
+        all["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let newest_first: Vec<&str> = order.iter().rev().map(String::as_str).collect();
+    assert_eq!(listed, newest_first);
+    let total =
+        |v: &str| reports.values().map(|r| r["summary"]["verdicts"][v].as_u64().unwrap()).sum::<u64>();
+    for v in ["REPRODUCED", "DISCREPANT", "BASE_MISMATCH", "UNVERIFIABLE", "INVALID"] {
+        assert_eq!(all["verdicts"][v].as_u64(), Some(total(v)), "{v}");
+    }
+
+    // Search, against what the command line's reports say.
+    let found = |q: &str| -> BTreeSet<String> {
+        let l = s.json("GET", &format!("/v1/cases?{q}"), b"", 200);
+        let by_id: BTreeMap<&String, &&str> = ids.iter().map(|(p, id)| (id, p)).collect();
+        l["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| by_id[&c["id"].as_str().unwrap().to_string()].to_string())
+            .collect()
+    };
+    let text = |c: &Value, k: &str| c["rerun"][k].as_str().unwrap_or_default().to_lowercase();
+    let claimed = |c: &Value, m: &str| {
+        c["measures"].as_array().into_iter().flatten().any(|x| {
+            x["name"].as_str().unwrap().to_lowercase().contains(m)
+                && x["claims"].as_array().is_some_and(|a| !a.is_empty())
+        })
+    };
+    let discrepant = expected(&reports, |c| c["verdict"] == "DISCREPANT");
+    assert!(!discrepant.is_empty());
+    assert_eq!(found("verdict=DISCREPANT"), discrepant);
+    assert_eq!(found("verdict=invalid"), expected(&reports, |c| c["verdict"] == "INVALID"));
+    let w5 = expected(&reports, |c| text(c, "study").contains("versant") && text(c, "period").contains("w5"));
+    assert!(!w5.is_empty() && w5.len() < 3, "{w5:?}");
+    assert_eq!(found("study=versant&period=W5"), w5);
+    assert_eq!(
+        found("measure=considered&verdict=REPRODUCED"),
+        expected(&reports, |c| claimed(c, "considered") && c["verdict"] == "REPRODUCED")
+    );
+    // A search term is data, never SQL.
+    assert!(found("study=%27%20OR%201%3D1%20--").is_empty());
+    assert_eq!(found("limit=1").len(), 1);
+
+    // Problems, as the rest of the API has them.
+    for (target, status, at) in [
+        ("/v1/cases?verdict=WRONG", 400, "query.verdict"),
+        ("/v1/cases?sort=id", 400, "query.sort"),
+        ("/v1/cases?limit=0", 400, "query.limit"),
+        ("/v1/cases/zzz", 404, "path"),
+        ("/v1/cases/000000000000000000000000", 404, "path"),
+        ("/cases/000000000000000000000000/export", 404, "path"),
+        ("/v1/cases/..%2f..%2fetc/inputs/0", 404, "path"),
+    ] {
+        let r = s.call("GET", target, b"");
+        assert_eq!(r.status, status, "{target}: {}", r.text());
+        assert_eq!(r.header("content-type"), Some("application/problem+json"), "{target}");
+        assert_eq!(r.json()["location"], at, "{target}");
+    }
+    let r = s.call("DELETE", "/v1/cases", b"");
+    assert_eq!(r.status, 405);
+    let r = s.call("POST", "/v1/cases?name=", b"{}");
+    assert_eq!((r.status, r.json()["location"].as_str()), (400, Some("query.name")));
+
+    // A re-run on the same data moves nothing.
+    let id = &ids[TRANSCRIPTS[0]];
+    let again = s.json("POST", &format!("/v1/cases/{id}/rerun"), b"", 200);
+    assert_eq!(again["data_layer_changed"], false);
+    assert_eq!(again["moved"], Value::Array(vec![]));
+    assert_eq!(again["rerun"], 1);
+    let case = s.json("GET", &format!("/v1/cases/{id}"), b"", 200);
+    assert_eq!(case["reruns"].as_array().unwrap().len(), 1);
+    assert_eq!(s.call("GET", &format!("/cases/{id}/reruns/1/report"), b"").status, 200);
+    assert_eq!(s.json("POST", "/v1/cases/000000000000000000000000/rerun", b"", 404)["location"], "path");
+}
+
+/// Adds 20 to the first 3000 zinc values of an NHANES II copy: its mean moves, its base does
+/// not.
+fn shift_zinc(csv: &Path) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let head = lines.next().unwrap();
+    let at = head.split(',').position(|c| c == "zinc").unwrap();
+    let mut out = vec![head.to_string()];
+    for (i, line) in lines.enumerate() {
+        let mut cells: Vec<String> = line.split(',').map(str::to_string).collect();
+        if i < 3000
+            && let Ok(v) = cells[at].parse::<f64>()
+        {
+            cells[at] = format!("{}", v + 20.0);
+        }
+        out.push(cells.join(","));
+    }
+    std::fs::write(csv, out.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn workbench_rerun_after_the_data_changed_says_what_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let copied =
+        std::process::Command::new("cp").arg("-r").arg(root().join("datasets")).arg(&data).status().unwrap();
+    assert!(copied.success());
+    let ledger = dir.path().join("ledger.sqlite3");
+    let data_arg = data.to_str().unwrap();
+    let body = read("examples/citations/nhanes2-zinc.json");
+
+    let s = Bench::start(&ledger, &["--data", data_arg], &[]);
+    let made = s.json("POST", "/v1/cases?name=zinc.json", &body, 201);
+    let id = made["id"].as_str().unwrap().to_string();
+    let saved = s.json("GET", &format!("/v1/cases/{id}"), b"", 200);
+    assert_eq!(saved["verdict"], "REPRODUCED", "{saved:#}");
+    s.kill();
+
+    shift_zinc(&data.join("nhanes2/nhanes2.csv"));
+    let s = Bench::start(&ledger, &["--data", data_arg], &[]);
+    let r = s.json("POST", &format!("/v1/cases/{id}/rerun"), b"", 200);
+    assert_eq!(r["data_layer_changed"], true, "{r:#}");
+    assert_eq!(r["saved_fingerprint"], saved["fingerprint"]);
+    assert_ne!(r["fingerprint"], saved["fingerprint"]);
+    assert_eq!(
+        r["files_changed"],
+        serde_json::json!([{ "name": "nhanes2/nhanes2.csv", "change": "changed" }])
+    );
+    let moved = r["moved"].as_array().unwrap();
+    assert!(
+        moved
+            .iter()
+            .any(|m| m["what"] == "verdict" && m["before"] == "REPRODUCED" && m["after"] == "DISCREPANT"),
+        "{r:#}"
+    );
+    // The mean moved up, by what 20 more on a third of the rows makes (weighted: less or more
+    // than a third of the weight), and nothing else moved.
+    let mean = moved.iter().find(|m| m["what"] == "recomputed").unwrap_or_else(|| panic!("{r:#}"));
+    let (before, after) = (mean["before"].as_f64().unwrap(), mean["after"].as_f64().unwrap());
+    assert!(
+        (before - 87.18).abs() < 0.005 && after > before + 1.0 && after < before + 20.0,
+        "{before} → {after}"
+    );
+    assert!(moved.iter().all(|m| m["what"] != "base n"), "{r:#}");
+    // The ruling is kept as it was; the re-run is beside it.
+    let case = s.json("GET", &format!("/v1/cases/{id}"), b"", 200);
+    assert_eq!(case["verdict"], "REPRODUCED");
+    assert_eq!(case["reruns"][0]["fingerprint"], r["fingerprint"]);
+}
+
+#[test]
+fn workbench_ledger_survives_a_kill_during_saves() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let bodies: Vec<Vec<u8>> = TRANSCRIPTS.iter().map(|p| read(p)).collect();
+    let digests: Vec<String> = TRANSCRIPTS.iter().map(|p| sha256sum(&root().join(p))).collect();
+    let cli_reports: Vec<Vec<u8>> =
+        bodies.iter().map(|b| cli(&["check", "-", "--format", "json"], b)).collect();
+
+    // Each save pauses inside its transaction (200 ms, against a few for the check), so with
+    // four clients one is almost always mid-write: the kill lands there.
+    let s = Bench::start(&ledger, &["--concurrency", "4"], &[("RECITE_TEST_LEDGER_PAUSE_MS", "200")]);
+    let port = s.port;
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let (stop, acked, sent, bodies) = (stop.clone(), acked.clone(), sent.clone(), bodies.clone());
+            std::thread::spawn(move || {
+                for k in 0..200 {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let which = (w + k) % bodies.len();
+                    sent.fetch_add(1, Ordering::SeqCst);
+                    match call(port, "POST", "/v1/cases", &bodies[which]) {
+                        Some(r) if r.status == 201 => {
+                            let id = r.json()["id"].as_str().unwrap().to_string();
+                            acked.lock().unwrap().push((id, which));
+                        }
+                        Some(r) => panic!("a save failed before the kill: {} {}", r.status, r.text()),
+                        None => break, // killed
+                    }
+                }
+            })
+        })
+        .collect();
+    let t0 = Instant::now();
+    while acked.lock().unwrap().len() < 12 && t0.elapsed() < Duration::from_secs(240) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Not on a save's boundary: somewhere inside the next ones.
+    std::thread::sleep(Duration::from_millis(37));
+    stop.store(true, Ordering::SeqCst);
+    s.kill();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    let sent = sent.load(Ordering::SeqCst);
+    assert!(acked.len() >= 12, "only {} saves acknowledged", acked.len());
+    assert!(sent > acked.len(), "no save was in flight at the kill");
+
+    // Restarted on the same ledger: every acknowledged case is there, and every case listed is
+    // whole.
+    let s = Bench::start(&ledger, &[], &[]);
+    let list = s.json("GET", "/v1/cases?limit=1000", b"", 200);
+    let listed: BTreeSet<String> =
+        list["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect();
+    for (id, _) in &acked {
+        assert!(listed.contains(id), "the acknowledged case {id} was lost");
+    }
+    assert!(listed.len() <= sent, "{} listed, {sent} sent", listed.len());
+    eprintln!("{} sent, {} acknowledged, {} saved", sent, acked.len(), listed.len());
+    for id in &listed {
+        let case = s.json("GET", &format!("/v1/cases/{id}"), b"", 200);
+        let digest = case["inputs"][0]["sha256"].as_str().unwrap();
+        let which = digests
+            .iter()
+            .position(|d| d == digest)
+            .unwrap_or_else(|| panic!("{id}: digest {digest} is no input's"));
+        if let Some((_, sent_as)) = acked.iter().find(|(a, _)| a == id) {
+            assert_eq!(*sent_as, which, "{id}: saved with another input");
+        }
+        assert_eq!(case["inputs"].as_array().unwrap().len(), 1, "{id}");
+        assert_eq!(s.call("GET", &format!("/v1/cases/{id}/inputs/0"), b"").body, bodies[which], "{id}");
+        let report = s.call("GET", &format!("/v1/cases/{id}/report"), b"");
+        assert_eq!(report.text(), String::from_utf8(cli_reports[which].clone()).unwrap(), "{id}: report");
+        assert!(
+            s.call("GET", &format!("/cases/{id}/export"), b"").text().ends_with("</html>\n"),
+            "{id}: HTML"
+        );
+    }
+
+    // SQLite's own checks, through a connection of the test's.
+    let db = rusqlite::Connection::open(&ledger).unwrap();
+    let integrity: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(integrity, "ok");
+    let orphans: i64 =
+        db.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(orphans, 0);
+    let rows: i64 = db.query_row("SELECT count(*) FROM cases", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows as usize, listed.len());
+    let unindexed: i64 = db
+        .query_row("SELECT count(*) FROM cases c WHERE c.claims > 0 AND NOT EXISTS (SELECT 1 FROM claims t WHERE t.case_id = c.id)", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(unindexed, 0, "a case saved without its search rows");
+}
