@@ -24,8 +24,14 @@ pub(crate) struct Server {
 impl Server {
     /// `recite serve --listen 127.0.0.1:0 ARGS` from the crate root, once it listens.
     pub(crate) fn start(args: &[&str]) -> Server {
+        Server::start_with(args, &[])
+    }
+
+    /// [`Server::start`] with `env` set for the server.
+    pub(crate) fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut c = command(&["serve", "--listen", "127.0.0.1:0"]);
-        c.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        c.args(args).envs(env.iter().copied());
+        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = c.spawn().expect("start recite serve");
         let stderr = child.stderr.take().expect("stderr");
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -62,8 +68,14 @@ impl Server {
         request(self.port, method, target, headers, body)
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
+    }
+
+    /// Kills the server (SIGKILL) and waits for it.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -7,56 +7,36 @@
 //! there, every case listed is whole, and SQLite's own integrity check passes.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::serve::{TRANSCRIPTS, cli, read};
-use crate::support::{command, root};
+use crate::serve::{Server, TRANSCRIPTS, cli, read};
+use crate::support::root;
 
 /// A running `recite serve` on a ledger; killed (SIGKILL) when dropped.
 struct Bench {
-    child: Child,
+    server: Server,
     port: u16,
-    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Bench {
     /// `recite serve --listen 127.0.0.1:0 --ledger LEDGER ARGS` with `env`, once it listens.
     fn start(ledger: &Path, args: &[&str], env: &[(&str, &str)]) -> Bench {
-        let mut c = command(&["serve", "--listen", "127.0.0.1:0", "--ledger"]);
-        c.arg(ledger).args(args).envs(env.iter().copied());
-        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        let mut child = c.spawn().expect("start recite serve");
-        let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
-                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                    let _ = tx.send(port.parse::<u16>().ok());
-                }
-                kept.lock().unwrap().push(line);
-            }
-            let _ = tx.send(None);
-        });
-        let port = rx.recv_timeout(Duration::from_secs(120)).ok().flatten();
-        let port = port.unwrap_or_else(|| panic!("recite serve did not listen: {:?}", log.lock().unwrap()));
-        Bench { child, port, log }
+        let ledger = ledger.to_str().expect("a UTF-8 ledger path");
+        let args: Vec<&str> = ["--ledger", ledger].into_iter().chain(args.iter().copied()).collect();
+        let server = Server::start_with(&args, env);
+        Bench { port: server.port, server }
     }
 
-    /// One request that must be answered.
     fn call(&self, method: &str, target: &str, body: &[u8]) -> Reply {
         call(self.port, method, target, body)
-            .unwrap_or_else(|| panic!("{method} {target}: no answer; log: {:?}", self.log.lock().unwrap()))
+            .unwrap_or_else(|| panic!("{method} {target}: no answer; log: {}", self.server.log()))
     }
 
     fn json(&self, method: &str, target: &str, body: &[u8], status: u16) -> Value {
@@ -66,16 +46,8 @@ impl Bench {
     }
 
     /// SIGKILL, then reaped.
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Bench {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn kill(self) {
+        self.server.kill();
     }
 }
 
