@@ -5,9 +5,9 @@ mod agui;
 mod agui_validate;
 mod cache;
 mod check_cli;
-mod deadline;
 #[cfg(feature = "ballista")]
 mod cluster;
+mod deadline;
 mod engine_plans;
 mod explain;
 mod frameworks;
