@@ -85,7 +85,7 @@ type Ran = (explain::Variant, Arc<Summed>);
 
 /// A citation resolved once for every claim that names the same things. Resolving reads only
 /// the study, period, base, table, column, function, weight and fielded date a citation names
-/// ([`resolution_key`]), so claims that agree on those share one resolution, its job key and
+/// (`resolution_key`), so claims that agree on those share one resolution, its job key and
 /// its explanation key.
 pub struct Resolution {
     resolved: Result<Resolved, resolve::Unresolvable>,
