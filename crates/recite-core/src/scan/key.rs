@@ -304,53 +304,29 @@ impl ser::Serializer for &mut Writer {
     }
 }
 
-impl ser::SerializeSeq for &mut Writer {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Res {
-        self.tag(END);
-        Ok(())
-    }
+/// A compound value: each element as itself, then END.
+macro_rules! elements {
+    ($($trait:ident::$method:ident),*) => {$(
+        impl ser::$trait for &mut Writer {
+            type Ok = ();
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
+                value.serialize(&mut **self)
+            }
+            fn end(self) -> Res {
+                self.tag(END);
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for &mut Writer {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Res {
-        self.tag(END);
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for &mut Writer {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Res {
-        self.tag(END);
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for &mut Writer {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Res {
-        self.tag(END);
-        Ok(())
-    }
-}
+elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for &mut Writer {
     type Ok = ();
@@ -368,31 +344,24 @@ impl ser::SerializeMap for &mut Writer {
 }
 
 // Fields by name, so one left out (`skip_serializing_if`) cannot be read as the next.
-impl ser::SerializeStruct for &mut Writer {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Res {
-        self.bytes(STR, key.as_bytes());
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Res {
-        self.tag(END);
-        Ok(())
-    }
+macro_rules! fields {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for &mut Writer {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Res {
+                self.bytes(STR, key.as_bytes());
+                value.serialize(&mut **self)
+            }
+            fn end(self) -> Res {
+                self.tag(END);
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for &mut Writer {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Res {
-        self.bytes(STR, key.as_bytes());
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Res {
-        self.tag(END);
-        Ok(())
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,6 @@
 //! a working status, then each artifact as it is settled, then the completed status.
 
 use std::collections::{HashMap, VecDeque};
-use std::pin::Pin;
 use std::sync::Arc;
 
 use a2a::{
@@ -485,9 +484,10 @@ impl TaskMap {
     }
 }
 
-// The store's operations, as the in-memory store of the SDK does them; `TaskStore` boxes them.
-impl Tasks {
-    async fn insert(&self, task: Task) -> Result<TaskVersion, A2AError> {
+// The store's operations, as the in-memory store of the SDK does them.
+#[async_trait::async_trait]
+impl TaskStore for Tasks {
+    async fn create(&self, task: Task) -> Result<TaskVersion, A2AError> {
         let mut m = self.inner.write().await;
         if m.tasks.contains_key(&task.id) {
             return Err(A2AError::internal("task already exists"));
@@ -498,7 +498,7 @@ impl Tasks {
         Ok(1)
     }
 
-    async fn replace(&self, task: Task) -> Result<TaskVersion, A2AError> {
+    async fn update(&self, task: Task) -> Result<TaskVersion, A2AError> {
         let mut m = self.inner.write().await;
         let entry = m.tasks.get_mut(&task.id).ok_or_else(|| A2AError::task_not_found(&task.id))?;
         // A finished task stays as it finished (the same state may be written again).
@@ -512,11 +512,11 @@ impl Tasks {
         Ok(version)
     }
 
-    async fn find(&self, task_id: &str) -> Result<Option<Task>, A2AError> {
+    async fn get(&self, task_id: &str) -> Result<Option<Task>, A2AError> {
         Ok(self.inner.read().await.tasks.get(task_id).map(|e| e.0.clone()))
     }
 
-    async fn page(&self, req: &ListTasksRequest) -> Result<ListTasksResponse, A2AError> {
+    async fn list(&self, req: &ListTasksRequest) -> Result<ListTasksResponse, A2AError> {
         let m = self.inner.read().await;
         let mut tasks: Vec<&Task> = m
             .tasks
@@ -563,7 +563,7 @@ impl Tasks {
         })
     }
 
-    async fn cancel(&self, task_id: &str) -> Result<Task, A2AError> {
+    async fn begin_cancel(&self, task_id: &str) -> Result<Task, A2AError> {
         let mut m = self.inner.write().await;
         let entry = m.tasks.get_mut(task_id).ok_or_else(|| A2AError::task_not_found(task_id))?;
         if entry.0.status.state.is_terminal() {
@@ -573,55 +573,5 @@ impl Tasks {
         entry.0.status.state = TaskState::Canceled;
         entry.0.status.timestamp = Some(chrono::Utc::now());
         Ok(entry.0.clone())
-    }
-}
-
-/// What the SDK's `TaskStore` methods return. The trait is declared with `#[async_trait]`, a
-/// crate recite does not depend on, so its impl below is written as the macro expands it: each
-/// method boxes the future of the matching method above.
-type Boxed<'f, T> = Pin<Box<dyn Future<Output = Result<T, A2AError>> + Send + 'f>>;
-
-impl TaskStore for Tasks {
-    fn create<'s, 'f>(&'s self, task: Task) -> Boxed<'f, TaskVersion>
-    where
-        's: 'f,
-        Self: 'f,
-    {
-        Box::pin(self.insert(task))
-    }
-
-    fn update<'s, 'f>(&'s self, task: Task) -> Boxed<'f, TaskVersion>
-    where
-        's: 'f,
-        Self: 'f,
-    {
-        Box::pin(self.replace(task))
-    }
-
-    fn get<'s, 'a, 'f>(&'s self, task_id: &'a str) -> Boxed<'f, Option<Task>>
-    where
-        's: 'f,
-        'a: 'f,
-        Self: 'f,
-    {
-        Box::pin(self.find(task_id))
-    }
-
-    fn list<'s, 'a, 'f>(&'s self, req: &'a ListTasksRequest) -> Boxed<'f, ListTasksResponse>
-    where
-        's: 'f,
-        'a: 'f,
-        Self: 'f,
-    {
-        Box::pin(self.page(req))
-    }
-
-    fn begin_cancel<'s, 'a, 'f>(&'s self, task_id: &'a str) -> Boxed<'f, Task>
-    where
-        's: 'f,
-        'a: 'f,
-        Self: 'f,
-    {
-        Box::pin(self.cancel(task_id))
     }
 }

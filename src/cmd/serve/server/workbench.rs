@@ -122,6 +122,14 @@ fn checked(id: &str) -> Result<String, Problem> {
     if ledger::is_id(id) { Ok(id.to_string()) } else { Err(no_case(id)) }
 }
 
+/// The case `id` names (its shape checked first), or 404.
+async fn load(desk: &Arc<Desk>, id: &str) -> Result<(String, ledger::Case), Problem> {
+    let id = checked(id)?;
+    let (d, key) = (desk.clone(), id.clone());
+    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    Ok((id, case))
+}
+
 /// `POST /v1/cases[?name=NAME]`: the body is one transcript, as `POST /v1/check` takes it; it
 /// is settled, saved, and answered 201 with the case's id and permalink.
 async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, Problem> {
@@ -242,10 +250,7 @@ async fn list(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, P
 /// `GET /v1/cases/{id}`: the case: its inputs' digests, the data layer and its fingerprint,
 /// the verdicts, the re-runs, and the JSON report.
 async fn case_json(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
-    let id = checked(&id)?;
-    let d = desk.clone();
-    let key = id.clone();
-    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    let (id, case) = load(&desk, &id).await?;
     let mut v = case.meta;
     v["permalink"] = json!(format!("{}/cases/{id}", desk.base));
     v["report"] = serde_json::from_str(&case.report_json).unwrap_or(Value::Null);
@@ -257,10 +262,7 @@ async fn case_report_json(
     State(desk): State<Arc<Desk>>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, Problem> {
-    let id = checked(&id)?;
-    let d = desk.clone();
-    let key = id.clone();
-    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    let (_, case) = load(&desk, &id).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], case.report_json).into_response())
 }
 
@@ -279,10 +281,7 @@ async fn case_input(
 
 /// `GET /cases/{id}`: the case's page (its report in a frame, the case's facts beside it).
 async fn case_page(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
-    let id = checked(&id)?;
-    let d = desk.clone();
-    let key = id.clone();
-    blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    let (id, _) = load(&desk, &id).await?;
     // The id is 24 hex digits (checked): nothing in it needs escaping.
     Ok(page(CASE.replace("{{id}}", &id)))
 }
@@ -292,10 +291,7 @@ async fn case_report_html(
     State(desk): State<Arc<Desk>>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, Problem> {
-    let id = checked(&id)?;
-    let d = desk.clone();
-    let key = id.clone();
-    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    let (_, case) = load(&desk, &id).await?;
     Ok(report_page(case.report_html))
 }
 
@@ -310,10 +306,7 @@ async fn case_export(
     State(desk): State<Arc<Desk>>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, Problem> {
-    let id = checked(&id)?;
-    let d = desk.clone();
-    let key = id.clone();
-    let case = blocking(move || d.ledger.get(&key)).await?.ok_or_else(|| no_case(&id))?;
+    let (id, case) = load(&desk, &id).await?;
     let mut r = report_page(case.report_html);
     let disposition = format!("attachment; filename=\"recite-case-{id}.html\"");
     if let Ok(v) = HeaderValue::from_str(&disposition) {
