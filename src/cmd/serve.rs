@@ -7,6 +7,7 @@ const USAGE: &str = "\
 Examples:
   recite serve                                      on 127.0.0.1:8787, the bundled data layer
   recite serve --data my/data --listen 127.0.0.1:0  any free port (printed on standard error)
+  recite serve --open                               the workbench in your browser, then settle a dispute there
   recite serve --listen 0.0.0.0:8787 --token-file /etc/recite/token --public-url https://recite.internal
 
   curl -s localhost:8787/v1/verify --data-binary @examples/citations/versant-w6-considered.json
@@ -20,7 +21,9 @@ markdown|junit|text, ?name=NAME), GET /v1/catalog, GET /v1/extractors, GET /v1/o
 (OpenAPI 3.1), GET /healthz, /readyz.
 The workbench (docs/workbench.md): GET / in a browser; POST /v1/cases (a transcript, as /v1/check)
 settles and saves a case in the ledger (--ledger); GET /v1/cases[?study=&period=&measure=&verdict=],
-GET /v1/cases/ID, GET /cases/ID (its page), GET /cases/ID/export, POST /v1/cases/ID/rerun.
+GET /v1/cases/ID, GET /cases/ID (its page), GET /cases/ID/export, POST /v1/cases/ID/rerun;
+GET /v1/cases/ID/alternatives and POST /v1/cases/ID/whatif {\"claim\": K, \"alternative\": ID} re-run
+a claim on another period, base, weight, column or measure the catalog declares.
 With the cargo feature `agents`: MCP (streamable HTTP) at /mcp, A2A at /a2a/jsonrpc and /a2a/rest,
 its card at /.well-known/agent-card.json. Reports equal `recite verify -` / `recite check -`
 byte for byte.
@@ -61,6 +64,10 @@ pub struct Args {
     /// $XDG_DATA_HOME/recite/ledger.sqlite3, else ~/.local/share/recite/ledger.sqlite3.
     #[arg(long, value_name = "PATH")]
     ledger: Option<PathBuf>,
+    /// Open the workbench in the browser once listening ($BROWSER, else xdg-open or open); if
+    /// none starts, the address is printed and the server runs on.
+    #[arg(long)]
+    open: bool,
     #[command(flatten)]
     limits: Limits,
     #[command(flatten)]
@@ -125,6 +132,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
         })?,
     };
     let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    server::serve(&config, a.listen, token, a.public_url, &ledger)?;
+    server::serve(&config, a.listen, token, a.public_url, &ledger, a.open)?;
     Ok(ExitCode::SUCCESS)
 }

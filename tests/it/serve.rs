@@ -572,7 +572,18 @@ fn serve_openapi_describes_the_api_with_the_committed_report_schemas() {
     assert_eq!(r.status, 200);
     let doc = r.json();
     assert_eq!(doc["openapi"], "3.1.0");
-    for path in ["/v1/verify", "/v1/check", "/v1/catalog", "/v1/extractors", "/healthz", "/readyz"] {
+    for path in [
+        "/v1/verify",
+        "/v1/check",
+        "/v1/catalog",
+        "/v1/extractors",
+        "/healthz",
+        "/readyz",
+        "/v1/cases",
+        "/v1/cases/{id}",
+        "/v1/cases/{id}/alternatives",
+        "/v1/cases/{id}/whatif",
+    ] {
         assert!(doc["paths"][path].is_object(), "{path} is not described");
     }
     let mut missing = Vec::new();

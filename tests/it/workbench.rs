@@ -51,7 +51,7 @@ impl Bench {
     }
 }
 
-/// An HTTP answer (never chunked here: the workbench answers whole bodies).
+/// An HTTP answer (its body de-chunked: a case settled with `progress=1` is streamed).
 struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
@@ -93,7 +93,10 @@ fn call(port: u16, method: &str, target: &str, body: &[u8]) -> Option<Reply> {
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let body = raw[end + 4..].to_vec();
+    let mut body = raw[end + 4..].to_vec();
+    if headers.iter().any(|(n, v)| n == "transfer-encoding" && v.contains("chunked")) {
+        body = dechunked(&body)?;
+    }
     if let Some(n) =
         headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse::<usize>().ok())
         && n != body.len()
@@ -101,6 +104,23 @@ fn call(port: u16, method: &str, target: &str, body: &[u8]) -> Option<Reply> {
         return None; // cut short
     }
     Some(Reply { status, headers, body })
+}
+
+/// A chunked body's bytes; `None` when it is cut short.
+fn dechunked(mut raw: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let eol = raw.windows(2).position(|w| w == b"\r\n")?;
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&raw[..eol]).ok()?.split(';').next()?.trim(), 16)
+                .ok()?;
+        raw = &raw[eol + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(raw.get(..size)?);
+        raw = raw.get(size + 2..)?;
+    }
 }
 
 /// `sha256sum FILE`'s digest: computed by coreutils, not by recite.
@@ -443,4 +463,188 @@ fn workbench_ledger_survives_a_kill_during_saves() {
         .query_row("SELECT count(*) FROM cases c WHERE c.claims > 0 AND NOT EXISTS (SELECT 1 FROM claims t WHERE t.case_id = c.id)", [], |r| r.get(0))
         .unwrap();
     assert_eq!(unindexed, 0, "a case saved without its search rows");
+}
+
+/// The citation of a `{result, citation}` file with one change an alternative names, as the
+/// agent would have written it had it computed that.
+fn edited(body: &[u8], kind: &str, name: &str) -> Option<Vec<u8>> {
+    let mut v: Value = serde_json::from_slice(body).unwrap();
+    let c = &mut v["citation"];
+    match kind {
+        "period" => {
+            c["period"] = Value::from(name);
+            c.as_object_mut().unwrap().remove("fielded");
+        }
+        "weight" => c["weight"] = Value::from(name),
+        "unweighted" => {
+            c.as_object_mut().unwrap().remove("weight");
+        }
+        "base" => c["base"]["name"] = Value::from(name),
+        "column" => c["source"]["column"] = Value::from(name),
+        _ => return None,
+    }
+    Some(serde_json::to_vec(&v).unwrap())
+}
+
+#[test]
+fn workbench_what_if_reruns_a_claim_on_the_catalogs_alternatives() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Bench::start(&dir.path().join("ledger.sqlite3"), &[], &[]);
+    let body = read("examples/citations/versant-w6-discrepant.json");
+    let id = s.json("POST", "/v1/cases?name=discrepant.json", &body, 201)["id"].as_str().unwrap().to_string();
+    let saved = s.json("GET", &format!("/v1/cases/{id}/report"), b"", 200);
+    let claim = claims(&saved)[0].clone();
+    assert_eq!(claim["verdict"], "DISCREPANT");
+
+    let listed = s.json("GET", &format!("/v1/cases/{id}/alternatives"), b"", 200);
+    let alts = listed["claims"][0]["alternatives"].as_array().unwrap().clone();
+    // First: what the explanation says the agent most likely computed instead (W5).
+    assert_eq!(alts[0]["likely"], true, "{listed:#}");
+    assert_eq!(
+        (alts[0]["kind"].as_str(), alts[0]["name"].as_str()),
+        (Some("period"), Some("W5 (March 2026)"))
+    );
+    assert_eq!(alts.iter().filter(|a| a["likely"] == true).count(), 1);
+
+    // Every other period the study declares is offered, and no name the catalog lacks: the
+    // periods read from the study file itself, not from recite.
+    let study: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap())
+            .unwrap();
+    let declared: BTreeSet<String> = study["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .filter(|p| p != "W6 (April 2026)")
+        .collect();
+    let offered: BTreeSet<String> = alts
+        .iter()
+        .filter(|a| a["kind"] == "period")
+        .map(|a| a["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(offered, declared);
+    let kinds: BTreeSet<&str> = alts.iter().map(|a| a["kind"].as_str().unwrap()).collect();
+    for k in ["period", "unweighted", "weight", "nobase", "column", "measure"] {
+        assert!(kinds.contains(k), "no {k} alternative: {listed:#}");
+    }
+
+    let whatif = |alt: &str| -> Value {
+        let req = serde_json::json!({ "claim": 0, "alternative": alt }).to_string();
+        s.json("POST", &format!("/v1/cases/{id}/whatif"), req.as_bytes(), 200)
+    };
+    // On W5 the claim reproduces: 47% with base n 4595, as the explanation said.
+    let w5 = whatif("period:W5 (March 2026)");
+    assert_eq!(w5["verdict"], "REPRODUCED", "{w5:#}");
+    assert_eq!(w5["report_claim"]["base"]["n"], 4595);
+
+    // Each alternative that a citation can name is the citation edited to name it: the same
+    // measures, base and verdict as `recite verify` gives on the edited citation.
+    let mut compared = 0;
+    for a in &alts {
+        let (kind, name) = (a["kind"].as_str().unwrap(), a["name"].as_str().unwrap());
+        let Some(edit) = edited(&body, kind, name) else { continue };
+        let got = whatif(a["id"].as_str().unwrap());
+        let want: Value = serde_json::from_slice(&cli(&["verify", "-", "--format", "json"], &edit)).unwrap();
+        let want = &claims(&want)[0];
+        for field in ["verdict", "base", "measures"] {
+            assert_eq!(got["report_claim"][field], want[field], "{kind} {name}: {field}");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 8, "only {compared} alternatives compared");
+
+    // Another funnel stage: the claimed 47% read as Purchased, the saved report's Purchased.
+    let purchased = whatif("measure:Purchased");
+    assert_eq!(purchased["verdict"], "DISCREPANT");
+    let estimate = |c: &Value, m: &str| {
+        c["measures"].as_array().unwrap().iter().find(|x| x["name"] == m).unwrap()["estimate"]["value"]
+            .clone()
+    };
+    assert_eq!(estimate(&purchased["report_claim"], "Purchased"), estimate(&claim, "Purchased"));
+    let compared_on: Vec<&str> = purchased["report_claim"]["measures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["claims"].as_array().is_some_and(|c| !c.is_empty()))
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(compared_on, ["Purchased"]);
+
+    // Only listed alternatives run: a name the catalog lacks, or SQL, is refused with where.
+    for (req, status, at) in [
+        (r#"{"claim": 0, "alternative": "period:W9"}"#, 422, "body.alternative"),
+        (r#"{"claim": 0, "alternative": "period:W5 (March 2026) OR 1=1"}"#, 422, "body.alternative"),
+        (r#"{"claim": 0, "alternative": "column:s14r5\" OR TRUE --"}"#, 422, "body.alternative"),
+        (r#"{"claim": 3, "alternative": "unweighted"}"#, 422, "body.claim"),
+        (r#"{"claim": "0", "alternative": "unweighted"}"#, 400, "body.claim"),
+        (r#"{"claim": 0}"#, 400, "body.alternative"),
+        ("not json", 400, "body"),
+    ] {
+        let r = s.call("POST", &format!("/v1/cases/{id}/whatif"), req.as_bytes());
+        assert_eq!(r.status, status, "{req}: {}", r.text());
+        assert_eq!(r.json()["location"], at, "{req}");
+    }
+    assert_eq!(s.call("GET", &format!("/v1/cases/{id}/alternatives?claim=x"), b"").status, 400);
+    assert_eq!(s.call("GET", &format!("/v1/cases/{id}/alternatives?claim=7"), b"").status, 400);
+    assert_eq!(s.call("GET", "/v1/cases/0123456789abcdef01234567/alternatives", b"").status, 404);
+
+    // The case page carries the what-if panel.
+    assert!(s.call("GET", &format!("/cases/{id}"), b"").text().contains(r#"<section id="whatif""#));
+}
+
+#[test]
+fn workbench_open_starts_the_users_browser_on_the_page() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    let browser = dir.path().join("browser");
+    std::fs::write(&browser, format!("#!/bin/sh\necho \"$1\" > '{}'\n", seen.display())).unwrap();
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = Bench::start(
+        &dir.path().join("ledger.sqlite3"),
+        &["--open"],
+        &[("BROWSER", browser.to_str().unwrap())],
+    );
+    let until = Instant::now() + Duration::from_secs(20);
+    // Written whole once its line ends.
+    while !std::fs::read_to_string(&seen).is_ok_and(|t| t.ends_with('\n')) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let url = std::fs::read_to_string(&seen)
+        .unwrap_or_else(|_| panic!("the browser was not started: {}", s.server.log()));
+    assert_eq!(url.trim(), format!("http://127.0.0.1:{}/", s.port));
+    let page = s.call("GET", "/", b"");
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("Open a case"));
+}
+
+#[test]
+fn workbench_tells_the_claims_as_they_settle_then_the_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Bench::start(&dir.path().join("ledger.sqlite3"), &[], &[]);
+    let body = read(TRANSCRIPTS[1]);
+    let r = s.call("POST", "/v1/cases?progress=1&name=stream.sse", &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("application/jsonl"));
+    let lines: Vec<Value> = r.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (last, told) = lines.split_last().unwrap();
+    let id = last["case"]["id"].as_str().unwrap_or_else(|| panic!("no case last: {last}"));
+    // One line a claim, counted in order, then the summary as it is saved.
+    let claims_told: Vec<&Value> = told.iter().filter(|l| l.get("verdict").is_some()).collect();
+    for (n, l) in claims_told.iter().enumerate() {
+        assert_eq!(l["settled"], n + 1);
+        assert_eq!(l["input"], "stream.sse");
+    }
+    assert_eq!(told.last().unwrap()["saving"], true);
+    // What was told is what was saved, claim by claim.
+    let saved = s.json("GET", &format!("/v1/cases/{id}/report"), b"", 200);
+    let saved_claims = claims(&saved);
+    assert!(!saved_claims.is_empty());
+    assert_eq!(claims_told.len(), saved_claims.len());
+    for (t, c) in claims_told.iter().zip(&saved_claims) {
+        assert_eq!((&t["locator"], &t["verdict"]), (&c["locator"], &c["verdict"]));
+    }
+    assert_eq!(last["case"]["summary"]["verdicts"], saved["summary"]["verdicts"]);
+    assert_eq!(s.call("POST", "/v1/cases?progress=yes", &body).json()["location"], "query.progress");
 }

@@ -559,6 +559,7 @@ pub fn serve(
     token: Option<Vec<u8>>,
     public_url: Option<String>,
     ledger: &std::path::Path,
+    open: bool,
 ) -> Result<()> {
     if !listen.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
@@ -583,6 +584,9 @@ pub fn serve(
             Err(_) => format!("http://{listen}"),
         });
         let guarded = token.is_some();
+        if open && let Ok(bound) = listener.local_addr() {
+            open_in_browser(bound, guarded);
+        }
         let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
         let protected = protected.merge(workbench::routes(svc.clone(), ledger, base.trim_end_matches('/')));
         let app = http::app(svc.clone(), token, protected, public);
@@ -593,6 +597,53 @@ pub fn serve(
     rt.shutdown_timeout(Duration::from_secs(1));
     drop(svc);
     done
+}
+
+/// `--open`: the workbench's page in the user's browser, started apart from the server (it
+/// never waits for the browser, nor fails with it). An unspecified bind address (0.0.0.0) is
+/// opened on loopback, where this machine reaches it.
+fn open_in_browser(bound: std::net::SocketAddr, guarded: bool) {
+    let mut at = bound;
+    if at.ip().is_unspecified() {
+        at.set_ip(if at.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        });
+    }
+    let url = format!("http://{at}/");
+    if guarded {
+        crate::cmd::warn(&format!(
+            "recite serve: --open: the pages need the bearer token, which a browser does not send; \
+             open {url} through a proxy that adds it (docs/workbench.md)"
+        ));
+        return;
+    }
+    // $BROWSER as xdg-utils reads it (a command, or several separated by ':'), else the
+    // desktop's opener.
+    let browser = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());
+    let mut tried: Vec<String> = browser.iter().flat_map(|b| b.split(':').map(str::to_string)).collect();
+    tried.extend(["xdg-open".to_string(), "open".to_string()]);
+    for cmd in tried {
+        let mut words = cmd.split_whitespace();
+        let Some(program) = words.next() else { continue };
+        let spawned = std::process::Command::new(program)
+            .args(words)
+            .arg(&url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        if let Ok(mut child) = spawned {
+            crate::cmd::warn(&format!("recite serve: opening {url} with {program}"));
+            // Reaped on its own thread, so no zombie is left behind.
+            std::thread::spawn(move || child.wait());
+            return;
+        }
+    }
+    crate::cmd::warn(&format!(
+        "recite serve: --open: no browser could be started ($BROWSER, xdg-open, open); open {url}"
+    ));
 }
 
 /// The agents' routes (feature `agents`): those behind the token (MCP at `/mcp`, A2A at

@@ -8,10 +8,11 @@
 //! - [`explain`]: the nearby computations that would reproduce a claim not reproduced;
 //! - [`session`]: the whole path (resolve → run → settle → explain) for `verify` and `check`,
 //!   one job table by [`crate::scan::JobKey`], fused per table;
-//! - [`pipeline`]: a session over claims held in memory (`verify`).
+//! - [`pipeline`]: a session over claims held in memory (`verify`);
+//! - [`whatif`]: one claim re-run under an alternative the catalog declares (the workbench).
 //!
 //! Dependencies point one way: `pipeline` → `session` → `explain` → `compare` → `audit` →
-//! `verdict`.
+//! `verdict`, and `whatif` → `explain`, `compare`.
 
 pub mod audit;
 pub mod compare;
@@ -19,6 +20,7 @@ pub mod explain;
 pub mod pipeline;
 pub mod session;
 pub mod verdict;
+pub mod whatif;
 
 /// What a settling run read; the engine counts it, [`pipeline`] returns it.
 pub use crate::scan::ScanStats;

@@ -3,7 +3,7 @@
 //! are computed is in [`compare`](super::compare), [`audit`](super::audit) and
 //! [`explain`](super::explain).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::NotFound;
 use crate::citation::Problem;
@@ -288,7 +288,9 @@ impl Settlement {
 }
 
 /// What kind of mistake an explanation names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// The previous period.
@@ -329,7 +331,8 @@ impl Cause {
 }
 
 /// One computation that reproduces the claim.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+// Deserialize: the workbench reads a saved report's explanations back (settle::whatif).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Explanation {
     /// The kind of mistake.
     pub cause: Cause,

@@ -160,9 +160,89 @@ pub fn document(token: bool) -> Value {
             },
         },
     });
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        paths.extend(cases());
+    }
     if token {
         doc["components"]["securitySchemes"] = json!({ "bearer": { "type": "http", "scheme": "bearer" } });
         doc["security"] = json!([{ "bearer": [] }]);
     }
     doc
+}
+
+/// The workbench's case endpoints (docs/workbench.md).
+fn cases() -> Map<String, Value> {
+    let object = json!({ "type": "object" });
+    let id = json!({ "name": "id", "in": "path", "required": true,
+        "description": "a case id: 24 hex digits", "schema": { "type": "string", "pattern": "^[0-9a-f]{24}$" } });
+    let term = |name: &str, what: &str| json!({ "name": name, "in": "query", "description": what, "schema": { "type": "string" } });
+    let answer = |code: &str, what: &str, media: &str, schema: Value, errors: &[&str]| {
+        let mut r = problems(errors);
+        r.insert(code.into(), json!({ "description": what, "content": content(&[(media, schema)]) }));
+        Value::Object(r)
+    };
+    let report = json!({ "$ref": "#/components/schemas/Report" });
+    let settling = ["400", "401", "404", "413", "500", "503", "504"];
+    let reading = ["401", "404", "500"];
+    let transcript = json!({ "required": true, "description": "one transcript, as POST /v1/check takes it",
+        "content": { "application/json": { "schema": {} }, "application/jsonl": { "schema": { "type": "string" } },
+                     "text/event-stream": { "schema": { "type": "string" } } } });
+    let mut m = Map::new();
+    m.insert("/v1/cases".into(), json!({
+        "post": {
+            "summary": "Settle a transcript and save it as a case in the ledger",
+            "parameters": [
+                term("name", "the input's name in the report"),
+                { "name": "progress", "in": "query", "schema": { "enum": ["0", "1"], "default": "0" },
+                  "description": "1: answered 200 as JSON lines, one a claim as it settles, the case last" },
+            ],
+            "requestBody": transcript,
+            "responses": answer("201", "the case: {id, created, permalink, url, json, export, summary}; Location: /cases/ID", "application/json", object.clone(), &settling),
+        },
+        "get": {
+            "summary": "The saved cases, newest first; the terms must all hold for one claim of a case",
+            "parameters": [
+                term("study", "a case-insensitive part of a claim's study"),
+                term("period", "a case-insensitive part of a claim's period"),
+                term("measure", "a case-insensitive part of a claimed measure"),
+                { "name": "verdict", "in": "query", "schema": { "enum": ["INVALID", "UNVERIFIABLE", "DISCREPANT", "BASE_MISMATCH", "REPRODUCED"] } },
+                { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000, "default": 100 } },
+            ],
+            "responses": answer("200", "{count, verdicts, cases: [{id, created, claims, verdict, verdicts, inputs, studies, periods, reruns}]}", "application/json", object.clone(), &["400", "401", "500"]),
+        },
+    }));
+    m.insert("/v1/cases/{id}".into(), json!({ "get": {
+        "summary": "A case: its inputs' digests, data layer and fingerprint, verdicts, re-runs and JSON report",
+        "parameters": [id.clone()],
+        "responses": answer("200", "the case", "application/json", object.clone(), &reading),
+    } }));
+    m.insert("/v1/cases/{id}/report".into(), json!({ "get": {
+        "summary": "The case's JSON report, as saved",
+        "parameters": [id.clone()],
+        "responses": answer("200", "what `recite check - --format json` printed", "application/json", report, &reading),
+    } }));
+    m.insert("/v1/cases/{id}/inputs/{n}".into(), json!({ "get": {
+        "summary": "Input N's bytes, as received",
+        "parameters": [id.clone(), { "name": "n", "in": "path", "required": true, "schema": { "type": "integer", "minimum": 0 } }],
+        "responses": answer("200", "the bytes", "application/octet-stream", json!({ "type": "string" }), &reading),
+    } }));
+    m.insert("/v1/cases/{id}/rerun".into(), json!({ "post": {
+        "summary": "Settle the case's inputs again on the data layer as it is now, and say what moved",
+        "parameters": [id.clone()],
+        "responses": answer("200", "{rerun, data_layer_changed, saved_fingerprint, fingerprint, files_changed, moved, verdicts_before, verdicts_after, report}", "application/json", object.clone(), &settling),
+    } }));
+    m.insert("/v1/cases/{id}/alternatives".into(), json!({ "get": {
+        "summary": "Each claim's alternatives from the catalog (other periods, bases, weights, columns, measures), the likely one first",
+        "parameters": [id.clone(), { "name": "claim", "in": "query", "description": "one claim's index (0, 1, …)", "schema": { "type": "integer", "minimum": 0 } }],
+        "responses": answer("200", "{id, claims: [{claim, locator, study, period, column, claimed, alternatives: [{id, kind, name, label, likely}], reason?}], truncated}", "application/json", object.clone(), &settling),
+    } }));
+    m.insert("/v1/cases/{id}/whatif".into(), json!({ "post": {
+        "summary": "Re-run one claim under one of its listed alternatives; nothing is saved",
+        "parameters": [id],
+        "requestBody": { "required": true, "content": { "application/json": { "schema": {
+            "type": "object", "required": ["claim", "alternative"],
+            "properties": { "claim": { "type": "integer", "minimum": 0 }, "alternative": { "type": "string", "description": "an id …/alternatives listed" } } } } } },
+        "responses": answer("200", "{claim, alternative, verdict, reasons, report_claim}", "application/json", object, &["400", "401", "404", "422", "500", "503", "504"]),
+    } }));
+    m
 }

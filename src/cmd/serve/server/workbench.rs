@@ -29,6 +29,8 @@ use super::http::{check_length, input_name, json_response, query, read_body_with
 use super::ledger::{self, ClaimRow, Filter, Ledger, NewCase, NewInput, NewRerun};
 use super::{Problem, Service, TIMED_OUT};
 
+mod whatif;
+
 const INDEX: &str = include_str!("workbench/index.html");
 const CASE: &str = include_str!("workbench/case.html");
 const CSS: &str = include_str!("workbench/workbench.css");
@@ -69,6 +71,8 @@ pub fn routes(svc: Arc<Service>, ledger: Ledger, base: &str) -> Router {
         .route("/v1/cases/{id}/report", get(case_report_json))
         .route("/v1/cases/{id}/inputs/{n}", get(case_input))
         .route("/v1/cases/{id}/rerun", post(rerun))
+        .route("/v1/cases/{id}/alternatives", get(whatif::alternatives))
+        .route("/v1/cases/{id}/whatif", post(whatif::run))
         .route("/cases/{id}", get(case_page))
         .route("/cases/{id}/report", get(case_report_html))
         .route("/cases/{id}/export", get(case_export))
@@ -130,11 +134,17 @@ async fn load(desk: &Arc<Desk>, id: &str) -> Result<(String, ledger::Case), Prob
     Ok((id, case))
 }
 
-/// `POST /v1/cases[?name=NAME]`: the body is one transcript, as `POST /v1/check` takes it; it
-/// is settled, saved, and answered 201 with the case's id and permalink.
+/// `POST /v1/cases[?name=NAME][&progress=1]`: the body is one transcript, as `POST /v1/check`
+/// takes it; it is settled, saved, and answered 201 with the case's id and permalink. With
+/// `progress=1` the answer is JSON lines as the claims settle ([`progress`]), the case last.
 async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, Problem> {
-    let q = query(req.uri(), &["name"])?;
+    let q = query(req.uri(), &["name", "progress"])?;
     let name = input_name(&q)?;
+    let live = match single(&q, "progress")? {
+        None | Some("0") => false,
+        Some("1") => true,
+        Some(_) => return Err(Problem::bad_request("query.progress", "1 (claims as they settle) or 0")),
+    };
     let svc = desk.svc.clone();
     check_length(&req, svc.max_input)?;
     let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
@@ -143,11 +153,13 @@ async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response,
     }
     let (permit, deadline) = svc.admit().await?;
     let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let (lines, received) = tokio::sync::mpsc::channel::<String>(PROGRESS_LINES);
+    let sent = live.then(|| lines.clone());
     let d = desk.clone();
     let job = tokio::task::spawn_blocking(move || {
         let _turn = permit;
         let inputs = vec![NewInput { name, bytes: body }];
-        let settled = d.settle(&inputs, until)?;
+        let settled = d.settle(&inputs, until, sent.map(Progress::new))?;
         let (fingerprint, files) = d.fingerprint();
         let case = new_case(settled, inputs, fingerprint, files);
         // Past the time limit the caller has been told it failed: nothing is saved then.
@@ -158,22 +170,96 @@ async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response,
         let (id, created) = d.ledger.save(&case).map_err(|e| e.to_string())?;
         Ok((id, created, summary))
     });
-    let (id, created, summary) = finish(&svc, deadline, job).await?;
-    let body = json!({
-        "id": id,
-        "created": created,
-        "permalink": format!("{}/cases/{id}", desk.base),
-        "url": format!("/cases/{id}"),
-        "json": format!("/v1/cases/{id}"),
-        "export": format!("/cases/{id}/export"),
-        "summary": summary,
-    });
+    let made = move |(id, created, summary): (String, String, Value)| {
+        json!({
+            "id": id,
+            "created": created,
+            "permalink": format!("{}/cases/{id}", desk.base),
+            "url": format!("/cases/{id}"),
+            "json": format!("/v1/cases/{id}"),
+            "export": format!("/cases/{id}/export"),
+            "summary": summary,
+        })
+    };
+    if live {
+        // The case (or the problem) is the last line; the stream ends when the job's sender and
+        // this one are gone.
+        tokio::spawn(async move {
+            let last = match finish(&svc, deadline, job).await {
+                Ok(done) => json!({ "case": made(done) }),
+                Err(p) => json!({ "error": { "status": p.status, "title": p.title, "detail": p.detail } }),
+            };
+            let _ = lines.send(format!("{last}\n")).await;
+        });
+        let stream = futures::stream::unfold(received, |mut rx| async move {
+            rx.recv().await.map(|line| (Ok::<_, std::io::Error>(axum::body::Bytes::from(line)), rx))
+        });
+        let mut r = Response::new(axum::body::Body::from_stream(stream));
+        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jsonl"));
+        return Ok(r);
+    }
+    drop(lines);
+    let body = made(finish(&svc, deadline, job).await?);
+    let id = body["id"].as_str().unwrap_or_default().to_string();
     let mut r = json_response(&body);
     *r.status_mut() = StatusCode::CREATED;
     if let Ok(v) = HeaderValue::from_str(&format!("/cases/{id}")) {
         r.headers_mut().insert(header::LOCATION, v);
     }
     Ok(r)
+}
+
+/// Progress lines buffered for a slow reader; past them the check waits for it (within the
+/// time limit).
+const PROGRESS_LINES: usize = 64;
+
+/// A report writer that tells a `progress=1` caller each claim as it settles: one JSON line
+/// `{"settled": N, "input": FILE, "locator": …, "verdict": …}`. A caller gone away stops the
+/// telling, never the case: it is settled and saved all the same.
+struct Progress {
+    tx: Option<tokio::sync::mpsc::Sender<String>>,
+    settled: usize,
+    input: String,
+}
+
+impl Progress {
+    fn new(tx: tokio::sync::mpsc::Sender<String>) -> Progress {
+        Progress { tx: Some(tx), settled: 0, input: String::new() }
+    }
+
+    fn send(&mut self, v: Value) {
+        if let Some(tx) = &self.tx
+            && tx.blocking_send(format!("{v}\n")).is_err()
+        {
+            self.tx = None;
+        }
+    }
+}
+
+impl stream::Writer for Progress {
+    fn begin_input(&mut self, head: InputHead<'_>) -> std::io::Result<()> {
+        self.input = head.file.to_string();
+        Ok(())
+    }
+    fn claim(&mut self, c: &ClaimReport) -> std::io::Result<()> {
+        self.settled += 1;
+        let line = json!({
+            "settled": self.settled,
+            "input": self.input,
+            "locator": c.locator,
+            "verdict": c.settlement.verdict,
+        });
+        self.send(line);
+        Ok(())
+    }
+    fn end_input(&mut self, _: InputTail<'_>) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn finish(&mut self, closing: Closing<'_>) -> std::io::Result<()> {
+        let line = json!({ "settled": self.settled, "summary": closing.summary, "saving": true });
+        self.send(line);
+        Ok(())
+    }
 }
 
 /// Waits for a settling job within the operation's deadline.
@@ -344,7 +430,7 @@ async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> R
             return Ok(None);
         };
         let inputs = d.ledger.inputs(&key).map_err(|e| e.to_string())?;
-        let settled = d.settle(&inputs, until)?;
+        let settled = d.settle(&inputs, until, None)?;
         let (fingerprint, files) = d.fingerprint();
         let before: Value = serde_json::from_str(&saved.report_json).unwrap_or(Value::Null);
         let after: Value = serde_json::from_str(&settled.json).unwrap_or(Value::Null);
@@ -392,13 +478,21 @@ struct Settled {
 impl Desk {
     /// Settles `inputs` as `recite check` would, writing the JSON and the HTML report at once;
     /// stops at a write past `until`.
-    fn settle(&self, inputs: &[NewInput], until: std::time::Instant) -> Result<Settled, String> {
+    fn settle(
+        &self,
+        inputs: &[NewInput],
+        until: std::time::Instant,
+        progress: Option<Progress>,
+    ) -> Result<Settled, String> {
         let (json, html) = (Buffer::new(until), Buffer::new(until));
         let layer = Some(self.svc.layer.clone());
         let mut tee = Tee(vec![
             report::writer(report::ReportFormat::Json, false, false, layer.clone(), Box::new(json.clone())),
             report::writer(report::ReportFormat::Html, false, false, layer, Box::new(html.clone())),
         ]);
+        if let Some(p) = progress {
+            tee.0.push(Box::new(p));
+        }
         let named: Vec<(&str, &[u8])> =
             inputs.iter().map(|i| (i.name.as_str(), i.bytes.as_slice())).collect();
         self.svc.check_onto(&named, &mut tee)?;

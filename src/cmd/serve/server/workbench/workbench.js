@@ -35,15 +35,46 @@ function badges(verdicts) {
 
 // --- the index page: open a case, list the cases ---
 
+// Settles one input as a case, telling the claims as they settle (`progress=1`: JSON lines,
+// the case last).
 async function settle(body, name) {
   const status = document.getElementById('status');
   status.textContent = `Settling ${name}…`;
-  const r = await fetch(`/v1/cases?name=${encodeURIComponent(name)}`, { method: 'POST', body });
+  const r = await fetch(`/v1/cases?progress=1&name=${encodeURIComponent(name)}`, { method: 'POST', body });
   if (!r.ok) {
     status.replaceChildren(el('span', { class: 'error' }, `${name}: ${await failure(r)}`));
     return null;
   }
-  return r.json();
+  const counts = {};
+  let settled = 0;
+  let made = null;
+  let pending = '';
+  const show = (line) => {
+    const x = JSON.parse(line);
+    if (x.verdict) {
+      counts[x.verdict] = (counts[x.verdict] || 0) + 1;
+      settled = x.settled;
+      status.replaceChildren(`${name}: ${settled} claim(s) settled `, badges(counts));
+    } else if (x.saving) {
+      status.replaceChildren(`${name}: ${x.settled} claim(s) settled, saving the case… `, badges(counts));
+    } else if (x.case) {
+      made = x.case;
+    } else if (x.error) {
+      status.replaceChildren(el('span', { class: 'error' }, `${name}: ${x.error.title}: ${x.error.detail}`));
+    }
+  };
+  const reader = r.body.getReader();
+  const text = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    pending += text.decode(value, { stream: true });
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) if (line.trim()) show(line);
+  }
+  if (pending.trim()) show(pending);
+  return made;
 }
 
 async function settleAll(items) {
@@ -134,6 +165,107 @@ async function casePage(id) {
   frame.addEventListener('load', fit);
   fit();
   document.getElementById('rerun').addEventListener('click', () => rerun(id));
+  whatIf(id);
+}
+
+// --- what if: each claim's alternatives, re-run on click ---
+
+// A recomputed value as the reports show it: proportions as percents.
+function shown(m) {
+  const v = m.estimate && m.estimate.value;
+  if (typeof v !== 'number') return 'not computed';
+  return m.unit === 'proportion' ? `${(v * 100).toFixed(1)}%` : v.toPrecision(5).replace(/\.?0+$/, '');
+}
+
+async function whatIf(id) {
+  const box = document.getElementById('whatif-claims');
+  const r = await fetch(`/v1/cases/${id}/alternatives`);
+  if (!r.ok) {
+    box.replaceChildren(el('p', { class: 'error' }, await failure(r)));
+    return;
+  }
+  const list = await r.json();
+  if (!list.claims.length) {
+    box.replaceChildren(el('p', { class: 'muted' }, 'The case has no claim to re-run.'));
+    return;
+  }
+  box.replaceChildren(...list.claims.map((c) => whatIfClaim(id, c)));
+  if (list.truncated) box.append(el('p', { class: 'muted' }, 'Only the first claims are listed.'));
+}
+
+function whatIfClaim(id, c) {
+  const n = c.claim + 1;
+  const div = el('div', { class: 'whatif-claim', 'data-claim': String(c.claim) });
+  if (c.reason) {
+    div.append(el('h3', {}, `Claim ${n}`), el('p', { class: 'muted' }, c.reason));
+    return div;
+  }
+  div.dataset.study = c.study;
+  div.dataset.period = c.period;
+  const claimed = c.claimed.length ? ` — claimed ${c.claimed.join(', ')}` : '';
+  const title = `Claim ${n}: ${c.study} · ${c.period} · ${c.column}${claimed}`;
+  const tryAll = el('button', { type: 'button', class: 'try-all secondary' }, 'Re-run every alternative');
+  const runs = [];
+  const rows = c.alternatives.map((a) => {
+    const button = el('button', { type: 'button', class: 'try', 'aria-label': `Re-run claim ${n} ${a.label}` }, 'Re-run');
+    const head = el('th', { scope: 'row' });
+    if (a.likely) head.append(el('span', { class: 'likely-tag' }, 'Most likely computed instead'));
+    head.append(a.label);
+    const tr = el('tr', { class: 'alternative', 'data-kind': a.kind, 'data-name': a.name, 'data-id': a.id },
+      head, el('td', { class: 'verdict' }), el('td', { class: 'recomputed' }), el('td', {}, button));
+    if (a.likely) tr.dataset.likely = 'true';
+    const run = () => tryAlternative(id, c.claim, a, tr);
+    button.addEventListener('click', run);
+    runs.push([tr, run]);
+    return tr;
+  });
+  // One at a time: each is a turn of the server's --concurrency.
+  tryAll.addEventListener('click', async () => {
+    tryAll.disabled = true;
+    for (const [tr, run] of runs) if (!tr.dataset.verdict) await run();
+    tryAll.disabled = false;
+  });
+  div.append(el('h3', {}, title));
+  if (!rows.length) {
+    div.append(el('p', { class: 'muted' }, 'The data layer declares no alternative for this claim.'));
+    return div;
+  }
+  div.append(el('p', {}, tryAll), el('table', {},
+    el('caption', { class: 'visually-hidden' }, `Alternatives of claim ${n}`),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'What if it was computed'),
+      el('th', { scope: 'col' }, 'Verdict'), el('th', { scope: 'col' }, 'Recomputed'),
+      el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'Action')))),
+    el('tbody', {}, ...rows)));
+  return div;
+}
+
+async function tryAlternative(id, claim, a, tr) {
+  const verdict = tr.querySelector('td.verdict');
+  const out = tr.querySelector('td.recomputed');
+  verdict.textContent = 'Re-running…';
+  out.replaceChildren();
+  const r = await fetch(`/v1/cases/${id}/whatif`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ claim, alternative: a.id }),
+  });
+  if (!r.ok) {
+    verdict.replaceChildren(el('span', { class: 'error' }, await failure(r)));
+    return;
+  }
+  const x = await r.json();
+  const rc = x.report_claim;
+  tr.dataset.verdict = x.verdict;
+  verdict.replaceChildren(el('span', { class: `badge ${x.verdict}` }, x.verdict));
+  if (x.reasons && x.reasons.length) verdict.title = x.reasons.join('; ');
+  const claimed = (rc.measures || []).filter((m) => (m.claims || []).length);
+  for (const m of claimed) {
+    const value = m.estimate && typeof m.estimate.value === 'number' ? String(m.estimate.value) : '';
+    out.append(el('span', { class: 'value', 'data-measure': m.name, 'data-value': value },
+      el('span', { class: 'measure-name' }, `${m.name} `), shown(m)));
+  }
+  if (rc.base && rc.base.n !== undefined) out.append(el('span', { class: 'base-n' }, String(rc.base.n)));
+  if (!claimed.length && x.reasons) out.append(x.reasons.join('; '));
 }
 
 async function rerun(id) {

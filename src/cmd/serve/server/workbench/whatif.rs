@@ -1,0 +1,219 @@
+//! The workbench's "what if" (docs/workbench.md): a case's claims re-run under the alternatives
+//! the catalog declares ([`recite::settle::whatif`]). A claim is found again in the case's
+//! stored inputs by its locator in the saved report, so what is re-run is the claim as the
+//! agent wrote it; an alternative is chosen by its id among those listed for that claim, so a
+//! request can only pick catalog names, never bring its own.
+
+use std::sync::Arc;
+
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use recite::citation::{self, Citation};
+use recite::claim::{self, Claimed};
+use recite::report::ClaimReport;
+use recite::resolve::{self, Resolved};
+use recite::settle::Explanation;
+use recite::settle::whatif::{self, Alternative};
+use recite::transcript::{self, Document, Locator};
+
+use super::super::http::{json_response, query, read_body_within, single};
+use super::super::{Problem, TIMED_OUT};
+use super::{Desk, claims, finish, load};
+
+/// The largest what-if request body (`{"claim": K, "alternative": "…"}`).
+const MAX_REQUEST: u64 = 64 * 1024;
+
+/// Claims listed by one `GET …/alternatives` without `?claim=`: past this, ask claim by claim.
+const MAX_LISTED: usize = 1000;
+
+/// A claim of a case, found again in its inputs.
+struct Found {
+    locator: Locator,
+    citation: Citation,
+    numbers: Vec<Claimed>,
+    resolved: Resolved,
+    /// The measures it states a number for, and its explanations, from the saved report.
+    claimed: Vec<String>,
+    explanations: Vec<Explanation>,
+}
+
+/// Why a claim has no alternatives, in words (a claim without a citation, one that did not
+/// resolve, an input that no longer holds it).
+type Missing = String;
+
+impl Desk {
+    /// Claim `k` of the saved `report`, found again in `docs` (the case's inputs, read).
+    fn claim_at(&self, docs: &[Document], report: &Value, k: usize) -> Result<Found, Missing> {
+        let all = claims(report);
+        let rc = all
+            .get(k)
+            .ok_or_else(|| format!("the case has {} claim(s); there is no claim {k}", all.len()))?;
+        let saved = &rc["locator"];
+        let item = docs
+            .iter()
+            .flat_map(|d| &d.items)
+            .find(|i| serde_json::to_value(&i.locator).is_ok_and(|l| &l == saved))
+            .ok_or_else(|| format!("claim {k} (at {saved}) is no longer found in the case's inputs"))?;
+        let locator = item.locator.clone();
+        let c = item.citation.as_ref().ok_or_else(|| format!("claim {k} ({locator}) has no citation"))?;
+        let citation =
+            citation::parse(c).map_err(|_| format!("claim {k} ({locator}): its citation is invalid"))?;
+        let svc = &self.svc;
+        let resolved = resolve::resolve(&citation, &svc.catalog, &svc.registry, &svc.engine)
+            .map_err(|why| format!("claim {k} ({locator}) does not resolve: {}", why.0.join("; ")))?;
+        let claimed = rc["measures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["claims"].as_array().is_some_and(|a| !a.is_empty()))
+            .filter_map(|m| m["name"].as_str().map(str::to_string))
+            .collect();
+        let explanations = serde_json::from_value(rc["explanations"].clone()).unwrap_or_default();
+        let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
+        Ok(Found { locator, citation, numbers, resolved, claimed, explanations })
+    }
+
+    fn alternatives_of(&self, f: &Found) -> Vec<Alternative> {
+        let svc = &self.svc;
+        whatif::alternatives(&f.resolved, &svc.catalog, &svc.registry, &f.claimed, &f.explanations)
+    }
+}
+
+/// A case's inputs, read again, and its saved report.
+fn read_case(desk: &Desk, id: &str, report_json: &str) -> Result<(Vec<Document>, Value), String> {
+    let inputs = desk.ledger.inputs(id).map_err(|e| e.to_string())?;
+    let docs = inputs.iter().map(|i| transcript::read_bytes(&i.name, &i.bytes)).collect();
+    let report = serde_json::from_str(report_json).map_err(|e| format!("the saved report: {e}"))?;
+    Ok((docs, report))
+}
+
+/// `GET /v1/cases/{id}/alternatives[?claim=K]`: each claim's alternatives, the one its
+/// explanation names first (`likely`). A claim that has none says why (`reason`).
+pub(super) async fn alternatives(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+    req: Request,
+) -> Result<Response, Problem> {
+    let q = query(req.uri(), &["claim"])?;
+    let only = match single(&q, "claim")? {
+        None => None,
+        Some(v) => Some(
+            v.parse::<usize>()
+                .map_err(|_| Problem::bad_request("query.claim", "a claim's index: 0, 1, …"))?,
+        ),
+    };
+    let (id, case) = load(&desk, &id).await?;
+    let svc = desk.svc.clone();
+    let (permit, deadline) = svc.admit().await?;
+    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let d = desk.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        let _turn = permit;
+        let (docs, report) = read_case(&d, &id, &case.report_json)?;
+        let count = claims(&report).len();
+        let wanted: Vec<usize> = match only {
+            Some(k) if k >= count => {
+                return Ok(Err(Problem::bad_request(
+                    "query.claim",
+                    format!("the case has {count} claim(s); there is no claim {k}"),
+                )));
+            }
+            Some(k) => vec![k],
+            None => (0..count.min(MAX_LISTED)).collect(),
+        };
+        let mut listed = Vec::with_capacity(wanted.len());
+        for k in wanted {
+            if std::time::Instant::now() >= until {
+                return Err(TIMED_OUT.to_string());
+            }
+            listed.push(match d.claim_at(&docs, &report, k) {
+                Ok(f) => json!({
+                    "claim": k,
+                    "locator": f.locator,
+                    "study": f.resolved.study,
+                    "period": f.resolved.period,
+                    "column": f.resolved.rows.column,
+                    "claimed": f.claimed,
+                    "alternatives": d.alternatives_of(&f),
+                }),
+                Err(why) => json!({ "claim": k, "alternatives": [], "reason": why }),
+            });
+        }
+        Ok(Ok(json!({ "id": id, "claims": listed, "truncated": only.is_none() && count > MAX_LISTED })))
+    });
+    Ok(json_response(&finish(&svc, deadline, job).await??))
+}
+
+/// `POST /v1/cases/{id}/whatif` with `{"claim": K, "alternative": ID}`: claim `K` re-run under
+/// the alternative `ID` (one of those `…/alternatives` lists for it), with the verdict it would
+/// get and the claim as the JSON report would write it (`report_claim`).
+pub(super) async fn run(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+    req: Request,
+) -> Result<Response, Problem> {
+    let svc = desk.svc.clone();
+    let body = read_body_within(req.into_body(), MAX_REQUEST, svc.time_limit()).await?;
+    let asked: Value =
+        serde_json::from_slice(&body).map_err(|e| Problem::bad_request("body", format!("not JSON: {e}")))?;
+    let k = asked["claim"]
+        .as_u64()
+        .ok_or_else(|| Problem::bad_request("body.claim", "a claim's index (0, 1, …) in the case's report"))?
+        as usize;
+    let alt_id = asked["alternative"]
+        .as_str()
+        .ok_or_else(|| {
+            Problem::bad_request("body.alternative", "an alternative's id, as …/alternatives lists it")
+        })?
+        .to_string();
+    let (id, case) = load(&desk, &id).await?;
+    let (permit, deadline) = svc.admit().await?;
+    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let d = desk.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        let _turn = permit;
+        let (docs, report) = read_case(&d, &id, &case.report_json)?;
+        let f = match d.claim_at(&docs, &report, k) {
+            Ok(f) => f,
+            Err(why) => {
+                return Ok(Err(Problem {
+                    status: 422,
+                    title: "unprocessable",
+                    ..Problem::bad_request("body.claim", why)
+                }));
+            }
+        };
+        let listed = d.alternatives_of(&f);
+        let Some(alt) = whatif::find(&listed, &alt_id) else {
+            let shown: String = alt_id.chars().take(200).collect();
+            return Ok(Err(Problem {
+                status: 422,
+                title: "unprocessable",
+                ..Problem::bad_request(
+                    "body.alternative",
+                    format!(
+                        "{shown:?} is not an alternative of claim {k}; GET /v1/cases/{id}/alternatives?claim={k} lists them"
+                    ),
+                )
+            }));
+        };
+        let method = d.svc.settle.method();
+        let ran = recite::scan::with_deadline(Some(until), || {
+            whatif::settle(&f.citation, &f.numbers, alt, &d.svc.engine, method)
+        });
+        let (settlement, _) = ran.map_err(|e| e.to_string())?;
+        let verdict = settlement.verdict;
+        let reasons = settlement.reasons.clone();
+        let report_claim = recite::report::json::claim_value(&ClaimReport { locator: f.locator, settlement });
+        Ok(Ok(json!({
+            "claim": k,
+            "alternative": alt,
+            "verdict": verdict,
+            "reasons": reasons,
+            "report_claim": report_claim,
+        })))
+    });
+    Ok(json_response(&finish(&svc, deadline, job).await??))
+}
