@@ -3,6 +3,8 @@
 
 mod agui;
 mod agui_validate;
+#[cfg(feature = "serve")]
+mod browser;
 mod cache;
 mod check_cli;
 #[cfg(feature = "ballista")]

@@ -1,0 +1,227 @@
+//! The workbench in a real browser (docs/workbench.md, "Tested in a real browser"):
+//! `tests/workbench/browser.mjs` drives headless Chromium (Debian's `chromium`, over the
+//! DevTools protocol with puppeteer-core) against `recite serve` started here on an ephemeral
+//! loopback port with its own ledger. It opens a case by uploading a bundled transcript through
+//! the page, checks every highlighted number's status against the case's JSON report, switches
+//! the W6 claim to the previous wave in the what-if panel and checks the value shown against
+//! the API and against `POST /v1/verify` on the fixture's own citation edited, follows the
+//! permalink in a new page, exports, audits the pages with axe-core (no serious or critical
+//! violation), and watches every request the pages make (none outside the server).
+//!
+//! The screenshots of each step are kept in `$CARGO_TARGET_TMPDIR/workbench-browser/`; with
+//! `RECITE_SCREENSHOTS=docs/workbench` the docs' (index.png, case.png, whatif.png) are
+//! refreshed from them. Without node, Chromium or the npm packages (`tests/workbench/install.sh`)
+//! the test says SKIPPED, unless `RECITE_REQUIRE_BROWSER_TEST` is set (CI sets it), or
+//! `RECITE_REQUIRE_NODE` with node or the packages missing, or `RECITE_REQUIRE_CHROMIUM` with
+//! Chromium missing: then it fails.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::serve::{Server, TRANSCRIPTS, cli, read};
+use crate::support::root;
+
+/// The transcript opened through the page: its claims include Versant on W6 (and on W5, which
+/// the what-if's value is also compared with).
+const FIXTURE: &str = "examples/transcripts/a2a-v10-stream.sse";
+/// The steps `browser.mjs` runs, in order: every one must be there and pass.
+const STEPS: [&str; 8] = ["controls", "open", "numbers", "whatif", "permalink", "export", "axe", "requests"];
+/// The screenshots docs/workbench.md shows.
+const DOC_SHOTS: [&str; 3] = ["index.png", "case.png", "whatif.png"];
+
+fn set(var: &str) -> bool {
+    std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Where `tests/workbench/install.sh` puts the packages.
+fn packages() -> PathBuf {
+    let cache = std::env::var_os("RECITE_SDK_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        let xdg = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+        xdg.unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
+            .join("recite-sdk")
+    });
+    cache.join("workbench")
+}
+
+/// Chromium, when node, Chromium and the packages are all there; otherwise a SKIPPED line, or a
+/// failure when one of the RECITE_REQUIRE_* variables says the missing one is required.
+fn ready(test: &str) -> Option<PathBuf> {
+    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    let chromium = std::env::var_os("CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| on_path("chromium"))
+        .or_else(|| on_path("chromium-browser"));
+    let pkgs = packages();
+    let installed = ["node_modules/puppeteer-core/package.json", "node_modules/axe-core/axe.min.js"]
+        .iter()
+        .all(|f| pkgs.join(f).is_file());
+    let (why, required) = if !node {
+        ("node is not installed (Debian's `nodejs`)".to_string(), set("RECITE_REQUIRE_NODE"))
+    } else if chromium.is_none() {
+        ("chromium is not installed (Debian's `chromium`)".to_string(), set("RECITE_REQUIRE_CHROMIUM"))
+    } else if !installed {
+        (
+            format!(
+                "puppeteer-core and axe-core are not in {} (run tests/workbench/install.sh)",
+                pkgs.display()
+            ),
+            set("RECITE_REQUIRE_NODE"),
+        )
+    } else {
+        return chromium;
+    };
+    assert!(
+        !(required || set("RECITE_REQUIRE_BROWSER_TEST")),
+        "the browser test is required (RECITE_REQUIRE_*) but {why}"
+    );
+    // Straight to the process's stderr: the test harness captures `eprintln!`.
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+    None
+}
+
+/// `node tests/workbench/browser.mjs BASE FIXTURE SHOTS`: its exit code, standard output and
+/// error; killed after 15 minutes.
+fn drive(chromium: &Path, base: &str, shots: &Path) -> (Option<i32>, String, String) {
+    let mut child = Command::new("node")
+        .arg(root().join("tests/workbench/browser.mjs"))
+        .arg(base)
+        .arg(root().join(FIXTURE))
+        .arg(shots)
+        .env("CHROMIUM", chromium)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run node");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(900);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for node") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("browser.mjs did not finish within 15 minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    (status.code(), out.join().expect("stdout reader"), err.join().expect("stderr reader"))
+}
+
+#[test]
+fn workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe() {
+    let test = "workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe";
+    let Some(chromium) = ready(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let s = Server::start_with(&["--ledger", ledger.to_str().unwrap()], &[]);
+    let base = format!("http://127.0.0.1:{}", s.port);
+
+    // The other two bundled transcripts are cases already, so the index lists three (as the
+    // docs' screenshot shows); the fixture is opened through the page.
+    for path in TRANSCRIPTS.iter().filter(|p| **p != FIXTURE) {
+        let name = Path::new(path).file_name().unwrap().to_str().unwrap();
+        let r = s.request("POST", &format!("/v1/cases?name={name}"), &[], &read(path));
+        assert_eq!(r.status, 201, "{path}: {}", String::from_utf8_lossy(&r.body));
+    }
+
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("workbench-browser");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
+    let (code, stdout, stderr) = drive(&chromium, &base, &shots);
+    let got: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!("browser.mjs printed no result ({e}), exit {code:?}\nstderr:\n{stderr}\nstdout:\n{stdout}\nserver:\n{}", s.log())
+    });
+
+    // Each step's outcome, said whether it passed or not (`--nocapture` shows it).
+    let steps = got["steps"].as_array().expect("steps");
+    let mut summary = String::new();
+    for st in steps {
+        let mark = if st["ok"] == true { "ok  " } else { "FAIL" };
+        summary.push_str(&format!("{mark} {}\n", st["step"].as_str().unwrap_or("?")));
+        for f in st["failures"].as_array().into_iter().flatten() {
+            summary.push_str(&format!("       {}\n", f.as_str().unwrap_or_default()));
+        }
+    }
+    for v in got["axe"].as_array().into_iter().flatten() {
+        summary.push_str(&format!(
+            "axe  {}: {} {} ({} node(s)): {}\n",
+            v["where"].as_str().unwrap_or_default(),
+            v["impact"].as_str().unwrap_or_default(),
+            v["id"].as_str().unwrap_or_default(),
+            v["count"],
+            v["help"].as_str().unwrap_or_default()
+        ));
+    }
+    summary.push_str(&format!("screenshots and result.json: {}\n", shots.display()));
+
+    // The docs' screenshots, refreshed on request from those this run took.
+    if let Some(to) = std::env::var_os("RECITE_SCREENSHOTS").filter(|v| !v.is_empty()) {
+        let to = root().join(to);
+        std::fs::create_dir_all(&to).unwrap();
+        for name in DOC_SHOTS {
+            if shots.join(name).is_file() {
+                std::fs::copy(shots.join(name), to.join(name)).unwrap();
+                eprintln!("refreshed {}", to.join(name).display());
+            }
+        }
+    }
+
+    let failed: Vec<&str> =
+        steps.iter().filter(|st| st["ok"] != true).filter_map(|st| st["step"].as_str()).collect();
+    assert!(
+        failed.is_empty() && code == Some(0),
+        "steps failed: {failed:?} (exit {code:?})\n{summary}\nstderr:\n{stderr}"
+    );
+    let names: Vec<&str> = steps.iter().filter_map(|st| st["step"].as_str()).collect();
+    assert_eq!(names, STEPS, "browser.mjs ran other steps\n{summary}");
+
+    // What the page was checked against, against the command line: every number the answer
+    // audit of `recite check -` states was highlighted and compared.
+    let cli_report: Value =
+        serde_json::from_slice(&cli(&["check", "-", "--format", "json"], &read(FIXTURE))).unwrap();
+    let stated: usize = cli_report["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["answers"].as_array().into_iter().flatten())
+        .map(|a| a["numbers"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(stated > 0);
+    eprintln!("{summary}");
+    let numbers = steps.iter().find(|st| st["step"] == "numbers").unwrap();
+    assert_eq!(numbers["highlighted"], Value::from(stated), "{summary}");
+    // Every step's screenshot is a PNG.
+    for name in ["open-index.png", "case.png", "whatif.png", "permalink.png", "export.png", "index.png"] {
+        let png = std::fs::read(shots.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name} is not a PNG");
+    }
+    assert!(got["requests"]["seen"].as_array().is_some_and(|l| l.len() > 5), "{summary}");
+}

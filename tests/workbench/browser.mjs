@@ -1,0 +1,662 @@
+#!/usr/bin/env node
+// The workbench in a real browser: headless Chromium (Debian's package, driven over the
+// DevTools protocol by puppeteer-core) against a running `recite serve`, with an axe-core
+// accessibility audit run inside the pages.
+//
+//   node tests/workbench/browser.mjs BASE FIXTURE SHOTS
+//
+// BASE is where the server listens (http://127.0.0.1:PORT), FIXTURE a transcript with a claim
+// on a period that has a previous one in its study's catalog (the bundled
+// examples/transcripts/a2a-v10-stream.sse: Versant, W6), SHOTS the folder the screenshots go
+// to. The steps, each checked against what the server's JSON API says (never against what the
+// page itself computed):
+//
+//   controls   the watcher catches a control page's outside request, and axe its image
+//              without a text alternative (both then forgotten): neither check is blind
+//   open       `/`, the fixture uploaded through the page's file input (#files), the case page
+//   numbers    every highlighted number of the report frame (mark.ans, and every cited number
+//              .cited) has the status the JSON report (GET /v1/cases/ID/report) gives it
+//   whatif     the claim on W6 switched to the previous wave in the what-if panel: the verdict
+//              and recomputed values the page shows are POST /v1/cases/ID/whatif's, and those
+//              are what POST /v1/verify answers for the fixture's own citation with its period
+//              changed (edited here), and what the fixture's own W5 claim recomputed
+//   permalink  #permalink followed in a new page (under the page's own CSP): the same case
+//   export     /cases/ID/export: a whole HTML document with no outside reference, equal to the
+//              framed report, which loads nothing when rendered
+//   axe        axe-core in the index page, the case page and the report: no violation of impact
+//              serious or critical
+//   requests   every request any page made was to BASE (or data:/about:), every answer < 400,
+//              no script error, no console error
+//
+// Screenshots, in SHOTS: open-index.png (before the upload), case.png (1200×1600, as
+// docs/workbench.md shows it), whatif.png (the what-if panel after the click), permalink.png,
+// export.png (the exported file rendered on its own), index.png (the list with the new case);
+// result.json is what is printed.
+//
+// Prints one JSON object, {ok, case, steps: [{step, ok, failures, …}], axe, requests}, and
+// exits 0 when every step passed, 1 when one failed, 2 when the run could not start, 3 when
+// puppeteer-core or axe-core is not installed. A failed step does not stop the later ones.
+//
+// The packages come from the cache install.sh fills: $RECITE_SDK_CACHE/workbench, by default
+// ${XDG_CACHE_HOME:-$HOME/.cache}/recite-sdk/workbench. Chromium is $CHROMIUM, else the first
+// `chromium` or `chromium-browser` on PATH: puppeteer's own browser download is never used.
+
+import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const CITATION = "application/vnd.upperhand.citations+json";
+// A settle runs DataFusion over the data layer: seconds warm, longer cold.
+const SLOW_MS = 300_000;
+const VIEWPORT = { width: 1200, height: 1100 };
+const SERIOUS = new Set(["serious", "critical"]);
+
+const [base, fixture, shots] = process.argv.slice(2);
+if (!base || !fixture || !shots) {
+  console.error("usage: browser.mjs BASE FIXTURE SHOTS");
+  process.exit(2);
+}
+const origin = new URL(base).origin;
+
+const cacheRoot =
+  process.env.RECITE_SDK_CACHE ??
+  path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "recite-sdk");
+const jsDir = path.join(cacheRoot, "workbench");
+const require = createRequire(path.join(jsDir, "package.json"));
+let puppeteer, axeSource;
+try {
+  puppeteer = require("puppeteer-core");
+  axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+} catch (e) {
+  console.error(`puppeteer-core or axe-core is not installed in ${jsDir} (run tests/workbench/install.sh): ${e.message}`);
+  process.exit(3);
+}
+
+function chromium() {
+  if (process.env.CHROMIUM) return process.env.CHROMIUM;
+  for (const dir of (process.env.PATH || "").split(path.delimiter)) {
+    for (const name of ["chromium", "chromium-browser"]) {
+      const p = path.join(dir, name);
+      if (dir && existsSync(p)) return p;
+    }
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps: each records its checks; a thrown error is the step's failure, and the run goes on.
+
+const steps = [];
+let current = null;
+
+async function step(name, body) {
+  current = { step: name, ok: true, failures: [] };
+  steps.push(current);
+  try {
+    await body(current);
+  } catch (e) {
+    current.failures.push(`threw: ${e && e.stack ? e.stack.split("\n").slice(0, 4).join(" | ") : e}`);
+  }
+  current.ok = current.failures.length === 0;
+  return current.ok;
+}
+
+function check(cond, what) {
+  if (!cond) current.failures.push(what);
+  return !!cond;
+}
+
+function equal(got, want, what) {
+  const g = JSON.stringify(got);
+  const w = JSON.stringify(want);
+  return check(g === w, `${what}: got ${g}, want ${w}`);
+}
+
+async function api(method, target, body) {
+  const r = await fetch(new URL(target, base), {
+    method,
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    headers: body === undefined || typeof body === "string" ? {} : { "content-type": "application/json" },
+    signal: AbortSignal.timeout(SLOW_MS),
+  });
+  const text = await r.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch (_) {
+    /* not JSON: kept as text */
+  }
+  return { status: r.status, headers: r.headers, text, json };
+}
+
+// Every claim of a JSON report, in report order: the index is the claim's number K.
+const claimsOf = (report) => (report.inputs || []).flatMap((i) => i.claims || []);
+
+// The verdict the HTML report gives one cited number (crates/recite-core/src/report/html.rs,
+// render_claim): the claim's own when it was not re-run; otherwise DISCREPANT when the number
+// is not the data's, BASE_MISMATCH when it is but the base is not, else REPRODUCED.
+function citedVerdict(claim, compared) {
+  if (claim.verdict === "INVALID" || claim.verdict === "UNVERIFIABLE") return claim.verdict;
+  if (!compared.matched) return "DISCREPANT";
+  if (claim.base && claim.base.matched === false) return "BASE_MISMATCH";
+  return "REPRODUCED";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The browser, every request of every page watched
+
+const requests = { seen: [], outside: [], failed_answers: [], errors: [], notes: [] };
+
+function allowed(url) {
+  if (url.startsWith("data:") || url.startsWith("about:")) return true;
+  try {
+    return new URL(url).origin === origin;
+  } catch (_) {
+    return false;
+  }
+}
+
+// Watches a page: each request is recorded, one elsewhere is refused (and counted), every
+// answer from the server is < 400, and script or console errors are kept.
+async function watch(page, label) {
+  await page.setRequestInterception(true);
+  page.on("request", (r) => {
+    const url = r.url();
+    requests.seen.push(`${label} ${r.method()} ${url.length > 120 ? `${url.slice(0, 120)}…` : url}`);
+    if (allowed(url)) {
+      r.continue().catch(() => {});
+    } else {
+      requests.outside.push(`${label}: ${r.method()} ${url}`);
+      r.abort("blockedbyclient").catch(() => {});
+    }
+  });
+  page.on("response", (r) => {
+    if (r.status() < 400) return;
+    const line = `${label}: ${r.status()} ${r.request().method()} ${r.url()}`;
+    // Chromium asks for /favicon.ico by itself for a top-level page that names no icon (the
+    // report, opened on its own for the audit): not the page's request, so noted, not failed.
+    if (new URL(r.url()).pathname === "/favicon.ico") requests.notes.push(`${line} (the browser's own)`);
+    else requests.failed_answers.push(line);
+  });
+  page.on("pageerror", (e) => requests.errors.push(`${label}: script error: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() !== "error") return;
+    const at = (m.location() || {}).url || "";
+    if (at.endsWith("/favicon.ico")) return; // its 404, noted above
+    requests.errors.push(`${label}: console error: ${m.text()}${at ? ` (${at})` : ""}`);
+  });
+}
+
+async function newPage(browser, label, { bypassCSP }) {
+  const page = await browser.newPage();
+  await page.setViewport(VIEWPORT);
+  page.setDefaultTimeout(SLOW_MS);
+  // axe is injected as a script of the test's: the pages' CSP (script-src 'self', and none at
+  // all in the report) would refuse it. With the policy bypassed, a request the page tries that
+  // its policy would have refused reaches the watcher above, so none goes unseen.
+  if (bypassCSP) await page.setBypassCSP(true);
+  await watch(page, label);
+  return page;
+}
+
+async function shot(page, name, opts = {}) {
+  const file = path.join(shots, name);
+  if (opts.element) {
+    const el = await page.$(opts.element);
+    if (!el) throw new Error(`screenshot ${name}: no ${opts.element}`);
+    await el.scrollIntoView();
+    await el.screenshot({ path: file });
+  } else {
+    await page.screenshot({ path: file, fullPage: !!opts.fullPage });
+  }
+  return name;
+}
+
+// The case page is ready when its facts are listed and its report frame has loaded.
+async function caseReady(page) {
+  await page.waitForFunction(
+    () => {
+      const f = document.getElementById("report");
+      const d = f && f.contentDocument;
+      return document.querySelector("#facts dt") && d && d.readyState === "complete" && d.querySelector("main");
+    },
+    { timeout: SLOW_MS },
+  );
+}
+
+// The report frame's highlighted numbers, per input section, and its cited numbers, per claim.
+async function frameNumbers(page) {
+  return page.evaluate(() => {
+    const d = document.getElementById("report").contentDocument;
+    const inputs = [...d.querySelectorAll("section.input")].map((s) => ({
+      marks: [...s.querySelectorAll("mark.ans")].map((m) => ({
+        text: m.textContent,
+        status: m.dataset.status,
+        classes: [...m.classList],
+        label: m.getAttribute("aria-label") || "",
+        focusable: m.tabIndex === 0,
+      })),
+      claims: [...s.querySelectorAll("div.claim")].map((c) => ({
+        verdict: c.dataset.verdict,
+        // A cited number is "NAME: <num>CLAIMED</num> <badge>VERDICT</badge>[ data: …]"; a
+        // claim compared on no number has one cited span, without a number.
+        cited: [...c.querySelectorAll(":scope > span.cited")].map((x) => {
+          const num = x.querySelector(":scope > .num");
+          return {
+            verdict: x.dataset.verdict,
+            head: num ? `${x.firstChild.textContent.trim()} ${num.textContent}` : null,
+            badge: (x.querySelector(":scope > .badge") || {}).textContent || null,
+          };
+        }),
+      })),
+    }));
+    return { inputs, html: d.documentElement.outerHTML };
+  });
+}
+
+// Runs axe-core in `page`'s top document (the report frame runs no script, so it is audited on
+// its own); its violations, serious and critical first.
+async function audit(page, where) {
+  await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { iframes: false, resultTypes: ["violations"] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      helpUrl: v.helpUrl,
+      nodes: v.nodes.slice(0, 20).map((n) => ({ target: n.target.join(" "), html: n.html.slice(0, 240), summary: n.failureSummary })),
+      count: v.nodes.length,
+    }));
+  });
+  return result.map((v) => ({ where, ...v }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixture's own citation, read here from the transcript (not from recite's report): the
+// A2A stream's artifact parts in order (an `append` event adds to its artifact), the citation at
+// the claim's locator, its result the artifact's last JSON data part before it.
+
+function citationPair(text, locator) {
+  const events = text
+    .split("\n")
+    .filter((l) => l.startsWith("data:"))
+    .map((l) => JSON.parse(l.slice(5)));
+  const parts = [];
+  for (const e of events) {
+    const a = e.result && e.result.artifactUpdate && e.result.artifactUpdate.artifact;
+    if (a && a.artifactId === locator.artifact_id) parts.push(...(a.parts || []));
+  }
+  const at = parts.findIndex((p) => p.data && p.mediaType === CITATION);
+  if (at < 0) throw new Error(`no citation part in artifact ${locator.artifact_id}`);
+  const before = parts.slice(0, at).reverse().find((p) => p.data && p.mediaType !== CITATION);
+  if (!before) throw new Error(`no result part before the citation of artifact ${locator.artifact_id}`);
+  return { citation: structuredClone(parts[at].data), result: structuredClone(before.data) };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  mkdirSync(shots, { recursive: true });
+  const exe = chromium();
+  if (!exe) {
+    console.error("chromium is not installed (Debian's `chromium`), and $CHROMIUM is not set");
+    process.exit(2);
+  }
+  const profile = mkdtempSync(path.join(os.tmpdir(), "recite-browser-"));
+  const browser = await puppeteer.launch({
+    executablePath: exe,
+    headless: true,
+    userDataDir: profile,
+    protocolTimeout: SLOW_MS,
+    args: [
+      "--no-sandbox", // as root in CI; the pages are this server's own
+      "--disable-gpu",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-extensions",
+      "--disable-quic",
+      "--no-proxy-server",
+      // Belt and braces: no host name but loopback resolves, so a request the watcher missed
+      // still could not leave the machine.
+      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+      `--window-size=${VIEWPORT.width},${VIEWPORT.height}`,
+    ],
+  });
+  // A page the test did not open (a pop-up, a new window) is an error: it is listed at the end.
+  const created = [];
+  browser.on("targetcreated", (t) => created.push(t));
+  const opened = new Set();
+  const open = async (label, opts) => {
+    const p = await newPage(browser, label, opts);
+    opened.add(p.target());
+    return p;
+  };
+
+  const out = { ok: false, case: null, steps, axe: [], requests };
+  let id = null;
+  let report = null;
+  let page = null;
+  const fixtureText = readFileSync(fixture, "utf8");
+
+  try {
+    // The watcher and the audit, shown to work: a page with an outside image is caught, and an
+    // image without a text alternative is a critical axe violation. Then forgotten.
+    await step("controls", async (s) => {
+      const p = await open("control", { bypassCSP: true });
+      const seen = requests.seen.length;
+      await p.setContent('<!DOCTYPE html><html lang="en"><title>control</title><main><img src="http://recite-control.invalid/x.png"></main></html>', { waitUntil: "load" });
+      const caught = requests.outside.filter((l) => l.includes("recite-control.invalid"));
+      check(caught.length === 1, `the watcher caught the control's outside request (${requests.outside})`);
+      const found = await audit(p, "control");
+      check(found.some((v) => v.id === "image-alt" && SERIOUS.has(v.impact)), `axe reported the control's image-alt: ${found.map((v) => v.id)}`);
+      s.caught = caught;
+      requests.outside = requests.outside.filter((l) => !l.includes("recite-control.invalid"));
+      requests.seen.splice(seen);
+      requests.errors = requests.errors.filter((l) => !l.startsWith("control:"));
+      await p.close();
+    });
+
+    // (a) Open a case from the fixture, through the page's file input.
+    const opened_ = await step("open", async (s) => {
+      page = await open("index", { bypassCSP: true });
+      await page.goto(new URL("/", base).href, { waitUntil: "load" });
+      await page.waitForFunction(() => document.getElementById("totals").textContent.trim() !== "");
+      s.before = await page.$$eval("#cases tbody tr", (rows) => rows.length);
+      s.shots = [await shot(page, "open-index.png")];
+      const input = await page.$("#files");
+      check(input, "the index page has a file input #files");
+      const [nav] = await Promise.all([
+        page.waitForNavigation({ waitUntil: "load", timeout: SLOW_MS }),
+        input.uploadFile(path.resolve(fixture)),
+      ]);
+      check(nav && nav.ok(), `the case page answered ${nav && nav.status()}`);
+      const m = new URL(page.url()).pathname.match(/^\/cases\/([0-9a-f]{24})$/);
+      if (!check(m, `after the upload the page is a case page, not ${page.url()}`)) return;
+      id = m[1];
+      out.case = id;
+      await caseReady(page);
+      // The case the page opened is the newest in the list and holds the fixture's bytes.
+      const list = await api("GET", "/v1/cases?limit=1");
+      equal(list.json.cases[0].id, id, "the newest case is the one the page opened");
+      const input0 = await api("GET", `/v1/cases/${id}/inputs/0`);
+      check(input0.text === fixtureText, "the case's input is the fixture, byte for byte");
+      const c = await api("GET", `/v1/cases/${id}`);
+      equal(c.json.inputs[0].name, path.basename(fixture), "the input's name is the file's");
+      const shownId = await page.$eval("header code", (e) => e.textContent);
+      equal(shownId, id, "the page names its case");
+      // case.png as docs/workbench.md shows it: the page's top, the facts and the report.
+      await page.setViewport({ ...VIEWPORT, height: 1600 });
+      s.shots.push(await shot(page, "case.png"));
+      await page.setViewport(VIEWPORT);
+      report = (await api("GET", `/v1/cases/${id}/report`)).json;
+      check(report && report.inputs, "GET /v1/cases/ID/report is a JSON report");
+    });
+    if (!opened_ || !id || !report) throw new Error("no case page: the later steps need one");
+
+    // (b) Every highlighted number's status, against the JSON report.
+    await step("numbers", async (s) => {
+      const frame = await frameNumbers(page);
+      equal(frame.inputs.length, report.inputs.length, "input sections in the frame");
+      let marks = 0;
+      let cited = 0;
+      report.inputs.forEach((inp, i) => {
+        const got = (frame.inputs[i] || { marks: [], claims: [] });
+        const want = (inp.answers || []).flatMap((a) => a.numbers || []);
+        equal(got.marks.length, want.length, `input ${i}: highlighted numbers`);
+        want.forEach((n, k) => {
+          const g = got.marks[k];
+          if (!check(g, `input ${i}: number ${k} (${n.text}) is not highlighted`)) return;
+          equal(g.text, n.text, `input ${i}, number ${k}: its text`);
+          equal(g.status, n.status, `input ${i}, number ${k} (${n.text}): data-status`);
+          check(g.classes.includes(n.status), `input ${i}, number ${k} (${n.text}): class ${n.status} missing (${g.classes})`);
+          check(g.label.startsWith(`${n.text} ${n.status}`), `input ${i}, number ${k}: its label "${g.label}"`);
+          check(g.focusable, `input ${i}, number ${k}: not a tab stop`);
+          marks++;
+        });
+        // The cited numbers: each claim's, as a set per input (a claim is drawn in the turn that
+        // holds it, not in report order).
+        const key = (c) => JSON.stringify(c);
+        const wantClaims = (inp.claims || []).map((c) => ({
+          verdict: c.verdict,
+          cited: (c.measures || []).flatMap((m) =>
+            (m.claims || []).map((x) => ({ verdict: citedVerdict(c, x), head: `${m.name}: ${x.claimed.text}` })),
+          ),
+        }));
+        const gotClaims = got.claims.map((c) => ({
+          verdict: c.verdict,
+          cited: c.cited.filter((x) => x.head !== null).map((x) => ({ verdict: x.verdict, head: x.head })),
+        }));
+        for (const c of got.claims) {
+          for (const x of c.cited) check(x.badge === x.verdict, `input ${i}: a cited number's badge ${x.badge} is not its ${x.verdict}`);
+        }
+        const sorted = (l) => l.map(key).sort();
+        equal(sorted(gotClaims), sorted(wantClaims), `input ${i}: the claims and their cited numbers' verdicts`);
+        cited += wantClaims.reduce((n, c) => n + c.cited.length, 0);
+      });
+      s.highlighted = marks;
+      s.cited = cited;
+      check(marks > 0, "the fixture's answer has highlighted numbers");
+      // The statuses the fixture is known for (docs/workbench.md's case): a refuted W5 number and
+      // a traced W6 one.
+      const statuses = new Set(report.inputs.flatMap((i) => (i.answers || []).flatMap((a) => a.numbers.map((n) => n.status))));
+      check(statuses.has("TRACED") && statuses.has("TRACED_TO_DISCREPANT"), `statuses ${[...statuses]}`);
+    });
+
+    // (c) What if: the W6 claim on the previous wave.
+    await step("whatif", async (s) => {
+      const claims = claimsOf(report);
+      const k = claims.findIndex((c) => c.rerun && /^W6\b/.test(c.rerun.period));
+      if (!check(k >= 0, "the fixture has a claim on W6")) return;
+      const claim = claims[k];
+      s.claim = k;
+      const catalog = (await api("GET", "/v1/catalog")).json;
+      const study = catalog.studies.find((x) => x.study && x.study.name === claim.rerun.study);
+      if (!check(study, `GET /v1/catalog has the study ${claim.rerun.study}`)) return;
+      const periods = study.periods.map((p) => p.name);
+      const at = periods.indexOf(claim.rerun.period);
+      if (!check(at > 0, `${claim.rerun.period} has a previous period in ${periods}`)) return;
+      const previous = periods[at - 1];
+      s.period = claim.rerun.period;
+      s.previous = previous;
+
+      // The page.
+      const panel = await page.$("#whatif");
+      if (!check(panel, "the case page has a what-if panel (section#whatif)")) return;
+      await page.waitForSelector(`#whatif .whatif-claim[data-claim="${k}"]`, { timeout: 60_000 });
+      const attrs = await page.$eval(`#whatif .whatif-claim[data-claim="${k}"]`, (e) => ({
+        study: e.dataset.study,
+        period: e.dataset.period,
+      }));
+      equal(attrs, { study: claim.rerun.study, period: claim.rerun.period }, `claim ${k}'s data-study and data-period`);
+      const blocks = await page.$$eval("#whatif .whatif-claim", (l) => l.map((e) => e.dataset.claim));
+      equal(blocks, claims.map((_, i) => String(i)), "one .whatif-claim per claim of the report, in order");
+      const row = `#whatif .whatif-claim[data-claim="${k}"] tr.alternative[data-kind="period"][data-name="${CSS_escape(previous)}"]`;
+      if (!check(await page.$(row), `claim ${k} offers ${previous} (tr.alternative[data-kind=period])`)) return;
+      const likelyFirst = await page.$$eval(`#whatif .whatif-claim[data-claim="${k}"] tr.alternative`, (rows) =>
+        rows.every((r, i) => r.dataset.likely !== "true" || i === 0),
+      );
+      check(likelyFirst, "only the first row may be the likely alternative");
+      await page.click(`${row} button.try`);
+      await page.waitForSelector(`${row}[data-verdict]`, { timeout: SLOW_MS });
+      const shown = await page.$eval(row, (r) => ({
+        verdict: r.dataset.verdict,
+        values: [...r.querySelectorAll("td.recomputed span.value")].map((v) => ({
+          measure: v.dataset.measure,
+          value: v.dataset.value === "" || v.dataset.value === undefined ? null : Number(v.dataset.value),
+          text: v.textContent,
+        })),
+        base_n: (r.querySelector("td.recomputed span.base-n") || {}).textContent || null,
+      }));
+      s.shown = shown;
+      s.shots = [await shot(page, "whatif.png", { element: "#whatif" })];
+      check(shown.values.length > 0, "the row shows recomputed values (td.recomputed span.value)");
+
+      // The API, for the same request.
+      const alts = (await api("GET", `/v1/cases/${id}/alternatives`)).json;
+      const mine = alts && alts.claims && alts.claims.find((c) => c.claim === k);
+      if (!check(mine, `GET /v1/cases/ID/alternatives lists claim ${k}`)) return;
+      const alt = mine.alternatives.find((a) => a.kind === "period" && a.name === previous);
+      if (!check(alt, `claim ${k}'s alternatives include the period ${previous}`)) return;
+      const w = await api("POST", `/v1/cases/${id}/whatif`, { claim: k, alternative: alt.id });
+      if (!check(w.status === 200 && w.json, `POST /v1/cases/ID/whatif answered ${w.status}: ${w.text.slice(0, 300)}`)) return;
+      equal(shown.verdict, w.json.verdict, "the row's verdict is the API's");
+      equal(w.json.report_claim.verdict, w.json.verdict, "the what-if's claim has its verdict");
+      equal(w.json.report_claim.rerun.period, previous, "the what-if re-ran the previous period");
+      const estimate = (rc, name) => ((rc.measures || []).find((m) => m.name === name) || {}).estimate;
+      for (const v of shown.values) {
+        const e = estimate(w.json.report_claim, v.measure);
+        if (check(e, `the API's what-if has no measure ${v.measure}`)) equal(v.value, e.value, `${v.measure}: the page's data-value is the API's estimate`);
+      }
+      if (shown.base_n !== null && w.json.report_claim.base) {
+        equal(Number(shown.base_n.replace(/[^0-9]/g, "")), w.json.report_claim.base.n, "the base n shown is the API's");
+      }
+
+      // Independently: the fixture's own citation with its period changed, through
+      // POST /v1/verify; and the fixture's own claim on that period, if it has one.
+      const pair = citationPair(fixtureText, claim.locator);
+      pair.citation.period = previous;
+      const v = await api("POST", "/v1/verify", pair);
+      if (!check(v.status === 200 && v.json, `POST /v1/verify answered ${v.status}`)) return;
+      const verified = claimsOf(v.json)[0];
+      equal(w.json.verdict, verified.verdict, "the what-if's verdict is /v1/verify's on the edited citation");
+      const names = (claim.measures || []).map((m) => m.name);
+      for (const name of names) {
+        const a = estimate(w.json.report_claim, name);
+        const b = estimate(verified, name);
+        if (check(a && b, `${name}: in both the what-if and /v1/verify`)) equal(a.value, b.value, `${name}: the what-if's estimate is /v1/verify's`);
+      }
+      equal(w.json.report_claim.base && w.json.report_claim.base.n, verified.base && verified.base.n, "base n: the what-if's is /v1/verify's");
+      const own = claims.find(
+        (c) => c.rerun && c.rerun.period === previous && c.rerun.study === claim.rerun.study &&
+          c.rerun.table === claim.rerun.table && c.rerun.column === claim.rerun.column &&
+          c.rerun.base === claim.rerun.base && c.rerun.weight === claim.rerun.weight,
+      );
+      if (own) {
+        s.also_against = `the fixture's own ${previous} claim`;
+        for (const name of names) {
+          const a = estimate(w.json.report_claim, name);
+          const b = estimate(own, name);
+          if (a && b) equal(a.value, b.value, `${name}: the what-if's estimate is the fixture's own ${previous} claim's`);
+        }
+      }
+      // And it moved: the previous wave's numbers are not the claim's own.
+      check(names.some((n) => estimate(w.json.report_claim, n).value !== estimate(claim, n).value), "the previous wave's estimates differ from the claim's");
+    });
+
+    // (d) The permalink, in a new page, under the page's own policy.
+    await step("permalink", async (s) => {
+      const href = await page.$eval("#permalink", (a) => a.href);
+      s.href = href;
+      equal(href, `${origin}/cases/${id}`, "the permalink");
+      const first = await frameNumbers(page);
+      const firstFacts = await page.$eval("#facts", (e) => e.textContent);
+      const p2 = await open("permalink", { bypassCSP: false });
+      const r = await p2.goto(href, { waitUntil: "load" });
+      check(r.ok(), `the permalink answered ${r.status()}`);
+      check(r.headers()["content-security-policy"], "the case page is sent with its CSP");
+      await caseReady(p2);
+      equal(await p2.$eval("header code", (e) => e.textContent), id, "the permalink's page names the case");
+      equal(await p2.$eval("#facts", (e) => e.textContent), firstFacts, "the same facts");
+      const again = await frameNumbers(p2);
+      check(again.html === first.html, "the same report in the frame");
+      s.shots = [await shot(p2, "permalink.png")];
+      await p2.close();
+    });
+
+    // (e) Export: one self-contained HTML document.
+    await step("export", async (s) => {
+      const href = await page.$eval('a[href$="/export"]', (a) => a.href);
+      equal(href, `${origin}/cases/${id}/export`, "the export link");
+      const r = await api("GET", `/cases/${id}/export`);
+      equal(r.status, 200, "export status");
+      check((r.headers.get("content-disposition") || "").startsWith("attachment;"), "the export is a download");
+      check((r.headers.get("content-type") || "").startsWith("text/html"), "the export is HTML");
+      const html = r.text;
+      s.bytes = html.length;
+      check(/^<!DOCTYPE html>/i.test(html) && html.trimEnd().endsWith("</html>"), "a whole HTML document");
+      const outside = [
+        ...html.matchAll(/\b(?:src|href|action|srcset|poster|data)\s*=\s*["']?\s*(?:[a-z][a-z0-9+.-]*:)?\/\//gi),
+        ...html.matchAll(/\b(?:src|href)\s*=\s*["']?\s*https?:/gi),
+        ...html.matchAll(/url\(\s*["']?\s*(?:https?:)?\/\//gi),
+        ...html.matchAll(/@import/gi),
+        ...html.matchAll(/<(?:script|link|iframe|object|embed)\b/gi),
+      ].map((m) => html.slice(Math.max(0, m.index - 40), m.index + 80));
+      check(outside.length === 0, `outside references or loaders in the export: ${JSON.stringify(outside.slice(0, 5))}`);
+      const framed = await api("GET", `/cases/${id}/report`);
+      check(framed.text === html, "the export is the framed report, byte for byte");
+      // Rendered on its own, it loads nothing at all.
+      const p3 = await open("export", { bypassCSP: false });
+      const before = requests.seen.length;
+      await p3.setContent(html, { waitUntil: "load" });
+      const loads = requests.seen.slice(before).filter((l) => !/ (data|about):/.test(l));
+      check(loads.length === 0, `the exported report made requests: ${loads}`);
+      const marks = await p3.$$eval("mark.ans", (l) => l.length);
+      const want = report.inputs.flatMap((i) => (i.answers || []).flatMap((a) => a.numbers)).length;
+      equal(marks, want, "the exported report highlights every stated number");
+      s.shots = [await shot(p3, "export.png", { fullPage: true })];
+      await p3.close();
+    });
+
+    // (f) The accessibility audit: the index page (with its cases listed), the case page (after
+    // the what-if, its rows included), and the report the frame holds.
+    await step("axe", async (s) => {
+      const found = [];
+      found.push(...(await audit(page, "case page")));
+      const rp = await open("report", { bypassCSP: true });
+      await rp.goto(new URL(`/cases/${id}/report`, base).href, { waitUntil: "load" });
+      found.push(...(await audit(rp, "report (the frame's document, crates/recite-core/src/report/html.rs)")));
+      await rp.close();
+      const ip = await open("index-audit", { bypassCSP: true });
+      await ip.goto(new URL("/", base).href, { waitUntil: "load" });
+      await ip.waitForFunction(() => document.querySelectorAll("#cases tbody tr[data-case]").length > 0);
+      found.push(...(await audit(ip, "index page")));
+      s.shots = [await shot(ip, "index.png")];
+      await ip.close();
+      out.axe = found;
+      s.violations = found.map((v) => `${v.where}: ${v.impact} ${v.id} (${v.count})`);
+      for (const v of found.filter((x) => SERIOUS.has(x.impact))) {
+        current.failures.push(`${v.where}: ${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target).join(", ")}`);
+      }
+    });
+  } catch (e) {
+    steps.push({ step: "run", ok: false, failures: [String(e && e.message ? e.message : e)] });
+  }
+
+  for (const t of created) {
+    if (t.type() === "page" && !opened.has(t) && t.url() !== "about:blank") {
+      requests.errors.push(`a page the test did not open: ${t.url()}`);
+    }
+  }
+
+  // (h) No request outside the server, no failed answer, no script error.
+  await step("requests", async (s) => {
+    s.count = requests.seen.length;
+    check(requests.seen.length > 0, "no request was seen: the watcher watched nothing");
+    check(requests.outside.length === 0, `requests outside ${origin}: ${requests.outside.join("; ")}`);
+    check(requests.failed_answers.length === 0, `answers >= 400: ${requests.failed_answers.join("; ")}`);
+    check(requests.errors.length === 0, `errors: ${requests.errors.join("; ")}`);
+  });
+
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+  out.ok = steps.every((s) => s.ok);
+  writeFileSync(path.join(shots, "result.json"), `${JSON.stringify(out, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  process.exit(out.ok ? 0 : 1);
+}
+
+// CSS.escape is the page's; this is the part of it an attribute value in double quotes needs.
+function CSS_escape(s) {
+  return s.replace(/["\\]/g, "\\$&");
+}
+
+main().catch((e) => {
+  console.error(e && e.stack ? e.stack : e);
+  process.exit(2);
+});
