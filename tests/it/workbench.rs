@@ -648,3 +648,35 @@ fn workbench_tells_the_claims_as_they_settle_then_the_case() {
     assert_eq!(last["case"]["summary"]["verdicts"], saved["summary"]["verdicts"]);
     assert_eq!(s.call("POST", "/v1/cases?progress=yes", &body).json()["location"], "query.progress");
 }
+
+#[test]
+fn workbench_what_if_unweighted_drops_replicate_weights_as_an_unweighted_citation_does() {
+    // R survey's apistrat with JKn replicate weights (tests/fixtures/api): unweighted, the
+    // estimate has no replicate variance, as `recite verify` decides for a citation without a
+    // weight; the what-if must be that computation, not the unweighted share with the replicates'
+    // standard error.
+    let dir = tempfile::tempdir().unwrap();
+    let data = root().join("tests/fixtures/api");
+    let s = Bench::start(&dir.path().join("ledger.sqlite3"), &["--data", data.to_str().unwrap()], &[]);
+    let claim = serde_json::json!({
+        "citation": {
+            "study": "California API", "period": "1999-2000", "base": { "name": "All schools", "n": 200 },
+            "weight": "pw",
+            "source": { "table": "apistrat_jkn", "column": "sch_wide", "function": "extractShare" }
+        },
+        "result": { "share": "66%" }
+    });
+    let body = serde_json::to_vec(&claim).unwrap();
+    let id = s.json("POST", "/v1/cases?name=api.json", &body, 201)["id"].as_str().unwrap().to_string();
+    let req = br#"{"claim": 0, "alternative": "unweighted"}"#;
+    let got = s.json("POST", &format!("/v1/cases/{id}/whatif"), req, 200);
+    let edit = edited(&body, "unweighted", "").unwrap();
+    let want: Value = serde_json::from_slice(&cli(
+        &["verify", "-", "--format", "json", "--data", data.to_str().unwrap()],
+        &edit,
+    ))
+    .unwrap();
+    let want = &claims(&want)[0];
+    assert_eq!(got["report_claim"]["measures"], want["measures"], "{got:#}");
+    assert_eq!(got["report_claim"]["base"], want["base"]);
+}

@@ -57,6 +57,9 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
     if r.rows.weight.is_some() {
         let mut v = r.clone();
         v.rows.weight = None;
+        // Replicate weights carry a weighted estimate's variance, as resolving an unweighted
+        // citation decides: an unweighted variant has none.
+        v.rows.replicates = None;
         push(Cause::Unweighted, "without weights".into(), v);
     }
     for w in table.weights.iter().filter(|w| Some(*w) != r.rows.weight.as_ref()) {

@@ -151,8 +151,7 @@ async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response,
     if body.len() as u64 > svc.max_input {
         return Err(Problem::too_large(svc.max_input));
     }
-    let (permit, deadline) = svc.admit().await?;
-    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let (permit, deadline, until) = turn(&svc).await?;
     let (lines, received) = tokio::sync::mpsc::channel::<String>(PROGRESS_LINES);
     let sent = live.then(|| lines.clone());
     let d = desk.clone();
@@ -260,6 +259,16 @@ impl stream::Writer for Progress {
         self.send(line);
         Ok(())
     }
+}
+
+/// A turn to settle, and its deadline: as the runtime's instant (to wait for the job) and as
+/// the clock's (for the blocking work itself).
+async fn turn(
+    svc: &Service,
+) -> Result<(tokio::sync::OwnedSemaphorePermit, tokio::time::Instant, std::time::Instant), Problem> {
+    let (permit, deadline) = svc.admit().await?;
+    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    Ok((permit, deadline, until))
 }
 
 /// Waits for a settling job within the operation's deadline.
@@ -420,8 +429,7 @@ async fn rerun_report_html(
 async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
     let id = checked(&id)?;
     let svc = desk.svc.clone();
-    let (permit, deadline) = svc.admit().await?;
-    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let (permit, deadline, until) = turn(&svc).await?;
     let d = desk.clone();
     let key = id.clone();
     let job = tokio::task::spawn_blocking(move || {

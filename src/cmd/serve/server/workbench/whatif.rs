@@ -20,7 +20,7 @@ use recite::transcript::{self, Document, Locator};
 
 use super::super::http::{json_response, query, read_body_within, single};
 use super::super::{Problem, TIMED_OUT};
-use super::{Desk, claims, finish, load};
+use super::{Desk, claims, finish, load, turn};
 
 /// The largest what-if request body (`{"claim": K, "alternative": "…"}`).
 const MAX_REQUEST: u64 = 64 * 1024;
@@ -106,8 +106,7 @@ pub(super) async fn alternatives(
     };
     let (id, case) = load(&desk, &id).await?;
     let svc = desk.svc.clone();
-    let (permit, deadline) = svc.admit().await?;
-    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let (permit, deadline, until) = turn(&svc).await?;
     let d = desk.clone();
     let job = tokio::task::spawn_blocking(move || {
         let _turn = permit;
@@ -169,8 +168,7 @@ pub(super) async fn run(
         })?
         .to_string();
     let (id, case) = load(&desk, &id).await?;
-    let (permit, deadline) = svc.admit().await?;
-    let until = std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let (permit, deadline, until) = turn(&svc).await?;
     let d = desk.clone();
     let job = tokio::task::spawn_blocking(move || {
         let _turn = permit;

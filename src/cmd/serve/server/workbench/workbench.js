@@ -230,12 +230,24 @@ function whatIfClaim(id, c) {
     div.append(el('p', { class: 'muted' }, 'The data layer declares no alternative for this claim.'));
     return div;
   }
-  div.append(el('p', {}, tryAll), el('table', {},
-    el('caption', { class: 'visually-hidden' }, `Alternatives of claim ${n}`),
+  const table = (caption, trs) => el('table', {},
+    el('caption', { class: 'visually-hidden' }, caption),
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'What if it was computed'),
       el('th', { scope: 'col' }, 'Verdict'), el('th', { scope: 'col' }, 'Recomputed'),
       el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'Action')))),
-    el('tbody', {}, ...rows)));
+    el('tbody', {}, ...trs));
+  // The likely one and the other periods in view; the rest folded, a click away.
+  const first = rows.filter((tr) => tr.dataset.likely === 'true' || tr.dataset.kind === 'period');
+  const rest = rows.filter((tr) => !first.includes(tr));
+  div.append(el('p', {}, tryAll), table(`Claim ${n} on its likely alternative and the other periods`, first));
+  if (rest.length) {
+    div.append(el('details', { class: 'more' },
+      el('summary', {}, `Other weights, bases, columns and measures (${rest.length})`),
+      table(`Claim ${n} on other weights, bases, columns and measures`, rest)));
+  }
+  // What the explanation says the agent most likely computed is re-run at once.
+  const likely = runs.find(([tr]) => tr.dataset.likely === 'true');
+  if (likely) likely[1]();
   return div;
 }
 
