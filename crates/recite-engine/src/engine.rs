@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use crate::catalog::{self, Study};
 use crate::resolve::{self, Rows, Schemas};
 use crate::scan::Scan;
+use grouped::Accumulated;
 
 /// How the grouped scan reduces the rows DataFusion reads to exact sums per group
 /// (docs/design.md). Both give the same sums, so the same reports, byte for byte.
@@ -77,10 +78,14 @@ fn table_of(jobs: &[&Job]) -> String {
 
 /// The jobs of one scan: a table's files and design, and which jobs read it.
 type ScanGroup = ((PathBuf, Option<(String, String)>), Vec<usize>);
-/// What one scan returns: each job's outcome by job index, and what was read.
-type ScanResult = (Vec<(usize, Result<Outcome, EngineError>)>, ScanStats);
+/// What one scan returns: each job's outcome by job index, what was read, and the base sums its
+/// grouped scans accumulated.
+type ScanResult<'a> = (Vec<(usize, Result<Outcome, EngineError>)>, ScanStats, Vec<Accumulated<'a>>);
 /// Each job's outcome, in the order of the jobs.
 type Outcomes = Vec<Result<Outcome, EngineError>>;
+/// What a scan returns: each job's outcome in the order of the jobs, what was read, and the base
+/// sums its grouped scans accumulated, which the cache keeps ([`Engine::run_cached`]).
+type Scanned<'a> = (Outcomes, ScanStats, Vec<Accumulated<'a>>);
 
 /// Why a whole scan failed: a fault that fails every job of the table (or the run), or an
 /// error met while reading the data that a declaration may have caused.
@@ -796,8 +801,9 @@ impl Engine {
         (outcomes, stats)
     }
 
-    /// [`Engine::run`] without replicate weights.
-    fn run_jobs(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+    /// [`Engine::run`] without replicate weights, and the base sums its grouped scans
+    /// accumulated.
+    fn run_jobs<'a>(&self, jobs: &'a [Job]) -> Scanned<'a> {
         let mut by_table = BTreeMap::new();
         for (i, job) in jobs.iter().enumerate() {
             by_table
@@ -811,36 +817,40 @@ impl Engine {
             .par_iter()
             .map(|((location, design), members)| {
                 let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
-                let (outs, stats) = recite_core::scan::with_deadline(deadline, || {
+                let (outs, stats, accumulated) = recite_core::scan::with_deadline(deadline, || {
                     self.scan_isolated(location, design.as_ref(), &picked)
                 });
-                (members.iter().copied().zip(outs).collect(), stats)
+                (members.iter().copied().zip(outs).collect(), stats, accumulated)
             })
             .collect();
         let mut results: Outcomes =
             (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
         let mut stats = ScanStats::default();
-        for (outs, s) in per_group {
+        let mut accumulated = Vec::new();
+        for (outs, s, acc) in per_group {
             for (i, r) in outs {
                 results[i] = r;
             }
             stats.absorb(s);
+            accumulated.extend(acc);
         }
         stats.tables_scanned =
             groups.iter().map(|((location, _), _)| location).collect::<std::collections::BTreeSet<_>>().len();
-        (results, stats)
+        (results, stats, accumulated)
     }
 
     /// One scan of a table for all its jobs; when it fails on the data, the jobs again, split
     /// by what they declare, each part scanned as it would be alone. So the normal case stays
     /// one scan, and a claim's outcome never depends on what else is in the batch.
-    fn scan_isolated(
+    fn scan_isolated<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
-        jobs: &[&Job],
-    ) -> (Outcomes, ScanStats) {
-        let fail_all = |e: EngineError| (jobs.iter().map(|_| Err(e.clone())).collect(), ScanStats::default());
+        jobs: &[&'a Job],
+    ) -> Scanned<'a> {
+        let fail_all = |e: EngineError| {
+            (jobs.iter().map(|_| Err(e.clone())).collect(), ScanStats::default(), Vec::new())
+        };
         let error = match self.scan_best(location, design, jobs) {
             Ok(done) => return done,
             Err(ScanError::Fatal(e)) => return fail_all(e),
@@ -859,13 +869,13 @@ impl Engine {
         }
         let parts: Vec<Vec<usize>> = parts.into_values().collect();
         let deadline = recite_core::scan::deadline();
-        let done: Vec<(Outcomes, ScanStats)> = parts
+        let done: Vec<Scanned<'a>> = parts
             .par_iter()
             .map(|part| {
                 recite_core::scan::with_deadline(deadline, || {
                     let picked: Vec<&Job> = part.iter().map(|&i| jobs[i]).collect();
                     let fail = |e: EngineError| {
-                        (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default())
+                        (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default(), Vec::new())
                     };
                     match self.scan_best(location, design, &picked) {
                         Ok(done) => done,
@@ -878,13 +888,15 @@ impl Engine {
         let mut results: Outcomes =
             (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
         let mut stats = ScanStats::default();
-        for (part, (outs, s)) in parts.iter().zip(done) {
+        let mut accumulated = Vec::new();
+        for (part, (outs, s, acc)) in parts.iter().zip(done) {
             for (&i, r) in part.iter().zip(outs) {
                 results[i] = r;
             }
             stats.absorb(s);
+            accumulated.extend(acc);
         }
-        (results, stats)
+        (results, stats, accumulated)
     }
 
     /// Which of a job's declarations fails on the data, each tried alone on the rows it is
@@ -987,12 +999,12 @@ impl Engine {
     /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
     /// On a cluster engine, on the cluster (the grouped scan reduced by a plan), unless the
     /// scan stays here ([`Engine::place`]); [`Engine::placements`] says where it ran.
-    fn scan_best(
+    fn scan_best<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
-        jobs: &[&Job],
-    ) -> Result<(Outcomes, ScanStats), ScanError> {
+        jobs: &[&'a Job],
+    ) -> Result<Scanned<'a>, ScanError> {
         let (place, here) = self.place(location, jobs);
         let schema = self.register_at(location, place)?.schema.clone();
         if let Some((s, p)) = design {
@@ -1006,10 +1018,13 @@ impl Engine {
             }
         }
         let (plan, reason) = self.choose(&schema, jobs);
-        let (outcomes, stats) = match plan {
-            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason),
-            ScanPlan::Summed | ScanPlan::Cache => self.scan_summed(location, design, jobs, reason),
-        }?;
+        let (outcomes, stats, accumulated) = match plan {
+            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason)?,
+            ScanPlan::Summed | ScanPlan::Cache => {
+                let (outcomes, stats) = self.scan_summed(location, design, jobs, reason)?;
+                (outcomes, stats, Vec::new())
+            }
+        };
         // Where it ran is told beside the report, not in it: the report is the same either way.
         if let Some(c) = &self.cluster {
             let place = match here {
@@ -1022,7 +1037,7 @@ impl Engine {
                 }
             }
         }
-        Ok((outcomes, stats))
+        Ok((outcomes, stats, accumulated))
     }
 
     /// The plan for one scan of a table's jobs, and why: grouped when every cited column holds

@@ -146,10 +146,9 @@ fn read_cache_file(path: &Path) -> Result<Vec<u8>, Refused> {
 /// A cache directory opened for a run (see the module doc).
 pub struct Cache {
     folder: PathBuf,
-    /// One cached run at a time per engine: the entries a scan captures belong to it alone.
+    /// One cached run at a time per engine: a run on rows another is scanning waits, then reads
+    /// the entries that one wrote instead of scanning the rows again.
     run: Mutex<()>,
-    /// Base sums the scans of the current run captured, by key.
-    pending: Mutex<Vec<(String, Entry)>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -189,21 +188,7 @@ impl Cache {
         if let Some(why) = distrust(&m) {
             return Err(refused(&why));
         }
-        Ok(Cache { folder, run: Mutex::new(()), pending: Mutex::new(Vec::new()) })
-    }
-
-    /// Keeps the base sums a grouped scan computed, to be written once the scan is over and the
-    /// table's files are known not to have changed meanwhile.
-    pub(super) fn capture<'a>(
-        &self,
-        sums: impl Iterator<Item = (&'a Job, &'a BaseSums)>,
-        psus: &[(String, String)],
-    ) {
-        let Ok(mut pending) = self.pending.lock() else { return };
-        for (job, base) in sums {
-            let entry = Entry { base: base.clone(), psus: psus.to_vec() };
-            pending.push((key(job, &canonical(&job.rows.location)), entry));
-        }
+        Ok(Cache { folder, run: Mutex::new(()) })
     }
 
     /// The entry files present, by the digest of their key (more than one only briefly, when
@@ -785,7 +770,10 @@ impl Engine {
     /// [`Engine::run`]'s jobs, those whose sums are cached answered from the cache, the rest
     /// scanned (one scan per table, of their columns only) and their sums written back.
     pub(super) fn run_cached(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
-        let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else { return self.run_jobs(jobs) };
+        let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else {
+            let (outcomes, stats, _) = self.run_jobs(jobs);
+            return (outcomes, stats);
+        };
         let _one_run = cache.run.lock();
         let csv = |location: &Path| self.csv.lock().ok().and_then(|m| m.get(location).cloned());
         // The identity of every table, taken before anything is read.
@@ -900,15 +888,14 @@ impl Engine {
             })
             .collect();
         let missed: Vec<usize> = (0..jobs.len()).filter(|&i| answered[i].is_none()).collect();
-        let (scanned, mut stats) = if missed.is_empty() {
-            (Vec::new(), ScanStats::default())
+        let picked: Vec<Job> = missed.iter().map(|&i| jobs[i].clone()).collect();
+        let (scanned, mut stats, accumulated) = if missed.is_empty() {
+            (Vec::new(), ScanStats::default(), Vec::new())
         } else {
-            let picked: Vec<Job> = missed.iter().map(|&i| jobs[i].clone()).collect();
             self.run_jobs(&picked)
         };
         // Write what the scans computed, for tables whose files did not change meanwhile: the
-        // base sums the grouped scans captured, else the finished sums of the summed scans.
-        let captured = cache.pending.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+        // base sums the grouped scans accumulated, else the finished sums of the summed scans.
         let mut after: HashMap<PathBuf, Option<String>> = HashMap::new();
         let mut unchanged = |job: &Job| -> Option<String> {
             let before = id_of(job)?;
@@ -920,12 +907,16 @@ impl Engine {
         };
         let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
         // A cache that cannot be written costs the next run a scan, never a wrong answer.
-        for (k, entry) in captured {
-            let Some(job) = first.get(k.as_str()) else { continue };
-            if let Some(id) = unchanged(job)
-                && written.insert(k.clone())
-            {
-                let _ = write_entry(&cache.folder, files(&k), &k, &id, &entry);
+        for grouped::Accumulated { sums, psus } in accumulated {
+            for (job, base) in sums {
+                let k = key(job, &canonical(&job.rows.location));
+                let Some(job) = first.get(k.as_str()) else { continue };
+                if let Some(id) = unchanged(job)
+                    && written.insert(k.clone())
+                {
+                    let entry = Entry { base, psus: psus.clone() };
+                    let _ = write_entry(&cache.folder, files(&k), &k, &id, &entry);
+                }
             }
         }
         for (&i, out) in missed.iter().zip(&scanned) {

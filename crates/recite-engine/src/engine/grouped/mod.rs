@@ -37,7 +37,7 @@ use rayon::prelude::*;
 
 use super::{
     Engine, EngineError, Filters, Job, Outcome, Outcomes, PlanChoice, Reduction, Role, ScanError, ScanPlan,
-    ScanStats, scan_error, table_of,
+    ScanStats, Scanned, scan_error, table_of,
 };
 pub(super) use accumulate::{Acc, BaseSums};
 use accumulate::{Row, RowsKey, accumulate, finish};
@@ -151,6 +151,15 @@ const INVALID: u8 = 1;
 /// A fixed-point sum that overflowed.
 const OVERFLOW: u8 = 2;
 
+/// The base sums one grouped scan accumulated, for the cache to keep (`cache.rs`): each distinct
+/// set of base rows it summed, with the first job that selects them, and the PSUs it saw.
+pub(super) struct Accumulated<'a> {
+    /// Per set of base rows: a job that selects them, and their sums.
+    pub(super) sums: Vec<(&'a Job, BaseSums)>,
+    /// The PSUs, in the order of each sum's `per_psu` (none without a design).
+    pub(super) psus: Vec<(String, String)>,
+}
+
 /// Where one job's pieces sit.
 struct Plan {
     column: usize,
@@ -162,13 +171,13 @@ struct Plan {
 
 impl Engine {
     /// The grouped scan of one table for all its jobs (see the module doc).
-    pub(super) fn scan_grouped(
+    pub(super) fn scan_grouped<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
-        jobs: &[&Job],
+        jobs: &[&'a Job],
         reason: String,
-    ) -> Result<(Outcomes, ScanStats), ScanError> {
+    ) -> Result<Scanned<'a>, ScanError> {
         let reg = self.register_at(location, self.place(location, jobs).0)?;
         let mut filters = Filters::new(self, &reg.schema)?;
         let mut columns: Vec<String> = Vec::new();
@@ -235,7 +244,8 @@ impl Engine {
             .collect();
         if deferred.len() == jobs.len() {
             let why = "more periods, cells or bases than the grouped plan's masks hold";
-            return self.scan_summed(location, design, jobs, why.into());
+            let (outcomes, stats) = self.scan_summed(location, design, jobs, why.into())?;
+            return Ok((outcomes, stats, Vec::new()));
         }
         let mut later = None;
         if !deferred.is_empty() {
@@ -326,7 +336,9 @@ impl Engine {
                 "column {:?} holds codes beyond ±2^42, which the grouped key cannot pack",
                 columns[c]
             );
-            return self.scan_summed(location, design, jobs, why);
+            // What the deferred jobs' own scan accumulated is still theirs to keep.
+            let (outcomes, stats) = self.scan_summed(location, design, jobs, why)?;
+            return Ok((outcomes, stats, later.map(|(_, _, kept)| kept).unwrap_or_default()));
         }
         let Reduced { merged, rows: rows_total, psus, .. } = reduced;
         grams.merge();
@@ -380,7 +392,7 @@ impl Engine {
         let psu_index: HashMap<&(String, String), usize> =
             psu_list.iter().enumerate().map(|(i, k)| (k, i)).collect();
         let mut keys: HashMap<RowsKey, usize> = HashMap::new();
-        let mut distinct: Vec<(&Plan, &Job)> = Vec::new();
+        let mut distinct: Vec<(&Plan, &'a Job)> = Vec::new();
         let job_key: Vec<Option<usize>> = jobs
             .iter()
             .zip(&plans)
@@ -388,7 +400,7 @@ impl Engine {
                 let plan = plan.as_ref().ok()?;
                 let key = RowsKey::of(plan, job);
                 Some(*keys.entry(key).or_insert_with(|| {
-                    distinct.push((plan, job));
+                    distinct.push((plan, *job));
                     distinct.len() - 1
                 }))
             })
@@ -399,9 +411,6 @@ impl Engine {
                 accumulate(plan, &job.rows, &by_column[plan.column], &psu_index, design.is_some())
             })
             .collect();
-        if let Some(cache) = &self.cache {
-            cache.capture(distinct.iter().map(|(_, job)| *job).zip(&accumulated), &psu_list);
-        }
         let mut outcomes: Outcomes = jobs
             .par_iter()
             .zip(plans.par_iter())
@@ -416,13 +425,16 @@ impl Engine {
                     .map(|o| grams.attach(i, job, plan.period, plan.base, bases[plan.column].exprs.len(), o))
             })
             .collect();
-        if let Some((outs, s)) = later {
+        let sums = distinct.into_iter().map(|(_, job)| job).zip(accumulated).collect();
+        let mut kept = vec![Accumulated { sums, psus: psu_list }];
+        if let Some((outs, s, more)) = later {
             for (&i, out) in deferred.iter().zip(outs) {
                 outcomes[i] = out;
             }
             stats.absorb(s);
+            kept.extend(more);
         }
-        Ok((outcomes, stats))
+        Ok((outcomes, stats, kept))
     }
 
     /// The in-process reduction: DataFusion streams the projected rows (`select`, laid out as
