@@ -353,67 +353,73 @@ impl Engine {
         if !is_glob && !location.exists() {
             return Err(table_error("cannot be read: the file does not exist".into()));
         }
-        let lower = text.to_lowercase();
-        let result = self.rt.block_on(async {
-            if crate::sav::is_sav(location) && is_glob {
-                Err(datafusion::error::DataFusionError::Plan(
-                    "an SPSS table names one .sav or .zsav file, not a glob".into(),
-                ))
-            } else if crate::sav::is_sav(location) {
-                let table = crate::sav::SavTable::open(location)
-                    .map_err(datafusion::error::DataFusionError::Execution)?;
-                ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())
-            } else if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e))
-            {
-                // Arrow IPC files; the extension selects the files a glob or folder lists.
-                let ext = &text[text.len() - ext.len()..];
+        let result = self.rt.block_on(self.register_file(&ctx, &name, location, &text, is_glob));
+        result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
+        self.registered(ctx, &mut tables, key, name, csv)
+    }
+
+    /// Registers a table's files on disk as `name` in `ctx`, read as their [`Format`] says.
+    async fn register_file(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        location: &Path,
+        text: &str,
+        is_glob: bool,
+    ) -> datafusion::error::Result<()> {
+        use datafusion::error::DataFusionError;
+        match Format::of(location, text, || self.declared_csv(location)) {
+            Format::Sav if is_glob => {
+                Err(DataFusionError::Plan("an SPSS table names one .sav or .zsav file, not a glob".into()))
+            }
+            Format::Sav => {
+                let table = crate::sav::SavTable::open(location).map_err(DataFusionError::Execution)?;
+                ctx.register_table(name, Arc::new(table)).map(|_| ())
+            }
+            Format::Arrow(ext) => {
                 let opts = datafusion::datasource::file_format::options::ArrowReadOptions {
-                    file_extension: ext,
+                    file_extension: &ext,
                     ..Default::default()
                 };
-                ctx.register_arrow(&name, &text, opts).await
-            } else if lower.ends_with(".csv") {
-                let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
-                let (delimiter, header) = match &format {
-                    Some(f) => (csv_delimiter(&f.delimiter)?, f.header),
-                    None => (b',', true),
-                };
-                let opts = CsvReadOptions::new()
-                    .has_header(header)
-                    .delimiter(delimiter)
-                    .schema_infer_max_records(1_000_000);
+                ctx.register_arrow(name, text, opts).await
+            }
+            Format::Csv(format) => {
+                let opts = csv_options(format.as_ref())?;
                 match format.filter(|f| f.needs_transcoding()) {
                     // Another encoding or a decimal comma: the reader takes a converted copy.
-                    Some(_) if is_glob => Err(datafusion::error::DataFusionError::Plan(
+                    Some(_) if is_glob => Err(DataFusionError::Plan(
                         "a CSV table with a declared encoding or decimal comma names one file, not a glob"
                             .into(),
                     )),
                     Some(f) => {
-                        let copy = crate::transcode::cached_copy(location, &f, delimiter)
-                            .map_err(datafusion::error::DataFusionError::Execution)?;
+                        let copy = crate::transcode::cached_copy(location, &f, opts.delimiter)
+                            .map_err(DataFusionError::Execution)?;
                         let copy = copy.to_string_lossy();
-                        let schema = csv_schema(&ctx, &copy, &opts).await?;
-                        ctx.register_csv(&name, &copy, opts.schema(&schema)).await
+                        let schema = csv_schema(ctx, &copy, &opts).await?;
+                        ctx.register_csv(name, &copy, opts.schema(&schema)).await
                     }
                     // One file: its schema inferred here, in time linear in its columns.
                     None if !is_glob => {
-                        let schema = csv_schema(&ctx, &text, &opts).await?;
-                        ctx.register_csv(&name, &text, opts.schema(&schema)).await
+                        let schema = csv_schema(ctx, text, &opts).await?;
+                        ctx.register_csv(name, text, opts.schema(&schema)).await
                     }
-                    None => ctx.register_csv(&name, &text, opts).await,
+                    None => ctx.register_csv(name, text, opts).await,
                 }
-            } else if location.is_dir() {
+            }
+            Format::Parquet if location.is_dir() => {
                 // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
                 // partition columns are columns, and a filter on them skips whole folders.
                 let opts = ParquetReadOptions::default().table_partition_cols(hive_partitions(location));
-                let folder = if text.ends_with('/') { text.clone() } else { format!("{text}/") };
-                ctx.register_parquet(&name, &folder, opts).await
-            } else {
-                ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
+                let folder = if text.ends_with('/') { text.to_string() } else { format!("{text}/") };
+                ctx.register_parquet(name, &folder, opts).await
             }
-        });
-        result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
-        self.registered(ctx, &mut tables, key, name, csv)
+            Format::Parquet => ctx.register_parquet(name, text, ParquetReadOptions::default()).await,
+        }
+    }
+
+    /// The CSV format the catalog declared for a table ([`Engine::declare`]), if any.
+    fn declared_csv(&self, location: &Path) -> Option<catalog::CsvFormat> {
+        self.csv.lock().ok().and_then(|m| m.get(location).cloned())
     }
 
     /// The schema of the table just registered as `name` in `ctx`, remembered under `key`. A
@@ -465,7 +471,8 @@ impl Engine {
         if !crate::objstore::SCHEMES.contains(&scheme) {
             return Err(crate::objstore::unsupported(scheme));
         }
-        if crate::sav::is_sav(Path::new(&*text)) {
+        let format = Format::of(Path::new(&*text), &text, || self.declared_csv(location));
+        if let Format::Sav = format {
             return Err("is an SPSS file on object storage, which recite cannot read: it reads .sav and \
                         .zsav files from disk only (copy the file to disk, or convert it to Parquet)"
                 .into());
@@ -474,28 +481,24 @@ impl Engine {
         let runtime = ctx.runtime_env();
         crate::objstore::register_stores(&runtime, url.get_url()).map_err(|e| e.error)?;
         let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
-        let extension = object_extension(&text);
-        let mut options = if extension == ".csv" {
-            let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
-            if format.as_ref().is_some_and(|f| f.needs_transcoding()) {
-                return Err("is a CSV table with a declared encoding or decimal comma, which recite \
-                            converts from a file on disk only (copy the file to disk)"
-                    .into());
+        let extension = listing_extension(&text);
+        let mut options = match &format {
+            Format::Csv(declared) => {
+                if declared.as_ref().is_some_and(|f| f.needs_transcoding()) {
+                    return Err("is a CSV table with a declared encoding or decimal comma, which recite \
+                                converts from a file on disk only (copy the file to disk)"
+                        .into());
+                }
+                csv_options(declared.as_ref())
+                    .map_err(|e| e.strip_backtrace())?
+                    .to_listing_options(&config, table_options)
             }
-            let (delimiter, header) = match &format {
-                Some(f) => (csv_delimiter(&f.delimiter).map_err(|e| e.strip_backtrace())?, f.header),
-                None => (b',', true),
-            };
-            CsvReadOptions::new()
-                .has_header(header)
-                .delimiter(delimiter)
-                .schema_infer_max_records(1_000_000)
-                .to_listing_options(&config, table_options)
-        } else if extension == ".parquet" {
-            ParquetReadOptions::default().to_listing_options(&config, table_options)
-        } else {
-            ArrowReadOptions { file_extension: extension, ..Default::default() }
-                .to_listing_options(&config, table_options)
+            Format::Arrow(ext) => ArrowReadOptions { file_extension: ext, ..Default::default() }
+                .to_listing_options(&config, table_options),
+            // (An SPSS file was refused above.)
+            Format::Parquet | Format::Sav => {
+                ParquetReadOptions::default().to_listing_options(&config, table_options)
+            }
         };
         let state = ctx.state();
         let ignore = state.config_options().execution.listing_table_ignore_subdirectory;
@@ -556,7 +559,7 @@ impl Engine {
         let ignore = self.ctx.state().config_options().execution.listing_table_ignore_subdirectory;
         let objects = self
             .rt
-            .block_on(crate::objstore::objects(&runtime, &url, object_extension(&text), ignore))
+            .block_on(crate::objstore::objects(&runtime, &url, listing_extension(&text), ignore))
             .ok()?;
         if objects.is_empty() {
             return None;
@@ -1054,11 +1057,37 @@ impl Engine {
     }
 }
 
-/// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
-/// The file extension a listing on object storage keeps: the location's Arrow IPC extension,
-/// `.csv`, else `.parquet` (as for a path on disk).
-#[cfg(feature = "object-store")]
-fn object_extension(location: &str) -> &str {
+/// How a table's files are read, told once from its location (and, for CSV, the format the
+/// catalog declared): each kind's reader is set up in one place on disk
+/// ([`Engine::register_file`]) and one on object storage (`Engine::register_object`).
+enum Format {
+    /// One SPSS `.sav` or `.zsav` file (`crate::sav`).
+    Sav,
+    /// Arrow IPC files; the extension, as written, selects the files a glob or folder lists.
+    Arrow(String),
+    /// CSV files in the declared format (comma-separated, with a header, when none is).
+    Csv(Option<catalog::CsvFormat>),
+    /// Parquet files: one, a glob's, or a (hive-partitioned) folder's.
+    Parquet,
+}
+
+impl Format {
+    /// The format of the files at `path` (spelled `text`); `declared` is asked only for CSV.
+    fn of(path: &Path, text: &str, declared: impl FnOnce() -> Option<catalog::CsvFormat>) -> Format {
+        if crate::sav::is_sav(path) {
+            return Format::Sav;
+        }
+        match listing_extension(text) {
+            ".csv" => Format::Csv(declared()),
+            ".parquet" => Format::Parquet,
+            ext => Format::Arrow(ext.to_string()),
+        }
+    }
+}
+
+/// The file extension a listing of a table's folder, glob or objects keeps: the location's
+/// Arrow IPC extension as written, `.csv`, else `.parquet`.
+fn listing_extension(location: &str) -> &str {
     let lower = location.to_lowercase();
     if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e)) {
         return &location[location.len() - ext.len()..];
@@ -1066,6 +1095,16 @@ fn object_extension(location: &str) -> &str {
     if lower.ends_with(".csv") { ".csv" } else { ".parquet" }
 }
 
+/// The CSV reader's options for a declared format (comma-separated, with a header, when none).
+fn csv_options(declared: Option<&catalog::CsvFormat>) -> datafusion::error::Result<CsvReadOptions<'static>> {
+    let (delimiter, header) = match declared {
+        Some(f) => (csv_delimiter(&f.delimiter)?, f.header),
+        None => (b',', true),
+    };
+    Ok(CsvReadOptions::new().has_header(header).delimiter(delimiter).schema_infer_max_records(1_000_000))
+}
+
+/// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
 fn csv_delimiter(d: &str) -> datafusion::error::Result<u8> {
     match d {
         "\\t" | "\t" => Ok(b'\t'),

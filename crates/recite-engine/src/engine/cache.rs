@@ -808,8 +808,7 @@ impl Engine {
 
     /// [`Engine::identity`] of a table with the CSV format the catalog declared for it.
     fn declared_identity(&self, location: &Path) -> Option<String> {
-        let csv = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
-        self.identity(location, csv.as_ref())
+        self.identity(location, self.declared_csv(location).as_ref())
     }
 }
 
@@ -1082,13 +1081,8 @@ impl Engine {
         if !glob && !location.is_dir() {
             return Some(Vec::new());
         }
-        // The extension the engine registers the table with (`Engine::register_at`).
-        let lower = text.to_lowercase();
-        let ext = match [".arrow", ".feather", ".ipc", ".csv"].into_iter().find(|e| lower.ends_with(e)) {
-            Some(".csv") => ".csv",
-            Some(e) => &text[text.len() - e.len()..],
-            None => ".parquet",
-        };
+        // The extension the engine lists the table's files by.
+        let ext = super::listing_extension(&text);
         let text = if glob || text.ends_with('/') { text.to_string() } else { format!("{text}/") };
         let url = ListingTableUrl::parse(&text).ok()?;
         if !url.is_collection() {
