@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use crate::catalog::{self, Study};
 use crate::resolve::{self, Rows, Schemas};
 use crate::scan::Scan;
+use grouped::Accumulated;
 
 /// How the grouped scan reduces the rows DataFusion reads to exact sums per group
 /// (docs/design.md). Both give the same sums, so the same reports, byte for byte.
@@ -77,10 +78,14 @@ fn table_of(jobs: &[&Job]) -> String {
 
 /// The jobs of one scan: a table's files and design, and which jobs read it.
 type ScanGroup = ((PathBuf, Option<(String, String)>), Vec<usize>);
-/// What one scan returns: each job's outcome by job index, and what was read.
-type ScanResult = (Vec<(usize, Result<Outcome, EngineError>)>, ScanStats);
+/// What one scan returns: each job's outcome by job index, what was read, and the base sums its
+/// grouped scans accumulated.
+type ScanResult<'a> = (Vec<(usize, Result<Outcome, EngineError>)>, ScanStats, Vec<Accumulated<'a>>);
 /// Each job's outcome, in the order of the jobs.
 type Outcomes = Vec<Result<Outcome, EngineError>>;
+/// What a scan returns: each job's outcome in the order of the jobs, what was read, and the base
+/// sums its grouped scans accumulated, which the cache keeps ([`Engine::run_cached`]).
+type Scanned<'a> = (Outcomes, ScanStats, Vec<Accumulated<'a>>);
 
 /// Why a whole scan failed: a fault that fails every job of the table (or the run), or an
 /// error met while reading the data that a declaration may have caused.
@@ -348,67 +353,73 @@ impl Engine {
         if !is_glob && !location.exists() {
             return Err(table_error("cannot be read: the file does not exist".into()));
         }
-        let lower = text.to_lowercase();
-        let result = self.rt.block_on(async {
-            if crate::sav::is_sav(location) && is_glob {
-                Err(datafusion::error::DataFusionError::Plan(
-                    "an SPSS table names one .sav or .zsav file, not a glob".into(),
-                ))
-            } else if crate::sav::is_sav(location) {
-                let table = crate::sav::SavTable::open(location)
-                    .map_err(datafusion::error::DataFusionError::Execution)?;
-                ctx.register_table(name.as_str(), Arc::new(table)).map(|_| ())
-            } else if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e))
-            {
-                // Arrow IPC files; the extension selects the files a glob or folder lists.
-                let ext = &text[text.len() - ext.len()..];
+        let result = self.rt.block_on(self.register_file(&ctx, &name, location, &text, is_glob));
+        result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
+        self.registered(ctx, &mut tables, key, name, csv)
+    }
+
+    /// Registers a table's files on disk as `name` in `ctx`, read as their [`Format`] says.
+    async fn register_file(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        location: &Path,
+        text: &str,
+        is_glob: bool,
+    ) -> datafusion::error::Result<()> {
+        use datafusion::error::DataFusionError;
+        match Format::of(location, text, || self.declared_csv(location)) {
+            Format::Sav if is_glob => {
+                Err(DataFusionError::Plan("an SPSS table names one .sav or .zsav file, not a glob".into()))
+            }
+            Format::Sav => {
+                let table = crate::sav::SavTable::open(location).map_err(DataFusionError::Execution)?;
+                ctx.register_table(name, Arc::new(table)).map(|_| ())
+            }
+            Format::Arrow(ext) => {
                 let opts = datafusion::datasource::file_format::options::ArrowReadOptions {
-                    file_extension: ext,
+                    file_extension: &ext,
                     ..Default::default()
                 };
-                ctx.register_arrow(&name, &text, opts).await
-            } else if lower.ends_with(".csv") {
-                let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
-                let (delimiter, header) = match &format {
-                    Some(f) => (csv_delimiter(&f.delimiter)?, f.header),
-                    None => (b',', true),
-                };
-                let opts = CsvReadOptions::new()
-                    .has_header(header)
-                    .delimiter(delimiter)
-                    .schema_infer_max_records(1_000_000);
+                ctx.register_arrow(name, text, opts).await
+            }
+            Format::Csv(format) => {
+                let opts = csv_options(format.as_ref())?;
                 match format.filter(|f| f.needs_transcoding()) {
                     // Another encoding or a decimal comma: the reader takes a converted copy.
-                    Some(_) if is_glob => Err(datafusion::error::DataFusionError::Plan(
+                    Some(_) if is_glob => Err(DataFusionError::Plan(
                         "a CSV table with a declared encoding or decimal comma names one file, not a glob"
                             .into(),
                     )),
                     Some(f) => {
-                        let copy = crate::transcode::cached_copy(location, &f, delimiter)
-                            .map_err(datafusion::error::DataFusionError::Execution)?;
+                        let copy = crate::transcode::cached_copy(location, &f, opts.delimiter)
+                            .map_err(DataFusionError::Execution)?;
                         let copy = copy.to_string_lossy();
-                        let schema = csv_schema(&ctx, &copy, &opts).await?;
-                        ctx.register_csv(&name, &copy, opts.schema(&schema)).await
+                        let schema = csv_schema(ctx, &copy, &opts).await?;
+                        ctx.register_csv(name, &copy, opts.schema(&schema)).await
                     }
                     // One file: its schema inferred here, in time linear in its columns.
                     None if !is_glob => {
-                        let schema = csv_schema(&ctx, &text, &opts).await?;
-                        ctx.register_csv(&name, &text, opts.schema(&schema)).await
+                        let schema = csv_schema(ctx, text, &opts).await?;
+                        ctx.register_csv(name, text, opts.schema(&schema)).await
                     }
-                    None => ctx.register_csv(&name, &text, opts).await,
+                    None => ctx.register_csv(name, text, opts).await,
                 }
-            } else if location.is_dir() {
+            }
+            Format::Parquet if location.is_dir() => {
                 // A folder of Parquet files, hive-partitioned (`wave=6/part-0.parquet`): the
                 // partition columns are columns, and a filter on them skips whole folders.
                 let opts = ParquetReadOptions::default().table_partition_cols(hive_partitions(location));
-                let folder = if text.ends_with('/') { text.clone() } else { format!("{text}/") };
-                ctx.register_parquet(&name, &folder, opts).await
-            } else {
-                ctx.register_parquet(&name, &text, ParquetReadOptions::default()).await
+                let folder = if text.ends_with('/') { text.to_string() } else { format!("{text}/") };
+                ctx.register_parquet(name, &folder, opts).await
             }
-        });
-        result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
-        self.registered(ctx, &mut tables, key, name, csv)
+            Format::Parquet => ctx.register_parquet(name, text, ParquetReadOptions::default()).await,
+        }
+    }
+
+    /// The CSV format the catalog declared for a table ([`Engine::declare`]), if any.
+    fn declared_csv(&self, location: &Path) -> Option<catalog::CsvFormat> {
+        self.csv.lock().ok().and_then(|m| m.get(location).cloned())
     }
 
     /// The schema of the table just registered as `name` in `ctx`, remembered under `key`. A
@@ -460,7 +471,8 @@ impl Engine {
         if !crate::objstore::SCHEMES.contains(&scheme) {
             return Err(crate::objstore::unsupported(scheme));
         }
-        if crate::sav::is_sav(Path::new(&*text)) {
+        let format = Format::of(Path::new(&*text), &text, || self.declared_csv(location));
+        if let Format::Sav = format {
             return Err("is an SPSS file on object storage, which recite cannot read: it reads .sav and \
                         .zsav files from disk only (copy the file to disk, or convert it to Parquet)"
                 .into());
@@ -469,28 +481,24 @@ impl Engine {
         let runtime = ctx.runtime_env();
         crate::objstore::register_stores(&runtime, url.get_url()).map_err(|e| e.error)?;
         let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
-        let extension = object_extension(&text);
-        let mut options = if extension == ".csv" {
-            let format = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
-            if format.as_ref().is_some_and(|f| f.needs_transcoding()) {
-                return Err("is a CSV table with a declared encoding or decimal comma, which recite \
-                            converts from a file on disk only (copy the file to disk)"
-                    .into());
+        let extension = listing_extension(&text);
+        let mut options = match &format {
+            Format::Csv(declared) => {
+                if declared.as_ref().is_some_and(|f| f.needs_transcoding()) {
+                    return Err("is a CSV table with a declared encoding or decimal comma, which recite \
+                                converts from a file on disk only (copy the file to disk)"
+                        .into());
+                }
+                csv_options(declared.as_ref())
+                    .map_err(|e| e.strip_backtrace())?
+                    .to_listing_options(&config, table_options)
             }
-            let (delimiter, header) = match &format {
-                Some(f) => (csv_delimiter(&f.delimiter).map_err(|e| e.strip_backtrace())?, f.header),
-                None => (b',', true),
-            };
-            CsvReadOptions::new()
-                .has_header(header)
-                .delimiter(delimiter)
-                .schema_infer_max_records(1_000_000)
-                .to_listing_options(&config, table_options)
-        } else if extension == ".parquet" {
-            ParquetReadOptions::default().to_listing_options(&config, table_options)
-        } else {
-            ArrowReadOptions { file_extension: extension, ..Default::default() }
-                .to_listing_options(&config, table_options)
+            Format::Arrow(ext) => ArrowReadOptions { file_extension: ext, ..Default::default() }
+                .to_listing_options(&config, table_options),
+            // (An SPSS file was refused above.)
+            Format::Parquet | Format::Sav => {
+                ParquetReadOptions::default().to_listing_options(&config, table_options)
+            }
         };
         let state = ctx.state();
         let ignore = state.config_options().execution.listing_table_ignore_subdirectory;
@@ -551,7 +559,7 @@ impl Engine {
         let ignore = self.ctx.state().config_options().execution.listing_table_ignore_subdirectory;
         let objects = self
             .rt
-            .block_on(crate::objstore::objects(&runtime, &url, object_extension(&text), ignore))
+            .block_on(crate::objstore::objects(&runtime, &url, listing_extension(&text), ignore))
             .ok()?;
         if objects.is_empty() {
             return None;
@@ -796,8 +804,9 @@ impl Engine {
         (outcomes, stats)
     }
 
-    /// [`Engine::run`] without replicate weights.
-    fn run_jobs(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+    /// [`Engine::run`] without replicate weights, and the base sums its grouped scans
+    /// accumulated.
+    fn run_jobs<'a>(&self, jobs: &'a [Job]) -> Scanned<'a> {
         let mut by_table = BTreeMap::new();
         for (i, job) in jobs.iter().enumerate() {
             by_table
@@ -811,36 +820,40 @@ impl Engine {
             .par_iter()
             .map(|((location, design), members)| {
                 let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
-                let (outs, stats) = recite_core::scan::with_deadline(deadline, || {
+                let (outs, stats, accumulated) = recite_core::scan::with_deadline(deadline, || {
                     self.scan_isolated(location, design.as_ref(), &picked)
                 });
-                (members.iter().copied().zip(outs).collect(), stats)
+                (members.iter().copied().zip(outs).collect(), stats, accumulated)
             })
             .collect();
         let mut results: Outcomes =
             (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
         let mut stats = ScanStats::default();
-        for (outs, s) in per_group {
+        let mut accumulated = Vec::new();
+        for (outs, s, acc) in per_group {
             for (i, r) in outs {
                 results[i] = r;
             }
             stats.absorb(s);
+            accumulated.extend(acc);
         }
         stats.tables_scanned =
             groups.iter().map(|((location, _), _)| location).collect::<std::collections::BTreeSet<_>>().len();
-        (results, stats)
+        (results, stats, accumulated)
     }
 
     /// One scan of a table for all its jobs; when it fails on the data, the jobs again, split
     /// by what they declare, each part scanned as it would be alone. So the normal case stays
     /// one scan, and a claim's outcome never depends on what else is in the batch.
-    fn scan_isolated(
+    fn scan_isolated<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
-        jobs: &[&Job],
-    ) -> (Outcomes, ScanStats) {
-        let fail_all = |e: EngineError| (jobs.iter().map(|_| Err(e.clone())).collect(), ScanStats::default());
+        jobs: &[&'a Job],
+    ) -> Scanned<'a> {
+        let fail_all = |e: EngineError| {
+            (jobs.iter().map(|_| Err(e.clone())).collect(), ScanStats::default(), Vec::new())
+        };
         let error = match self.scan_best(location, design, jobs) {
             Ok(done) => return done,
             Err(ScanError::Fatal(e)) => return fail_all(e),
@@ -859,13 +872,13 @@ impl Engine {
         }
         let parts: Vec<Vec<usize>> = parts.into_values().collect();
         let deadline = recite_core::scan::deadline();
-        let done: Vec<(Outcomes, ScanStats)> = parts
+        let done: Vec<Scanned<'a>> = parts
             .par_iter()
             .map(|part| {
                 recite_core::scan::with_deadline(deadline, || {
                     let picked: Vec<&Job> = part.iter().map(|&i| jobs[i]).collect();
                     let fail = |e: EngineError| {
-                        (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default())
+                        (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default(), Vec::new())
                     };
                     match self.scan_best(location, design, &picked) {
                         Ok(done) => done,
@@ -878,13 +891,15 @@ impl Engine {
         let mut results: Outcomes =
             (0..jobs.len()).map(|_| Err(EngineError::Internal("no outcome".into()))).collect();
         let mut stats = ScanStats::default();
-        for (part, (outs, s)) in parts.iter().zip(done) {
+        let mut accumulated = Vec::new();
+        for (part, (outs, s, acc)) in parts.iter().zip(done) {
             for (&i, r) in part.iter().zip(outs) {
                 results[i] = r;
             }
             stats.absorb(s);
+            accumulated.extend(acc);
         }
-        (results, stats)
+        (results, stats, accumulated)
     }
 
     /// Which of a job's declarations fails on the data, each tried alone on the rows it is
@@ -987,12 +1002,12 @@ impl Engine {
     /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
     /// On a cluster engine, on the cluster (the grouped scan reduced by a plan), unless the
     /// scan stays here ([`Engine::place`]); [`Engine::placements`] says where it ran.
-    fn scan_best(
+    fn scan_best<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
-        jobs: &[&Job],
-    ) -> Result<(Outcomes, ScanStats), ScanError> {
+        jobs: &[&'a Job],
+    ) -> Result<Scanned<'a>, ScanError> {
         let (place, here) = self.place(location, jobs);
         let schema = self.register_at(location, place)?.schema.clone();
         if let Some((s, p)) = design {
@@ -1006,10 +1021,13 @@ impl Engine {
             }
         }
         let (plan, reason) = self.choose(&schema, jobs);
-        let (outcomes, stats) = match plan {
-            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason),
-            ScanPlan::Summed | ScanPlan::Cache => self.scan_summed(location, design, jobs, reason),
-        }?;
+        let (outcomes, stats, accumulated) = match plan {
+            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason)?,
+            ScanPlan::Summed | ScanPlan::Cache => {
+                let (outcomes, stats) = self.scan_summed(location, design, jobs, reason)?;
+                (outcomes, stats, Vec::new())
+            }
+        };
         // Where it ran is told beside the report, not in it: the report is the same either way.
         if let Some(c) = &self.cluster {
             let place = match here {
@@ -1022,7 +1040,7 @@ impl Engine {
                 }
             }
         }
-        Ok((outcomes, stats))
+        Ok((outcomes, stats, accumulated))
     }
 
     /// The plan for one scan of a table's jobs, and why: grouped when every cited column holds
@@ -1039,11 +1057,37 @@ impl Engine {
     }
 }
 
-/// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
-/// The file extension a listing on object storage keeps: the location's Arrow IPC extension,
-/// `.csv`, else `.parquet` (as for a path on disk).
-#[cfg(feature = "object-store")]
-fn object_extension(location: &str) -> &str {
+/// How a table's files are read, told once from its location (and, for CSV, the format the
+/// catalog declared): each kind's reader is set up in one place on disk
+/// ([`Engine::register_file`]) and one on object storage (`Engine::register_object`).
+enum Format {
+    /// One SPSS `.sav` or `.zsav` file (`crate::sav`).
+    Sav,
+    /// Arrow IPC files; the extension, as written, selects the files a glob or folder lists.
+    Arrow(String),
+    /// CSV files in the declared format (comma-separated, with a header, when none is).
+    Csv(Option<catalog::CsvFormat>),
+    /// Parquet files: one, a glob's, or a (hive-partitioned) folder's.
+    Parquet,
+}
+
+impl Format {
+    /// The format of the files at `path` (spelled `text`); `declared` is asked only for CSV.
+    fn of(path: &Path, text: &str, declared: impl FnOnce() -> Option<catalog::CsvFormat>) -> Format {
+        if crate::sav::is_sav(path) {
+            return Format::Sav;
+        }
+        match listing_extension(text) {
+            ".csv" => Format::Csv(declared()),
+            ".parquet" => Format::Parquet,
+            ext => Format::Arrow(ext.to_string()),
+        }
+    }
+}
+
+/// The file extension a listing of a table's folder, glob or objects keeps: the location's
+/// Arrow IPC extension as written, `.csv`, else `.parquet`.
+fn listing_extension(location: &str) -> &str {
     let lower = location.to_lowercase();
     if let Some(ext) = [".arrow", ".feather", ".ipc"].into_iter().find(|e| lower.ends_with(e)) {
         return &location[location.len() - ext.len()..];
@@ -1051,6 +1095,16 @@ fn object_extension(location: &str) -> &str {
     if lower.ends_with(".csv") { ".csv" } else { ".parquet" }
 }
 
+/// The CSV reader's options for a declared format (comma-separated, with a header, when none).
+fn csv_options(declared: Option<&catalog::CsvFormat>) -> datafusion::error::Result<CsvReadOptions<'static>> {
+    let (delimiter, header) = match declared {
+        Some(f) => (csv_delimiter(&f.delimiter)?, f.header),
+        None => (b',', true),
+    };
+    Ok(CsvReadOptions::new().has_header(header).delimiter(delimiter).schema_infer_max_records(1_000_000))
+}
+
+/// A declared CSV delimiter as the one byte the reader takes (`\t` spelled out is a tab).
 fn csv_delimiter(d: &str) -> datafusion::error::Result<u8> {
     match d {
         "\\t" | "\t" => Ok(b'\t'),

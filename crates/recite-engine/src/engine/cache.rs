@@ -146,10 +146,9 @@ fn read_cache_file(path: &Path) -> Result<Vec<u8>, Refused> {
 /// A cache directory opened for a run (see the module doc).
 pub struct Cache {
     folder: PathBuf,
-    /// One cached run at a time per engine: the entries a scan captures belong to it alone.
+    /// One cached run at a time per engine: a run on rows another is scanning waits, then reads
+    /// the entries that one wrote instead of scanning the rows again.
     run: Mutex<()>,
-    /// Base sums the scans of the current run captured, by key.
-    pending: Mutex<Vec<(String, Entry)>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -189,21 +188,7 @@ impl Cache {
         if let Some(why) = distrust(&m) {
             return Err(refused(&why));
         }
-        Ok(Cache { folder, run: Mutex::new(()), pending: Mutex::new(Vec::new()) })
-    }
-
-    /// Keeps the base sums a grouped scan computed, to be written once the scan is over and the
-    /// table's files are known not to have changed meanwhile.
-    pub(super) fn capture<'a>(
-        &self,
-        sums: impl Iterator<Item = (&'a Job, &'a BaseSums)>,
-        psus: &[(String, String)],
-    ) {
-        let Ok(mut pending) = self.pending.lock() else { return };
-        for (job, base) in sums {
-            let entry = Entry { base: base.clone(), psus: psus.to_vec() };
-            pending.push((key(job, &canonical(&job.rows.location)), entry));
-        }
+        Ok(Cache { folder, run: Mutex::new(()) })
     }
 
     /// The entry files present, by the digest of their key (more than one only briefly, when
@@ -785,33 +770,88 @@ impl Engine {
     /// [`Engine::run`]'s jobs, those whose sums are cached answered from the cache, the rest
     /// scanned (one scan per table, of their columns only) and their sums written back.
     pub(super) fn run_cached(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
-        let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else { return self.run_jobs(jobs) };
+        let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else {
+            let (outcomes, stats, _) = self.run_jobs(jobs);
+            return (outcomes, stats);
+        };
         let _one_run = cache.run.lock();
-        let csv = |location: &Path| self.csv.lock().ok().and_then(|m| m.get(location).cloned());
-        // The identity of every table, taken before anything is read.
+        let lookup = Lookup::new(self, cache, jobs);
+        let first = lookup.first();
+        let Found { bases, finished, mut tallies } = lookup.read(&first);
+        let answered = lookup.answers(&bases, &finished);
+        let missed: Vec<usize> = (0..jobs.len()).filter(|&i| answered[i].is_none()).collect();
+        let picked: Vec<Job> = missed.iter().map(|&i| jobs[i].clone()).collect();
+        let (scanned, mut stats, accumulated) = if missed.is_empty() {
+            (Vec::new(), ScanStats::default(), Vec::new())
+        } else {
+            self.run_jobs(&picked)
+        };
+        lookup.write_back(&first, accumulated, &missed, &scanned);
+        for (job, a) in jobs.iter().zip(&answered) {
+            if a.is_some() {
+                tallies.entry(job.rows.table.clone()).or_default().hits += 1;
+            }
+        }
+        let mut plans = cache_plans(tallies);
+        plans.append(&mut stats.plans);
+        stats.plans = plans;
+        let mut scanned = scanned.into_iter();
+        let outcomes = answered
+            .into_iter()
+            .map(|a| match a {
+                Some(o) => o,
+                None => scanned.next().unwrap_or_else(|| Err(EngineError::Internal("no outcome".into()))),
+            })
+            .collect();
+        (outcomes, stats)
+    }
+
+    /// [`Engine::identity`] of a table with the CSV format the catalog declared for it.
+    fn declared_identity(&self, location: &Path) -> Option<String> {
+        self.identity(location, self.declared_csv(location).as_ref())
+    }
+}
+
+/// What a cached run knows of its jobs before it reads an entry: each table's identity (taken
+/// before anything is read), which jobs are never cached, the entry files present, and each
+/// job's keys.
+struct Lookup<'a> {
+    engine: &'a Engine,
+    cache: &'a Cache,
+    jobs: &'a [Job],
+    identities: HashMap<&'a PathBuf, Option<String>>,
+    /// By job address, the volatile function a job's declarations call.
+    volatile: HashMap<usize, String>,
+    listing: HashMap<String, Vec<PathBuf>>,
+    /// Per job: its rows' key (base sums, any measure) and its finished sums' key.
+    keys: Vec<(String, String)>,
+}
+
+/// What a cached run's entries held for its keys, and what it made of them per table.
+struct Found<'k> {
+    /// By rows' key: the base sums, or why there are none.
+    bases: HashMap<&'k str, Result<Entry, Refused>>,
+    /// By finished sums' key, for rows without base sums: the finished sums, or why none.
+    finished: HashMap<&'k str, Result<super::Outcome, Refused>>,
+    tallies: BTreeMap<String, Tally>,
+}
+
+impl<'a> Lookup<'a> {
+    fn new(engine: &'a Engine, cache: &'a Cache, jobs: &'a [Job]) -> Lookup<'a> {
         let mut locations: Vec<&PathBuf> = jobs.iter().map(|j| &j.rows.location).collect();
         locations.sort();
         locations.dedup();
-        let identities: HashMap<&PathBuf, Option<String>> =
-            locations.par_iter().map(|l| (*l, self.identity(l, csv(l).as_ref()))).collect();
+        let identities = locations.par_iter().map(|l| (*l, engine.declared_identity(l))).collect();
         // Jobs whose declarations call a volatile function (`now()`) are neither read from the
         // cache nor written to it: their rows are another set at every run.
-        let state = self.ctx.state();
-        let volatile: HashMap<usize, String> = jobs
+        let state = engine.ctx.state();
+        let volatile = jobs
             .iter()
-            .filter_map(|j| Some((address(j), self.volatile_call(j, state.scalar_functions())?)))
+            .filter_map(|j| Some((address(j), engine.volatile_call(j, state.scalar_functions())?)))
             .collect();
-        let id_of = |job: &Job| {
-            if volatile.contains_key(&address(job)) {
-                return None;
-            }
-            identities.get(&job.rows.location).cloned().flatten()
-        };
         let listing = cache.listing();
-        let files = |k: &str| listing.get(&Digest::of(k.as_bytes()).hex()).map(Vec::as_slice).unwrap_or(&[]);
-        // Per job: its rows' key (base sums, any measure) and its finished sums' key.
         let canon: HashMap<&PathBuf, String> = locations.iter().map(|l| (*l, canonical(l))).collect();
-        let keys: Vec<(String, String)> = jobs
+        let keys = jobs
             .par_iter()
             .map(|j| {
                 let location = &canon[&j.rows.location];
@@ -820,27 +860,53 @@ impl Engine {
                 (k, f)
             })
             .collect();
-        let mut first: HashMap<&str, &Job> = HashMap::new();
-        for (j, (k, f)) in jobs.iter().zip(&keys) {
+        Lookup { engine, cache, jobs, identities, volatile, listing, keys }
+    }
+
+    /// The identity a job's entries are read and written under: none (never cached) when its
+    /// declarations are volatile or its table has none.
+    fn id_of(&self, job: &Job) -> Option<String> {
+        if self.volatile.contains_key(&address(job)) {
+            return None;
+        }
+        self.identities.get(&job.rows.location).cloned().flatten()
+    }
+
+    /// The entry files present for a key.
+    fn files(&self, k: &str) -> &[PathBuf] {
+        self.listing.get(&Digest::of(k.as_bytes()).hex()).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The first job of each key, rows' and finished: the one its entry is read and written for.
+    fn first(&self) -> HashMap<&str, &'a Job> {
+        let mut first: HashMap<&str, &'a Job> = HashMap::new();
+        for (j, (k, f)) in self.jobs.iter().zip(&self.keys) {
             first.entry(k.as_str()).or_insert(j);
             first.entry(f.as_str()).or_insert(j);
         }
-        let mut wanted: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+        first
+    }
+
+    /// Reads each set of rows' base sums, then, for rows with none (columns the summed plan
+    /// takes), their finished sums; and tallies per table what was found, warning once about
+    /// each entry not trusted.
+    fn read<'s>(&'s self, first: &HashMap<&'s str, &'a Job>) -> Found<'s> {
+        let mut wanted: Vec<&str> = self.keys.iter().map(|(k, _)| k.as_str()).collect();
         wanted.sort_unstable();
         wanted.dedup();
         let bases: HashMap<&str, Result<Entry, Refused>> = wanted
             .par_iter()
             .map(|k| {
-                let found = match id_of(first[k]) {
-                    Some(id) => read_entry(files(k), k, &id),
+                let found = match self.id_of(first[k]) {
+                    Some(id) => read_entry(self.files(k), k, &id),
                     None => Err(Refused::Absent),
                 };
                 (*k, found)
             })
             .collect();
         let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
-        for job in jobs {
-            if let Some(call) = volatile.get(&address(job)) {
+        for job in self.jobs {
+            if let Some(call) = self.volatile.get(&address(job)) {
                 let t = tallies.entry(job.rows.table.clone()).or_default();
                 t.volatile += 1;
                 t.volatile_call.get_or_insert_with(|| call.clone());
@@ -865,12 +931,11 @@ impl Engine {
         for (k, found) in &bases {
             tally(first[k], found.as_ref().err());
         }
-        // Jobs whose rows have no base sums (columns the summed plan takes): finished sums.
-        let mut finished_wanted: Vec<&str> = jobs
+        let mut finished_wanted: Vec<&str> = self
+            .keys
             .iter()
-            .zip(&keys)
-            .filter(|(_, (k, _))| bases.get(k.as_str()).is_some_and(|b| b.is_err()))
-            .map(|(_, (_, f))| f.as_str())
+            .filter(|(k, _)| bases.get(k.as_str()).is_some_and(|b| b.is_err()))
+            .map(|(_, f)| f.as_str())
             .collect();
         finished_wanted.sort_unstable();
         finished_wanted.dedup();
@@ -878,8 +943,8 @@ impl Engine {
             .par_iter()
             .map(|f| {
                 let job = first[f];
-                let found = match id_of(job) {
-                    Some(id) => read_finished(files(f), f, &id, job),
+                let found = match self.id_of(job) {
+                    Some(id) => read_finished(self.files(f), f, &id, job),
                     None => Err(Refused::Absent),
                 };
                 (*f, found)
@@ -888,9 +953,19 @@ impl Engine {
         for (f, found) in &finished {
             tally(first[f], found.as_ref().err());
         }
-        let answered: Vec<Option<Result<super::Outcome, EngineError>>> = jobs
+        Found { bases, finished, tallies }
+    }
+
+    /// Each job's outcome from what was found: from its rows' base sums, else its finished
+    /// sums; `None` when it must be scanned.
+    fn answers(
+        &self,
+        bases: &HashMap<&str, Result<Entry, Refused>>,
+        finished: &HashMap<&str, Result<super::Outcome, Refused>>,
+    ) -> Vec<Option<Result<super::Outcome, EngineError>>> {
+        self.jobs
             .par_iter()
-            .zip(&keys)
+            .zip(&self.keys)
             .map(|(job, (k, f))| match (bases.get(k.as_str()), finished.get(f.as_str())) {
                 (Some(Ok(e)), _) => {
                     Some(grouped::outcome_from(job, &e.base, &e.psus, job.rows.design.is_some()))
@@ -898,88 +973,82 @@ impl Engine {
                 (_, Some(Ok(out))) => Some(Ok(relabel(out, job))),
                 _ => None,
             })
-            .collect();
-        let missed: Vec<usize> = (0..jobs.len()).filter(|&i| answered[i].is_none()).collect();
-        let (scanned, mut stats) = if missed.is_empty() {
-            (Vec::new(), ScanStats::default())
-        } else {
-            let picked: Vec<Job> = missed.iter().map(|&i| jobs[i].clone()).collect();
-            self.run_jobs(&picked)
-        };
-        // Write what the scans computed, for tables whose files did not change meanwhile: the
-        // base sums the grouped scans captured, else the finished sums of the summed scans.
-        let captured = cache.pending.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+            .collect()
+    }
+
+    /// Writes what the scans computed, for tables whose files did not change meanwhile: the
+    /// base sums the grouped scans accumulated, else the finished sums of the summed scans
+    /// (`scanned`, the outcomes of the jobs `missed`). A cache that cannot be written costs the
+    /// next run a scan, never a wrong answer.
+    fn write_back(
+        &self,
+        first: &HashMap<&str, &'a Job>,
+        accumulated: Vec<grouped::Accumulated<'_>>,
+        missed: &[usize],
+        scanned: &Outcomes,
+    ) {
         let mut after: HashMap<PathBuf, Option<String>> = HashMap::new();
         let mut unchanged = |job: &Job| -> Option<String> {
-            let before = id_of(job)?;
+            let before = self.id_of(job)?;
             let location = &job.rows.location;
-            let now = after
-                .entry(location.clone())
-                .or_insert_with(|| self.identity(location, csv(location).as_ref()));
+            let now =
+                after.entry(location.clone()).or_insert_with(|| self.engine.declared_identity(location));
             (now.as_deref() == Some(before.as_str())).then_some(before)
         };
-        let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
-        // A cache that cannot be written costs the next run a scan, never a wrong answer.
-        for (k, entry) in captured {
-            let Some(job) = first.get(k.as_str()) else { continue };
-            if let Some(id) = unchanged(job)
-                && written.insert(k.clone())
-            {
-                let _ = write_entry(&cache.folder, files(&k), &k, &id, &entry);
+        let folder = &self.cache.folder;
+        let mut written: HashSet<String> = HashSet::new();
+        for grouped::Accumulated { sums, psus } in accumulated {
+            for (job, base) in sums {
+                let k = key(job, &canonical(&job.rows.location));
+                let Some(job) = first.get(k.as_str()) else { continue };
+                if let Some(id) = unchanged(job)
+                    && written.insert(k.clone())
+                {
+                    let entry = Entry { base, psus: psus.clone() };
+                    let _ = write_entry(folder, self.files(&k), &k, &id, &entry);
+                }
             }
         }
-        for (&i, out) in missed.iter().zip(&scanned) {
-            let (k, f) = &keys[i];
+        for (&i, out) in missed.iter().zip(scanned) {
+            let (k, f) = &self.keys[i];
             if let Ok(out) = out
                 && !written.contains(k)
-                && let Some(id) = unchanged(&jobs[i])
+                && let Some(id) = unchanged(&self.jobs[i])
                 && written.insert(f.clone())
             {
-                let _ = write_finished(&cache.folder, files(f), f, &id, out);
+                let _ = write_finished(folder, self.files(f), f, &id, out);
             }
         }
-        for (job, a) in jobs.iter().zip(&answered) {
-            if a.is_some() {
-                tallies.entry(job.rows.table.clone()).or_default().hits += 1;
-            }
-        }
-        let mut plans: Vec<PlanChoice> = tallies
-            .into_iter()
-            .filter(|(_, t)| t.hits > 0 || t.stale > 0 || t.corrupt > 0 || t.untrusted > 0 || t.volatile > 0)
-            .map(|(table, t)| {
-                let mut reason = format!(
-                    "{} job(s) answered from {} cache entr{}; {} stale and {} corrupt entr{} rescanned",
-                    t.hits,
-                    t.entries,
-                    if t.entries == 1 { "y" } else { "ies" },
-                    t.stale,
-                    t.corrupt,
-                    if t.stale + t.corrupt == 1 { "y" } else { "ies" },
-                );
-                if t.untrusted > 0 {
-                    reason.push_str(&format!("; {} untrusted entr{} refused", t.untrusted, if t.untrusted == 1 { "y" } else { "ies" }));
-                }
-                if let Some(call) = &t.volatile_call {
-                    reason.push_str(&format!(
-                        "; {} job(s) never cached: their declarations call {call}, which is not fixed by its arguments",
-                        t.volatile
-                    ));
-                }
-                PlanChoice { table, plan: ScanPlan::Cache, reason }
-            })
-            .collect();
-        plans.append(&mut stats.plans);
-        stats.plans = plans;
-        let mut scanned = scanned.into_iter();
-        let outcomes = answered
-            .into_iter()
-            .map(|a| match a {
-                Some(o) => o,
-                None => scanned.next().unwrap_or_else(|| Err(EngineError::Internal("no outcome".into()))),
-            })
-            .collect();
-        (outcomes, stats)
     }
+}
+
+/// What the cache did for each table it did anything for, as the plan its jobs took.
+fn cache_plans(tallies: BTreeMap<String, Tally>) -> Vec<PlanChoice> {
+    tallies
+        .into_iter()
+        .filter(|(_, t)| t.hits > 0 || t.stale > 0 || t.corrupt > 0 || t.untrusted > 0 || t.volatile > 0)
+        .map(|(table, t)| {
+            let mut reason = format!(
+                "{} job(s) answered from {} cache entr{}; {} stale and {} corrupt entr{} rescanned",
+                t.hits,
+                t.entries,
+                if t.entries == 1 { "y" } else { "ies" },
+                t.stale,
+                t.corrupt,
+                if t.stale + t.corrupt == 1 { "y" } else { "ies" },
+            );
+            if t.untrusted > 0 {
+                reason.push_str(&format!("; {} untrusted entr{} refused", t.untrusted, if t.untrusted == 1 { "y" } else { "ies" }));
+            }
+            if let Some(call) = &t.volatile_call {
+                reason.push_str(&format!(
+                    "; {} job(s) never cached: their declarations call {call}, which is not fixed by its arguments",
+                    t.volatile
+                ));
+            }
+            PlanChoice { table, plan: ScanPlan::Cache, reason }
+        })
+        .collect()
 }
 
 impl Engine {
@@ -1012,13 +1081,8 @@ impl Engine {
         if !glob && !location.is_dir() {
             return Some(Vec::new());
         }
-        // The extension the engine registers the table with (`Engine::register_at`).
-        let lower = text.to_lowercase();
-        let ext = match [".arrow", ".feather", ".ipc", ".csv"].into_iter().find(|e| lower.ends_with(e)) {
-            Some(".csv") => ".csv",
-            Some(e) => &text[text.len() - e.len()..],
-            None => ".parquet",
-        };
+        // The extension the engine lists the table's files by.
+        let ext = super::listing_extension(&text);
         let text = if glob || text.ends_with('/') { text.to_string() } else { format!("{text}/") };
         let url = ListingTableUrl::parse(&text).ok()?;
         if !url.is_collection() {

@@ -372,8 +372,7 @@ impl Engine {
         if crate::sav::is_sav(location) {
             return Some("an SPSS table is read by recite's own reader, which the executors do not run");
         }
-        let csv = self.csv.lock().ok().and_then(|m| m.get(location).cloned());
-        if csv.is_some_and(|f| f.needs_transcoding()) {
+        if self.declared_csv(location).is_some_and(|f| f.needs_transcoding()) {
             return Some(
                 "a CSV table in another encoding or with decimal commas is read from a converted copy on this machine",
             );

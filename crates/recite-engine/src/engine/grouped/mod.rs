@@ -37,7 +37,7 @@ use rayon::prelude::*;
 
 use super::{
     Engine, EngineError, Filters, Job, Outcome, Outcomes, PlanChoice, Reduction, Role, ScanError, ScanPlan,
-    ScanStats, scan_error, table_of,
+    ScanStats, Scanned, scan_error, table_of,
 };
 pub(super) use accumulate::{Acc, BaseSums};
 use accumulate::{Row, RowsKey, accumulate, finish};
@@ -151,6 +151,15 @@ const INVALID: u8 = 1;
 /// A fixed-point sum that overflowed.
 const OVERFLOW: u8 = 2;
 
+/// The base sums one grouped scan accumulated, for the cache to keep (`cache.rs`): each distinct
+/// set of base rows it summed, with the first job that selects them, and the PSUs it saw.
+pub(super) struct Accumulated<'a> {
+    /// Per set of base rows: a job that selects them, and their sums.
+    pub(super) sums: Vec<(&'a Job, BaseSums)>,
+    /// The PSUs, in the order of each sum's `per_psu` (none without a design).
+    pub(super) psus: Vec<(String, String)>,
+}
+
 /// Where one job's pieces sit.
 struct Plan {
     column: usize,
@@ -160,70 +169,171 @@ struct Plan {
     cells: Vec<(String, String, usize)>,
 }
 
+/// What a scan's jobs cite, each once: the columns and weights, and the period, cell and (per
+/// column) base filters as flags. Each job's [`Plan`] points into it.
+#[derive(Default)]
+struct Cited {
+    columns: Vec<String>,
+    weights: Vec<String>,
+    periods: Flags,
+    cells: Flags,
+    /// Per cited column, its bases' flags.
+    bases: Vec<Flags>,
+}
+
+impl Cited {
+    /// Places every job's pieces, sharing what repeats: a job whose filter does not parse
+    /// fails, one whose flags do not fit a mask is [`Unplanned::Full`].
+    fn plan(jobs: &[&Job], filters: &mut Filters<'_>) -> (Cited, Vec<Result<Plan, Unplanned>>) {
+        let mut cited = Cited::default();
+        let plans = jobs.iter().map(|job| cited.plan_job(job, filters)).collect();
+        (cited, plans)
+    }
+
+    /// Places one job. Its column and weight are cited even when a mask then turns out full.
+    fn plan_job(&mut self, job: &Job, filters: &mut Filters<'_>) -> Result<Plan, Unplanned> {
+        let r = &job.rows;
+        let column = match self.columns.iter().position(|c| *c == r.column) {
+            Some(i) => i,
+            None => {
+                self.columns.push(r.column.clone());
+                self.bases.push(Flags::default());
+                self.columns.len() - 1
+            }
+        };
+        let period = r.period_filter.as_deref().map(|f| filters.get(Role::Period, f)).transpose()?;
+        let base = r.base_filter.as_deref().map(|f| filters.get(Role::Base, f)).transpose()?;
+        let mut cell_exprs = Vec::new();
+        for (b, c, f) in &job.cells {
+            let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
+            cell_exprs.push((b.clone(), c.clone(), filters.get(role, f)?));
+        }
+        let weight = r.weight.as_ref().map(|w| match self.weights.iter().position(|x| x == w) {
+            Some(i) => i,
+            None => {
+                self.weights.push(w.clone());
+                self.weights.len() - 1
+            }
+        });
+        let period = period.map(|p| self.periods.bit(p)).transpose()?;
+        let bases = &mut self.bases[column];
+        let base = match base {
+            Some(b) if bases.exprs.len() >= MAX_BASE_BITS && !bases.index.contains_key(&b) => {
+                return Err(Unplanned::Full);
+            }
+            Some(b) => Some(bases.bit(b)?),
+            None => None,
+        };
+        let cells = cell_exprs
+            .into_iter()
+            .map(|(b, c, e)| Ok((b, c, self.cells.bit(e)?)))
+            .collect::<Result<_, Unplanned>>()?;
+        Ok(Plan { column, period, base, weight, cells })
+    }
+
+    /// The projection: the flags as booleans, per column its code and base flags, the weights,
+    /// the design; the reduction turns flags into masks and keys. `keep` is its rows' filter.
+    fn projection(
+        &self,
+        design: Option<&(String, String)>,
+        keep: Option<Expr>,
+    ) -> Result<Projection, ScanError> {
+        let mut select: Vec<Expr> = self.periods.columns("p");
+        select.extend(self.cells.columns("c"));
+        for (i, c) in self.columns.iter().enumerate() {
+            select.push(cast(ident(c), DataType::Int64).alias(format!("x{i}")));
+            select.extend(self.bases[i].columns(&format!("b{i}_")));
+        }
+        for (i, w) in self.weights.iter().enumerate() {
+            select.push(cast(ident(w), DataType::Float64).alias(format!("w{i}")));
+        }
+        if let Some((s, p)) = design {
+            select.push(cast(ident(s), DataType::Utf8).alias("s"));
+            select.push(cast(ident(p), DataType::Utf8).alias("p"));
+        }
+        let layout = Layout::new(
+            self.periods.exprs.len(),
+            self.cells.exprs.len(),
+            self.bases.iter().map(|b| b.exprs.len()).collect(),
+            self.weights.len(),
+            design.is_some(),
+        );
+        if select.len() != layout.width() {
+            return Err(ScanError::Fatal(EngineError::Internal(
+                "the grouped projection is out of layout".into(),
+            )));
+        }
+        Ok(Projection { select, layout, keep })
+    }
+
+    /// The rows worth reading: those in some cited period, when every job planned into this
+    /// scan has one. Saying so lets the Parquet reader skip row groups by their statistics (a
+    /// tracker written wave by wave reads one wave for one claim). Not with a design: every
+    /// PSU must stay, even one with no base rows.
+    fn keep(&self, plans: &[Result<Plan, EngineError>], deferred: &[usize], designed: bool) -> Option<Expr> {
+        let every_job_has_a_period = plans
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !deferred.contains(i))
+            .all(|(_, p)| p.as_ref().is_ok_and(|p| p.period.is_some()));
+        (!designed && every_job_has_a_period && !self.periods.exprs.is_empty())
+            .then(|| self.periods.exprs.iter().cloned().reduce(|a, b| a.or(b)))
+            .flatten()
+    }
+
+    /// The replicate weights' ranks the jobs want ([`super::gram`]), tapped from the rows as
+    /// they pass, at the places `layout` gives.
+    fn grams(&self, jobs: &[&Job], layout: &Layout) -> super::gram::Grams {
+        super::gram::Grams::new(
+            jobs,
+            &self.columns,
+            &self.weights,
+            (0..layout.periods).map(|k| layout.period(k)).collect(),
+            |c| (layout.code(c), (0..layout.bases[c]).map(|k| layout.base(c, k)).collect()),
+            |w| layout.weight(w),
+        )
+    }
+
+    /// What one scan read: a scan when any column is cited, the aggregates it computed.
+    fn stats(&self, jobs: &[&Job], rows_scanned: u64, reason: String) -> ScanStats {
+        let mut stats = ScanStats {
+            tables_scanned: 1,
+            scans: usize::from(!self.columns.is_empty()),
+            rows_scanned,
+            aggregates: 1 + 3 * self.weights.len(),
+            explanation_scans: 0,
+            plans: Vec::new(),
+        };
+        if !self.columns.is_empty() {
+            stats.plans.push(PlanChoice { table: table_of(jobs), plan: ScanPlan::Grouped, reason });
+        }
+        stats
+    }
+}
+
+/// The grouped scan's projected columns (`select`, laid out as `layout`) and the filter of the
+/// rows it reads (`keep`).
+struct Projection {
+    select: Vec<Expr>,
+    layout: Layout,
+    keep: Option<Expr>,
+}
+
 impl Engine {
-    /// The grouped scan of one table for all its jobs (see the module doc).
-    pub(super) fn scan_grouped(
+    /// The grouped scan of one table for all its jobs (see the module doc): the jobs planned
+    /// into flags ([`Cited::plan`]), those that do not fit scanned apart, the rows projected
+    /// and reduced ([`Engine::reduce_grouped`]), then each distinct set of base rows summed
+    /// ([`accumulate_distinct`]) and each job's outcome taken from its sums ([`finish_all`]).
+    pub(super) fn scan_grouped<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
-        jobs: &[&Job],
+        jobs: &[&'a Job],
         reason: String,
-    ) -> Result<(Outcomes, ScanStats), ScanError> {
+    ) -> Result<Scanned<'a>, ScanError> {
         let reg = self.register_at(location, self.place(location, jobs).0)?;
         let mut filters = Filters::new(self, &reg.schema)?;
-        let mut columns: Vec<String> = Vec::new();
-        let mut weights: Vec<String> = Vec::new();
-        let (mut periods, mut cells) = (Flags::default(), Flags::default());
-        let mut bases: Vec<Flags> = Vec::new();
-        let mut plans: Vec<Result<Plan, Unplanned>> = Vec::new();
-        for job in jobs {
-            let r = &job.rows;
-            let mut parsed = |role: Role, sql: &str| filters.get(role, sql);
-            let plan = (|| -> Result<Plan, Unplanned> {
-                let column = match columns.iter().position(|c| *c == r.column) {
-                    Some(i) => i,
-                    None => {
-                        columns.push(r.column.clone());
-                        bases.push(Flags::default());
-                        columns.len() - 1
-                    }
-                };
-                let period = r.period_filter.as_deref().map(|f| parsed(Role::Period, f)).transpose()?;
-                let base = r.base_filter.as_deref().map(|f| parsed(Role::Base, f)).transpose()?;
-                let mut cell_exprs = Vec::new();
-                for (b, c, f) in &job.cells {
-                    let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
-                    cell_exprs.push((b.clone(), c.clone(), parsed(role, f)?));
-                }
-                let weight = r.weight.as_ref().map(|w| match weights.iter().position(|x| x == w) {
-                    Some(i) => i,
-                    None => {
-                        weights.push(w.clone());
-                        weights.len() - 1
-                    }
-                });
-                Ok(Plan {
-                    column,
-                    period: period.map(|p| periods.bit(p)).transpose()?,
-                    base: match base {
-                        Some(b)
-                            if bases[column].exprs.len() >= MAX_BASE_BITS
-                                && !bases[column].index.contains_key(&b) =>
-                        {
-                            return Err(Unplanned::Full);
-                        }
-                        Some(b) => Some(bases[column].bit(b)?),
-                        None => None,
-                    },
-                    weight,
-                    cells: cell_exprs
-                        .into_iter()
-                        .map(|(b, c, e)| Ok((b, c, cells.bit(e)?)))
-                        .collect::<Result<_, Unplanned>>()?,
-                })
-            })();
-            plans.push(plan);
-        }
+        let (cited, plans) = Cited::plan(jobs, &mut filters);
         // Jobs that did not fit a mask take another scan of their own (the summed one when
         // none fitted, e.g. a study of more than 62 cells), never an error: what else is in
         // the batch must not change a job's outcome.
@@ -235,7 +345,8 @@ impl Engine {
             .collect();
         if deferred.len() == jobs.len() {
             let why = "more periods, cells or bases than the grouped plan's masks hold";
-            return self.scan_summed(location, design, jobs, why.into());
+            let (outcomes, stats) = self.scan_summed(location, design, jobs, why.into())?;
+            return Ok((outcomes, stats, Vec::new()));
         }
         let mut later = None;
         if !deferred.is_empty() {
@@ -251,178 +362,74 @@ impl Engine {
                 })
             })
             .collect();
-        // The projection: the flags as booleans, per column its code and base flags, the
-        // weights, the design; the reduction turns flags into masks and keys.
-        let mut select: Vec<Expr> = periods.columns("p");
-        select.extend(cells.columns("c"));
-        for (i, c) in columns.iter().enumerate() {
-            select.push(cast(ident(c), DataType::Int64).alias(format!("x{i}")));
-            select.extend(bases[i].columns(&format!("b{i}_")));
-        }
-        for (i, w) in weights.iter().enumerate() {
-            select.push(cast(ident(w), DataType::Float64).alias(format!("w{i}")));
-        }
-        if let Some((s, p)) = design {
-            select.push(cast(ident(s), DataType::Utf8).alias("s"));
-            select.push(cast(ident(p), DataType::Utf8).alias("p"));
-        }
-        let layout = Layout::new(
-            periods.exprs.len(),
-            cells.exprs.len(),
-            bases.iter().map(|b| b.exprs.len()).collect(),
-            weights.len(),
-            design.is_some(),
-        );
-        let mut grams = super::gram::Grams::new(
-            jobs,
-            &columns,
-            &weights,
-            (0..layout.periods).map(|k| layout.period(k)).collect(),
-            |c| (layout.code(c), (0..layout.bases[c]).map(|k| layout.base(c, k)).collect()),
-            |w| layout.weight(w),
-        );
-        if select.len() != layout.width() {
-            return Err(ScanError::Fatal(EngineError::Internal(
-                "the grouped projection is out of layout".into(),
-            )));
-        }
-        // Only rows in some cited period matter. Saying so lets the Parquet reader skip row
-        // groups by their statistics (a tracker written wave by wave reads one wave for one
-        // claim). Not with a design: every PSU must stay, even one with no base rows.
-        let every_job_has_a_period = plans
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !deferred.contains(i))
-            .all(|(_, p)| p.as_ref().is_ok_and(|p| p.period.is_some()));
-        let keep = (design.is_none() && every_job_has_a_period && !periods.exprs.is_empty())
-            .then(|| periods.exprs.iter().cloned().reduce(|a, b| a.or(b)))
-            .flatten();
-        // DataFusion reads, filters and computes the flags; the counts and sums per key are
-        // reduced in exact integer arithmetic, here (one task per partition) or by a plan any
-        // DataFusion executor runs. The replicate weights' ranks tap the rows in process.
-        // On a cluster the rows never come here: the plan reduces them on the executors.
+        let keep = cited.keep(&plans, &deferred, design.is_some());
+        let projection = cited.projection(design, keep)?;
+        let mut grams = cited.grams(jobs, &projection.layout);
         let on_cluster = self.place(location, jobs).0 == super::Place::Cluster;
-        let reduced = if columns.is_empty() {
-            Reduced::empty(0)
-        } else if (self.reduction == Reduction::Plan || on_cluster) && grams.is_empty() {
-            let shape = plan::Shape {
-                periods: &periods.exprs,
-                cells: &cells.exprs,
-                columns: &columns,
-                bases: bases.iter().map(|b| b.exprs.as_slice()).collect(),
-                weights: &weights,
-                design,
-            };
-            self.run_on(&reg.ctx, async {
-                let batches = plan::plan(&reg.ctx, &reg.name, keep, &shape).await?.collect().await?;
-                plan::gather(&batches, &shape)
-            })
-            .map_err(|e| scan_error(&e))?
-        } else {
-            self.reduce_in_process(&reg.ctx, &reg.name, keep, select, &layout, &grams)?
-        };
+        let reduced = self.reduce_grouped(&reg, on_cluster, &cited, design, projection, &grams)?;
         if let Some(c) = reduced.out_of_range.iter().position(|&o| o) {
             let why = format!(
                 "column {:?} holds codes beyond ±2^42, which the grouped key cannot pack",
-                columns[c]
+                cited.columns[c]
             );
-            return self.scan_summed(location, design, jobs, why);
+            // What the deferred jobs' own scan accumulated is still theirs to keep.
+            let (outcomes, stats) = self.scan_summed(location, design, jobs, why)?;
+            return Ok((outcomes, stats, later.map(|(_, _, kept)| kept).unwrap_or_default()));
         }
-        let Reduced { merged, rows: rows_total, psus, .. } = reduced;
+        let Reduced { merged, rows, psus, .. } = reduced;
         grams.merge();
-        let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); columns.len()];
-        for (c, map) in merged.into_iter().enumerate() {
-            let bits = bases[c].exprs.len() as i64;
-            for ((pm, cm, key, psu), v) in map {
-                let (code, bmask) = unpack(key, bits);
-                by_column[c].push(Row {
-                    pm,
-                    cm,
-                    code,
-                    bmask,
-                    psu,
-                    n: v.n as f64,
-                    weighted: v
-                        .weighted
-                        .iter()
-                        .zip(&v.bad)
-                        .map(|((n, w, w2), bad)| Acc {
-                            n: *n as f64,
-                            w: unfixed(*w),
-                            w2: unfixed(*w2),
-                            bad: *bad,
-                        })
-                        .collect(),
-                });
-            }
-        }
-        let psu_list: Vec<(String, String)> = psus.into_iter().collect();
-        // Groups come out of hash maps in no fixed order; summing them in a fixed order keeps
-        // every float bit the same from run to run.
-        for rows in &mut by_column {
-            rows.sort_unstable_by(|a, b| {
-                (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
-            });
-        }
-        let mut stats = ScanStats {
-            tables_scanned: 1,
-            scans: usize::from(!columns.is_empty()),
-            rows_scanned: rows_total,
-            aggregates: 1 + 3 * weights.len(),
-            explanation_scans: 0,
-            plans: Vec::new(),
-        };
-        if !columns.is_empty() {
-            stats.plans.push(PlanChoice { table: table_of(jobs), plan: ScanPlan::Grouped, reason });
-        }
-        // Jobs that select the same rows (column, period, base, weight, missing codes, cells)
-        // share one accumulation: a batch of claims repeats these a lot.
-        let psu_index: HashMap<&(String, String), usize> =
-            psu_list.iter().enumerate().map(|(i, k)| (k, i)).collect();
-        let mut keys: HashMap<RowsKey, usize> = HashMap::new();
-        let mut distinct: Vec<(&Plan, &Job)> = Vec::new();
-        let job_key: Vec<Option<usize>> = jobs
-            .iter()
-            .zip(&plans)
-            .map(|(job, plan)| {
-                let plan = plan.as_ref().ok()?;
-                let key = RowsKey::of(plan, job);
-                Some(*keys.entry(key).or_insert_with(|| {
-                    distinct.push((plan, job));
-                    distinct.len() - 1
-                }))
-            })
-            .collect();
-        let accumulated: Vec<BaseSums> = distinct
-            .par_iter()
-            .map(|(plan, job)| {
-                accumulate(plan, &job.rows, &by_column[plan.column], &psu_index, design.is_some())
-            })
-            .collect();
-        if let Some(cache) = &self.cache {
-            cache.capture(distinct.iter().map(|(_, job)| *job).zip(&accumulated), &psu_list);
-        }
-        let mut outcomes: Outcomes = jobs
-            .par_iter()
-            .zip(plans.par_iter())
-            .zip(job_key.par_iter())
-            .enumerate()
-            .map(|(i, ((job, plan), key))| {
-                let plan = plan.as_ref().map_err(Clone::clone)?;
-                let Some(key) = key else {
-                    return Err(EngineError::Internal("a planned job has no key".into()));
-                };
-                finish(job, plan, &accumulated[*key], &psu_list, design.is_some())
-                    .map(|o| grams.attach(i, job, plan.period, plan.base, bases[plan.column].exprs.len(), o))
-            })
-            .collect();
-        if let Some((outs, s)) = later {
+        let by_column = rows_by_column(merged, &cited.bases);
+        let mut stats = cited.stats(jobs, rows, reason);
+        let psus: Vec<(String, String)> = psus.into_iter().collect();
+        let (sums, job_key) = accumulate_distinct(jobs, &plans, &by_column, &psus, design.is_some());
+        let accumulated = Accumulated { sums, psus };
+        let mut outcomes = finish_all(jobs, &plans, &job_key, &accumulated, design.is_some(), &grams, &cited);
+        let mut kept = vec![accumulated];
+        if let Some((outs, s, more)) = later {
             for (&i, out) in deferred.iter().zip(outs) {
                 outcomes[i] = out;
             }
             stats.absorb(s);
+            kept.extend(more);
         }
-        Ok((outcomes, stats))
+        Ok((outcomes, stats, kept))
+    }
+
+    /// The table's rows reduced to exact sums per group: DataFusion reads, filters and computes
+    /// the flags; the counts and sums per key are reduced in exact integer arithmetic, here (one
+    /// task per partition) or by a plan any DataFusion executor runs. The replicate weights'
+    /// ranks tap the rows in process. On a cluster the rows never come here: the plan reduces
+    /// them on the executors.
+    fn reduce_grouped(
+        &self,
+        reg: &super::Registered,
+        on_cluster: bool,
+        cited: &Cited,
+        design: Option<&(String, String)>,
+        projection: Projection,
+        grams: &super::gram::Grams,
+    ) -> Result<Reduced, ScanError> {
+        let Projection { select, layout, keep } = projection;
+        if cited.columns.is_empty() {
+            return Ok(Reduced::empty(0));
+        }
+        if (self.reduction == Reduction::Plan || on_cluster) && grams.is_empty() {
+            let shape = plan::Shape {
+                periods: &cited.periods.exprs,
+                cells: &cited.cells.exprs,
+                columns: &cited.columns,
+                bases: cited.bases.iter().map(|b| b.exprs.as_slice()).collect(),
+                weights: &cited.weights,
+                design,
+            };
+            return self
+                .run_on(&reg.ctx, async {
+                    let batches = plan::plan(&reg.ctx, &reg.name, keep, &shape).await?.collect().await?;
+                    plan::gather(&batches, &shape)
+                })
+                .map_err(|e| scan_error(&e));
+        }
+        self.reduce_in_process(&reg.ctx, &reg.name, keep, select, &layout, grams)
     }
 
     /// The in-process reduction: DataFusion streams the projected rows (`select`, laid out as
@@ -479,6 +486,103 @@ impl Engine {
         }
         Ok(out)
     }
+}
+
+/// Each cited column's groups as rows: the key unpacked into code and base mask, the sums back
+/// in weight units. Groups come out of hash maps in no fixed order; summing them in a fixed
+/// order keeps every float bit the same from run to run, so the rows are sorted.
+fn rows_by_column(merged: Vec<HashMap<MergedKey, Exact>>, bases: &[Flags]) -> Vec<Vec<Row>> {
+    let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); bases.len()];
+    for (c, map) in merged.into_iter().enumerate() {
+        let bits = bases[c].exprs.len() as i64;
+        for ((pm, cm, key, psu), v) in map {
+            let (code, bmask) = unpack(key, bits);
+            by_column[c].push(Row {
+                pm,
+                cm,
+                code,
+                bmask,
+                psu,
+                n: v.n as f64,
+                weighted: v
+                    .weighted
+                    .iter()
+                    .zip(&v.bad)
+                    .map(|((n, w, w2), bad)| Acc {
+                        n: *n as f64,
+                        w: unfixed(*w),
+                        w2: unfixed(*w2),
+                        bad: *bad,
+                    })
+                    .collect(),
+            });
+        }
+    }
+    for rows in &mut by_column {
+        rows.sort_unstable_by(|a, b| {
+            (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
+        });
+    }
+    by_column
+}
+
+/// Each distinct set of base rows summed once, with the first job that selects it, and which
+/// of them each planned job takes. Jobs that select the same rows (column, period, base,
+/// weight, missing codes, cells) share one accumulation: a batch of claims repeats these a lot.
+fn accumulate_distinct<'a>(
+    jobs: &[&'a Job],
+    plans: &[Result<Plan, EngineError>],
+    by_column: &[Vec<Row>],
+    psus: &[(String, String)],
+    designed: bool,
+) -> (Vec<(&'a Job, BaseSums)>, Vec<Option<usize>>) {
+    let psu_index: HashMap<&(String, String), usize> = psus.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    let mut keys: HashMap<RowsKey, usize> = HashMap::new();
+    let mut distinct: Vec<(&Plan, &'a Job)> = Vec::new();
+    let job_key: Vec<Option<usize>> = jobs
+        .iter()
+        .zip(plans)
+        .map(|(job, plan)| {
+            let plan = plan.as_ref().ok()?;
+            let key = RowsKey::of(plan, job);
+            Some(*keys.entry(key).or_insert_with(|| {
+                distinct.push((plan, *job));
+                distinct.len() - 1
+            }))
+        })
+        .collect();
+    let sums = distinct
+        .par_iter()
+        .map(|(plan, job)| (*job, accumulate(plan, &job.rows, &by_column[plan.column], &psu_index, designed)))
+        .collect();
+    (sums, job_key)
+}
+
+/// Each job's outcome: why it failed, or what [`finish`] makes of the sums of its rows (`key`
+/// into `accumulated`), with its replicate weights' ranks ([`super::gram`]).
+fn finish_all(
+    jobs: &[&Job],
+    plans: &[Result<Plan, EngineError>],
+    job_key: &[Option<usize>],
+    accumulated: &Accumulated<'_>,
+    designed: bool,
+    grams: &super::gram::Grams,
+    cited: &Cited,
+) -> Outcomes {
+    jobs.par_iter()
+        .zip(plans.par_iter())
+        .zip(job_key.par_iter())
+        .enumerate()
+        .map(|(i, ((job, plan), key))| {
+            let plan = plan.as_ref().map_err(Clone::clone)?;
+            let Some(key) = key else {
+                return Err(EngineError::Internal("a planned job has no key".into()));
+            };
+            finish(job, plan, &accumulated.sums[*key].1, &accumulated.psus, designed).map(|o| {
+                grams.attach(i, job, plan.period, plan.base, cited.bases[plan.column].exprs.len(), o)
+            })
+        })
+        .collect()
 }
 
 /// What a reduction returns: per cited column the exact sums of each (period mask, cell mask,
