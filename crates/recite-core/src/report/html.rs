@@ -45,12 +45,12 @@ h2{font-size:16px;margin:4px 0 10px;font-family:ui-monospace,monospace}
 .cited,.uncompared{display:inline-block;white-space:nowrap;margin:2px 14px 2px 0}
 .num{font-weight:600;font-family:ui-monospace,monospace}
 .recomputed{font-size:12px;color:#c62828;font-family:ui-monospace,monospace}
-.cited .badge{background:#fff;border:1.5px solid;padding:0 6px}.cited .REPRODUCED{color:#1f8a4c}.cited .DISCREPANT{color:#c62828}
+.cited .badge{background:#fff;border:1.5px solid;padding:0 6px}.cited .REPRODUCED{color:#1f7a45}.cited .DISCREPANT{color:#c62828}
 .cited .BASE_MISMATCH{color:#a15c00}.cited .UNVERIFIABLE{color:#7b3fa0}.cited .INVALID{color:#8a1c1c}
 .why{font-size:13px;margin:2px 0}
 .uncompared{color:#5b6474}
 .badge{display:inline-block;font-size:11px;font-weight:700;padding:1px 7px;border-radius:10px;color:#fff;margin-left:6px;vertical-align:1px}
-.REPRODUCED{background:#1f8a4c}.DISCREPANT{background:#c62828}.BASE_MISMATCH{background:#c77700}
+.REPRODUCED{background:#1f7a45}.DISCREPANT{background:#c62828}.BASE_MISMATCH{background:#8a5300}
 .UNVERIFIABLE{background:#7b3fa0}.INVALID{background:#8a1c1c}
 details summary{cursor:pointer}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px solid #e3e6eb;padding:3px 8px;text-align:left}
