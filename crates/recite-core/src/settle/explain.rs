@@ -47,10 +47,7 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
         let (prev, next) = study.neighbours(period);
         for (cause, p) in [(Cause::PreviousPeriod, prev), (Cause::NextPeriod, next)] {
             if let Some(p) = p {
-                let mut v = r.clone();
-                v.period = p.name.clone();
-                v.rows.period_filter = Some(p.filter.clone());
-                push(cause, format!("on {}", p.name), v);
+                push(cause, format!("on {}", p.name), on_period(r, p));
             }
         }
     }
@@ -96,6 +93,15 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
         }
     }
     out
+}
+
+/// The claim computed on another period of its study: its filter and fielded dates.
+pub fn on_period(r: &Resolved, p: &catalog::Period) -> Resolved {
+    let mut v = r.clone();
+    v.period = p.name.clone();
+    v.fielded = p.fielded.clone();
+    v.rows.period_filter = Some(p.filter.clone());
+    v
 }
 
 /// The note for a claim whose question has more sibling columns than were tried as explanations:

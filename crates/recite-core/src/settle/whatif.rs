@@ -111,11 +111,7 @@ pub fn alternatives(
         let mut chosen: Vec<usize> = near.into_iter().take(MAX_PERIOD_ALTERNATIVES).map(|(_, i)| i).collect();
         chosen.sort_unstable();
         for p in chosen.into_iter().map(|i| &study.periods[i]) {
-            let mut v = r.clone();
-            v.period = p.name.clone();
-            v.fielded = p.fielded.clone();
-            v.rows.period_filter = Some(p.filter.clone());
-            out.push(alt(Kind::Period, &p.name, format!("on {}", p.name), v));
+            out.push(alt(Kind::Period, &p.name, format!("on {}", p.name), explain::on_period(r, p)));
         }
     }
     // The explanations' variants, periods aside (listed above, all of them).

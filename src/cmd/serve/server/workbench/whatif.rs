@@ -16,7 +16,7 @@ use recite::report::ClaimReport;
 use recite::resolve::{self, Resolved};
 use recite::settle::Explanation;
 use recite::settle::whatif::{self, Alternative};
-use recite::transcript::{self, Document, Locator};
+use recite::transcript::{self, Document, Item, Locator};
 
 use super::super::http::{json_response, query, read_body_within, single};
 use super::super::{Problem, TIMED_OUT};
@@ -44,17 +44,16 @@ struct Found {
 type Missing = String;
 
 impl Desk {
-    /// Claim `k` of the saved `report`, found again in `docs` (the case's inputs, read).
-    fn claim_at(&self, docs: &[Document], report: &Value, k: usize) -> Result<Found, Missing> {
+    /// Claim `k` of the saved `report`, found again among the case's inputs' items (`items`, by
+    /// locator).
+    fn claim_at(&self, items: &Items<'_>, report: &Value, k: usize) -> Result<Found, Missing> {
         let all = claims(report);
         let rc = all
             .get(k)
             .ok_or_else(|| format!("the case has {} claim(s); there is no claim {k}", all.len()))?;
         let saved = &rc["locator"];
-        let item = docs
-            .iter()
-            .flat_map(|d| &d.items)
-            .find(|i| serde_json::to_value(&i.locator).is_ok_and(|l| &l == saved))
+        let item = items
+            .get(&saved.to_string())
             .ok_or_else(|| format!("claim {k} (at {saved}) is no longer found in the case's inputs"))?;
         let locator = item.locator.clone();
         let c = item.citation.as_ref().ok_or_else(|| format!("claim {k} ({locator}) has no citation"))?;
@@ -79,6 +78,20 @@ impl Desk {
         let svc = &self.svc;
         whatif::alternatives(&f.resolved, &svc.catalog, &svc.registry, &f.claimed, &f.explanations)
     }
+}
+
+/// The items of a case's inputs by their locator as the report writes it (the first, when two
+/// share one), so each claim is found once, not by a search over every item.
+type Items<'a> = std::collections::HashMap<String, &'a Item>;
+
+fn items(docs: &[Document]) -> Items<'_> {
+    let mut by = Items::new();
+    for i in docs.iter().flat_map(|d| &d.items) {
+        if let Ok(at) = serde_json::to_string(&i.locator) {
+            by.entry(at).or_insert(i);
+        }
+    }
+    by
 }
 
 /// A case's inputs, read again, and its saved report.
@@ -111,6 +124,7 @@ pub(super) async fn alternatives(
     let job = tokio::task::spawn_blocking(move || {
         let _turn = permit;
         let (docs, report) = read_case(&d, &id, &case.report_json)?;
+        let items = items(&docs);
         let count = claims(&report).len();
         let wanted: Vec<usize> = match only {
             Some(k) if k >= count => {
@@ -127,7 +141,7 @@ pub(super) async fn alternatives(
             if std::time::Instant::now() >= until {
                 return Err(TIMED_OUT.to_string());
             }
-            listed.push(match d.claim_at(&docs, &report, k) {
+            listed.push(match d.claim_at(&items, &report, k) {
                 Ok(f) => json!({
                     "claim": k,
                     "locator": f.locator,
@@ -173,7 +187,8 @@ pub(super) async fn run(
     let job = tokio::task::spawn_blocking(move || {
         let _turn = permit;
         let (docs, report) = read_case(&d, &id, &case.report_json)?;
-        let f = match d.claim_at(&docs, &report, k) {
+        let items = items(&docs);
+        let f = match d.claim_at(&items, &report, k) {
             Ok(f) => f,
             Err(why) => {
                 return Ok(Err(Problem {
