@@ -70,6 +70,15 @@ pub struct Args {
     timings: bool,
     #[command(flatten)]
     settle: SettleArgs,
+    /// Recompute each claimed measure on every period of its study (at most the 24 nearest the
+    /// cited one) whatever the format: the JSON report then carries each claim's `series`. The
+    /// HTML report does this unasked, to chart it.
+    #[arg(long, conflicts_with = "no_series")]
+    series: bool,
+    /// Leave the chart of each claimed measure across the periods of its study out of the HTML
+    /// report; saves reading the other periods' rows.
+    #[arg(long)]
+    no_series: bool,
     /// A JSON Schema (e.g. citation-record.schema.json) every MOCA citation record must pass.
     #[arg(long, value_name = "FILE")]
     record_schema: Option<PathBuf>,
@@ -102,7 +111,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let stdin = files::StdinSpool::new(&sources, a.max_input_size)?;
     let (progress, max) = (Progress::new(), a.max_input_size);
     let opts = check::Options {
-        settle: a.settle.options(),
+        settle: recite::settle::Options {
+            series: a.series || (a.format == Format::Html && !a.answers_only && !a.no_series),
+            ..a.settle.options()
+        },
         chunk: a.chunk,
         max_input_size: max,
         read: &|p| files::read_file(p, max),

@@ -251,7 +251,8 @@ pub struct SettleArgs {
 impl SettleArgs {
     /// The settlement options these flags ask for.
     pub fn options(&self) -> Options {
-        Options { interval: self.interval, df: self.df, explain: !self.no_explain }
+        // Series only where a report draws them (`check --format html`).
+        Options { interval: self.interval, df: self.df, explain: !self.no_explain, series: false }
     }
 }
 

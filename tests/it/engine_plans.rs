@@ -104,7 +104,7 @@ fn settle(claims: &[Claim], data: &Path, engine: &Engine) -> Vec<Settlement> {
 /// The python of DuckDB's virtualenv (`tests/oracle/install.sh`, made from the pins in
 /// `tests/oracle/requirements.txt`), or `None` (after a SKIPPED line) when it is not installed
 /// and `RECITE_REQUIRE_DUCKDB` is not set.
-fn duckdb_python(test: &str) -> Option<PathBuf> {
+pub(crate) fn duckdb_python(test: &str) -> Option<PathBuf> {
     let venv = std::env::var_os("RECITE_ORACLE_VENV").map(PathBuf::from).unwrap_or_else(|| {
         let cache = std::env::var_os("XDG_CACHE_HOME")
             .map(PathBuf::from)

@@ -454,7 +454,12 @@ impl Dom {
     }
 
     fn title(&self) -> String {
-        let titles = self.find_tag(0, "title");
+        // The page's title; a chart's (`<svg>`'s own `<title>`) names the chart.
+        let titles: Vec<usize> = self
+            .find_tag(0, "title")
+            .into_iter()
+            .filter(|&t| !self.ancestors(t).iter().any(|&a| self.tag(a) == "svg"))
+            .collect();
         assert_eq!(titles.len(), 1, "one <title>");
         self.text(titles[0])
     }
@@ -467,8 +472,12 @@ fn squash(s: &str) -> String {
 
 /// Elements that load, run or embed something, or style from the outside, and attributes that
 /// run script or point elsewhere: none may be in a report's DOM, except `<a href>` with an http(s)
-/// target inside a MOCA record. Returns what is wrong.
+/// target inside a MOCA record, and recite's own chart (`<svg class="chart-svg">`) drawn with
+/// shapes and text alone. Returns what is wrong.
 fn active_content(dom: &Dom) -> Vec<String> {
+    // What a chart is drawn with: nothing that loads, links, animates or embeds.
+    const CHART: [&str; 9] = ["svg", "title", "desc", "g", "line", "rect", "circle", "polygon", "text"];
+    let chart = |n: usize| dom.tag(n) == "svg" && dom.has_class(n, "chart-svg");
     let mut wrong = Vec::new();
     let banned = [
         "script", "iframe", "frame", "frameset", "img", "image", "link", "object", "embed", "video", "audio",
@@ -476,7 +485,12 @@ fn active_content(dom: &Dom) -> Vec<String> {
     ];
     for n in dom.elements() {
         let tag = dom.tag(n);
-        if banned.contains(&tag) {
+        let in_chart = chart(n) || dom.ancestors(n).iter().any(|&a| chart(a));
+        if in_chart {
+            if !CHART.contains(&tag) {
+                wrong.push(format!("<{tag}> element in a chart {:?}", dom.attrs(n)));
+            }
+        } else if banned.contains(&tag) {
             wrong.push(format!("<{tag}> element {:?}", dom.attrs(n)));
         }
         if tag == "meta" && dom.attr(n, "http-equiv").is_some_and(|h| h.eq_ignore_ascii_case("refresh")) {

@@ -23,6 +23,7 @@ mod report_schema;
 mod sav;
 mod scale;
 mod sdk_corpus;
+mod series;
 #[cfg(feature = "serve")]
 mod serve;
 #[cfg(feature = "agents")]

@@ -244,7 +244,7 @@ fn serve_reports_equal_the_cli_byte_for_byte() {
 }
 
 /// A `multipart/form-data` body of `files` (name, bytes), one part each, and its content type.
-fn multipart(files: &[(&str, &[u8])]) -> (Vec<u8>, String) {
+pub(crate) fn multipart(files: &[(&str, &[u8])]) -> (Vec<u8>, String) {
     let boundary = "recite-test-boundary-7d1f";
     let mut body = Vec::new();
     for (name, bytes) in files {
@@ -440,6 +440,58 @@ fn serve_with_a_token_answers_only_requests_that_carry_it() {
         let card = card.json();
         assert!(card["securitySchemes"]["bearer"].is_object(), "{card}");
     }
+    assert!(!s.log().contains(token), "the token was logged");
+}
+
+/// With a token, a browser signs in once at `/signin` and carries a session cookie (a digest of
+/// the token, never the token); a change made with the cookie must come from this server's own
+/// pages; a page asked for without either is sent to the form.
+#[test]
+fn serve_with_a_token_lets_a_browser_sign_in_for_a_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "s3cret-token-0123456789";
+    let file = token_file(dir.path(), token, 0o600);
+    let ledger = dir.path().join("ledger.sqlite3");
+    let s = Server::start(&[
+        "--token-file",
+        &file.display().to_string(),
+        "--ledger",
+        &ledger.display().to_string(),
+    ]);
+    let html = [("Accept", "text/html,application/xhtml+xml")];
+    let page = s.request("GET", "/", &html, b"");
+    assert_eq!(page.status, 303, "a page without the token goes to the form");
+    assert_eq!(page.header("location"), Some("/signin"));
+    let form = s.request("GET", "/signin", &[], b"");
+    assert_eq!(form.status, 200);
+    assert!(String::from_utf8_lossy(&form.body).contains("name=\"token\""));
+    assert_eq!(s.request("GET", "/assets/workbench.css", &[], b"").status, 200, "the form's style is public");
+    problem(&s.request("GET", "/v1/cases", &html, b""), 401, Some("header.authorization"));
+
+    let form_type = [("Content-Type", "application/x-www-form-urlencoded")];
+    let wrong = s.request("POST", "/signin", &form_type, b"token=s3cret-token-012345678X");
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.header("set-cookie").is_none());
+    let signed = s.request("POST", "/signin", &form_type, format!("token={token}").as_bytes());
+    assert_eq!(signed.status, 303);
+    let cookie = signed.header("set-cookie").expect("a session cookie").to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(!cookie.contains(token), "the cookie holds the token: {cookie}");
+    let session = cookie.split(';').next().unwrap().to_string();
+
+    let with = [("Cookie", session.as_str()), ("Accept", "text/html")];
+    assert_eq!(s.request("GET", "/", &with, b"").status, 200);
+    assert_eq!(s.request("GET", "/v1/catalog", &with, b"").status, 200);
+    let body = read(TRANSCRIPTS[0]);
+    let port = s.port.to_string();
+    let own = format!("http://127.0.0.1:{port}");
+    let foreign = [("Cookie", session.as_str()), ("Origin", "http://evil.example")];
+    problem(&s.request("POST", "/v1/cases", &foreign, &body), 403, Some("header.origin"));
+    let from_page = [("Cookie", session.as_str()), ("Origin", own.as_str())];
+    assert_eq!(s.request("POST", "/v1/cases", &from_page, &body).status, 201);
+    let forged =
+        [("Cookie", "recite_session=0000000000000000000000000000000000000000000000000000000000000000")];
+    problem(&s.request("GET", "/v1/cases", &forged, b""), 401, Some("header.authorization"));
     assert!(!s.log().contains(token), "the token was logged");
 }
 

@@ -326,7 +326,7 @@ fn a_reason_shows_enough_digits_to_see_the_recomputed_value() {
 
 /// Whether `Rscript` with the `survey` package is here. Without it the oracle test is skipped
 /// loudly, unless RECITE_REQUIRE_R=1 (CI sets it after installing R), when it fails.
-fn r_with_survey() -> bool {
+pub(crate) fn r_with_survey() -> bool {
     let ok = std::process::Command::new("Rscript")
         .args(["-e", "quit(status = !requireNamespace('survey', quietly = TRUE))"])
         .output()
@@ -348,7 +348,7 @@ fn r_with_survey() -> bool {
 /// its Parquet table written out as CSV for R: Debian's R has no Parquet reader (the `arrow`
 /// package is not packaged), and the test already links the Parquet reader recite uses, so the
 /// export needs nothing from the network.
-fn versant_for_r(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn versant_for_r(dir: &Path) -> std::path::PathBuf {
     use datafusion::arrow::array::{Array, AsArray};
     use datafusion::arrow::compute::cast;
     use datafusion::arrow::datatypes::{DataType, Float64Type};

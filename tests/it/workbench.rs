@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::serve::{Server, TRANSCRIPTS, cli, read};
+use crate::serve::{Server, TRANSCRIPTS, cli, multipart, read};
 use crate::support::root;
 
 /// A running `recite serve` on a ledger; killed (SIGKILL) when dropped.
@@ -75,10 +75,22 @@ impl Reply {
 
 /// HTTP/1.1 over a fresh connection; `None` when the server is not there or hangs up.
 fn call(port: u16, method: &str, target: &str, body: &[u8]) -> Option<Reply> {
+    call_typed(port, method, target, None, body)
+}
+
+/// [`call`] with a `Content-Type`.
+fn call_typed(
+    port: u16,
+    method: &str,
+    target: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Option<Reply> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(300))).ok()?;
+    let typed = content_type.map(|t| format!("Content-Type: {t}\r\n")).unwrap_or_default();
     let head = format!(
-        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n{typed}Content-Length: {}\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).ok()?;
@@ -170,7 +182,8 @@ fn workbench_cases_are_saved_fetched_searched_and_exported() {
         assert_eq!(made["permalink"], Value::from(format!("http://127.0.0.1:{}/cases/{id}", s.port)));
 
         // The reports are the command line's, byte for byte.
-        let want_json = cli(&["check", "-", "--format", "json"], &body);
+        // Settled with each claim's series across periods, which the HTML report charts.
+        let want_json = cli(&["check", "-", "--format", "json", "--series"], &body);
         let got = s.call("GET", &format!("/v1/cases/{id}/report"), b"");
         assert_eq!(got.status, 200);
         assert_eq!(
@@ -372,7 +385,7 @@ fn workbench_ledger_survives_a_kill_during_saves() {
     let bodies: Vec<Vec<u8>> = TRANSCRIPTS.iter().map(|p| read(p)).collect();
     let digests: Vec<String> = TRANSCRIPTS.iter().map(|p| sha256sum(&root().join(p))).collect();
     let cli_reports: Vec<Vec<u8>> =
-        bodies.iter().map(|b| cli(&["check", "-", "--format", "json"], b)).collect();
+        bodies.iter().map(|b| cli(&["check", "-", "--format", "json", "--series"], b)).collect();
 
     // Each save pauses inside its transaction (200 ms, against a few for the check), so with
     // four clients one is almost always mid-write: the kill lands there.
@@ -679,4 +692,46 @@ fn workbench_what_if_unweighted_drops_replicate_weights_as_an_unweighted_citatio
     let want = &claims(&want)[0];
     assert_eq!(got["report_claim"]["measures"], want["measures"], "{got:#}");
     assert_eq!(got["report_claim"]["base"], want["base"]);
+}
+
+/// Several files dropped at once are one case: a multipart body, one transcript a part, is
+/// settled as `recite check A B C` settles those files (names, order and report byte for byte),
+/// and the case keeps each input with its own digest.
+#[test]
+fn workbench_several_files_make_one_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Bench::start(&dir.path().join("ledger.sqlite3"), &[], &[]);
+    let files: Vec<(&str, Vec<u8>)> = TRANSCRIPTS.iter().map(|p| (*p, read(p))).collect();
+    let parts: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    let (body, content_type) = multipart(&parts);
+    let r = call_typed(s.port, "POST", "/v1/cases", Some(&content_type), &body).expect("an answer");
+    assert_eq!(r.status, 201, "{}", r.text());
+    let id = r.json()["id"].as_str().unwrap().to_string();
+
+    let mut args = vec!["check"];
+    args.extend(TRANSCRIPTS);
+    args.extend(["--format", "json", "--series"]);
+    let want = cli(&args, b"");
+    let got = s.call("GET", &format!("/v1/cases/{id}/report"), b"");
+    assert_eq!(got.status, 200);
+    assert_eq!(got.text(), String::from_utf8(want).unwrap(), "the case's report is `recite {args:?}`'s");
+
+    let case = s.json("GET", &format!("/v1/cases/{id}"), b"", 200);
+    let inputs = case["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), TRANSCRIPTS.len(), "{case}");
+    for (n, path) in TRANSCRIPTS.iter().enumerate() {
+        assert_eq!(inputs[n]["name"], Value::from(*path));
+        assert_eq!(inputs[n]["sha256"], Value::from(sha256sum(&root().join(path))), "{path}");
+        assert_eq!(s.call("GET", &format!("/v1/cases/{id}/inputs/{n}"), b"").body, read(path));
+    }
+    // The list shows one case naming the three inputs.
+    let list = s.json("GET", "/v1/cases", b"", 200);
+    assert_eq!(list["count"], Value::from(1));
+    assert_eq!(list["cases"][0]["inputs"].as_array().map(Vec::len), Some(TRANSCRIPTS.len()));
+
+    // A part cut short is a problem naming the part, and nothing is saved.
+    let r = call_typed(s.port, "POST", "/v1/cases", Some(&content_type), &body[..body.len() / 2]).unwrap();
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.json()["location"].as_str().is_some_and(|l| l.starts_with("body.part[")), "{}", r.text());
+    assert_eq!(s.json("GET", "/v1/cases", b"", 200)["count"], Value::from(1));
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The truth of cited claims, computed by a second engine (DuckDB) from the same files.
 
-    claims.py DATA CLAIMS.jsonl
+    claims.py [--series] DATA CLAIMS.jsonl
 
 DATA is a data layer (one folder per study, each with a study.toml); CLAIMS.jsonl holds one
 `{"citation": ...}` (or `{"result": ..., "citation": ...}`) per line. For each line, one JSON
@@ -9,6 +9,10 @@ line on standard output:
 
     {"n": rows in the base, "weighted": their sum of weights, "effective": (Σw)² / Σw² (Kish),
      "measures": [{"name": ..., "unit": "proportion" | "points" | "value", "value": ... | null}]}
+
+With --series, each line is instead `{"series": [{"period": ..., n, weighted, effective,
+measures}, ...]}`: the citation's truth on every period its study declares, in the declared
+order (the period it cites among them), as recite's series across periods should be.
 
 Nothing of recite is used: the study.toml is read with tomllib, the period and base filters are
 handed to DuckDB as the SQL they are, and the extractors' measures are written out below from
@@ -171,14 +175,26 @@ class Layer:
         return {"n": n, "weighted": sw or 0.0, "effective": effective, "measures": out}
 
 
+def series(layer, citation):
+    """The citation's truth on every period of its study, in the declared order."""
+    _, s = layer.study(citation["study"])
+    return {"series": [{"period": p["name"], **layer.truth({**citation, "period": p["name"]})} for p in s["periods"]]}
+
+
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    across = args[:1] == ["--series"]
+    if across:
+        args = args[1:]
+    if len(args) != 2:
         raise SystemExit(__doc__)
-    layer = Layer(sys.argv[1])
-    with open(sys.argv[2], encoding="utf-8") as f:
+    layer = Layer(args[0])
+    with open(args[1], encoding="utf-8") as f:
         for line in f:
             if line.strip():
-                print(json.dumps(layer.truth(json.loads(line)["citation"]), ensure_ascii=False))
+                citation = json.loads(line)["citation"]
+                out = series(layer, citation) if across else layer.truth(citation)
+                print(json.dumps(out, ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
+pub mod signin;
 pub mod workbench;
 
 use std::io::Write as _;
@@ -465,14 +466,21 @@ impl Service {
     ) -> Result<(), String> {
         let mut w = report::writer(format, false, false, Some(self.layer.clone()), Box::new(sink));
         let inputs: Vec<(&str, &[u8])> = inputs.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
-        let done = self.check_onto(&inputs, w.as_mut());
+        // As `recite check --format html`: the HTML report charts each claim across periods.
+        let done = self.check_onto(&inputs, w.as_mut(), format == ReportFormat::Html);
         drop(w);
         done
     }
 
     /// Runs the check of `inputs` (name, bytes) onto the report writer `w`, as `recite check`
-    /// runs them; a write past the time limit (`TimedOut`) is [`TIMED_OUT`].
-    fn check_onto(&self, inputs: &[(&str, &[u8])], w: &mut dyn report::stream::Writer) -> Result<(), String> {
+    /// runs them (with each claim's series across periods when `series`,
+    /// [`pipeline::Options::series`]); a write past the time limit (`TimedOut`) is [`TIMED_OUT`].
+    fn check_onto(
+        &self,
+        inputs: &[(&str, &[u8])],
+        w: &mut dyn report::stream::Writer,
+        series: bool,
+    ) -> Result<(), String> {
         // Spooled as `recite check -` spools standard input: the batch reads each more than once.
         let mut spooled = Vec::with_capacity(inputs.len());
         let mut sources = Vec::with_capacity(inputs.len());
@@ -488,7 +496,7 @@ impl Service {
         }
         let max = self.max_input;
         let opts = check::Options {
-            settle: self.settle,
+            settle: pipeline::Options { series, ..self.settle },
             chunk: check::DEFAULT_CHUNK,
             max_input_size: max,
             read: &|p| files::read_file(p, max),
@@ -589,7 +597,9 @@ pub fn serve(
         }
         let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
         let protected = protected.merge(workbench::routes(svc.clone(), ledger, base.trim_end_matches('/')));
-        let app = http::app(svc.clone(), token, protected, public);
+        let public = public.merge(workbench::assets());
+        let guard = token.map(|t| Arc::new(signin::Guard::new(t, base.starts_with("https://"))));
+        let app = http::app(svc.clone(), guard, protected, public);
         http::run(svc.clone(), listener, guarded, app, stop_agents).await
     });
     // Work still running past the grace period is abandoned; the engine is dropped here, outside
@@ -611,14 +621,8 @@ fn open_in_browser(bound: std::net::SocketAddr, guarded: bool) {
             std::net::Ipv6Addr::LOCALHOST.into()
         });
     }
-    let url = format!("http://{at}/");
-    if guarded {
-        crate::cmd::warn(&format!(
-            "recite serve: --open: the pages need the bearer token, which a browser does not send; \
-             open {url} through a proxy that adds it (docs/workbench.md)"
-        ));
-        return;
-    }
+    // With a token, the page asks for it once (`/signin`) and keeps a session cookie.
+    let url = if guarded { format!("http://{at}/signin") } else { format!("http://{at}/") };
     // $BROWSER as xdg-utils reads it (a command, or several separated by ':'), else the
     // desktop's opener.
     let browser = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty());

@@ -2,6 +2,9 @@
 //! every cited number; the recomputed value, base and sampling error open on click
 //! (`<details>`), so the page needs no script at all.
 //!
+//! A claim settled with its series ([`Settlement::series`]) shows a chart of each claimed
+//! measure across the periods of its study ([`super::chart`]).
+//!
 //! Every piece of transcript text is escaped; nothing is loaded from anywhere, and the page's
 //! Content-Security-Policy (`default-src 'none'`) says so to the browser. MOCA citation records
 //! are rendered by the spec's client rules: keyed by `node.ref`, trust shown as the Reader
@@ -63,6 +66,8 @@ table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px soli
 .trust-line{margin:3px 0}.record-text{font-size:13px;background:#fafbfc;padding:4px 8px;border-radius:4px;overflow-wrap:anywhere}
 .moca{margin:8px 0}.text{overflow-wrap:anywhere}
 .trust.flag{background:#fff3e0;border-color:#c77700;color:#8a4b00;font-weight:700}
+.chart{margin:6px 0}.chart svg{display:block;max-width:100%;height:auto}
+.sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 "#;
 
 /// Tool results longer than this many characters are folded.
@@ -70,7 +75,7 @@ const TOOL_TEXT_SHOWN: usize = 400;
 
 /// Input text as HTML text: capped ([`escape::MAX_ECHO_CHARS`]), controls and bidi controls shown
 /// as `\u{…}`, escaped.
-fn text(s: &str) -> Cow<'static, str> {
+pub(super) fn text(s: &str) -> Cow<'static, str> {
     Cow::Owned(html_escape::encode_text(&visible(&cap(s))).into_owned())
 }
 
@@ -327,6 +332,8 @@ fn render_claim(o: &mut String, c: &ClaimReport) {
             text(&n.text)
         );
     }
+    // The measure across the study's periods, when the run computed it.
+    super::chart::write(o, s);
     let _ = write!(o, "<details><summary>recomputed, base and sampling error</summary>");
     details(o, s);
     o.push_str("</details></div>");

@@ -145,6 +145,7 @@ pub fn settle_estimated(
         rerun: Some(rerun(r)),
         base: Some(BaseRow { name: r.base.clone(), claimed_n: shown_n, facts, matched: base_ok }),
         measures: rows,
+        series: Vec::new(),
         not_compared,
         warnings: c.warnings.clone(),
         warnings_audit: audit_warnings(c, r, out, facts.n),

@@ -27,6 +27,6 @@ pub use crate::scan::ScanStats;
 pub use pipeline::{Claim, Options, settle_all, try_settle_all};
 pub use session::Session;
 pub use verdict::{
-    AuditKind, BaseRow, Cause, Comparison, Explanation, Gap, MeasureRow, Rerun, Settlement, Verdict,
-    WarningAudit,
+    AuditKind, BaseRow, Cause, Comparison, Explanation, Gap, MeasureRow, Rerun, Series, SeriesPoint,
+    Settlement, Verdict, WarningAudit,
 };

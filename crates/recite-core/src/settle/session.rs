@@ -12,6 +12,11 @@
 //!    claim not reproduced ([`Session::settle`] hands it back), in one more fused run.
 //!
 //! After the second step [`Session::settle`] explains what it does not reproduce.
+//!
+//! With [`Options::series`] on, each claim's job is also wanted on every period of its study
+//! (the nearest [`MAX_SERIES_PERIODS`]), in the first run: ordinary jobs, shared like any other
+//! (the cited period's is the claim's own), from which [`Session::settle`] makes the claim's
+//! [`Series`] (the HTML report's chart).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
@@ -25,7 +30,7 @@ use crate::extractor::{Measure, Registry};
 use crate::resolve::{self, Resolved};
 use crate::scan::key::Canonical;
 use crate::scan::{EngineError, Job, JobKey, Outcome, Role, Scan, ScanStats};
-use crate::settle::verdict::{Settlement, Verdict};
+use crate::settle::verdict::{Series, SeriesPoint, Settlement, Verdict};
 use crate::settle::{compare, explain};
 use crate::stats::{self, DfRule, Estimate, Interval, Method};
 
@@ -38,6 +43,9 @@ pub struct Options {
     pub df: DfRule,
     /// Look for what a claim not reproduced most likely computed instead.
     pub explain: bool,
+    /// Recompute each claimed measure on every period of the claim's study
+    /// ([`Settlement::series`]), in the same run as the claims: more rows read, no extra scan.
+    pub series: bool,
 }
 
 impl Options {
@@ -49,7 +57,7 @@ impl Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { interval: Interval::Logit, df: DfRule::Domain, explain: true }
+        Options { interval: Interval::Logit, df: DfRule::Domain, explain: true, series: false }
     }
 }
 
@@ -83,6 +91,65 @@ impl Summed {
 /// A variant as run, with its job's sums.
 type Ran = (explain::Variant, Arc<Summed>);
 
+/// Most periods a claim's series holds: the nearest to the cited period in the study's order.
+/// Each is one more job for the first scan, so a study of monthly waves over years cannot make
+/// every claim cost a hundred.
+pub const MAX_SERIES_PERIODS: usize = 24;
+
+/// The periods of a claim's series and their jobs' keys, in the study's order.
+struct SeriesPlan {
+    /// (period name, its filter, its job's key); the cited period's key is the claim's own.
+    periods: Vec<(String, String, JobKey)>,
+    /// Which of them the claim cites.
+    cited: usize,
+    /// Said on the claim when the study has more periods than the series holds.
+    note: Option<String>,
+}
+
+/// The periods `[lo, hi)` of a series: at most `max` around the cited one (`cited` of `len`),
+/// the nearest first, one more before than after when they tie.
+fn series_window(cited: usize, len: usize, max: usize) -> (usize, usize) {
+    let hi = (cited.saturating_sub(max / 2) + max).min(len);
+    (hi.saturating_sub(max), hi)
+}
+
+/// The series job of a resolved claim on another period: the same rows but that period's, no
+/// cells (their small-base audit is the cited period's business).
+fn series_job(r: &Resolved, filter: &str) -> Job {
+    let mut rows = r.rows.clone();
+    rows.period_filter = Some(filter.to_string());
+    Job { rows, measures: r.measures.clone(), cells: Vec::new() }
+}
+
+/// The series plan of a resolved claim whose own job has key `own`; none when its study
+/// declares fewer than two periods.
+fn series_plan(catalog: &Catalog, r: &Resolved, own: &JobKey) -> Option<SeriesPlan> {
+    let study = catalog.study(&r.study).ok()?;
+    let all = &study.periods;
+    let i = all.iter().position(|p| p.name == r.period).filter(|_| all.len() >= 2)?;
+    let (lo, hi) = series_window(i, all.len(), MAX_SERIES_PERIODS);
+    let periods = all[lo..hi]
+        .iter()
+        .enumerate()
+        .map(|(j, p)| {
+            let key = if lo + j == i { own.clone() } else { series_job(r, &p.filter).key() };
+            (p.name.clone(), p.filter.clone(), key)
+        })
+        .collect();
+    let note = (all.len() > MAX_SERIES_PERIODS).then(|| {
+        format!(
+            "the series across periods holds the {MAX_SERIES_PERIODS} periods nearest to {} ({} to {}) of \
+             the {} that study {:?} declares",
+            r.period,
+            all[lo].name,
+            all[hi - 1].name,
+            all.len(),
+            r.study
+        )
+    });
+    Some(SeriesPlan { periods, cited: i - lo, note })
+}
+
 /// A citation resolved once for every claim that names the same things. Resolving reads only
 /// the study, period, base, table, column, function, weight and fielded date a citation names
 /// (`resolution_key`), so claims that agree on those share one resolution, its job key and
@@ -93,6 +160,8 @@ pub struct Resolution {
     job: Option<JobKey>,
     /// Its key among the resolutions to explain, made when first needed.
     key: OnceLock<ResolutionKey>,
+    /// Its series plan, made when first needed (with [`Options::series`]).
+    series: OnceLock<Option<SeriesPlan>>,
 }
 
 impl Resolution {
@@ -188,7 +257,7 @@ impl<'a> Session<'a> {
         }
         let resolved = resolve::resolve(cit, self.catalog, self.registry, self.scan);
         let job = resolved.as_ref().ok().map(|r| Job::of(r).key());
-        let res = Arc::new(Resolution { resolved, job, key: OnceLock::new() });
+        let res = Arc::new(Resolution { resolved, job, key: OnceLock::new(), series: OnceLock::new() });
         let mut memo = self.memo.write().unwrap_or_else(PoisonError::into_inner);
         if memo.len() >= MAX_RESOLUTIONS {
             return res;
@@ -196,12 +265,73 @@ impl<'a> Session<'a> {
         Arc::clone(memo.entry(key).or_insert(res))
     }
 
-    /// Adds the job of a resolution, when it resolved, to `jobs`.
+    /// Adds the job of a resolution, when it resolved, to `jobs`; with [`Options::series`],
+    /// its jobs on the other periods of its study too.
     pub fn want(&self, res: &Resolution, jobs: &mut Jobs) {
-        if let (Ok(r), Some(k)) = (&res.resolved, &res.job)
-            && !jobs.contains_key(k)
-        {
+        let (Ok(r), Some(k)) = (&res.resolved, &res.job) else { return };
+        if !jobs.contains_key(k) {
             jobs.insert(k.clone(), Job::of(r));
+        }
+        for (_, filter, key) in self.series_plan(res).iter().flat_map(|p| &p.periods) {
+            if !jobs.contains_key(key) {
+                jobs.insert(key.clone(), series_job(r, filter));
+            }
+        }
+    }
+
+    /// A resolution's series plan, when series are asked for and it has one.
+    fn series_plan<'r>(&self, res: &'r Resolution) -> Option<&'r SeriesPlan> {
+        if !self.opts.series {
+            return None;
+        }
+        let (Ok(r), Some(own)) = (&res.resolved, &res.job) else { return None };
+        res.series.get_or_init(|| series_plan(self.catalog, r, own)).as_ref()
+    }
+
+    /// The series of a settled claim: each measure it claims, on every period of the plan.
+    fn series(&self, res: &Resolution, r: &Resolved, s: &mut Settlement) {
+        let Some(plan) = self.series_plan(res) else { return };
+        let method = self.opts.method();
+        for m in s.measures.iter().filter(|m| !m.claims.is_empty()) {
+            let points = plan
+                .periods
+                .iter()
+                .enumerate()
+                .map(|(i, (period, _, key))| {
+                    let mut p = SeriesPoint {
+                        period: period.clone(),
+                        cited: i == plan.cited,
+                        value: None,
+                        ci_low: None,
+                        ci_high: None,
+                        n: None,
+                        reason: None,
+                    };
+                    let Some(summed) = self.sums.get(key) else {
+                        p.reason = Some(NO_SUMS.into());
+                        return p;
+                    };
+                    match &summed.outcome {
+                        Err(e) => p.reason = Some(engine_reason_on(e, r, period)),
+                        Ok(out) => {
+                            p.n = Some(stats::base_facts(&out.sums).n);
+                            let at = summed.measures.iter().position(|x| x.name == m.name);
+                            match at.and_then(|i| summed.estimates(method).get(i).copied().flatten()) {
+                                Some(e) => {
+                                    (p.value, p.ci_low, p.ci_high) =
+                                        (Some(e.value), Some(e.ci_low), Some(e.ci_high));
+                                }
+                                None => p.reason = Some("nothing to compute over (empty denominator)".into()),
+                            }
+                        }
+                    }
+                    p
+                })
+                .collect();
+            s.series.push(Series { measure: m.name.clone(), unit: m.unit, points });
+        }
+        if !s.series.is_empty() {
+            s.notes.extend(plan.note.clone());
         }
     }
 
@@ -274,6 +404,7 @@ impl<'a> Session<'a> {
         };
         let method = self.opts.method();
         let mut s = compare::settle_estimated(cit, r, out, summed.estimates(method), numbers);
+        self.series(&res, r, &mut s);
         if !self.opts.explain || !matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
             return (s, None);
         }
@@ -319,9 +450,14 @@ fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran], method: Method
 
 /// An engine error as a claim's reason, naming the declaration by its catalog name.
 fn engine_reason(e: &EngineError, r: &Resolved) -> String {
+    engine_reason_on(e, r, &r.period)
+}
+
+/// [`engine_reason`] for the claim's job on `period` (a point of its series).
+fn engine_reason_on(e: &EngineError, r: &Resolved, period: &str) -> String {
     match e {
         EngineError::Filter { role: Role::Period, .. } => {
-            format!("period {:?} of study {:?}: {e}", r.period, r.study)
+            format!("period {period:?} of study {:?}: {e}", r.study)
         }
         EngineError::Filter { role: Role::Base, .. } => {
             format!("base {:?} of study {:?}: {e}", r.base, r.study)
@@ -331,5 +467,34 @@ fn engine_reason(e: &EngineError, r: &Resolved) -> String {
         }
         EngineError::Table { .. } => format!("table {:?}: {e}", r.rows.table),
         EngineError::Internal(_) | EngineError::Cluster(_) => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::series_window;
+
+    #[test]
+    fn a_series_window_holds_the_nearest_periods_and_stays_inside_the_study() {
+        // Fewer periods than the bound: all of them.
+        assert_eq!(series_window(5, 8, 24), (0, 8));
+        assert_eq!(series_window(0, 2, 24), (0, 2));
+        // Centred: 12 before the cited period, 11 after.
+        assert_eq!(series_window(20, 40, 24), (8, 32));
+        // Near either end the window slides in, still 24 long, still holding the cited one.
+        assert_eq!(series_window(2, 40, 24), (0, 24));
+        assert_eq!(series_window(39, 40, 24), (16, 40));
+        assert_eq!(series_window(29, 30, 24), (6, 30));
+        for len in 1..60 {
+            for cited in 0..len {
+                let (lo, hi) = series_window(cited, len, 24);
+                assert!(lo <= cited && cited < hi && hi <= len, "{cited} of {len}: {lo}..{hi}");
+                assert_eq!(hi - lo, len.min(24));
+                // No period outside is nearer than one inside.
+                let far = (lo..hi).map(|j| cited.abs_diff(j)).max().unwrap();
+                let near_out = (0..lo).chain(hi..len).map(|j| cited.abs_diff(j)).min();
+                assert!(near_out.is_none_or(|d| d >= far), "{cited} of {len}");
+            }
+        }
     }
 }

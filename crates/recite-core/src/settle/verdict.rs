@@ -239,6 +239,11 @@ pub struct Settlement {
     /// Every measure of the extractor.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measures: Vec<MeasureRow>,
+    /// Each claimed measure across the periods of the claim's study, when the run computed it
+    /// (`recite check --series`, and the HTML report, which charts it) and the study declares
+    /// two periods or more.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
     /// Numbers in the result that name no measure, left alone, and numbers that cannot be
     /// compared (`unreadable`, which make the claim INVALID).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -278,6 +283,7 @@ impl Settlement {
             rerun: None,
             base: None,
             measures: Vec::new(),
+            series: Vec::new(),
             not_compared: Vec::new(),
             warnings: Vec::new(),
             warnings_audit: Vec::new(),
@@ -285,6 +291,43 @@ impl Settlement {
             notes: Vec::new(),
         }
     }
+}
+
+/// One claimed measure recomputed on every period of the claim's study (the 24 nearest the cited
+/// one when it declares more, `MAX_SERIES_PERIODS`), on the same rows otherwise: table, column,
+/// base, weight and design.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Series {
+    /// The measure's name (that of a measure with a claim).
+    pub measure: String,
+    /// Proportion or value: a proportion's values are fractions.
+    pub unit: Unit,
+    /// One point a period, in the study's declared order.
+    pub points: Vec<SeriesPoint>,
+}
+
+/// The measure on one period.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SeriesPoint {
+    /// The period's declared name.
+    pub period: String,
+    /// Whether this is the period the claim cites.
+    pub cited: bool,
+    /// The recomputed value; none when the period gives no estimate (see `reason`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Lower end of its 95% interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_low: Option<f64>,
+    /// Upper end of its 95% interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_high: Option<f64>,
+    /// Unweighted count of the base rows of the period; none when it could not be computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n: Option<u64>,
+    /// Why there is no value, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What kind of mistake an explanation names.

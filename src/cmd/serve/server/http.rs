@@ -20,7 +20,8 @@ use serde_json::json;
 
 use recite::report::ReportFormat;
 
-use super::{Problem, Service, same_token};
+use super::signin::{self, Guard};
+use super::{Problem, Service};
 use crate::cmd::TextOrJson;
 
 /// The media type of errors.
@@ -68,6 +69,14 @@ pub(super) fn query(uri: &Uri, allowed: &[&str]) -> Result<Vec<(String, String)>
         out.push((k, v));
     }
     Ok(out)
+}
+
+/// The value of `key` in an `application/x-www-form-urlencoded` body, decoded.
+pub(super) fn decode_form(body: &str, key: &str) -> Option<String> {
+    body.split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| decode(k).as_deref() == Some(key))
+        .and_then(|(_, v)| decode(v))
 }
 
 /// `application/x-www-form-urlencoded` decoding (`+` is a space).
@@ -210,13 +219,7 @@ async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response
         }
     };
     let name = input_name(&q)?;
-    let boundary = match req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
-        Some(ct) if ct.trim_start().to_ascii_lowercase().starts_with("multipart/") => Some(
-            multer::parse_boundary(ct)
-                .map_err(|e| Problem::bad_request("header.content-type", format!("{ct:?}: {e}")))?,
-        ),
-        _ => None,
-    };
+    let boundary = multipart_boundary(&req)?;
     check_length(&req, svc.max_input)?;
     let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
     let inputs = match boundary {
@@ -243,6 +246,17 @@ async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response
     Ok(([(header::CONTENT_TYPE, content_type(format))], body).into_response())
 }
 
+/// The boundary of a `multipart/…` body, `None` for any other body.
+pub(super) fn multipart_boundary(req: &Request) -> Result<Option<String>, Problem> {
+    match req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+        Some(ct) if ct.trim_start().to_ascii_lowercase().starts_with("multipart/") => Ok(Some(
+            multer::parse_boundary(ct)
+                .map_err(|e| Problem::bad_request("header.content-type", format!("{ct:?}: {e}")))?,
+        )),
+        _ => Ok(None),
+    }
+}
+
 /// What a name in a report may be (`?name=`, a part's file name).
 const NAME_RULE: &str = "a name is 1 to 256 characters, none of them control characters";
 
@@ -255,7 +269,7 @@ const MAX_PARTS: usize = 1024;
 
 /// The inputs of a `multipart/form-data` body, one a part, in order: each named by its file
 /// name (else its field name, else `part N`). The body is already read within the size limit.
-async fn parts(body: Vec<u8>, boundary: String) -> Result<Vec<(String, Vec<u8>)>, Problem> {
+pub(super) async fn parts(body: Vec<u8>, boundary: String) -> Result<Vec<(String, Vec<u8>)>, Problem> {
     let stream = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(body)) });
     let mut form = multer::Multipart::new(stream, boundary);
     let mut out = Vec::new();
@@ -342,27 +356,6 @@ async fn wrong_method(method: Method, uri: Uri) -> Problem {
     }
 }
 
-/// The bearer token check, in constant time.
-async fn authorize(State(token): State<Arc<Vec<u8>>>, req: Request, next: Next) -> Response {
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match given {
-        Some(t) if same_token(t.as_bytes(), &token) => next.run(req).await,
-        _ => Problem {
-            status: 401,
-            title: "unauthorized",
-            detail: "this server needs `Authorization: Bearer TOKEN` (the token in its --token-file)".into(),
-            location: Some("header.authorization".into()),
-            retry_after: None,
-        }
-        .into_response(),
-    }
-}
-
 /// One line on standard error per request: method, path, status and milliseconds; never the
 /// query or the body.
 async fn log(req: Request, next: Next) -> Response {
@@ -382,8 +375,8 @@ async fn log(req: Request, next: Next) -> Response {
 /// The whole application: the API and health checks, and the agents' routes (MCP and A2A,
 /// feature `agents`), protected by the token when there is one (the health checks and the
 /// Agent Card, among `public`, are not).
-pub fn app(svc: Arc<Service>, token: Option<Vec<u8>>, agents: Router, public: Router) -> Router {
-    let openapi = Arc::new(format!("{:#}\n", super::openapi::document(token.is_some())));
+pub fn app(svc: Arc<Service>, guard: Option<Arc<Guard>>, agents: Router, public: Router) -> Router {
+    let openapi = Arc::new(format!("{:#}\n", super::openapi::document(guard.is_some())));
     let describe = move || {
         let doc = openapi.clone();
         async move { ([(header::CONTENT_TYPE, "application/json")], doc.as_str().to_string()) }
@@ -396,8 +389,10 @@ pub fn app(svc: Arc<Service>, token: Option<Vec<u8>>, agents: Router, public: Ro
         .route("/v1/extractors", get(extractors))
         .with_state(svc.clone())
         .merge(agents);
-    if let Some(t) = token {
-        protected = protected.route_layer(middleware::from_fn_with_state(Arc::new(t), authorize));
+    let mut public = public;
+    if let Some(g) = guard {
+        protected = protected.route_layer(middleware::from_fn_with_state(g.clone(), signin::authorize));
+        public = public.merge(signin::routes(g));
     }
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))

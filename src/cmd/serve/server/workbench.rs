@@ -25,7 +25,7 @@ use recite::report::stream::{self, Closing, InputHead, InputTail};
 use recite::report::{self, ClaimReport};
 use recite::settle::Verdict;
 
-use super::http::{check_length, input_name, json_response, query, read_body_within, single};
+use super::http::{self, check_length, input_name, json_response, query, read_body_within, single};
 use super::ledger::{self, ClaimRow, Filter, Ledger, NewCase, NewInput, NewRerun};
 use super::{Problem, Service, TIMED_OUT};
 
@@ -59,13 +59,19 @@ pub struct Desk {
     base: String,
 }
 
+/// The pages' style and script: the same for everyone, so outside the token's guard (the
+/// sign-in form is styled by them).
+pub fn assets() -> Router {
+    Router::new()
+        .route("/assets/workbench.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
+        .route("/assets/workbench.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
+}
+
 /// The workbench's routes over `svc` and `ledger`; permalinks start with `base`.
 pub fn routes(svc: Arc<Service>, ledger: Ledger, base: &str) -> Router {
     let desk = Arc::new(Desk { svc, ledger, hashed: Mutex::default(), base: base.to_string() });
     Router::new()
         .route("/", get(|| async { page(INDEX.to_string()) }))
-        .route("/assets/workbench.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
-        .route("/assets/workbench.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
         .route("/v1/cases", post(create).get(list))
         .route("/v1/cases/{id}", get(case_json))
         .route("/v1/cases/{id}/report", get(case_report_json))
@@ -134,8 +140,8 @@ async fn load(desk: &Arc<Desk>, id: &str) -> Result<(String, ledger::Case), Prob
     Ok((id, case))
 }
 
-/// `POST /v1/cases[?name=NAME][&progress=1]`: the body is one transcript, as `POST /v1/check`
-/// takes it; it is settled, saved, and answered 201 with the case's id and permalink. With
+/// `POST /v1/cases[?name=NAME][&progress=1]`: the body is one transcript, or
+/// `multipart/form-data` with one transcript a part, as `POST /v1/check` takes them; it is settled, saved, and answered 201 with the case's id and permalink. With
 /// `progress=1` the answer is JSON lines as the claims settle ([`progress`]), the case last.
 async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, Problem> {
     let q = query(req.uri(), &["name", "progress"])?;
@@ -146,18 +152,27 @@ async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response,
         Some(_) => return Err(Problem::bad_request("query.progress", "1 (claims as they settle) or 0")),
     };
     let svc = desk.svc.clone();
+    let boundary = http::multipart_boundary(&req)?;
     check_length(&req, svc.max_input)?;
     let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
     if body.len() as u64 > svc.max_input {
         return Err(Problem::too_large(svc.max_input));
     }
+    // Several files dropped at once are one case: a multipart body, one input a part.
+    let inputs: Vec<NewInput> = match boundary {
+        None => vec![NewInput { name, bytes: body }],
+        Some(boundary) => http::parts(body, boundary)
+            .await?
+            .into_iter()
+            .map(|(name, bytes)| NewInput { name, bytes })
+            .collect(),
+    };
     let (permit, deadline, until) = turn(&svc).await?;
     let (lines, received) = tokio::sync::mpsc::channel::<String>(PROGRESS_LINES);
     let sent = live.then(|| lines.clone());
     let d = desk.clone();
     let job = tokio::task::spawn_blocking(move || {
         let _turn = permit;
-        let inputs = vec![NewInput { name, bytes: body }];
         let settled = d.settle(&inputs, until, sent.map(Progress::new))?;
         let (fingerprint, files) = d.fingerprint();
         let case = new_case(settled, inputs, fingerprint, files);
@@ -503,7 +518,7 @@ impl Desk {
         }
         let named: Vec<(&str, &[u8])> =
             inputs.iter().map(|i| (i.name.as_str(), i.bytes.as_slice())).collect();
-        self.svc.check_onto(&named, &mut tee)?;
+        self.svc.check_onto(&named, &mut tee, true)?;
         drop(tee);
         Ok(Settled { json: json.text()?, html: html.text()? })
     }

@@ -115,7 +115,14 @@ async function listCases() {
 function indexPage() {
   const drop = document.getElementById('drop');
   const files = document.getElementById('files');
-  const read = (list) => settleAll([...list].map((f) => [f, f.name]));
+  // Several files dropped together are one case (a multipart body, one file a part).
+  const read = (list) => {
+    const all = [...list];
+    if (all.length <= 1) return settleAll(all.map((f) => [f, f.name]));
+    const form = new FormData();
+    for (const f of all) form.append('input', f, f.name);
+    return settleAll([[form, `${all.length} files`]]);
+  };
   files.addEventListener('change', () => read(files.files));
   drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));

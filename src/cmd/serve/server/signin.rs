@@ -1,0 +1,169 @@
+//! The bearer token for browsers: with `--token-file`, an agent sends `Authorization: Bearer
+//! TOKEN`, which a browser cannot; so the workbench's pages offer `GET /signin`, a form that
+//! posts the token once and gets a session cookie in return (`HttpOnly`, `SameSite=Strict`,
+//! `Secure` behind an `https` public URL). The cookie holds a digest of the token, never the
+//! token, and is compared in constant time as the token is. A request the cookie authorises
+//! that changes something (not GET or HEAD) must come from this server's own pages: its
+//! `Origin`, when sent, names the host it was sent to (a second guard beside `SameSite`).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::http::{decode_form, read_body_within};
+use super::ledger::sha256_hex;
+use super::{Problem, same_token};
+
+/// The session cookie's name.
+const COOKIE: &str = "recite_session";
+
+/// What a request must show: the bearer token, or the session cookie derived from it.
+pub struct Guard {
+    token: Vec<u8>,
+    session: String,
+    secure: bool,
+}
+
+impl Guard {
+    /// The guard of `token`; `secure` marks the cookie `Secure` (the server is reached over
+    /// https, behind a proxy).
+    pub fn new(token: Vec<u8>, secure: bool) -> Guard {
+        let mut salted = b"recite session\0".to_vec();
+        salted.extend_from_slice(&token);
+        Guard { session: sha256_hex(&salted), token, secure }
+    }
+
+    fn cookie(&self) -> String {
+        let secure = if self.secure { "; Secure" } else { "" };
+        format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", self.session)
+    }
+}
+
+/// The session cookie's value in a request, if it has one.
+fn session_of(req: &Request) -> Option<&str> {
+    req.headers()
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE)
+        .map(|(_, v)| v.trim())
+}
+
+/// Whether a request's `Origin` (when it has one) names the host it was sent to.
+fn same_origin(req: &Request) -> bool {
+    let Some(origin) = req.headers().get(header::ORIGIN) else { return true };
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin = origin.to_str().ok().and_then(|o| o.split_once("://")).map(|(_, h)| h);
+    matches!((origin, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+}
+
+/// The token check, in constant time: the bearer token, else the session cookie (from this
+/// server's pages for a change). A page asked for without either is sent to the sign-in form.
+pub async fn authorize(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    if bearer.is_some_and(|t| same_token(t.as_bytes(), &guard.token)) {
+        return next.run(req).await;
+    }
+    if bearer.is_none()
+        && session_of(&req).is_some_and(|s| same_token(s.as_bytes(), guard.session.as_bytes()))
+    {
+        let reads = matches!(*req.method(), Method::GET | Method::HEAD);
+        if reads || same_origin(&req) {
+            return next.run(req).await;
+        }
+        return Problem {
+            status: 403,
+            title: "forbidden",
+            detail: "a change with the session cookie must come from this server's own pages (Origin)".into(),
+            location: Some("header.origin".into()),
+            retry_after: None,
+        }
+        .into_response();
+    }
+    let page = req.method() == Method::GET
+        && !req.uri().path().starts_with("/v1/")
+        && req
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/html"));
+    if page {
+        let mut r = StatusCode::SEE_OTHER.into_response();
+        r.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/signin"));
+        return r;
+    }
+    Problem {
+        status: 401,
+        title: "unauthorized",
+        detail: "this server needs `Authorization: Bearer TOKEN` (the token in its --token-file), \
+                 or, from a browser, the session of /signin"
+            .into(),
+        location: Some("header.authorization".into()),
+        retry_after: None,
+    }
+    .into_response()
+}
+
+const FORM: &str = include_str!("workbench/signin.html");
+
+fn form(status: StatusCode, message: &str) -> Response {
+    let html = FORM.replace("{message}", message);
+    let mut r = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// The token form is at most this long.
+const MAX_FORM: u64 = 4096;
+
+/// `POST /signin` (`token=TOKEN`, form-encoded): the session cookie and a redirect to the
+/// index, or the form again, 401, saying the token was wrong.
+async fn sign_in(State(guard): State<Arc<Guard>>, req: Request) -> Response {
+    let body = match read_body_within(req.into_body(), MAX_FORM, std::time::Duration::from_secs(10)).await {
+        Ok(b) => b,
+        Err(p) => return p.into_response(),
+    };
+    let text = String::from_utf8_lossy(&body);
+    let token = decode_form(&text, "token");
+    match token {
+        Some(t) if same_token(t.trim().as_bytes(), &guard.token) => {
+            let mut r = StatusCode::SEE_OTHER.into_response();
+            let h = r.headers_mut();
+            h.insert(header::LOCATION, HeaderValue::from_static("/"));
+            if let Ok(c) = HeaderValue::from_str(&guard.cookie()) {
+                h.insert(header::SET_COOKIE, c);
+            }
+            r
+        }
+        _ => form(
+            StatusCode::UNAUTHORIZED,
+            "<p class=\"error\" role=\"alert\">That is not this server's token.</p>",
+        ),
+    }
+}
+
+/// `GET /signin` and `POST /signin`, outside the token's guard.
+pub fn routes(guard: Arc<Guard>) -> Router {
+    Router::new().route("/signin", get(|| async { form(StatusCode::OK, "") }).post(sign_in)).with_state(guard)
+}
