@@ -493,6 +493,26 @@ fn serve_with_a_token_lets_a_browser_sign_in_for_a_session() {
         [("Cookie", "recite_session=0000000000000000000000000000000000000000000000000000000000000000")];
     problem(&s.request("GET", "/v1/cases", &forged, b""), 401, Some("header.authorization"));
     assert!(!s.log().contains(token), "the token was logged");
+
+    // Behind a proxy (https, Host rewritten): the cookie is Secure, and the pages' Origin is the
+    // public URL's.
+    let public = "https://recite.example.org";
+    let p = Server::start(&[
+        "--token-file",
+        &file.display().to_string(),
+        "--ledger",
+        &ledger.display().to_string(),
+        "--public-url",
+        &format!("{public}/"),
+    ]);
+    let signed = p.request("POST", "/signin", &form_type, format!("token={token}").as_bytes());
+    let cookie = signed.header("set-cookie").expect("a session cookie").to_string();
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
+    let session = cookie.split(';').next().unwrap().to_string();
+    let proxied = [("Cookie", session.as_str()), ("Origin", public)];
+    assert_eq!(p.request("POST", "/v1/cases", &proxied, &body).status, 201);
+    let foreign = [("Cookie", session.as_str()), ("Origin", "https://recite.example.org.evil.example")];
+    problem(&p.request("POST", "/v1/cases", &foreign, &body), 403, Some("header.origin"));
 }
 
 #[test]

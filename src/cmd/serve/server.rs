@@ -598,7 +598,7 @@ pub fn serve(
         let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
         let protected = protected.merge(workbench::routes(svc.clone(), ledger, base.trim_end_matches('/')));
         let public = public.merge(workbench::assets());
-        let guard = token.map(|t| Arc::new(signin::Guard::new(t, base.starts_with("https://"))));
+        let guard = token.map(|t| Arc::new(signin::Guard::new(t, &base)));
         let app = http::app(svc.clone(), guard, protected, public);
         http::run(svc.clone(), listener, guarded, app, stop_agents).await
     });

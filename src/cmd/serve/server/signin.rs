@@ -4,7 +4,8 @@
 //! `Secure` behind an `https` public URL). The cookie holds a digest of the token, never the
 //! token, and is compared in constant time as the token is. A request the cookie authorises
 //! that changes something (not GET or HEAD) must come from this server's own pages: its
-//! `Origin`, when sent, names the host it was sent to (a second guard beside `SameSite`).
+//! `Origin`, when sent, is the public URL's or names the host it was sent to (a second guard
+//! beside `SameSite`).
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use axum::routing::get;
 
 use super::http::{decode_form, read_body_within};
 use super::ledger::sha256_hex;
+use super::workbench::secure;
 use super::{Problem, same_token};
 
 /// The session cookie's name.
@@ -26,20 +28,26 @@ const COOKIE: &str = "recite_session";
 pub struct Guard {
     token: Vec<u8>,
     session: String,
-    secure: bool,
+    /// The public URL's origin (`https://host[:port]`), which the pages' `Origin` names behind
+    /// a proxy that rewrites `Host`.
+    origin: String,
 }
 
 impl Guard {
-    /// The guard of `token`; `secure` marks the cookie `Secure` (the server is reached over
-    /// https, behind a proxy).
-    pub fn new(token: Vec<u8>, secure: bool) -> Guard {
+    /// The guard of `token` for a server reached at `base` (its `--public-url`, else its
+    /// address); an `https` base marks the cookie `Secure`.
+    pub fn new(token: Vec<u8>, base: &str) -> Guard {
         let mut salted = b"recite session\0".to_vec();
         salted.extend_from_slice(&token);
-        Guard { session: sha256_hex(&salted), token, secure }
+        let origin = match base.split_once("://") {
+            Some((scheme, rest)) => format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest)),
+            None => base.to_string(),
+        };
+        Guard { session: sha256_hex(&salted), token, origin }
     }
 
     fn cookie(&self) -> String {
-        let secure = if self.secure { "; Secure" } else { "" };
+        let secure = if self.origin.starts_with("https://") { "; Secure" } else { "" };
         format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", self.session)
     }
 }
@@ -56,12 +64,16 @@ fn session_of(req: &Request) -> Option<&str> {
         .map(|(_, v)| v.trim())
 }
 
-/// Whether a request's `Origin` (when it has one) names the host it was sent to.
-fn same_origin(req: &Request) -> bool {
+/// Whether a request's `Origin` (when it has one) is this server's: the public URL's origin,
+/// or the host the request was sent to.
+fn same_origin(req: &Request, public: &str) -> bool {
     let Some(origin) = req.headers().get(header::ORIGIN) else { return true };
+    let Ok(origin) = origin.to_str() else { return false };
+    if origin.eq_ignore_ascii_case(public) {
+        return true;
+    }
     let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin = origin.to_str().ok().and_then(|o| o.split_once("://")).map(|(_, h)| h);
-    matches!((origin, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+    matches!((origin.split_once("://"), host), (Some((_, o)), Some(h)) if o.eq_ignore_ascii_case(h))
 }
 
 /// The token check, in constant time: the bearer token, else the session cookie (from this
@@ -80,7 +92,7 @@ pub async fn authorize(State(guard): State<Arc<Guard>>, req: Request, next: Next
         && session_of(&req).is_some_and(|s| same_token(s.as_bytes(), guard.session.as_bytes()))
     {
         let reads = matches!(*req.method(), Method::GET | Method::HEAD);
-        if reads || same_origin(&req) {
+        if reads || same_origin(&req, &guard.origin) {
             return next.run(req).await;
         }
         return Problem {
@@ -121,16 +133,8 @@ const FORM: &str = include_str!("workbench/signin.html");
 fn form(status: StatusCode, message: &str) -> Response {
     let html = FORM.replace("{message}", message);
     let mut r = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'",
-        ),
-    );
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    secure(&mut r, "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'");
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
 }
 

@@ -98,7 +98,8 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
     r
 }
 
-fn secure(r: &mut Response, csp: &'static str) {
+/// The headers every page and asset carries: its policy, `nosniff` and `no-referrer`.
+pub(super) fn secure(r: &mut Response, csp: &'static str) {
     let h = r.headers_mut();
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(csp));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

@@ -77,19 +77,10 @@ async function settle(body, name) {
   return made;
 }
 
-async function settleAll(items) {
-  let last = null;
-  for (const [body, name] of items) {
-    const c = await settle(body, name);
-    if (!c) return;
-    last = c;
-  }
-  if (items.length === 1 && last) {
-    window.location.assign(last.url);
-  } else {
-    document.getElementById('status').textContent = `${items.length} cases saved.`;
-    listCases();
-  }
+// Settles one case and opens it.
+async function open(body, name) {
+  const c = await settle(body, name);
+  if (c) window.location.assign(c.url);
 }
 
 async function listCases() {
@@ -118,10 +109,11 @@ function indexPage() {
   // Several files dropped together are one case (a multipart body, one file a part).
   const read = (list) => {
     const all = [...list];
-    if (all.length <= 1) return settleAll(all.map((f) => [f, f.name]));
+    if (all.length === 0) return undefined;
+    if (all.length === 1) return open(all[0], all[0].name);
     const form = new FormData();
     for (const f of all) form.append('input', f, f.name);
-    return settleAll([[form, `${all.length} files`]]);
+    return open(form, `${all.length} files`);
   };
   files.addEventListener('change', () => read(files.files));
   drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
@@ -134,7 +126,7 @@ function indexPage() {
   document.getElementById('paste-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const text = document.getElementById('paste').value;
-    if (text.trim()) settleAll([[text, 'pasted']]);
+    if (text.trim()) open(text, 'pasted');
   });
   document.getElementById('search').addEventListener('submit', (e) => { e.preventDefault(); listCases(); });
   listCases();
