@@ -1,8 +1,8 @@
 //! recite passes the rules it checks others by: the Task its A2A agent answers, stored as a
-//! transcript exactly as it came over JSON-RPC, is checked by `recite check` with no finding
-//! (but the NOTE that its SDK writes whole numbers as doubles),
-//! every recomputed number's citation re-runs to REPRODUCED, and no number recite states in it is
-//! uncited, misquoted or misattributed. (Its Agent Card passing `recite card` is in
+//! transcript exactly as it came over JSON-RPC, is checked by `recite check` with no finding at
+//! all (whole numbers come as integers, not as the SDK's doubles: `wholes.rs`), and so is its
+//! SSE stream; every recomputed number's citation re-runs to REPRODUCED, and no number recite
+//! states in it is uncited, misquoted or misattributed. (Its Agent Card passing `recite card` is in
 //! `serve_agents.rs`.)
 
 use serde_json::{Value, json};
@@ -27,24 +27,39 @@ fn send(s: &Server, part: Value) -> Vec<u8> {
     r.body
 }
 
+/// `SendStreamingMessage` over JSON-RPC with one Part; the raw SSE body.
+fn stream(s: &Server, part: Value) -> Vec<u8> {
+    let req = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+        "params": { "message": { "messageId": "m-2", "role": "ROLE_USER", "parts": [part] } },
+    });
+    let r = s.request(
+        "POST",
+        "/a2a/jsonrpc",
+        &[("content-type", "application/json"), ("a2a-version", "1.0"), ("accept", "text/event-stream")],
+        &serde_json::to_vec(&req).unwrap(),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let text = String::from_utf8_lossy(&r.body);
+    assert!(text.contains("TASK_STATE_COMPLETED"), "the stream did not complete: {text}");
+    r.body
+}
+
 /// `recite check -` on `transcript`: asserts recite finds nothing wrong with what it said.
 fn passes_its_own_check(what: &str, transcript: &[u8]) {
     let report: Value = serde_json::from_slice(&cli(&["check", "-", "--format", "json"], transcript))
         .unwrap_or_else(|e| panic!("{what}: the check wrote no JSON report: {e}"));
     let summary = &report["summary"];
-    // Nothing but the NOTE that whole numbers came as doubles: the A2A SDK (a2a-server-lf)
-    // writes data Parts through protobuf's Value, so `4654` goes out as `4654.0` (recite reads
-    // it back as the integer; the note says so).
+    // No finding at all, not even the NOTE `a2a/protojson-doubles`: the A2A SDK (a2a-server-lf)
+    // prints data Parts through protobuf's Value (`4654.0`), and the server writes them back as
+    // the integers recite put there.
     let findings: Vec<&Value> = report["inputs"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|i| i["findings"].as_array().into_iter().flatten())
         .collect();
-    assert!(
-        findings.iter().all(|f| f["rule"] == "a2a/protojson-doubles" && f["level"] == "NOTE"),
-        "{what}: {report:#}"
-    );
+    assert!(findings.is_empty(), "{what}: {report:#}");
     assert_eq!(summary["unreadable_inputs"], 0, "{what}: {report:#}");
     let claims = summary["claims"].as_u64().unwrap();
     assert!(claims > 0, "{what}: recite's answer carries no citation: {report:#}");
@@ -65,6 +80,11 @@ fn serve_own_a2a_tasks_pass_recite_check_with_no_finding() {
         let task = send(&s, json!({ "data": citation }));
         passes_its_own_check(path, &task);
     }
+    // The stream, as an SSE transcript (its events hold the same numbers).
+    let citation: Value = serde_json::from_slice(&read(CITATIONS[0])).unwrap();
+    let events = stream(&s, json!({ "data": citation }));
+    assert!(!String::from_utf8_lossy(&events).contains(".0,"), "a whole double is left in the stream");
+    passes_its_own_check("the SSE stream", &events);
     let transcript = read(TRANSCRIPTS[0]);
     let file = json!({
         "raw": base64(&transcript), "filename": "a2a-v03-task.json", "mediaType": "application/json",

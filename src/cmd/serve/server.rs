@@ -20,6 +20,8 @@ pub mod ledger;
 pub mod mcp;
 pub mod openapi;
 pub mod signin;
+#[cfg(feature = "agents")]
+pub mod wholes;
 pub mod workbench;
 
 use std::io::Write as _;

@@ -64,9 +64,11 @@ pub fn routes(svc: Arc<Service>, base: &str, token: bool) -> Routes {
     let card = Arc::new(StaticAgentCard::new(card(base, token)));
     Routes {
         public: a2a_server::agent_card::agent_card_router(card),
+        // Whole numbers go out as integers, not as the SDK's doubles (`super::wholes`).
         protected: Router::new()
             .nest("/a2a/jsonrpc", a2a_server::jsonrpc::jsonrpc_router(handler.clone()))
-            .nest("/a2a/rest", a2a_server::rest::rest_router(handler)),
+            .nest("/a2a/rest", a2a_server::rest::rest_router(handler))
+            .layer(axum::middleware::map_response(super::wholes::as_integers)),
     }
 }
 
