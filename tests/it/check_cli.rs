@@ -204,6 +204,9 @@ fn example_citations_reproduce_and_explain() {
     assert_eq!(claim["verdict"], "DISCREPANT");
     assert_eq!(claim["explanations"][0]["cause"], "previous_period", "{claim:#}");
     assert_eq!(claim["explanations"][0]["reproduces_base"], true);
+    // The alternative it re-ran, by the id the workbench's what-if lists it under: the
+    // previous period of the study file (datasets/versant/study.toml).
+    assert_eq!(claim["explanations"][0]["alternative"], "period:W5 (March 2026)", "{claim:#}");
 
     // The same two files through `check` (plain {citation, result} pairs).
     let (code, report) = check_json(&[

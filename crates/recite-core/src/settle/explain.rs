@@ -11,7 +11,7 @@ use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
 use crate::scan::{EngineError, Job, Outcome};
 use crate::settle::compare;
-use crate::settle::verdict::{Cause, Comparison, Explanation, Settlement};
+use crate::settle::verdict::{Cause, Comparison, Explanation, Kind, Settlement, alternative_id};
 use crate::stats::{self, Estimate, Method};
 
 /// Most sibling columns tried as explanations of one claim: the nearest in the grid's order. A
@@ -32,6 +32,22 @@ pub struct Variant {
     pub job: Job,
     /// The resolved claim under the variant (measures may differ for a sibling column).
     pub resolved: Resolved,
+}
+
+impl Variant {
+    /// The variant as a what-if alternative: its kind and the catalog name it uses (empty for
+    /// `unweighted` and `nobase`).
+    pub fn alternative(&self) -> Option<(Kind, String)> {
+        let kind = self.cause.alternative()?;
+        let name = match kind {
+            Kind::Period => self.resolved.period.clone(),
+            Kind::Weight => self.resolved.rows.weight.clone().unwrap_or_default(),
+            Kind::Base => self.resolved.base.clone(),
+            Kind::Column => self.resolved.rows.column.clone(),
+            Kind::Unweighted | Kind::NoBase | Kind::Measure => String::new(),
+        };
+        Some((kind, name))
+    }
 }
 
 /// The variants worth computing for one resolved claim.
@@ -213,6 +229,7 @@ pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explana
                 cause: variant.cause,
                 message: format!("{lead} {what}{also}: {why}"),
                 reproduces_base: base_ok,
+                alternative: variant.alternative().map(|(kind, name)| alternative_id(kind, &name)),
             },
         ));
     }
@@ -232,6 +249,7 @@ pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explana
                             c.claimed.text, m.name
                         ),
                         reproduces_base: !base_failed,
+                        alternative: Some(alternative_id(Kind::Measure, &m.name)),
                     },
                 ));
             }
@@ -260,7 +278,12 @@ pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explana
                 found.push((
                     !base_failed,
                     0.0,
-                    Explanation { cause: Cause::PercentFraction, message, reproduces_base: !base_failed },
+                    Explanation {
+                        cause: Cause::PercentFraction,
+                        message,
+                        reproduces_base: !base_failed,
+                        alternative: None,
+                    },
                 ));
             }
         }

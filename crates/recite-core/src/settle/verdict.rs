@@ -373,6 +373,65 @@ impl Cause {
     }
 }
 
+/// What an alternative changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Another period of the study.
+    Period,
+    /// Another declared base.
+    Base,
+    /// No base filter: every row of the period.
+    NoBase,
+    /// Another declared weight of the table.
+    Weight,
+    /// No weight.
+    Unweighted,
+    /// A sibling column of the same question.
+    Column,
+    /// Another measure of the same extractor (another funnel stage).
+    Measure,
+}
+
+impl Kind {
+    /// The kind as written in ids and in the API (`period`, `nobase`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Period => "period",
+            Kind::Base => "base",
+            Kind::NoBase => "nobase",
+            Kind::Weight => "weight",
+            Kind::Unweighted => "unweighted",
+            Kind::Column => "column",
+            Kind::Measure => "measure",
+        }
+    }
+}
+
+/// The id of an alternative computation, as the what-if lists it and an explanation records
+/// it: `kind:name` (`period:W5 (March 2026)`, `weight:w2`), or the kind alone when it names
+/// nothing (`unweighted`, `nobase`).
+pub fn alternative_id(kind: Kind, name: &str) -> String {
+    if name.is_empty() { kind.as_str().to_string() } else { format!("{}:{name}", kind.as_str()) }
+}
+
+impl Cause {
+    /// The kind of alternative computation this cause re-ran; none for percent vs fraction,
+    /// which is a reading of the same numbers.
+    pub fn alternative(self) -> Option<Kind> {
+        Some(match self {
+            Cause::PreviousPeriod | Cause::NextPeriod => Kind::Period,
+            Cause::Unweighted => Kind::Unweighted,
+            Cause::OtherWeight => Kind::Weight,
+            Cause::OtherBase => Kind::Base,
+            Cause::NoBase => Kind::NoBase,
+            Cause::SiblingColumn => Kind::Column,
+            Cause::OtherMeasure => Kind::Measure,
+            Cause::PercentFraction => return None,
+        })
+    }
+}
+
 /// One computation that reproduces the claim.
 // Deserialize: the workbench reads a saved report's explanations back (settle::whatif).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -384,6 +443,11 @@ pub struct Explanation {
     pub message: String,
     /// Whether the variant also reproduces the claimed base n.
     pub reproduces_base: bool,
+    /// The alternative computation that reproduces the claim, by its what-if id
+    /// (`period:W5 (March 2026)`, `unweighted`, `measure:Purchased`); absent for percent vs
+    /// fraction, which re-runs nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternative: Option<String>,
 }
 
 /// A number with `digits` decimals (at least 0), as a percent when asked.

@@ -16,48 +16,14 @@ use crate::claim::Claimed;
 use crate::extractor::Registry;
 use crate::resolve::Resolved;
 use crate::scan::{EngineError, Job, Scan, ScanStats};
-use crate::settle::verdict::{Cause, Explanation, Settlement};
+pub use crate::settle::verdict::Kind;
+use crate::settle::verdict::{Cause, Explanation, Settlement, alternative_id};
 use crate::settle::{compare, explain};
 use crate::stats::{self, Method};
 
 /// Most periods offered for one claim: the nearest to its own, in the study's order. A monthly
 /// tracker of many years would otherwise offer hundreds.
 pub const MAX_PERIOD_ALTERNATIVES: usize = 48;
-
-/// What an alternative changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Another period of the study.
-    Period,
-    /// Another declared base.
-    Base,
-    /// No base filter: every row of the period.
-    NoBase,
-    /// Another declared weight of the table.
-    Weight,
-    /// No weight.
-    Unweighted,
-    /// A sibling column of the same question.
-    Column,
-    /// Another measure of the same extractor (another funnel stage).
-    Measure,
-}
-
-impl Kind {
-    /// The kind as written in ids and in the API (`period`, `nobase`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Period => "period",
-            Kind::Base => "base",
-            Kind::NoBase => "nobase",
-            Kind::Weight => "weight",
-            Kind::Unweighted => "unweighted",
-            Kind::Column => "column",
-            Kind::Measure => "measure",
-        }
-    }
-}
 
 /// One alternative computation of a claim.
 #[derive(Debug, Clone, Serialize)]
@@ -93,7 +59,7 @@ pub fn alternatives(
 ) -> Vec<Alternative> {
     let mut out = Vec::new();
     let alt = |kind: Kind, name: &str, label: String, resolved: Resolved| Alternative {
-        id: if name.is_empty() { kind.as_str().to_string() } else { format!("{}:{name}", kind.as_str()) },
+        id: alternative_id(kind, name),
         kind,
         name: name.to_string(),
         label,
@@ -116,17 +82,10 @@ pub fn alternatives(
     }
     // The explanations' variants, periods aside (listed above, all of them).
     for v in explain::variants(0, r, catalog, registry) {
-        let (kind, name) = match v.cause {
-            Cause::PreviousPeriod | Cause::NextPeriod | Cause::OtherMeasure | Cause::PercentFraction => {
-                continue;
-            }
-            Cause::Unweighted => (Kind::Unweighted, String::new()),
-            Cause::OtherWeight => (Kind::Weight, v.resolved.rows.weight.clone().unwrap_or_default()),
-            Cause::OtherBase => (Kind::Base, v.resolved.base.clone()),
-            Cause::NoBase => (Kind::NoBase, String::new()),
-            Cause::SiblingColumn => (Kind::Column, v.resolved.rows.column.clone()),
-        };
-        out.push(alt(kind, &name, v.what, v.resolved));
+        match v.alternative() {
+            Some((Kind::Period | Kind::Measure, _)) | None => continue,
+            Some((kind, name)) => out.push(alt(kind, &name, v.what, v.resolved)),
+        }
     }
     if let [from] = claimed
         && let Some(own) = r.measures.iter().find(|m| &m.name == from)
@@ -148,29 +107,10 @@ pub fn alternatives(
     out
 }
 
-/// Whether an explanation names this alternative: the same kind of change, and its words for
-/// the change (`on W5 (March 2026)`, `the Purchased measure`) standing whole in the message.
+/// Whether an explanation names this alternative: the report records the alternative each
+/// explanation re-ran (its id), so a saved report's likely alternative is found by id.
 fn names(a: &Alternative, e: &Explanation) -> bool {
-    let kind = match e.cause {
-        Cause::PreviousPeriod | Cause::NextPeriod => Kind::Period,
-        Cause::Unweighted => Kind::Unweighted,
-        Cause::OtherWeight => Kind::Weight,
-        Cause::OtherBase => Kind::Base,
-        Cause::NoBase => Kind::NoBase,
-        Cause::SiblingColumn => Kind::Column,
-        Cause::OtherMeasure => Kind::Measure,
-        Cause::PercentFraction => return false,
-    };
-    if kind != a.kind {
-        return false;
-    }
-    let words = match a.kind {
-        Kind::Measure => format!(" the {} measure", a.name),
-        _ => format!(" {}", a.label),
-    };
-    e.message.match_indices(&words).any(|(at, _)| {
-        e.message[at + words.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_')
-    })
+    e.alternative.as_deref() == Some(a.id.as_str())
 }
 
 /// The alternative with this id among `alternatives`.
