@@ -735,7 +735,7 @@ impl Study {
         let mut study: Study = toml::from_str(text).map_err(|e| e.to_string())?;
         study.file = file.to_path_buf();
         let filters = study.periods.iter().map(|p| &p.filter).chain(study.bases.iter().map(|b| &b.filter));
-        let cells = study.breakdowns.iter().flat_map(|b| b.cells.iter().map(|c| &c.filter));
+        let cells = study.cells().map(|(_, c)| &c.filter);
         study.oversized =
             filters.chain(cells).filter_map(|f| check_filter_size(f).err().map(|e| (f.clone(), e))).collect();
         study.record_declared_keys(text);
@@ -774,6 +774,18 @@ impl Study {
     /// Why a filter of this study is past the size limits ([`check_filter_size`]), if it is.
     pub fn oversized(&self, filter: &str) -> Option<&str> {
         self.oversized.get(filter).map(String::as_str)
+    }
+
+    /// Every breakdown cell, with its breakdown, in declared order.
+    pub fn cells(&self) -> impl Iterator<Item = (&Breakdown, &Cell)> {
+        self.breakdowns.iter().flat_map(|b| b.cells.iter().map(move |c| (b, c)))
+    }
+
+    /// Why the study declares more breakdown cells than are audited ([`MAX_CELLS`]), if it
+    /// does: `declares 300 breakdown cells; at most 256 are supported`.
+    pub fn too_many_cells(&self) -> Option<String> {
+        let n = self.cells().count();
+        (n > MAX_CELLS).then(|| format!("declares {n} breakdown cells; at most {MAX_CELLS} are supported"))
     }
 
     /// The study's name and its aliases.

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::catalog::{self, Catalog, Column, Design, NotFound, Replication, Study, Thresholds};
 use crate::citation::Citation;
-use crate::extractor::{Measure, Registry};
+use crate::extractor::{Extractor, Measure, Registry};
 
 /// Where the resolver gets a table's columns from (the engine, in practice).
 pub trait Schemas {
@@ -160,180 +160,266 @@ pub fn resolve(
     registry: &Registry,
     schemas: &dyn Schemas,
 ) -> Result<Resolved, Unresolvable> {
-    let mut why = Vec::new();
-    let study = catalog.study(&c.study).map_err(|e| {
-        let unknown = match &e {
-            catalog::StudyError::NotFound { missing, .. } => vec![missing.clone()],
-            _ => Vec::new(),
-        };
-        Unresolvable(vec![e.to_string()], unknown)
-    })?;
-    // Every failed look-up in words, its NotFound kept beside.
-    let unknown = std::cell::RefCell::new(Vec::new());
-    let miss = |e: NotFound| {
-        let words = e.to_string();
-        unknown.borrow_mut().push(e);
-        words
+    let study = study_of(catalog, &c.study)?;
+    let mut p = Problems::default();
+    let period = study.period(&c.period).map_err(|e| p.miss(e));
+    let base = study.base(&c.base.name).map_err(|e| p.miss(e));
+    let extractor = registry.get(&c.source.function).map_err(|e| p.miss(e));
+    let table = study.table(&c.source.table).map_err(|e| p.miss(e));
+    let on = match &table {
+        Ok(table) => on_table(c, study, table, schemas, &mut p),
+        Err(_) => OnTable::default(),
     };
-    let period = study.period(&c.period).map_err(miss);
-    let base = study.base(&c.base.name).map_err(miss);
-    let extractor = registry.get(&c.source.function).map_err(miss);
-    let table = study.table(&c.source.table).map_err(miss);
-    let mut notes = Vec::new();
-    let (mut column, mut column_meta, mut weight, mut design) = (None, Column::default(), None, None);
-    let mut replicates = None;
-    if let Ok(table) = &table {
-        match schemas.schema(study, table) {
-            Err(e) => why.push(format!("table {:?}: {e}", table.name)),
-            Ok(schema) => {
-                match schema.fields().iter().find(|f| f.name() == &c.source.column) {
-                    Some(f) if f.data_type().is_numeric() => column = Some(f.name().clone()),
-                    Some(f) => why.push(format!(
-                        "column {:?} of table {:?} holds {}, not numbers: no extractor computes on it",
-                        f.name(),
-                        table.name,
-                        f.data_type()
-                    )),
-                    None => why.push(miss(NotFound {
-                        what: "column",
-                        asked: catalog::shorten(&c.source.column),
-                        scope: format!("table {:?}", table.name),
-                        declared: schema.fields().len(),
-                        suggestions: catalog::suggest(
-                            &c.source.column,
-                            schema.fields().iter().map(|f| f.name().as_str()),
-                        ),
-                    })),
-                }
-                column_meta = table.column_meta(&c.source.column);
-                if let Some(w) = &c.weight {
-                    match table.weight(w) {
-                        Ok(w) => match schema.field_with_name(w) {
-                            Ok(f) if f.data_type().is_numeric() => weight = Some(w.to_string()),
-                            Ok(f) => why.push(format!(
-                                "declared weight {w:?} of table {:?} holds {}, not numbers",
-                                table.name,
-                                f.data_type()
-                            )),
-                            Err(_) => why.push(format!(
-                                "declared weight {w:?} is not a column of table {:?}",
-                                table.name
-                            )),
-                        },
-                        Err(e) => why.push(miss(e)),
-                    }
-                }
-                design = table.design.as_ref().map(|Design { strata, psu }| (strata.clone(), psu.clone()));
-                // Replicates carry a weighted estimate's variance; unweighted ones stay simple.
-                if let (Some(decl), true) = (&table.replicates, c.weight.is_some()) {
-                    match decl.resolve(schema.fields().iter().map(|f| f.name().as_str())) {
-                        Ok(r) => {
-                            for col in &r.columns {
-                                if let Ok(f) = schema.field_with_name(col)
-                                    && !f.data_type().is_numeric()
-                                {
-                                    why.push(format!(
-                                        "replicate weight {col:?} of table {:?} holds {}, not numbers",
-                                        table.name,
-                                        f.data_type()
-                                    ));
-                                }
-                            }
-                            replicates = Some(r);
-                        }
-                        Err(e) => why.push(format!("table {:?}: {e}", table.name)),
-                    }
-                }
-            }
-        }
-    }
-    // Filters past the size limits are refused here, where their names are known.
-    let too_large = |what: String, sql: &str| {
-        study.oversized(sql).map(|e| format!("{what} of study {:?}: its filter {e}", study.study.name))
-    };
-    match &period {
-        Err(e) => why.push(e.clone()),
-        Ok(p) => why.extend(too_large(format!("period {:?}", p.name), &p.filter)),
-    }
-    match &base {
-        Err(e) => why.push(e.clone()),
-        Ok(b) => why.extend(too_large(format!("base {:?}", b.name), &b.filter)),
-    }
-    let n_cells: usize = study.breakdowns.iter().map(|b| b.cells.len()).sum();
-    if n_cells > catalog::MAX_CELLS {
-        why.push(format!(
-            "study {:?} declares {n_cells} breakdown cells; at most {} are supported",
-            study.study.name,
-            catalog::MAX_CELLS
-        ));
-    }
-    for b in &study.breakdowns {
-        for cell in &b.cells {
-            why.extend(too_large(format!("breakdown {:?} cell {:?}", b.name, cell.name), &cell.filter));
-        }
-    }
-    let measures = match &extractor {
-        Err(e) => {
-            why.push(e.clone());
-            None
-        }
-        Ok(x) if column.is_some() => match x.expand(&column_meta) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                why.push(format!("{e:#} (table {:?}, column {:?})", c.source.table, c.source.column));
-                None
-            }
-        },
-        Ok(_) => None,
-    };
+    check_filters(study, &period, &base, &mut p);
+    let measures = measures(c, &extractor, &on, &mut p);
     if let Err(e) = &table {
-        why.push(e.clone());
+        p.why.push(e.clone());
     }
-    if !why.is_empty() {
-        return Err(Unresolvable(why, unknown.into_inner()));
+    if !p.why.is_empty() {
+        return Err(Unresolvable(p.why, p.unknown));
     }
     let (Ok(period), Ok(base), Ok(extractor), Ok(table), Some(column), Some(measures)) =
-        (period, base, extractor, table, column, measures)
+        (period, base, extractor, table, on.column, measures)
     else {
         return Err(Unresolvable(vec!["the citation could not be resolved".into()], Vec::new()));
     };
-    if let (Some(claimed), Some(declared)) = (&c.fielded, &period.fielded)
-        && claimed != declared
-    {
-        notes.push(format!(
-            "the citation says period {:?} was fielded {claimed}, the catalog says {declared}",
-            period.name
-        ));
-    }
-    let cells = study
-        .breakdowns
-        .iter()
-        .flat_map(|b| {
-            b.cells.iter().map(move |cell| (b.name.clone(), cell.name.clone(), cell.filter.clone()))
-        })
-        .collect();
     Ok(Resolved {
         study: study.study.name.clone(),
         period: period.name.clone(),
         fielded: period.fielded.clone(),
         base: base.name.clone(),
-        column_label: column_meta.label.clone(),
+        column_label: on.meta.label.clone(),
         function: extractor.name.clone(),
         rows: Rows {
             location: table.location(study),
             table: table.name.clone(),
-            design,
+            design: on.design,
             period_filter: Some(period.filter.clone()),
             base_filter: Some(catalog::base_filter(base, &column)),
             column,
-            missing: column_meta.missing.clone(),
-            missing_ranges: column_meta.missing_ranges.clone(),
-            weight,
-            replicates,
+            missing: on.meta.missing.clone(),
+            missing_ranges: on.meta.missing_ranges.clone(),
+            weight: on.weight,
+            replicates: on.replicates,
         },
         measures,
         thresholds: study.thresholds,
-        cells,
-        notes,
+        cells: study
+            .cells()
+            .map(|(b, cell)| (b.name.clone(), cell.name.clone(), cell.filter.clone()))
+            .collect(),
+        notes: fielded_note(c, period).into_iter().collect(),
+    })
+}
+
+/// What a citation's look-ups found wrong so far: each problem in words, in the order they are
+/// reported, and the names not declared, in the order they were looked up.
+#[derive(Default)]
+struct Problems {
+    why: Vec<String>,
+    unknown: Vec<NotFound>,
+}
+
+impl Problems {
+    /// Keeps a name that is not declared; its words are for the caller to report in its turn.
+    fn miss(&mut self, e: NotFound) -> String {
+        let words = e.to_string();
+        self.unknown.push(e);
+        words
+    }
+
+    /// Reports a name that is not declared, now.
+    fn not_declared(&mut self, e: NotFound) {
+        let words = self.miss(e);
+        self.why.push(words);
+    }
+}
+
+/// The study the citation names: without it nothing else can be looked up, so its failure is
+/// the only one reported.
+fn study_of<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c Study, Unresolvable> {
+    catalog.study(name).map_err(|e| {
+        let unknown = match &e {
+            catalog::StudyError::NotFound { missing, .. } => vec![missing.clone()],
+            _ => Vec::new(),
+        };
+        Unresolvable(vec![e.to_string()], unknown)
+    })
+}
+
+/// What the cited table's schema settles: the column, its metadata, the weight, the design and
+/// the replicate weights. Each is `None` (the metadata default) when it could not be checked.
+#[derive(Default)]
+struct OnTable {
+    column: Option<String>,
+    meta: Column,
+    weight: Option<String>,
+    design: Option<(String, String)>,
+    replicates: Option<Replication>,
+}
+
+/// Checks the citation against the cited table's columns: the column, the weight and the
+/// replicate weights exist and hold numbers.
+fn on_table(
+    c: &Citation,
+    study: &Study,
+    table: &catalog::Table,
+    schemas: &dyn Schemas,
+    p: &mut Problems,
+) -> OnTable {
+    let schema = match schemas.schema(study, table) {
+        Ok(schema) => schema,
+        Err(e) => {
+            p.why.push(format!("table {:?}: {e}", table.name));
+            return OnTable::default();
+        }
+    };
+    let column = cited_column(&c.source.column, table, &schema, p);
+    let meta = table.column_meta(&c.source.column);
+    let weight = c.weight.as_deref().and_then(|w| cited_weight(w, table, &schema, p));
+    let design = table.design.as_ref().map(|Design { strata, psu }| (strata.clone(), psu.clone()));
+    // Replicates carry a weighted estimate's variance; unweighted ones stay simple.
+    let replicates = match (&table.replicates, c.weight.is_some()) {
+        (Some(decl), true) => replicates(decl, table, &schema, p),
+        _ => None,
+    };
+    OnTable { column, meta, weight, design, replicates }
+}
+
+/// The cited column, as the schema spells it: a column of the table that holds numbers.
+fn cited_column(name: &str, table: &catalog::Table, schema: &Schema, p: &mut Problems) -> Option<String> {
+    match schema.fields().iter().find(|f| f.name() == name) {
+        Some(f) if f.data_type().is_numeric() => return Some(f.name().clone()),
+        Some(f) => p.why.push(format!(
+            "column {:?} of table {:?} holds {}, not numbers: no extractor computes on it",
+            f.name(),
+            table.name,
+            f.data_type()
+        )),
+        None => p.not_declared(NotFound {
+            what: "column",
+            asked: catalog::shorten(name),
+            scope: format!("table {:?}", table.name),
+            declared: schema.fields().len(),
+            suggestions: catalog::suggest(name, schema.fields().iter().map(|f| f.name().as_str())),
+        }),
+    }
+    None
+}
+
+/// The cited weight: declared for the table, a column of it, and holding numbers.
+fn cited_weight(w: &str, table: &catalog::Table, schema: &Schema, p: &mut Problems) -> Option<String> {
+    let w = match table.weight(w) {
+        Ok(w) => w,
+        Err(e) => {
+            p.not_declared(e);
+            return None;
+        }
+    };
+    match schema.field_with_name(w) {
+        Ok(f) if f.data_type().is_numeric() => return Some(w.to_string()),
+        Ok(f) => p.why.push(format!(
+            "declared weight {w:?} of table {:?} holds {}, not numbers",
+            table.name,
+            f.data_type()
+        )),
+        Err(_) => p.why.push(format!("declared weight {w:?} is not a column of table {:?}", table.name)),
+    }
+    None
+}
+
+/// The table's replicate weights: its pattern matches columns, and each holds numbers. A
+/// column that does not is reported; the replication is kept, since the citation fails anyway.
+fn replicates(
+    decl: &catalog::Replicates,
+    table: &catalog::Table,
+    schema: &Schema,
+    p: &mut Problems,
+) -> Option<Replication> {
+    let r = match decl.resolve(schema.fields().iter().map(|f| f.name().as_str())) {
+        Ok(r) => r,
+        Err(e) => {
+            p.why.push(format!("table {:?}: {e}", table.name));
+            return None;
+        }
+    };
+    for col in &r.columns {
+        if let Ok(f) = schema.field_with_name(col)
+            && !f.data_type().is_numeric()
+        {
+            p.why.push(format!(
+                "replicate weight {col:?} of table {:?} holds {}, not numbers",
+                table.name,
+                f.data_type()
+            ));
+        }
+    }
+    Some(r)
+}
+
+/// Checks that the period and base are declared, and that their filters and every breakdown
+/// cell's are within the size limits: past them a filter is refused here, where its name is
+/// known, not in the engine.
+fn check_filters(
+    study: &Study,
+    period: &Result<&catalog::Period, String>,
+    base: &Result<&catalog::BaseDef, String>,
+    p: &mut Problems,
+) {
+    let too_large = |what: String, sql: &str| {
+        study.oversized(sql).map(|e| format!("{what} of study {:?}: its filter {e}", study.study.name))
+    };
+    match period {
+        Err(e) => p.why.push(e.clone()),
+        Ok(x) => p.why.extend(too_large(format!("period {:?}", x.name), &x.filter)),
+    }
+    match base {
+        Err(e) => p.why.push(e.clone()),
+        Ok(b) => p.why.extend(too_large(format!("base {:?}", b.name), &b.filter)),
+    }
+    if let Some(e) = study.too_many_cells() {
+        p.why.push(format!("study {:?} {e}", study.study.name));
+    }
+    for (b, cell) in study.cells() {
+        p.why.extend(too_large(format!("breakdown {:?} cell {:?}", b.name, cell.name), &cell.filter));
+    }
+}
+
+/// The cited extractor's measures for the column: the extractor is registered and applies to
+/// the column's metadata. `None` also when the column could not be checked (already reported).
+fn measures(
+    c: &Citation,
+    extractor: &Result<&Extractor, String>,
+    on: &OnTable,
+    p: &mut Problems,
+) -> Option<Vec<Measure>> {
+    let x = match extractor {
+        Err(e) => {
+            p.why.push(e.clone());
+            return None;
+        }
+        Ok(x) => x,
+    };
+    on.column.as_ref()?;
+    match x.expand(&on.meta) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            p.why.push(format!("{e:#} (table {:?}, column {:?})", c.source.table, c.source.column));
+            None
+        }
+    }
+}
+
+/// A note when the citation says the period was fielded other than when the catalog says: worth
+/// knowing, but the period is the catalog's either way.
+fn fielded_note(c: &Citation, period: &catalog::Period) -> Option<String> {
+    let (Some(claimed), Some(declared)) = (&c.fielded, &period.fielded) else {
+        return None;
+    };
+    (claimed != declared).then(|| {
+        format!(
+            "the citation says period {:?} was fielded {claimed}, the catalog says {declared}",
+            period.name
+        )
     })
 }

@@ -156,15 +156,8 @@ pub fn prove_study(study: &Study, engine: &Engine) -> Vec<Problem> {
             say(&mut p, format!("period {:?}: {e}", period.name));
         }
     }
-    let n_cells: usize = study.breakdowns.iter().map(|b| b.cells.len()).sum();
-    if n_cells > catalog::MAX_CELLS {
-        say(
-            &mut p,
-            format!(
-                "declares {n_cells} breakdown cells; at most {} are supported (every claim on the study would be UNVERIFIABLE)",
-                catalog::MAX_CELLS
-            ),
-        );
+    if let Some(e) = study.too_many_cells() {
+        say(&mut p, format!("{e} (every claim on the study would be UNVERIFIABLE)"));
     }
     // Size limits first, once per filter: a filter past them is never handed to DataFusion.
     let mut sized = |what: String, sql: &str| match catalog::check_filter_size(sql) {
@@ -178,14 +171,10 @@ pub fn prove_study(study: &Study, engine: &Engine) -> Vec<Problem> {
         study.periods.iter().filter(|x| sized(format!("period {:?}", x.name), &x.filter)).collect();
     let bases: Vec<_> =
         study.bases.iter().filter(|x| sized(format!("base {:?}", x.name), &x.filter)).collect();
-    let mut cells = Vec::new();
-    for b in &study.breakdowns {
-        for cell in &b.cells {
-            if sized(format!("breakdown {:?} cell {:?}", b.name, cell.name), &cell.filter) {
-                cells.push((b, cell));
-            }
-        }
-    }
+    let cells: Vec<_> = study
+        .cells()
+        .filter(|(b, cell)| sized(format!("breakdown {:?} cell {:?}", b.name, cell.name), &cell.filter))
+        .collect();
     for t in &study.tables {
         let at = format!("table {:?}", t.name);
         let schema = match crate::resolve::Schemas::schema(engine, study, t) {

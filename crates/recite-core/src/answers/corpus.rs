@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::claim::parse_number;
+use crate::settle::compare::compare;
 use crate::settle::{BaseRow, Comparison, MeasureRow};
-use crate::stats::BaseFacts;
+use crate::stats::{BaseFacts, Estimate};
 
 fn est(v: f64) -> Option<Estimate> {
     Some(Estimate {
