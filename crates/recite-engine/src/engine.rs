@@ -212,6 +212,9 @@ pub use crate::scan::{
     EngineError, Job, Outcome, PlanChoice, Replicated, Replication, Role, ScanPlan, ScanStats, Sums, Var,
     needed_pairs, vars_for,
 };
+/// The grouped scan's reduction kernel alone, for `benches/kernel.rs`.
+#[doc(hidden)]
+pub use grouped::reduce_batches;
 pub use remote::{ConnectError, EngineUrl, EngineUrlError};
 pub use summed::pred_expr;
 

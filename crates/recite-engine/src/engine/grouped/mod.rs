@@ -42,6 +42,8 @@ use super::{
 pub(super) use accumulate::{Acc, BaseSums};
 use accumulate::{Row, RowsKey, accumulate, finish};
 use flags::{Flags, Layout, unpack};
+#[doc(hidden)]
+pub use reduce::reduce_batches;
 use reduce::{Exact, MergedKey, Partial};
 
 /// Most flags one mask may carry (bits of an i64, sign left alone).

@@ -340,6 +340,28 @@ impl Partial {
     }
 }
 
+/// The in-process reduction's kernel alone, for `benches/kernel.rs` (not an API): `batches`
+/// reduced as one partition's task reduces them, into exact sums per group. Each batch is laid
+/// out as the grouped projection is: `periods` period flags and `cells` cell flags (Boolean),
+/// then per cited column its code (Int64) followed by its `bases[c]` base flags (Boolean), then
+/// `weights` weights (Float64); no design. Returns the rows read and the groups made over all
+/// columns. A batch of another width is an error; columns of other types panic.
+#[doc(hidden)]
+pub fn reduce_batches(
+    batches: &[RecordBatch],
+    periods: usize,
+    cells: usize,
+    bases: &[usize],
+    weights: usize,
+) -> datafusion::error::Result<(u64, usize)> {
+    let layout = Layout::new(periods, cells, bases.to_vec(), weights, false);
+    let mut part = Partial::new(bases.len());
+    for b in batches {
+        part.add(b, &layout)?;
+    }
+    Ok((part.rows, part.columns.iter().map(|g| g.counts.len()).sum()))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
