@@ -52,6 +52,12 @@ impl Server {
         Server { child, port, log }
     }
 
+    /// The server's process id.
+    #[cfg(feature = "agents")]
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     #[cfg(feature = "agents")]
     pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)

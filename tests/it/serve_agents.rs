@@ -378,3 +378,26 @@ fn serve_a2a_js_sdk_sends_streams_and_gets_tasks_with_a_token() {
         assert_eq!(prose.last().and_then(Value::as_str), Some("TASK_STATE_REJECTED"), "{binding}: {prose:?}");
     }
 }
+
+/// A bounded load (tests/serve/load.py, the instrument of BENCHMARKS.md's service figures):
+/// 240 requests, 32 at a time, mixing `/v1/verify`, `/v1/check` and the A2A agent's
+/// `SendMessage`, against the default limits (4 at a time, a queue of 64: no caller is turned
+/// away). Every answer is 200 and equal to the first answer to the same request: none lost,
+/// none altered by the others running beside it.
+#[test]
+fn serve_under_mixed_load_loses_and_alters_nothing() {
+    let Some(python) = clients_python("serve_under_mixed_load_loses_and_alters_nothing") else { return };
+    let s = Server::start(&[]);
+    let out = Command::new(python)
+        .arg(root().join("tests/serve/load.py"))
+        .args([s.url(), s.pid().to_string(), "240".into(), "32".into(), "--a2a".into()])
+        .current_dir(root())
+        .output()
+        .expect("run load.py");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "load.py failed: {report}\n{}", String::from_utf8_lossy(&out.stderr));
+    let figures: Value = serde_json::from_str(&report).expect("load.py prints JSON");
+    assert_eq!(figures["answered"], 240, "{figures:#}");
+    assert_eq!(figures["errors"], 0, "{figures:#}");
+    assert_eq!(figures["kinds"], serde_json::json!(["/a2a/jsonrpc", "/v1/check", "/v1/verify"]));
+}

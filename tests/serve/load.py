@@ -3,9 +3,11 @@
     load.py BASE PID [REQUESTS] [CONCURRENCY]
 
 Sends REQUESTS (default 2000) requests, CONCURRENCY (default 64) at a time, alternating
-`POST /v1/verify` of each bundled citation and `POST /v1/check` of each bundled transcript.
-Every answer must be 200 and byte-identical to the first answer to the same request (no error,
-no lost or altered response). Prints throughput, p50/p99 latency and the server's peak resident
+`POST /v1/verify` of each bundled citation, `POST /v1/check` of each bundled transcript and,
+with `--a2a`, the A2A agent's JSON-RPC `SendMessage` of each citation as a data Part.
+Every answer must be 200 and equal to the first answer to the same request (no error, no lost
+or altered response): byte for byte over HTTP; for A2A, the Task's artifacts (its ids and
+timestamps are new each time). Prints throughput, p50/p99 latency and the server's peak resident
 memory (VmHWM of PID) as JSON. Uses httpx from the clients' venv (tests/serve/install.sh).
 """
 
@@ -29,19 +31,44 @@ def peak_rss_kib(pid: int) -> int:
     return -1
 
 
+def a2a_send(citation: bytes) -> bytes:
+    return json.dumps({
+        'jsonrpc': '2.0', 'id': 1, 'method': 'SendMessage',
+        'params': {'message': {'messageId': 'load', 'role': 'ROLE_USER',
+                               'parts': [{'data': json.loads(citation)}]}},
+    }).encode()
+
+
+def headers(path: str) -> dict:
+    a2a = {'content-type': 'application/json', 'a2a-version': '1.0'}
+    return a2a if path == '/a2a/jsonrpc' else {}
+
+
+def answer(path: str, r: httpx.Response) -> bytes:
+    """What must not change between two answers to the same request."""
+    if path != '/a2a/jsonrpc':
+        return r.content
+    task = r.json()['result']['task']
+    assert task['status']['state'] == 'TASK_STATE_COMPLETED', task['status']
+    return json.dumps([a['parts'] for a in task['artifacts']], sort_keys=True).encode()
+
+
 async def main() -> None:
-    base, pid = sys.argv[1], int(sys.argv[2])
-    total = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
-    concurrency = int(sys.argv[4]) if len(sys.argv) > 4 else 64
+    args = [a for a in sys.argv[1:] if a != '--a2a']
+    base, pid = args[0], int(args[1])
+    total = int(args[2]) if len(args) > 2 else 2000
+    concurrency = int(args[3]) if len(args) > 3 else 64
     kinds = [('/v1/verify', p.read_bytes()) for p in CITATIONS]
     kinds += [('/v1/check?format=jsonl', p.read_bytes()) for p in TRANSCRIPTS]
+    if '--a2a' in sys.argv:
+        kinds += [('/a2a/jsonrpc', a2a_send(p.read_bytes())) for p in CITATIONS]
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
         expected = {}
         for path, body in kinds:
-            r = await http.post(path, content=body)
+            r = await http.post(path, content=body, headers=headers(path))
             r.raise_for_status()
-            expected[(path, body)] = r.content
+            expected[(path, body)] = answer(path, r)
         latencies, errors = [], []
         queue = asyncio.Queue()
         for i in range(total):
@@ -55,12 +82,12 @@ async def main() -> None:
                     return
                 t = time.perf_counter()
                 try:
-                    r = await http.post(path, content=body)
+                    r = await http.post(path, content=body, headers=headers(path))
                     if r.status_code != 200:
                         errors.append(f'{path}: {r.status_code} {r.text[:200]}')
-                    elif r.content != expected[(path, body)]:
+                    elif answer(path, r) != expected[(path, body)]:
                         errors.append(f'{path}: the answer differs from the first one')
-                except httpx.HTTPError as e:
+                except (httpx.HTTPError, KeyError, AssertionError) as e:
                     errors.append(f'{path}: {e!r}')
                 latencies.append(time.perf_counter() - t)
 
@@ -74,6 +101,7 @@ async def main() -> None:
 
     print(json.dumps({
         'requests': total,
+        'kinds': sorted({path.split('?')[0] for path, _ in kinds}),
         'concurrency': concurrency,
         'answered': len(latencies),
         'errors': len(errors),

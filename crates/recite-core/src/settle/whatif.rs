@@ -17,7 +17,7 @@ use crate::extractor::Registry;
 use crate::resolve::Resolved;
 use crate::scan::{EngineError, Job, Scan, ScanStats};
 pub use crate::settle::verdict::Kind;
-use crate::settle::verdict::{Cause, Explanation, Settlement, alternative_id};
+use crate::settle::verdict::{Explanation, Settlement, alternative_id};
 use crate::settle::{compare, explain};
 use crate::stats::{self, Method};
 
