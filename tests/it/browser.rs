@@ -6,7 +6,8 @@
 //! the W6 claim to the previous wave in the what-if panel and checks the value shown against
 //! the API and against `POST /v1/verify` on the fixture's own citation edited, follows the
 //! permalink in a new page, exports, audits the pages with axe-core (no serious or critical
-//! violation), and watches every request the pages make (none outside the server).
+//! violation), opens two files chosen at once as one case, and watches every request the pages
+//! make (none outside the server).
 //!
 //! The screenshots of each step are kept in `$CARGO_TARGET_TMPDIR/workbench-browser/`; with
 //! `RECITE_SCREENSHOTS=docs/workbench` the docs' (index.png, case.png, whatif.png) are
@@ -29,7 +30,8 @@ use crate::support::root;
 /// the what-if's value is also compared with).
 const FIXTURE: &str = "examples/transcripts/a2a-v10-stream.sse";
 /// The steps `browser.mjs` runs, in order: every one must be there and pass.
-const STEPS: [&str; 8] = ["controls", "open", "numbers", "whatif", "permalink", "export", "axe", "requests"];
+const STEPS: [&str; 9] =
+    ["controls", "open", "numbers", "whatif", "permalink", "export", "axe", "several", "requests"];
 /// The screenshots docs/workbench.md shows.
 const DOC_SHOTS: [&str; 3] = ["index.png", "case.png", "whatif.png"];
 

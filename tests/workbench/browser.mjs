@@ -25,6 +25,8 @@
 //              framed report, which loads nothing when rendered
 //   axe        axe-core in the index page, the case page and the report: no violation of impact
 //              serious or critical
+//   several    two files chosen at once in the file input: one new case of both inputs, each
+//              the file's bytes under its name, its report of both
 //   requests   every request any page made was to BASE (or data:/about:), every answer < 400,
 //              no script error, no console error
 //
@@ -623,6 +625,39 @@ async function main() {
       for (const v of found.filter((x) => SERIOUS.has(x.impact))) {
         current.failures.push(`${v.where}: ${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target).join(", ")}`);
       }
+    });
+
+    // (g) Several files chosen at once are one case: the fixture and a bundled citation, each
+    // input the file's bytes under its name, and the case's report the one `recite check`
+    // makes of both (its inputs in the order sent).
+    await step("several", async (s) => {
+      const second = path.resolve(path.dirname(path.resolve(fixture)), "../citations/versant-w6-considered.json");
+      const p4 = await open("several", { bypassCSP: true });
+      await p4.goto(new URL("/", base).href, { waitUntil: "load" });
+      await p4.waitForFunction(() => document.getElementById("totals").textContent.trim() !== "");
+      const input = await p4.$("#files");
+      const [nav] = await Promise.all([
+        p4.waitForNavigation({ waitUntil: "load", timeout: SLOW_MS }),
+        input.uploadFile(path.resolve(fixture), second),
+      ]);
+      check(nav && nav.ok(), `the case page answered ${nav && nav.status()}`);
+      const m = new URL(p4.url()).pathname.match(/^\/cases\/([0-9a-f]{24})$/);
+      if (!check(m, `after the upload the page is a case page, not ${p4.url()}`)) return;
+      check(m[1] !== id, "the two files made a new case");
+      await caseReady(p4);
+      const c = await api("GET", `/v1/cases/${m[1]}`);
+      equal(c.json.inputs.length, 2, "the case's inputs");
+      const names = c.json.inputs.map((i) => i.name);
+      equal(JSON.stringify(names), JSON.stringify([path.basename(fixture), path.basename(second)]), "the inputs' names");
+      const bytes = [fixtureText, readFileSync(second, "utf8")];
+      for (const k of [0, 1]) {
+        const got = await api("GET", `/v1/cases/${m[1]}/inputs/${k}`);
+        check(got.text === bytes[k], `input ${k} is ${names[k]}, byte for byte`);
+      }
+      const r = (await api("GET", `/v1/cases/${m[1]}/report`)).json;
+      equal(r.inputs.length, 2, "the report's inputs");
+      s.case = m[1];
+      await p4.close();
     });
   } catch (e) {
     steps.push({ step: "run", ok: false, failures: [String(e && e.message ? e.message : e)] });
