@@ -244,16 +244,21 @@ fn traced(stated: &Stated, picked: &[&Source], recomputed_only: bool, mut out: S
     quote(&mut out, stated, worst);
     out.why = repeats_why(worst, out.status);
     if keys.len() > 1 {
-        out.ambiguous = true;
-        out.why.push_str(&format!(" (ambiguous: {} cited measures fit)", keys.len()));
-        out.candidates = listed(keys);
-        // Unsure which citation it repeats: never counted as TRACED.
-        if out.status == Status::Traced {
-            out.status = Status::TracedUnverified;
-            out.why.push_str("; which one the sentence means is not known");
-        }
+        ambiguous(&mut out, keys, "cited measures");
     }
     out
+}
+
+/// Marks a number that several cited `what` (measures, pairs) fit as ambiguous. Unsure which
+/// citation it repeats, it is never counted as TRACED.
+fn ambiguous(out: &mut StatedNumber, keys: Vec<String>, what: &str) {
+    out.ambiguous = true;
+    out.why.push_str(&format!(" (ambiguous: {} {what} fit)", keys.len()));
+    out.candidates = listed(keys);
+    if out.status == Status::Traced {
+        out.status = Status::TracedUnverified;
+        out.why.push_str("; which one the sentence means is not known");
+    }
 }
 
 /// Why a number that repeats `worst` has `status`, in words.
@@ -584,13 +589,7 @@ fn traced_change(
     );
     let keys = pair_keys(&picked);
     if keys.len() > 1 {
-        out.ambiguous = true;
-        out.why.push_str(&format!(" (ambiguous: {} cited pairs fit)", keys.len()));
-        out.candidates = listed(keys);
-        if out.status == Status::Traced {
-            out.status = Status::TracedUnverified;
-            out.why.push_str("; which one the sentence means is not known");
-        }
+        ambiguous(&mut out, keys, "cited pairs");
     }
     out
 }
