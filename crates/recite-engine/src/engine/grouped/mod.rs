@@ -462,6 +462,7 @@ impl Engine {
                     while let Some(batch) = futures::StreamExt::next(&mut stream).await {
                         part.add(&batch?, &layout)?;
                     }
+                    part.finish();
                     Ok::<_, datafusion::error::DataFusionError>(part)
                 });
             }

@@ -6,6 +6,13 @@
 //! found by plain array indexing where keys are small (codes near zero, few row keys), by
 //! hashing only beyond. Sums are exact: weights in fixed point (i256 units of 2^-130, see
 //! [`super::FIXED_SHIFT`]), counts as integers, so no order of rows or partitions moves a bit.
+//!
+//! Most batches are summed narrow: each term `round(w·2^130)` is `m·2^e` with a 53-bit `m`, so
+//! a batch's terms are whole multiples of a shared `2^shift` and their sums, bounded from the
+//! terms' exponents and the rows added, fit an i128 ([`Pending`]). Those partial sums are
+//! flushed into the i256 ones only when the bound or the shift would change: the same
+//! integers, at two plain adds a term instead of two checked 256-bit ones. A batch whose
+//! weights span too many binary orders, or holds a bad weight, is summed wide, row by row.
 
 use std::collections::HashMap;
 
@@ -14,6 +21,60 @@ use datafusion::arrow::datatypes::{Float64Type, Int64Type, i256};
 
 use super::flags::{Layout, pack};
 use super::{FIXED_LIMIT, FIXED_SCALE, INVALID, OUT_OF_RANGE, OVERFLOW, fixed};
+
+/// One weight's narrow sums over some rows since the last flush: (valid rows, Σw / 2^shift,
+/// Σw² / 2^shift) (see [`Shift`]).
+pub(super) type Pending = (u64, i128, i128);
+
+/// Nothing pending.
+const NO_PENDING: Pending = (0, 0, 0);
+
+/// Bits of rows the narrow sums leave room for when their shift is chosen (2^40 rows); the
+/// bound is still checked for every batch.
+const ROW_BITS: u32 = 40;
+/// Most bits a narrow sum may need: an i128 and its sign, with a bit to spare.
+const NARROW_BITS: u32 = 126;
+
+/// The exact term `round(v·2^130)` of a positive weight or squared weight (below
+/// [`FIXED_LIMIT`]) as `(m, e)` with `m·2^e` the same integer as [`fixed`] gives, `m` odd, or
+/// `(0, 0)` when it rounds to nothing.
+#[inline]
+pub(super) fn split(v: f64) -> (u64, u32) {
+    let t = (v * FIXED_SCALE).round();
+    let (m, e) = if t < TWO_64 {
+        (t as u64, 0)
+    } else {
+        // t = mantissa·2^e, e ≥ 12 since t ≥ 2^64.
+        let bits = t.to_bits();
+        ((bits & ((1u64 << 52) - 1)) | (1u64 << 52), ((bits >> 52) & 0x7ff) as u32 - 1075)
+    };
+    if m == 0 {
+        return (0, 0);
+    }
+    let z = m.trailing_zeros();
+    (m >> z, e + z)
+}
+
+/// 2^64.
+const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// Where one weight's Σw (or Σw²) narrow sums stand: each is a multiple of `2^shift` units, and
+/// every term added since the last flush is under `2^top` units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Shift {
+    shift: u32,
+    top: u32,
+}
+
+/// ⌈log2 n⌉ (0 for n ≤ 1).
+fn ceil_log2(n: u64) -> u32 {
+    if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() }
+}
+
+/// Whether sums of `rows` terms each under `2^top`, counted in units of `2^shift`, fit an i128.
+fn fits(s: Shift, rows: u64) -> bool {
+    s.top - s.shift + ceil_log2(rows) <= NARROW_BITS
+}
 
 /// One weight's fixed-point sums over some rows: (valid rows, Σw, Σw²).
 pub(super) type Fixed = (u64, i256, i256);
@@ -103,6 +164,9 @@ const WINDOW: usize = 1 << 14;
 /// PSUs), in a hash map. Bounds the arrays at `DENSE_ROW_KEYS` entries per key id.
 const DENSE_ROW_KEYS: u32 = 1 << 14;
 
+/// Most entries of a column's direct lookup (4 MiB of u32).
+const DIRECT_LIMIT: i64 = 1 << 20;
+
 /// One cited column's groups in one partition: a group per (row key, packed key) present, and
 /// its sums.
 #[derive(Default)]
@@ -125,6 +189,17 @@ pub(super) struct Groups {
     sums: Vec<Fixed>,
     /// Per group and weight: INVALID / OVERFLOW flags.
     bad: Vec<u8>,
+    /// Per group and weight: the narrow sums since the last flush.
+    pending: Vec<Pending>,
+    /// The direct lookup, where the column's codes span a small range: the group of (row key,
+    /// code, base mask) at `(row key · span + (code − lo)·2^bits + mask)`, `NONE` where
+    /// unseen. One load a row instead of the window's three.
+    direct: Vec<u32>,
+    /// The lowest code and how many codes from it the direct lookup holds (0: none yet).
+    direct_lo: i64,
+    direct_codes: i64,
+    /// The direct lookup would exceed [`DIRECT_LIMIT`]: the window and maps serve alone.
+    direct_off: bool,
     /// Whether a row's code was beyond ±2^42 (its key is [`OUT_OF_RANGE`]).
     pub(super) out_of_range: bool,
 }
@@ -187,7 +262,70 @@ impl Groups {
         self.counts.push(0);
         self.sums.extend(std::iter::repeat_n(ZERO, n_weights));
         self.bad.extend(std::iter::repeat_n(0, n_weights));
+        self.pending.extend(std::iter::repeat_n(NO_PENDING, n_weights));
         g as usize
+    }
+
+    /// Readies the direct lookup for a batch whose non-null codes lie in `[min, max]`, with
+    /// `bits` base flags and `row_keys` row keys so far: widens its range (and re-places the
+    /// groups) when needed. False when the lookup is off or would exceed [`DIRECT_LIMIT`]; the
+    /// batch then finds its groups through the window.
+    fn direct_for(&mut self, min: i64, max: i64, bits: u32, row_keys: usize) -> bool {
+        if self.direct_off || min <= -super::MAX_CODE || max >= super::MAX_CODE {
+            return false;
+        }
+        let (lo, hi) = if self.direct_codes == 0 {
+            (min, max)
+        } else {
+            (self.direct_lo.min(min), (self.direct_lo + self.direct_codes - 1).max(max))
+        };
+        let codes = hi - lo + 1;
+        let span = codes << bits;
+        if codes > DIRECT_LIMIT || span.saturating_mul(row_keys as i64) > DIRECT_LIMIT {
+            self.direct_off = true;
+            self.direct = Vec::new();
+            return false;
+        }
+        if (lo, codes) != (self.direct_lo, self.direct_codes) {
+            self.direct_lo = lo;
+            self.direct_codes = codes;
+            self.direct = vec![NONE; span as usize * row_keys];
+            for (g, &(rk, id)) in self.keys.iter().enumerate() {
+                let (code, mask) = super::flags::unpack(self.ids[id as usize], i64::from(bits));
+                self.direct[(i64::from(rk) * span + ((code - lo) << bits) + mask) as usize] = g as u32;
+            }
+        } else if self.direct.len() < span as usize * row_keys {
+            self.direct.resize(span as usize * row_keys, NONE);
+        }
+        true
+    }
+
+    /// Adds the pending narrow sums into the exact ones (`shifts` per weight: Σw's, Σw²'s) and
+    /// clears them.
+    fn flush(&mut self, shifts: &[[Option<Shift>; 2]]) {
+        let n_weights = shifts.len();
+        if n_weights == 0 {
+            return;
+        }
+        let up = |x: i128, s: Option<Shift>| match s {
+            Some(s) if x != 0 => i256::from_i128(x) << (s.shift as u8),
+            _ => i256::ZERO,
+        };
+        for ((sums, bad), pending) in self
+            .sums
+            .chunks_exact_mut(n_weights)
+            .zip(self.bad.chunks_exact_mut(n_weights))
+            .zip(self.pending.chunks_exact_mut(n_weights))
+        {
+            for (i, p) in pending.iter_mut().enumerate() {
+                if *p == NO_PENDING {
+                    continue;
+                }
+                let [sw, sw2] = shifts[i];
+                bad[i] |= add_fixed(&mut sums[i], &(p.0, up(p.1, sw), up(p.2, sw2)));
+                *p = NO_PENDING;
+            }
+        }
     }
 }
 
@@ -199,11 +337,35 @@ pub(super) struct Partial {
     pub(super) columns: Vec<Groups>,
     pub(super) psu_names: Vec<(String, String)>,
     psu_index: HashMap<(String, String), u32>,
+    /// Per weight, where its pending narrow Σw and Σw² stand (`None`: nothing pending).
+    shifts: Vec<[Option<Shift>; 2]>,
+    /// Rows added narrow since the last flush.
+    pending_rows: u64,
+    /// Buffers reused from batch to batch.
+    scratch: Scratch,
 }
 
-/// The rows where flags `at(0..count)` of a batch are set, as a mask per row (bit k for flag k).
-fn mask(b: &RecordBatch, count: usize, at: impl Fn(usize) -> usize) -> Vec<i64> {
-    let mut m = vec![0i64; b.num_rows()];
+/// A batch's per-row buffers, kept between batches so that no batch allocates them.
+#[derive(Default)]
+struct Scratch {
+    period_mask: Vec<i64>,
+    cell_mask: Vec<i64>,
+    base_mask: Vec<i64>,
+    row_keys: Vec<u32>,
+    /// Per row and weight: the split terms of w and w².
+    split: Vec<[(u64, u32); 2]>,
+    /// Per row and weight: the narrow terms.
+    narrow: Vec<[i128; 2]>,
+    /// Per row and weight: the wide terms, and their INVALID / OVERFLOW flags.
+    wide: Vec<Fixed>,
+    wide_bad: Vec<u8>,
+}
+
+/// Sets `m` to the rows where flags `at(0..count)` of a batch are set, as a mask per row (bit
+/// k for flag k).
+fn mask_into(m: &mut Vec<i64>, b: &RecordBatch, count: usize, at: impl Fn(usize) -> usize) {
+    m.clear();
+    m.resize(b.num_rows(), 0);
     for k in 0..count {
         let flag: &BooleanArray = b.column(at(k)).as_boolean();
         let set = match flag.nulls() {
@@ -214,7 +376,14 @@ fn mask(b: &RecordBatch, count: usize, at: impl Fn(usize) -> usize) -> Vec<i64> 
             m[r] |= 1 << k;
         }
     }
-    m
+}
+
+/// How one batch's weights are summed.
+enum Terms {
+    /// In i128 at the partition's shifts ([`Scratch::narrow`]).
+    Narrow,
+    /// In i256, row by row ([`Scratch::wide`]).
+    Wide,
 }
 
 impl Partial {
@@ -226,12 +395,16 @@ impl Partial {
             columns: (0..columns).map(|_| Groups::default()).collect(),
             psu_names: Vec::new(),
             psu_index: HashMap::new(),
+            shifts: Vec::new(),
+            pending_rows: 0,
+            scratch: Scratch::default(),
         }
     }
 
     /// The groups of one column with their sums, keyed by (period mask, cell mask, packed
-    /// key, PSU index).
+    /// key, PSU index). Only after [`Partial::finish`].
     pub(super) fn groups(&self, c: usize, n_weights: usize) -> impl Iterator<Item = (GroupKey, Exact)> + '_ {
+        debug_assert_eq!(self.pending_rows, 0, "a partial read before it was finished");
         let col = &self.columns[c];
         col.keys.iter().enumerate().map(move |(g, &(rk, id))| {
             let (pm, cm, psu) = self.row_key_list[rk as usize];
@@ -239,6 +412,144 @@ impl Partial {
             let bad = col.bad[g * n_weights..(g + 1) * n_weights].to_vec();
             ((pm, cm, col.ids[id as usize], psu), Exact { n: col.counts[g], weighted, bad })
         })
+    }
+
+    /// Flushes what is pending: the sums are then whole, for [`Partial::groups`].
+    pub(super) fn finish(&mut self) {
+        self.flush();
+    }
+
+    fn flush(&mut self) {
+        if self.pending_rows > 0 {
+            for g in &mut self.columns {
+                g.flush(&self.shifts);
+            }
+        }
+        self.pending_rows = 0;
+        self.shifts.iter_mut().for_each(|s| *s = [None, None]);
+    }
+
+    /// Splits the batch's weights into terms, and decides whether they are summed narrow: when
+    /// no row holds a bad weight and, per weight, the terms fit the pending sums' shift and
+    /// bound (flushing first when they would change). Otherwise wide, the terms in i256 with
+    /// their flags. A null or zero weight leaves the base; a negative, NaN or infinite one, or
+    /// one whose square does not fit the fixed point, flags the row's group (the jobs that
+    /// select it fail, naming the weight).
+    fn terms(&mut self, ws: &[&datafusion::arrow::array::Float64Array], n: usize) -> Terms {
+        let n_weights = ws.len();
+        let sc = &mut self.scratch;
+        sc.split.clear();
+        sc.split.resize(n * n_weights, [(0, 0); 2]);
+        // Per weight and kind: the lowest exponent and the highest bit of its terms.
+        let mut range = vec![[None::<Shift>; 2]; n_weights];
+        let mut narrow = true;
+        for (i, w) in ws.iter().enumerate() {
+            for r in 0..n {
+                if w.is_null(r) {
+                    continue;
+                }
+                let v = w.value(r);
+                if v.is_nan() || v < 0.0 || v.is_infinite() {
+                    narrow = false;
+                } else if v > 0.0 {
+                    // The same f64 operations as the plan's: (v·v)·2^130, compared in f64.
+                    let squared = v * v;
+                    if squared * FIXED_SCALE >= FIXED_LIMIT {
+                        narrow = false;
+                        continue;
+                    }
+                    let terms = [split(v), split(squared)];
+                    // A positive weight counts as a valid row through its Σw term.
+                    narrow &= terms[0].0 != 0;
+                    for (k, (m, e)) in terms.into_iter().enumerate() {
+                        if m != 0 {
+                            let top = e + 64 - m.leading_zeros();
+                            range[i][k] = Some(match range[i][k] {
+                                None => Shift { shift: e, top },
+                                Some(s) => Shift { shift: s.shift.min(e), top: s.top.max(top) },
+                            });
+                        }
+                    }
+                    sc.split[r * n_weights + i] = terms;
+                }
+            }
+        }
+        if narrow {
+            if self.shifts.len() != n_weights {
+                self.flush();
+                self.shifts = vec![[None, None]; n_weights];
+            }
+            let merged = |now: Option<Shift>, batch: Option<Shift>| match (now, batch) {
+                (Some(s), Some(b)) => Some(Shift { shift: s.shift.min(b.shift), top: s.top.max(b.top) }),
+                (s, b) => s.or(b),
+            };
+            let rows = self.pending_rows + n as u64;
+            let keeps = self.shifts.iter().zip(&range).all(|(now, batch)| {
+                (0..2).all(|k| {
+                    let m = merged(now[k], batch[k]);
+                    now[k].is_none_or(|s| Some(s.shift) == m.map(|m| m.shift))
+                        && m.is_none_or(|m| fits(m, rows))
+                })
+            });
+            if !keeps {
+                self.flush();
+            }
+            // A fresh shift sits as low as the batch's terms and 2^ROW_BITS rows allow, so that
+            // later batches seldom lower it.
+            let fresh =
+                |b: Shift| Shift { shift: b.shift.min(b.top.saturating_sub(NARROW_BITS - ROW_BITS)), ..b };
+            let next: Vec<[Option<Shift>; 2]> = self
+                .shifts
+                .iter()
+                .zip(&range)
+                .map(|(now, batch)| {
+                    [0, 1].map(|k| match now[k] {
+                        Some(_) => merged(now[k], batch[k]),
+                        None => batch[k].map(fresh),
+                    })
+                })
+                .collect();
+            let rows = self.pending_rows + n as u64;
+            narrow = next.iter().flatten().all(|s| s.is_none_or(|s| fits(s, rows)));
+            if narrow {
+                self.shifts = next;
+                self.pending_rows = rows;
+                let sc = &mut self.scratch;
+                sc.narrow.clear();
+                sc.narrow.extend(sc.split.iter().enumerate().map(|(at, terms)| {
+                    let s = &self.shifts[at % n_weights];
+                    [0, 1].map(|k| match (terms[k], s[k]) {
+                        ((m, e), Some(s)) if m != 0 => i128::from(m) << (e - s.shift),
+                        _ => 0,
+                    })
+                }));
+                return Terms::Narrow;
+            }
+        }
+        let sc = &mut self.scratch;
+        sc.wide.clear();
+        sc.wide.resize(n * n_weights, ZERO);
+        sc.wide_bad.clear();
+        sc.wide_bad.resize(n * n_weights, 0);
+        for (i, w) in ws.iter().enumerate() {
+            for r in 0..n {
+                if w.is_null(r) {
+                    continue;
+                }
+                let v = w.value(r);
+                if v.is_nan() || v < 0.0 || v.is_infinite() {
+                    sc.wide_bad[r * n_weights + i] = INVALID;
+                } else if v > 0.0 {
+                    let squared = v * v;
+                    if squared * FIXED_SCALE < FIXED_LIMIT {
+                        sc.wide[r * n_weights + i] = (1, fixed(v), fixed(squared));
+                    } else {
+                        sc.wide_bad[r * n_weights + i] = OVERFLOW;
+                    }
+                }
+            }
+        }
+        Terms::Wide
     }
 
     /// Adds one batch of rows laid out as `layout` says, column by column.
@@ -251,39 +562,16 @@ impl Partial {
             )));
         }
         let n_weights = layout.weights;
-        let pm = mask(b, layout.periods, |k| layout.period(k));
-        let cm = mask(b, layout.cells, |k| layout.cell(k));
         let ws: Vec<_> =
             (0..n_weights).map(|i| b.column(layout.weight(i)).as_primitive::<Float64Type>()).collect();
         let design = layout.design().map(|(s, p)| (b.column(s), b.column(p)));
         let n = b.num_rows();
         self.rows += n as u64;
-        // Per row: its interned row key, and per weight (valid, Σw, Σw²) in fixed point. A
-        // null or zero weight leaves the base; a negative, NaN or infinite one, or one whose
-        // square does not fit the fixed point, flags the row's group (the jobs that select it
-        // fail, naming the weight).
-        let mut weighted = vec![ZERO; n * n_weights];
-        let mut row_bad = vec![0u8; n * n_weights];
-        for (i, w) in ws.iter().enumerate() {
-            for r in 0..n {
-                if w.is_null(r) {
-                    continue;
-                }
-                let v = w.value(r);
-                if v.is_nan() || v < 0.0 || v.is_infinite() {
-                    row_bad[r * n_weights + i] = INVALID;
-                } else if v > 0.0 {
-                    // The same f64 operations as the plan's: (v·v)·2^130, compared in f64.
-                    let squared = v * v;
-                    if squared * FIXED_SCALE < FIXED_LIMIT {
-                        weighted[r * n_weights + i] = (1, fixed(v), fixed(squared));
-                    } else {
-                        row_bad[r * n_weights + i] = OVERFLOW;
-                    }
-                }
-            }
-        }
-        let mut rk = Vec::with_capacity(n);
+        let terms = self.terms(&ws, n);
+        let mut sc = std::mem::take(&mut self.scratch);
+        mask_into(&mut sc.period_mask, b, layout.periods, |k| layout.period(k));
+        mask_into(&mut sc.cell_mask, b, layout.cells, |k| layout.cell(k));
+        sc.row_keys.clear();
         for r in 0..n {
             let psu = match &design {
                 Some((s, p)) => {
@@ -301,41 +589,71 @@ impl Partial {
                 }
                 None => None,
             };
-            let key = (pm[r], cm[r], psu);
+            let key = (sc.period_mask[r], sc.cell_mask[r], psu);
             let next = self.row_key_list.len() as u32;
             let i = *self.row_keys.entry(key).or_insert(next);
             if i == next {
                 self.row_key_list.push(key);
             }
-            rk.push(i);
+            sc.row_keys.push(i);
         }
         for (c, groups) in self.columns.iter_mut().enumerate() {
             let codes = b.column(layout.code(c)).as_primitive::<Int64Type>();
             let bits = layout.bases[c];
-            let bm = if bits == 0 { Vec::new() } else { mask(b, bits, |k| layout.base(c, k)) };
-            for (r, &row_key) in rk.iter().enumerate() {
+            mask_into(&mut sc.base_mask, b, bits, |k| layout.base(c, k));
+            let range = datafusion::arrow::compute::min(codes).zip(datafusion::arrow::compute::max(codes));
+            let direct = range
+                .is_some_and(|(min, max)| groups.direct_for(min, max, bits as u32, self.row_key_list.len()));
+            let (lo, span) = (groups.direct_lo, groups.direct_codes << bits);
+            for (r, &row_key) in sc.row_keys.iter().enumerate() {
                 if codes.is_null(r) {
                     continue;
                 }
-                let key = pack(codes.value(r), bits as u32, bm.get(r).copied().unwrap_or(0));
-                if key == OUT_OF_RANGE {
-                    groups.out_of_range = true;
-                    continue;
-                }
-                let g = groups.group(row_key, key, n_weights);
+                let code = codes.value(r);
+                let g = if direct {
+                    let at = (i64::from(row_key) * span + ((code - lo) << bits) + sc.base_mask[r]) as usize;
+                    match groups.direct[at] {
+                        NONE => {
+                            let g =
+                                groups.group(row_key, pack(code, bits as u32, sc.base_mask[r]), n_weights);
+                            groups.direct[at] = g as u32;
+                            g
+                        }
+                        g => g as usize,
+                    }
+                } else {
+                    let key = pack(code, bits as u32, sc.base_mask[r]);
+                    if key == OUT_OF_RANGE {
+                        groups.out_of_range = true;
+                        continue;
+                    }
+                    groups.group(row_key, key, n_weights)
+                };
                 groups.counts[g] += 1;
                 let span = r * n_weights..(r + 1) * n_weights;
-                let (row, row_bad) = (&weighted[span.clone()], &row_bad[span]);
                 let group = g * n_weights..(g + 1) * n_weights;
-                for ((a, b), (flags, f)) in groups.sums[group.clone()]
-                    .iter_mut()
-                    .zip(row)
-                    .zip(groups.bad[group].iter_mut().zip(row_bad))
-                {
-                    *flags |= *f | add_fixed(a, b);
+                match terms {
+                    Terms::Narrow => {
+                        for (a, t) in groups.pending[group].iter_mut().zip(&sc.narrow[span]) {
+                            a.0 += u64::from(t[0] != 0);
+                            a.1 += t[0];
+                            a.2 += t[1];
+                        }
+                    }
+                    Terms::Wide => {
+                        let (row, row_bad) = (&sc.wide[span.clone()], &sc.wide_bad[span]);
+                        for ((a, b), (flags, f)) in groups.sums[group.clone()]
+                            .iter_mut()
+                            .zip(row)
+                            .zip(groups.bad[group].iter_mut().zip(row_bad))
+                        {
+                            *flags |= *f | add_fixed(a, b);
+                        }
+                    }
                 }
             }
         }
+        self.scratch = sc;
         Ok(())
     }
 }
@@ -359,6 +677,7 @@ pub fn reduce_batches(
     for b in batches {
         part.add(b, &layout)?;
     }
+    part.finish();
     Ok((part.rows, part.columns.iter().map(|g| g.counts.len()).sum()))
 }
 
@@ -382,6 +701,7 @@ mod tests {
         let batch = RecordBatch::try_from_iter([("p0", period), ("x0", codes), ("b0_0", base)]).unwrap();
         let mut part = Partial::new(1);
         part.add(&batch, &layout).unwrap();
+        part.finish();
         let mut groups: Vec<((i64, i64, i64), u64)> =
             part.groups(0, 0).map(|((pm, cm, key, _), s)| ((pm, cm, key), s.n)).collect();
         groups.sort();
@@ -396,5 +716,122 @@ mod tests {
             RecordBatch::try_from_iter([("p0", flags.clone()), ("x0", codes), ("b0_0", flags)]).unwrap();
         part.add(&batch, &layout).unwrap();
         assert!(part.columns[0].out_of_range, "a code beyond ±2^42 is seen, never dropped");
+    }
+
+    /// Reference sums of one column's rows, straight from the definition: per (period mask,
+    /// packed key), each row's `fixed` terms added in i256, its flags OR-ed.
+    fn reference(batches: &[RecordBatch]) -> Vec<((i64, i64, i64), u64, Vec<Fixed>, Vec<u8>)> {
+        let mut out: HashMap<(i64, i64, i64), (u64, Vec<Fixed>, Vec<u8>)> = HashMap::new();
+        for b in batches {
+            let period = b.column(0).as_boolean();
+            let codes = b.column(1).as_primitive::<Int64Type>();
+            let base = b.column(2).as_boolean();
+            for r in 0..b.num_rows() {
+                if codes.is_null(r) {
+                    continue;
+                }
+                let key = (i64::from(period.value(r)), 0, pack(codes.value(r), 1, i64::from(base.value(r))));
+                let e = out.entry(key).or_insert_with(|| (0, vec![ZERO; 2], vec![0; 2]));
+                e.0 += 1;
+                for i in 0..2 {
+                    let w = b.column(3 + i).as_primitive::<Float64Type>();
+                    if w.is_null(r) {
+                        continue;
+                    }
+                    let v = w.value(r);
+                    if v.is_nan() || v < 0.0 || v.is_infinite() {
+                        e.2[i] |= INVALID;
+                    } else if v > 0.0 {
+                        if v * v * FIXED_SCALE >= FIXED_LIMIT {
+                            e.2[i] |= OVERFLOW;
+                        } else {
+                            e.2[i] |= add_fixed(&mut e.1[i], &(1, fixed(v), fixed(v * v)));
+                        }
+                    }
+                }
+            }
+        }
+        let mut out: Vec<_> = out.into_iter().map(|(k, (n, w, bad))| (k, n, w, bad)).collect();
+        out.sort_by_key(|g| g.0);
+        out
+    }
+
+    #[test]
+    fn narrow_and_wide_batches_sum_to_the_same_integers_as_the_definition() {
+        // Rows of one period flag, one column with one base flag, two weights; batches whose
+        // weights lower the narrow shift (×1e-9 after ×1), span too many binary orders for it
+        // (1e-12 to 1e9: summed wide), hold nulls and zeros, or a negative weight (wide,
+        // INVALID), interleaved so that pending narrow sums meet wide ones.
+        let mut seed = 0x5eed_u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 11
+        };
+        let mut batch = |n: usize, weight: &mut dyn FnMut(u64) -> Option<f64>| {
+            let period: ArrayRef =
+                Arc::new(BooleanArray::from((0..n).map(|_| next() % 2 == 0).collect::<Vec<_>>()));
+            let codes: ArrayRef = Arc::new(Int64Array::from(
+                (0..n).map(|_| (next() % 10 != 0).then(|| (next() % 7) as i64 - 2)).collect::<Vec<_>>(),
+            ));
+            let base: ArrayRef =
+                Arc::new(BooleanArray::from((0..n).map(|_| next() % 3 != 0).collect::<Vec<_>>()));
+            let w: Vec<ArrayRef> = (0..2)
+                .map(|_| {
+                    Arc::new(datafusion::arrow::array::Float64Array::from(
+                        (0..n).map(|_| weight(next())).collect::<Vec<_>>(),
+                    )) as ArrayRef
+                })
+                .collect();
+            RecordBatch::try_from_iter([
+                ("p0", period),
+                ("x0", codes),
+                ("b0_0", base),
+                ("w0", w[0].clone()),
+                ("w1", w[1].clone()),
+            ])
+            .unwrap()
+        };
+        let unit = |x: u64| (x % 1_000_000) as f64 / 1e6;
+        let batches = vec![
+            batch(1000, &mut |x| Some(0.2 + 3.0 * unit(x))),
+            batch(700, &mut |x| Some((0.2 + 3.0 * unit(x)) * 1e-9)),
+            batch(900, &mut |x| Some(10f64.powi((x % 22) as i32 - 12) * (1.0 + unit(x)))),
+            batch(500, &mut |x| match x % 5 {
+                0 => None,
+                1 => Some(0.0),
+                _ => Some(1234.5 * unit(x) + 1.0),
+            }),
+            batch(300, &mut |x| Some(if x % 97 == 0 { -1.0 } else { unit(x) + 0.5 })),
+            batch(800, &mut |x| Some(0.5 + unit(x))),
+        ];
+        let layout = Layout::new(1, 0, vec![1], 2, false);
+        let mut part = Partial::new(1);
+        for b in &batches {
+            part.add(b, &layout).unwrap();
+        }
+        part.finish();
+        let mut got: Vec<_> =
+            part.groups(0, 2).map(|((pm, cm, key, _), e)| ((pm, cm, key), e.n, e.weighted, e.bad)).collect();
+        got.sort_by_key(|g| g.0);
+        let want = reference(&batches);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g, w, "group {:?}", g.0);
+        }
+        assert!(want.iter().any(|g| g.3.contains(&INVALID)), "the negative weight is flagged");
+    }
+
+    #[test]
+    fn split_terms_are_the_fixed_point_integers() {
+        let mut v = 1e-40;
+        while v < 2e9 {
+            for x in [v, v * 1.37, v * 0.999_999_9] {
+                let (m, e) = split(x);
+                assert_eq!(i256::from_i128(i128::from(m)) << (e as u8), fixed(x), "weight {x:e}");
+                assert!(m == 0 || m % 2 == 1);
+            }
+            v *= 3.1;
+        }
+        assert_eq!(split(0.0), (0, 0));
     }
 }
