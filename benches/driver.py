@@ -31,10 +31,14 @@ What it does, in order:
      reading, reducing and accumulating every job) against each engine's query alone (the
      `query_seconds` engines.py times in-process: the fused query, the floors' bare scans).
    A per-claim engine (a sample of the claims, scaled) enters with its scaled wall time only.
+   With --baseline (another recite build, e.g. main before a change), recite / baseline is a
+   third kind: scan vs scan, beside whole run vs whole run; the two reports must be equal,
+   timings aside, or the driver stops.
 7. Prints a Markdown table ready for BENCHMARKS.md, and writes every raw run as JSON (--out).
 
 Engines (--engines, comma-separated; recite is always first): recite, duckdb-fused,
-duckdb-floor, datafusion-floor (the default set), duckdb-per-claim, polars-per-claim.
+duckdb-floor, datafusion-floor (the default set), duckdb-per-claim, polars-per-claim;
+recite-baseline with --baseline.
 Only the standard library here; the engines run in the venv's python (engines.py).
 """
 import argparse
@@ -55,10 +59,11 @@ import compare  # noqa: E402  (helpers: venv, release build, instance, result ch
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = Path("/tmp/recite-build.lock")
-ENGINES = ["recite", "duckdb-fused", "duckdb-floor", "datafusion-floor", "duckdb-per-claim", "polars-per-claim"]
+ENGINES = ["recite", "recite-baseline", "duckdb-fused", "duckdb-floor", "datafusion-floor", "duckdb-per-claim", "polars-per-claim"]
 DEFAULT_ENGINES = "recite,duckdb-fused,duckdb-floor,datafusion-floor"
 LABELS = {
     "recite": "recite (`check --no-explain --timings`, JSON report)",
+    "recite-baseline": "recite baseline (`--baseline`: the same command, another build)",
     "duckdb-fused": "DuckDB, one fused query (+ settling in Python)",
     "duckdb-floor": "DuckDB floor (the touched columns only summed)",
     "datafusion-floor": "DataFusion floor (the same sums, Python package)",
@@ -67,6 +72,7 @@ LABELS = {
 }
 SHORT = {
     "recite": "recite",
+    "recite-baseline": "recite baseline",
     "duckdb-fused": "DuckDB fused",
     "duckdb-floor": "DuckDB floor",
     "datafusion-floor": "DataFusion floor",
@@ -176,9 +182,10 @@ def run_once(cmd, use_perf, workdir):
 
 def command(engine, a, recite, py, data, claims, workdir):
     """The command of one engine's run, and where its output goes."""
-    if engine == "recite":
-        out = workdir / "driver-recite.json"
-        return [recite, "check", claims, "--data", data, "--format", "json", "--no-explain", "--timings",
+    if engine in ("recite", "recite-baseline"):
+        out = workdir / f"driver-{engine}.json"
+        binary = recite if engine == "recite" else a.baseline
+        return [binary, "check", claims, "--data", data, "--format", "json", "--no-explain", "--timings",
                 "-o", out], out
     out = workdir / f"driver-{engine}.json"
     return [py, ROOT / "benches" / "engines.py", engine, data, claims, out, a.per_claim_sample], out
@@ -188,7 +195,7 @@ def timed_part(engine, out):
     """What one run reports of its own: recite's scan seconds, an engine's query seconds and
     scale."""
     got = json.load(open(out))
-    if engine == "recite":
+    if engine.startswith("recite"):
         return {"scan": got["timings"]["scan_ms"] / 1000}, got
     return {"query": got["query_seconds"], "scale": got.get("scale", 1.0), "sample": got.get("sample")}, got
 
@@ -196,8 +203,14 @@ def timed_part(engine, out):
 def check_first_round(outputs):
     """The first round's outputs agree: every engine's claims with recite's, the floors' sums."""
     rec = outputs["recite"]
+    if "recite-baseline" in outputs:
+        # Two builds of recite: the same report, apart from the timings.
+        strip = lambda r: {k: v for k, v in r.items() if k != "timings"}  # noqa: E731
+        if strip(rec) != strip(outputs["recite-baseline"]):
+            sys.exit("recite and the baseline build wrote different reports (timings aside)")
+        log("recite and the baseline build: the same report, timings aside")
     for engine, got in outputs.items():
-        if engine != "recite" and not engine.endswith("-floor"):
+        if not engine.startswith("recite") and not engine.endswith("-floor"):
             compare.check_same(rec, got, engine)
     floors = {e: g for e, g in outputs.items() if e.endswith("-floor")}
     if len(floors) == 2:
@@ -241,6 +254,13 @@ def ratios(kept, engines, resamples, seed):
 
     for b in engines:
         if b == "recite":
+            continue
+        if b == "recite-baseline":
+            add("whole run", "wall", b, "", lambda x, y: x["wall"] / y["wall"])
+            add("whole run", "CPU", b, "", lambda x, y: x["cpu"] / y["cpu"])
+            add("whole run", "task-clock", b, "",
+                lambda x, y: x["task_clock"] / y["task_clock"] if x["task_clock"] and y["task_clock"] else None)
+            add("scan vs scan", "wall", b, "", lambda x, y: x["scan"] / y["scan"])
             continue
         scaled = b.endswith("-per-claim")
         note = "scaled" if scaled else ""
@@ -290,7 +310,7 @@ def markdown(meta, kept, engines, rows):
             continue
         wall, cpu = med(r["wall"] for r in rs), med(r["cpu"] for r in rs)
         ins = med(r["instructions"] for r in rs)
-        part = med(r.get("scan") for r in rs) if e == "recite" else med(r["query"] * r["scale"] for r in rs)
+        part = med(r.get("scan") for r in rs) if e.startswith("recite") else med(r["query"] * r["scale"] for r in rs)
         label, tc = LABELS[e], med(r["task_clock"] for r in rs)
         if e.endswith("-per-claim"):
             # Only times scale: CPU, counters and cores of the sample are not the whole run's.
@@ -313,6 +333,8 @@ def markdown(meta, kept, engines, rows):
     for kind, metric, a, b, note, vals, m, lo, hi in rows:
         if kind == "whole run":
             what = f"{SHORT[a]} / {SHORT[b]}"
+        elif kind == "scan vs scan":
+            what = f"{SHORT[a]} scan / {SHORT[b]} scan"
         else:
             what = f"{SHORT[a]} scan / {SHORT[b]} query"
         if note:
@@ -336,6 +358,10 @@ def main():
     ap.add_argument("--per-claim-sample", type=int, default=200)
     ap.add_argument("--no-perf", action="store_true", help="no perf stat, even where it works")
     ap.add_argument("--binary", type=Path, help="this recite binary, already built (no cargo run)")
+    ap.add_argument("--baseline", type=Path,
+                    help="another recite binary (e.g. built from main before a change), run as the engine "
+                         "recite-baseline beside the others: its report must equal recite's (timings aside), "
+                         "and recite / baseline is reported, whole run and scan against scan")
     ap.add_argument("--workdir", type=Path, default=Path.home() / ".cache" / "recite-bench")
     ap.add_argument("--target-dir", type=Path, default=Path.home() / ".cache" / "recite-release")
     ap.add_argument("--lock", type=Path, default=LOCK)
@@ -346,13 +372,20 @@ def main():
     unknown = [e for e in engines if e not in ENGINES]
     if unknown:
         sys.exit(f"unknown engine(s) {unknown}: choose from {ENGINES}")
-    engines = ["recite"] + [e for e in engines if e != "recite"]
+    engines = ["recite"] + [e for e in engines if e not in ("recite", "recite-baseline")]
+    if a.baseline:
+        if not a.baseline.exists():
+            sys.exit(f"--baseline {a.baseline}: no such file")
+        a.baseline = a.baseline.resolve()
+        engines.insert(1, "recite-baseline")
+    elif "recite-baseline" in [e.strip() for e in a.engines.split(",")]:
+        sys.exit("the engine recite-baseline needs --baseline PATH")
     if a.rounds < 1:
         sys.exit("--rounds must be at least 1")
     seed = a.seed if a.seed is not None else int(time.time()) % 1_000_000
     log(f"seed {seed}")
     a.workdir.mkdir(parents=True, exist_ok=True)
-    py = compare.ensure_venv(a.workdir) if len(engines) > 1 else None
+    py = compare.ensure_venv(a.workdir) if any(not e.startswith("recite") for e in engines) else None
 
     lock = take_lock(a.lock)  # held until the process ends
     recite = a.binary.resolve() if a.binary else compare.recite_binary(a.target_dir)
