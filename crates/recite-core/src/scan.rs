@@ -22,7 +22,27 @@ pub use sums::{Replicated, Replication, Sums, Var, needed_pairs, vars_for};
 pub trait Scan: Schemas + Sync {
     /// Each job's sums (or why it failed), in the order of `jobs`, and what was read.
     fn run(&self, jobs: &[Job]) -> (Vec<Result<Outcome, EngineError>>, ScanStats);
+
+    /// [`Scan::run`], and what the scan kept of the rows it reduced (the engine: each grouped
+    /// scan's groups), for [`Scan::run_again`] to answer later jobs on those rows without
+    /// reading the table again. A scan that keeps nothing returns `None`.
+    fn run_keeping(&self, jobs: &[Job]) -> (Vec<Result<Outcome, EngineError>>, ScanStats, Option<Kept>) {
+        let (outcomes, stats) = self.run(jobs);
+        (outcomes, stats, None)
+    }
+
+    /// [`Scan::run`] for jobs over the same data as the run that returned `kept` (the
+    /// explaining run after the settling one): a job whose rows `kept` holds is answered from
+    /// it, with the same sums a scan would give; the rest are scanned.
+    fn run_again(&self, jobs: &[Job], kept: Option<&Kept>) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
+        let _ = kept;
+        self.run(jobs)
+    }
 }
+
+/// What a run kept of the rows it reduced ([`Scan::run_keeping`]); only the scan that made it
+/// reads it.
+pub type Kept = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 thread_local! {
     static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };

@@ -765,6 +765,12 @@ impl Engine {
     /// A job with replicate weights adds one job per replicate weight, on the same rows with
     /// that weight: the same table, so the same single scan, whose totals are the replicate's.
     pub fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+        let (outcomes, stats, _) = self.run_keeping(jobs);
+        (outcomes, stats)
+    }
+
+    /// [`Engine::run`], and the groups its grouped scans reduced, for [`Engine::run_again`].
+    fn run_keeping(&self, jobs: &[Job]) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
         if jobs.iter().all(|j| j.rows.replicates.is_none()) {
             return self.run_cached(jobs);
         }
@@ -778,7 +784,7 @@ impl Engine {
             }
             spans.push(start..all.len());
         }
-        let (mut outcomes, stats) = self.run_cached(&all);
+        let (mut outcomes, stats, kept) = self.run_cached(&all);
         let replicas = outcomes.split_off(jobs.len());
         for ((job, span), outcome) in jobs.iter().zip(spans).zip(outcomes.iter_mut()) {
             let Some(spec) = &job.rows.replicates else { continue };
@@ -804,6 +810,40 @@ impl Engine {
                 out.sums.replicates = Some(Replicated { spec: spec.clone(), totals, ranks });
             }
         }
+        (outcomes, stats, kept)
+    }
+
+    /// [`Engine::run`] for jobs over the same data as the run that kept `kept`
+    /// ([`Engine::run_keeping`]): a job whose period, base, weight and cells are all flags of a
+    /// kept grouped scan of its table (or absent) is summed from that scan's groups, exactly as
+    /// a new scan would sum it; the others are scanned, as usual. A run with replicate weights
+    /// is scanned whole (their ranks are taken from the rows).
+    fn run_again(&self, jobs: &[Job], kept: &[Arc<grouped::KeptGroups>]) -> (Outcomes, ScanStats) {
+        if kept.is_empty() || jobs.iter().any(|j| j.rows.replicates.is_some()) {
+            return self.run(jobs);
+        }
+        let mut served: Vec<Option<Result<Outcome, EngineError>>> = (0..jobs.len()).map(|_| None).collect();
+        for groups in kept {
+            let on: Vec<usize> =
+                (0..jobs.len()).filter(|&i| served[i].is_none() && groups.is_of(&jobs[i])).collect();
+            let picked: Vec<&Job> = on.iter().map(|&i| &jobs[i]).collect();
+            for (i, out) in on.into_iter().zip(groups.serve(self, &picked)) {
+                served[i] = out;
+            }
+        }
+        let rest: Vec<Job> =
+            jobs.iter().zip(&served).filter(|(_, s)| s.is_none()).map(|(j, _)| j.clone()).collect();
+        let (scanned, stats) =
+            if rest.is_empty() { (Vec::new(), ScanStats::default()) } else { self.run(&rest) };
+        let mut scanned = scanned.into_iter();
+        let outcomes = served
+            .into_iter()
+            .map(|s| {
+                s.unwrap_or_else(|| {
+                    scanned.next().unwrap_or_else(|| Err(EngineError::Internal("no outcome".into())))
+                })
+            })
+            .collect();
         (outcomes, stats)
     }
 
@@ -1254,6 +1294,19 @@ impl Schemas for Engine {
 impl Scan for Engine {
     fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
         Engine::run(self, jobs)
+    }
+
+    fn run_keeping(&self, jobs: &[Job]) -> (Outcomes, ScanStats, Option<recite_core::scan::Kept>) {
+        let (outcomes, stats, kept) = Engine::run_keeping(self, jobs);
+        let kept: recite_core::scan::Kept = Arc::new(kept);
+        (outcomes, stats, Some(kept))
+    }
+
+    fn run_again(&self, jobs: &[Job], kept: Option<&recite_core::scan::Kept>) -> (Outcomes, ScanStats) {
+        match kept.and_then(|k| k.downcast_ref::<Vec<Arc<grouped::KeptGroups>>>()) {
+            Some(kept) => Engine::run_again(self, jobs, kept),
+            None => Engine::run(self, jobs),
+        }
     }
 }
 

@@ -227,6 +227,8 @@ pub struct Session<'a> {
     /// The variants tried for each explained resolution, with their sums.
     tried: Option<HashMap<ResolutionKey, Vec<Ran>>>,
     stats: ScanStats,
+    /// What the settling run's scan kept of its rows, for the explaining run (explaining on).
+    kept: Option<crate::scan::Kept>,
 }
 
 impl<'a> Session<'a> {
@@ -241,6 +243,7 @@ impl<'a> Session<'a> {
             sums: HashMap::new(),
             tried: None,
             stats: ScanStats::default(),
+            kept: None,
         }
     }
 
@@ -337,10 +340,14 @@ impl<'a> Session<'a> {
 
     /// The settling run: every job in one fused run. Only an internal failure of the scan is an
     /// error; any other fails the claims of its job.
+    /// With explaining on, what the scan kept of its rows stays for [`Session::explain`],
+    /// whose variants mostly lie on the same rows (another base, weight or period a flag away).
     pub fn run(&mut self, jobs: Jobs) -> Result<(), EngineError> {
-        let (sums, stats) = run_jobs(self.scan, jobs)?;
+        let keep = self.opts.explain;
+        let (sums, stats, kept) = run_jobs(self.scan, jobs, Run::First { keep })?;
         self.sums = sums;
         self.stats = stats;
+        self.kept = kept;
         Ok(())
     }
 
@@ -364,7 +371,8 @@ impl<'a> Session<'a> {
             }
             variants.push((key, vs));
         }
-        let (sums, stats) = run_jobs(self.scan, jobs)?;
+        let kept = self.kept.take();
+        let (sums, stats, _) = run_jobs(self.scan, jobs, Run::Again(kept.as_ref()))?;
         // Each distinct variant estimated once, however many resolutions share it.
         let method = self.opts.method();
         sums.par_iter().for_each(|(_, s)| {
@@ -416,13 +424,34 @@ impl<'a> Session<'a> {
     }
 }
 
+/// Which run [`run_jobs`] is.
+enum Run<'k> {
+    /// The settling run; `keep`: what its scan keeps of its rows is returned.
+    First { keep: bool },
+    /// A later run over the same data, with what the first one kept.
+    Again(Option<&'k crate::scan::Kept>),
+}
+
+/// The job table of one run, and what the run kept of its rows.
+type RunOutput = (HashMap<JobKey, Arc<Summed>>, ScanStats, Option<crate::scan::Kept>);
+
 /// One run over distinct jobs, in key order.
-fn run_jobs(scan: &dyn Scan, jobs: Jobs) -> Result<(HashMap<JobKey, Arc<Summed>>, ScanStats), EngineError> {
+fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, EngineError> {
     if jobs.is_empty() {
-        return Ok((HashMap::new(), ScanStats::default()));
+        return Ok((HashMap::new(), ScanStats::default(), None));
     }
     let (keys, jobs): (Vec<JobKey>, Vec<Job>) = jobs.into_iter().unzip();
-    let (outcomes, stats) = scan.run(&jobs);
+    let (outcomes, stats, kept) = match run {
+        Run::First { keep: true } => scan.run_keeping(&jobs),
+        Run::First { keep: false } => {
+            let (o, s) = scan.run(&jobs);
+            (o, s, None)
+        }
+        Run::Again(kept) => {
+            let (o, s) = scan.run_again(&jobs, kept);
+            (o, s, None)
+        }
+    };
     if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
         return Err(e.clone());
     }
@@ -433,7 +462,7 @@ fn run_jobs(scan: &dyn Scan, jobs: Jobs) -> Result<(HashMap<JobKey, Arc<Summed>>
             (k, Arc::new(Summed { outcome, measures: job.measures, estimates: OnceLock::new() }))
         })
         .collect();
-    Ok((sums, stats))
+    Ok((sums, stats, kept))
 }
 
 /// Attaches the explanations of a claim not reproduced.

@@ -768,11 +768,12 @@ struct Tally {
 
 impl Engine {
     /// [`Engine::run`]'s jobs, those whose sums are cached answered from the cache, the rest
-    /// scanned (one scan per table, of their columns only) and their sums written back.
-    pub(super) fn run_cached(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
+    /// scanned (one scan per table, of their columns only) and their sums written back; and
+    /// the groups of the grouped scans it ran.
+    pub(super) fn run_cached(&self, jobs: &[Job]) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
         let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else {
-            let (outcomes, stats, _) = self.run_jobs(jobs);
-            return (outcomes, stats);
+            let (outcomes, stats, accumulated) = self.run_jobs(jobs);
+            return (outcomes, stats, grouped::kept(&accumulated));
         };
         let _one_run = cache.run.lock();
         let lookup = Lookup::new(self, cache, jobs);
@@ -786,6 +787,7 @@ impl Engine {
         } else {
             self.run_jobs(&picked)
         };
+        let kept = grouped::kept(&accumulated);
         lookup.write_back(&first, accumulated, &missed, &scanned);
         for (job, a) in jobs.iter().zip(&answered) {
             if a.is_some() {
@@ -803,7 +805,7 @@ impl Engine {
                 None => scanned.next().unwrap_or_else(|| Err(EngineError::Internal("no outcome".into()))),
             })
             .collect();
-        (outcomes, stats)
+        (outcomes, stats, kept)
     }
 
     /// [`Engine::identity`] of a table with the CSV format the catalog declared for it.
@@ -997,7 +999,7 @@ impl<'a> Lookup<'a> {
         };
         let folder = &self.cache.folder;
         let mut written: HashSet<String> = HashSet::new();
-        for grouped::Accumulated { sums, psus } in accumulated {
+        for grouped::Accumulated { sums, psus, .. } in accumulated {
             for (job, base) in sums {
                 let k = key(job, &canonical(&job.rows.location));
                 let Some(job) = first.get(k.as_str()) else { continue };

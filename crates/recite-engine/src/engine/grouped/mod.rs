@@ -160,6 +160,95 @@ pub(super) struct Accumulated<'a> {
     pub(super) sums: Vec<(&'a Job, BaseSums)>,
     /// The PSUs, in the order of each sum's `per_psu` (none without a design).
     pub(super) psus: Vec<(String, String)>,
+    /// The scan's groups, kept for a later run over the same data ([`KeptGroups`]).
+    pub(super) reduction: Option<std::sync::Arc<KeptGroups>>,
+}
+
+/// What one grouped scan reduced, kept so that a later run over the same data (the explaining
+/// run after the settling one, `Scan::run_again`) answers the jobs whose pieces are all among
+/// its flags — another base, weight, period or cell the scan already evaluated, or none —
+/// without reading the table: their rows are summed from the scan's groups by the same
+/// [`accumulate`] and [`finish`] a scan would use.
+pub(in crate::engine) struct KeptGroups {
+    location: std::path::PathBuf,
+    design: Option<(String, String)>,
+    schema: std::sync::Arc<datafusion::arrow::datatypes::Schema>,
+    columns: Vec<String>,
+    weights: Vec<String>,
+    periods: HashMap<Expr, usize>,
+    cells: HashMap<Expr, usize>,
+    /// Per cited column, its base flags.
+    bases: Vec<HashMap<Expr, usize>>,
+    /// The scan read only the rows of its cited periods: a job without a period is not here.
+    period_rows_only: bool,
+    by_column: Vec<Vec<Row>>,
+    psus: Vec<(String, String)>,
+}
+
+/// The groups the grouped scans of `accumulated` kept.
+pub(in crate::engine) fn kept(accumulated: &[Accumulated<'_>]) -> Vec<std::sync::Arc<KeptGroups>> {
+    accumulated.iter().filter_map(|a| a.reduction.clone()).collect()
+}
+
+impl KeptGroups {
+    /// Whether this reduction read the table a job is on.
+    pub(in crate::engine) fn is_of(&self, job: &Job) -> bool {
+        self.location == job.rows.location && self.design == job.rows.design
+    }
+
+    /// Where a job's pieces sit among the reduction's flags, or `None` when one is not there
+    /// (or its filter does not parse: a scan then says why). Never for replicate weights: their
+    /// ranks are tapped from the rows during a scan.
+    fn plan(&self, job: &Job, filters: &mut Filters<'_>) -> Option<Plan> {
+        let r = &job.rows;
+        if r.replicates.is_some() {
+            return None;
+        }
+        let column = self.columns.iter().position(|c| *c == r.column)?;
+        let period = match &r.period_filter {
+            Some(f) => Some(*self.periods.get(&filters.get(Role::Period, f).ok()?)?),
+            None if self.period_rows_only => return None,
+            None => None,
+        };
+        let base = match &r.base_filter {
+            Some(f) => Some(*self.bases[column].get(&filters.get(Role::Base, f).ok()?)?),
+            None => None,
+        };
+        let weight = match &r.weight {
+            Some(w) => Some(self.weights.iter().position(|x| x == w)?),
+            None => None,
+        };
+        let mut cells = Vec::new();
+        for (b, c, f) in &job.cells {
+            let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
+            cells.push((b.clone(), c.clone(), *self.cells.get(&filters.get(role, f).ok()?)?));
+        }
+        Some(Plan { column, period, base, weight, cells })
+    }
+
+    /// The outcomes of the jobs (all of this reduction's table) whose rows it holds, by index
+    /// into `jobs`; the others are left for a scan.
+    pub(in crate::engine) fn serve(
+        &self,
+        engine: &Engine,
+        jobs: &[&Job],
+    ) -> Vec<Option<Result<Outcome, EngineError>>> {
+        let Ok(mut filters) = Filters::new(engine, &self.schema) else {
+            return jobs.iter().map(|_| None).collect();
+        };
+        let plans: Vec<Option<Plan>> = jobs.iter().map(|j| self.plan(j, &mut filters)).collect();
+        let psu_index: HashMap<&(String, String), usize> =
+            self.psus.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        let designed = self.design.is_some();
+        jobs.par_iter()
+            .zip(plans.par_iter())
+            .map(|(job, plan)| {
+                let plan = plan.as_ref()?;
+                let sums = accumulate(plan, &job.rows, &self.by_column[plan.column], &psu_index, designed);
+                Some(finish(job, plan, &sums, &self.psus, designed))
+            })
+            .collect()
+    }
 }
 
 /// Where one job's pieces sit.
@@ -365,6 +454,7 @@ impl Engine {
             })
             .collect();
         let keep = cited.keep(&plans, &deferred, design.is_some());
+        let period_rows_only = keep.is_some();
         let projection = cited.projection(design, keep)?;
         let mut grams = cited.grams(jobs, &projection.layout);
         let on_cluster = self.place(location, jobs).0 == super::Place::Cluster;
@@ -384,8 +474,21 @@ impl Engine {
         let mut stats = cited.stats(jobs, rows, reason);
         let psus: Vec<(String, String)> = psus.into_iter().collect();
         let (sums, job_key) = accumulate_distinct(jobs, &plans, &by_column, &psus, design.is_some());
-        let accumulated = Accumulated { sums, psus };
+        let mut accumulated = Accumulated { sums, psus, reduction: None };
         let mut outcomes = finish_all(jobs, &plans, &job_key, &accumulated, design.is_some(), &grams, &cited);
+        accumulated.reduction = Some(std::sync::Arc::new(KeptGroups {
+            location: location.to_path_buf(),
+            design: design.cloned(),
+            schema: reg.schema.clone(),
+            columns: cited.columns,
+            weights: cited.weights,
+            periods: cited.periods.index,
+            cells: cited.cells.index,
+            bases: cited.bases.into_iter().map(|b| b.index).collect(),
+            period_rows_only,
+            by_column,
+            psus: accumulated.psus.clone(),
+        }));
         let mut kept = vec![accumulated];
         if let Some((outs, s, more)) = later {
             for (&i, out) in deferred.iter().zip(outs) {
