@@ -718,10 +718,13 @@ mod tests {
         assert!(part.columns[0].out_of_range, "a code beyond ±2^42 is seen, never dropped");
     }
 
+    /// A group's (period mask, cell mask, packed key).
+    type Key = (i64, i64, i64);
+
     /// Reference sums of one column's rows, straight from the definition: per (period mask,
     /// packed key), each row's `fixed` terms added in i256, its flags OR-ed.
-    fn reference(batches: &[RecordBatch]) -> Vec<((i64, i64, i64), u64, Vec<Fixed>, Vec<u8>)> {
-        let mut out: HashMap<(i64, i64, i64), (u64, Vec<Fixed>, Vec<u8>)> = HashMap::new();
+    fn reference(batches: &[RecordBatch]) -> Vec<(Key, u64, Vec<Fixed>, Vec<u8>)> {
+        let mut out: HashMap<Key, (u64, Vec<Fixed>, Vec<u8>)> = HashMap::new();
         for b in batches {
             let period = b.column(0).as_boolean();
             let codes = b.column(1).as_primitive::<Int64Type>();
