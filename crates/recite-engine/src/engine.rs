@@ -817,9 +817,12 @@ impl Engine {
     /// ([`Engine::run_keeping`]): a job whose period, base, weight and cells are all flags of a
     /// kept grouped scan of its table (or absent) is summed from that scan's groups, exactly as
     /// a new scan would sum it; the others are scanned, as usual. A run with replicate weights
-    /// is scanned whole (their ranks are taken from the rows).
+    /// is scanned whole (their ranks are taken from the rows), and an engine with a cache runs
+    /// every job through it.
     fn run_again(&self, jobs: &[Job], kept: &[Arc<grouped::KeptGroups>]) -> (Outcomes, ScanStats) {
-        if kept.is_empty() || jobs.iter().any(|j| j.rows.replicates.is_some()) {
+        // With a cache, the variants go through it: their sums are written there for the next
+        // run, which a sum taken from the kept groups would not be.
+        if kept.is_empty() || self.cache.is_some() || jobs.iter().any(|j| j.rows.replicates.is_some()) {
             return self.run(jobs);
         }
         let mut served: Vec<Option<Result<Outcome, EngineError>>> = (0..jobs.len()).map(|_| None).collect();

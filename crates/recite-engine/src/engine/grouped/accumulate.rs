@@ -1,7 +1,7 @@
 //! The grouped scan's accumulation: a job's base rows summed per code from the reduced groups,
 //! and its sufficient statistics from those sums.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{INVALID, OVERFLOW, Plan};
 use crate::engine::{
@@ -36,6 +36,8 @@ pub(super) struct RowsKey {
     pub(super) column: usize,
     pub(super) period: Option<usize>,
     pub(super) base: Option<usize>,
+    pub(super) row_base: Option<usize>,
+    pub(super) codes: Vec<usize>,
     pub(super) weight: Option<usize>,
     pub(super) missing: Vec<u64>,
     pub(super) missing_ranges: Vec<[u64; 2]>,
@@ -48,6 +50,8 @@ impl RowsKey {
             column: plan.column,
             period: plan.period,
             base: plan.base,
+            row_base: plan.row_base,
+            codes: plan.codes.clone(),
             weight: plan.weight,
             missing: job.rows.missing.iter().map(|m| m.to_bits()).collect(),
             missing_ranges: job
@@ -72,11 +76,13 @@ pub(in crate::engine) struct BaseSums {
     pub(in crate::engine) bad: u8,
 }
 
-/// Sums the rows of a column that a job's period, base, weight and missing codes select.
+/// Sums the rows of a column that a job's period, base, weight and missing codes select;
+/// `codes`: the codes each of the base's code predicates holds for.
 pub(super) fn accumulate(
     plan: &Plan,
     selected: &Rows,
     rows: &[Row],
+    codes_in: &[&HashSet<i64>],
     psu_index: &HashMap<&(String, String), usize>,
     designed: bool,
 ) -> BaseSums {
@@ -88,6 +94,8 @@ pub(super) fn accumulate(
     for row in rows {
         if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
             || plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
+            || plan.row_base.is_some_and(|b| row.cm & (1 << b) == 0)
+            || !codes_in.iter().all(|set| set.contains(&row.code))
             || selected.is_missing(row.code as f64)
         {
             continue;

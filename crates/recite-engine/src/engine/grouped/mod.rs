@@ -27,7 +27,7 @@ mod flags;
 mod plan;
 mod reduce;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use datafusion::arrow::datatypes::{DataType, i256};
@@ -179,6 +179,9 @@ pub(in crate::engine) struct KeptGroups {
     cells: HashMap<Expr, usize>,
     /// Per cited column, its base flags.
     bases: Vec<HashMap<Expr, usize>>,
+    /// Per cited column, its code predicates and the codes each holds for.
+    codes: Vec<Vec<Expr>>,
+    passing: Vec<Vec<HashSet<i64>>>,
     /// The scan read only the rows of its cited periods: a job without a period is not here.
     period_rows_only: bool,
     by_column: Vec<Vec<Row>>,
@@ -199,7 +202,12 @@ impl KeptGroups {
     /// Where a job's pieces sit among the reduction's flags, or `None` when one is not there
     /// (or its filter does not parse: a scan then says why). Never for replicate weights: their
     /// ranks are tapped from the rows during a scan.
-    fn plan(&self, job: &Job, filters: &mut Filters<'_>) -> Option<Plan> {
+    fn plan(
+        &self,
+        engine: &Engine,
+        job: &Job,
+        filters: &mut Filters<'_>,
+    ) -> Option<(Plan, Vec<HashSet<i64>>)> {
         let r = &job.rows;
         if r.replicates.is_some() {
             return None;
@@ -210,10 +218,28 @@ impl KeptGroups {
             None if self.period_rows_only => return None,
             None => None,
         };
-        let base = match &r.base_filter {
-            Some(f) => Some(*self.bases[column].get(&filters.get(Role::Base, f).ok()?)?),
-            None => None,
+        let (rest, code_exprs) = match &r.base_filter {
+            Some(f) => split_base(filters.get(Role::Base, f).ok()?, &r.column, false),
+            None => (None, Vec::new()),
         };
+        let (base, row_base) = match rest {
+            Some(e) if !reads(&e, &r.column) => (None, Some(*self.cells.get(&e)?)),
+            Some(e) => (Some(*self.bases[column].get(&e)?), None),
+            None => (None, None),
+        };
+        // A code predicate the scan did not meet is evaluated on the codes its groups hold.
+        let mut sets = Vec::new();
+        for e in code_exprs {
+            match self.codes[column].iter().position(|k| *k == e) {
+                Some(i) => sets.push(self.passing[column][i].clone()),
+                None => {
+                    let field = self.schema.field_with_name(&r.column).ok()?;
+                    let codes: BTreeSet<i64> = self.by_column[column].iter().map(|r| r.code).collect();
+                    let codes: Vec<i64> = codes.into_iter().collect();
+                    sets.extend(passing_codes(&engine.ctx, field, &[e], &codes).ok()?);
+                }
+            }
+        }
         let weight = match &r.weight {
             Some(w) => Some(self.weights.iter().position(|x| x == w)?),
             None => None,
@@ -223,7 +249,8 @@ impl KeptGroups {
             let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
             cells.push((b.clone(), c.clone(), *self.cells.get(&filters.get(role, f).ok()?)?));
         }
-        Some(Plan { column, period, base, weight, cells })
+        let codes = (0..sets.len()).collect();
+        Some((Plan { column, period, base, row_base, codes, weight, cells }, sets))
     }
 
     /// The outcomes of the jobs (all of this reduction's table) whose rows it holds, by index
@@ -236,15 +263,18 @@ impl KeptGroups {
         let Ok(mut filters) = Filters::new(engine, &self.schema) else {
             return jobs.iter().map(|_| None).collect();
         };
-        let plans: Vec<Option<Plan>> = jobs.iter().map(|j| self.plan(j, &mut filters)).collect();
+        let plans: Vec<Option<(Plan, Vec<HashSet<i64>>)>> =
+            jobs.iter().map(|j| self.plan(engine, j, &mut filters)).collect();
         let psu_index: HashMap<&(String, String), usize> =
             self.psus.iter().enumerate().map(|(i, k)| (k, i)).collect();
         let designed = self.design.is_some();
         jobs.par_iter()
             .zip(plans.par_iter())
             .map(|(job, plan)| {
-                let plan = plan.as_ref()?;
-                let sums = accumulate(plan, &job.rows, &self.by_column[plan.column], &psu_index, designed);
+                let (plan, sets) = plan.as_ref()?;
+                let codes: Vec<&HashSet<i64>> = sets.iter().collect();
+                let sums =
+                    accumulate(plan, &job.rows, &self.by_column[plan.column], &codes, &psu_index, designed);
                 Some(finish(job, plan, &sums, &self.psus, designed))
             })
             .collect()
@@ -255,9 +285,104 @@ impl KeptGroups {
 struct Plan {
     column: usize,
     period: Option<usize>,
+    /// The base flag: the base filter's conjuncts that read other columns than the cited one,
+    /// where one of them reads the cited column too.
     base: Option<usize>,
+    /// Else those conjuncts as a flag of the row (a bit of the cell mask), shared by every column.
+    row_base: Option<usize>,
+    /// The base filter's conjuncts on the cited column alone ([`split_base`]), as indices into
+    /// the column's code predicates: applied per code when summing, not per row.
+    codes: Vec<usize>,
     weight: Option<usize>,
     cells: Vec<(String, String, usize)>,
+}
+
+/// A base filter split for the grouped scan: the conjuncts that read the cited column alone
+/// (`{column} >= 1`), which a code decides, and the rest as one expression (`age BETWEEN 18 AND
+/// 74`, the same for every column, so evaluated once per row). Rows pass the filter exactly
+/// when they pass the rest and their code passes each conjunct (an AND is TRUE only when every
+/// conjunct is). Not split: a volatile conjunct (it must see each row), and a job with
+/// replicate weights (their ranks are tapped per row with the whole base flag, `gram.rs`).
+fn split_base(base: Expr, column: &str, whole: bool) -> (Option<Expr>, Vec<Expr>) {
+    if whole {
+        return (Some(base), Vec::new());
+    }
+    let (mut rest, mut codes) = (Vec::new(), Vec::new());
+    for c in datafusion::logical_expr::utils::split_conjunction(&base) {
+        let refs = c.column_refs();
+        if !c.is_volatile() && refs.len() == 1 && refs.iter().all(|r| r.name == column) {
+            codes.push(c.clone());
+        } else {
+            rest.push(c.clone());
+        }
+    }
+    (rest.into_iter().reduce(Expr::and), codes)
+}
+
+/// Per cited column, the codes each of its code predicates holds for, among the codes its
+/// groups hold.
+fn code_sets(
+    ctx: &datafusion::prelude::SessionContext,
+    schema: &datafusion::arrow::datatypes::Schema,
+    columns: &[String],
+    predicates: &[Vec<Expr>],
+    by_column: &[Vec<Row>],
+) -> Result<Vec<Vec<HashSet<i64>>>, String> {
+    columns
+        .iter()
+        .zip(predicates)
+        .zip(by_column)
+        .map(|((c, preds), rows)| {
+            if preds.is_empty() {
+                return Ok(Vec::new());
+            }
+            let field = schema.field_with_name(c).map_err(|e| e.to_string())?;
+            let codes: BTreeSet<i64> = rows.iter().map(|r| r.code).collect();
+            passing_codes(ctx, field, preds, &codes.into_iter().collect::<Vec<_>>())
+        })
+        .collect()
+}
+
+/// Whether an expression reads a column.
+fn reads(e: &Expr, column: &str) -> bool {
+    e.column_refs().iter().any(|c| c.name == column)
+}
+
+/// Which of `codes` (a cited column's distinct codes) each predicate holds for: each is
+/// evaluated on the codes cast back to the column's type `field`, TRUE only (NULL is not).
+fn passing_codes(
+    ctx: &datafusion::prelude::SessionContext,
+    field: &datafusion::arrow::datatypes::Field,
+    predicates: &[Expr],
+    codes: &[i64],
+) -> Result<Vec<HashSet<i64>>, String> {
+    use datafusion::arrow::array::{Array, AsArray, Int64Array, RecordBatch};
+    let fail = |e: &dyn std::fmt::Display| format!("a base filter on column {:?}: {e}", field.name());
+    if predicates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values = datafusion::arrow::compute::cast(&Int64Array::from(codes.to_vec()), field.data_type())
+        .map_err(|e| fail(&e))?;
+    let schema = std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+        field.clone().with_nullable(true),
+    ]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![values]).map_err(|e| fail(&e))?;
+    let df_schema = datafusion::common::DFSchema::try_from(schema.as_ref().clone()).map_err(|e| fail(&e))?;
+    predicates
+        .iter()
+        .map(|p| {
+            let physical = ctx.create_physical_expr(p.clone(), &df_schema).map_err(|e| fail(&e))?;
+            let out =
+                physical.evaluate(&batch).and_then(|v| v.into_array(codes.len())).map_err(|e| fail(&e))?;
+            let flags = out.as_boolean_opt().ok_or_else(|| fail(&"is not a condition"))?;
+            Ok(codes
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| flags.is_valid(*i) && flags.value(*i))
+                .map(|(_, c)| *c)
+                .collect())
+        })
+        .collect()
 }
 
 /// What a scan's jobs cite, each once: the columns and weights, and the period, cell and (per
@@ -270,6 +395,8 @@ struct Cited {
     cells: Flags,
     /// Per cited column, its bases' flags.
     bases: Vec<Flags>,
+    /// Per cited column, its code predicates (the conjuncts on it alone, [`split_base`]).
+    codes: Vec<Vec<Expr>>,
 }
 
 impl Cited {
@@ -289,6 +416,7 @@ impl Cited {
             None => {
                 self.columns.push(r.column.clone());
                 self.bases.push(Flags::default());
+                self.codes.push(Vec::new());
                 self.columns.len() - 1
             }
         };
@@ -307,6 +435,28 @@ impl Cited {
             }
         });
         let period = period.map(|p| self.periods.bit(p)).transpose()?;
+        let (base, code_exprs) = match base {
+            Some(b) => split_base(b, &r.column, r.replicates.is_some()),
+            None => (None, Vec::new()),
+        };
+        let known = &mut self.codes[column];
+        let codes = code_exprs
+            .into_iter()
+            .map(|e| match known.iter().position(|k| *k == e) {
+                Some(i) => i,
+                None => {
+                    known.push(e);
+                    known.len() - 1
+                }
+            })
+            .collect();
+        // What is left of a split base that does not read the cited column is the same for
+        // every column: one flag of the row, beside the cells', which every column's groups
+        // carry.
+        let (base, row_base) = match base {
+            Some(b) if r.replicates.is_none() && !reads(&b, &r.column) => (None, Some(self.cells.bit(b)?)),
+            other => (other, None),
+        };
         let bases = &mut self.bases[column];
         let base = match base {
             Some(b) if bases.exprs.len() >= MAX_BASE_BITS && !bases.index.contains_key(&b) => {
@@ -319,7 +469,7 @@ impl Cited {
             .into_iter()
             .map(|(b, c, e)| Ok((b, c, self.cells.bit(e)?)))
             .collect::<Result<_, Unplanned>>()?;
-        Ok(Plan { column, period, base, weight, cells })
+        Ok(Plan { column, period, base, row_base, codes, weight, cells })
     }
 
     /// The projection: the flags as booleans, per column its code and base flags, the weights,
@@ -473,7 +623,10 @@ impl Engine {
         let by_column = rows_by_column(merged, &cited.bases);
         let mut stats = cited.stats(jobs, rows, reason);
         let psus: Vec<(String, String)> = psus.into_iter().collect();
-        let (sums, job_key) = accumulate_distinct(jobs, &plans, &by_column, &psus, design.is_some());
+        let passing = code_sets(&self.ctx, &reg.schema, &cited.columns, &cited.codes, &by_column)
+            .map_err(ScanError::Data)?;
+        let (sums, job_key) =
+            accumulate_distinct(jobs, &plans, &by_column, &passing, &psus, design.is_some());
         let mut accumulated = Accumulated { sums, psus, reduction: None };
         let mut outcomes = finish_all(jobs, &plans, &job_key, &accumulated, design.is_some(), &grams, &cited);
         accumulated.reduction = Some(std::sync::Arc::new(KeptGroups {
@@ -485,6 +638,8 @@ impl Engine {
             periods: cited.periods.index,
             cells: cited.cells.index,
             bases: cited.bases.into_iter().map(|b| b.index).collect(),
+            codes: cited.codes,
+            passing,
             period_rows_only,
             by_column,
             psus: accumulated.psus.clone(),
@@ -639,6 +794,7 @@ fn accumulate_distinct<'a>(
     jobs: &[&'a Job],
     plans: &[Result<Plan, EngineError>],
     by_column: &[Vec<Row>],
+    passing: &[Vec<HashSet<i64>>],
     psus: &[(String, String)],
     designed: bool,
 ) -> (Vec<(&'a Job, BaseSums)>, Vec<Option<usize>>) {
@@ -659,7 +815,10 @@ fn accumulate_distinct<'a>(
         .collect();
     let sums = distinct
         .par_iter()
-        .map(|(plan, job)| (*job, accumulate(plan, &job.rows, &by_column[plan.column], &psu_index, designed)))
+        .map(|(plan, job)| {
+            let codes: Vec<&HashSet<i64>> = plan.codes.iter().map(|&k| &passing[plan.column][k]).collect();
+            (*job, accumulate(plan, &job.rows, &by_column[plan.column], &codes, &psu_index, designed))
+        })
         .collect();
     (sums, job_key)
 }
@@ -720,13 +879,50 @@ pub(super) fn outcome_from(
     designed: bool,
 ) -> Result<Outcome, EngineError> {
     let cells = job.cells.iter().enumerate().map(|(i, (b, c, _))| (b.clone(), c.clone(), i)).collect();
-    let plan = Plan { column: 0, period: None, base: None, weight: None, cells };
+    let plan =
+        Plan { column: 0, period: None, base: None, row_base: None, codes: Vec::new(), weight: None, cells };
     finish(job, &plan, base, psu_list, designed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_splits_into_what_the_code_decides_and_the_rest() {
+        use datafusion::prelude::{col, lit, random};
+        let adults = col("age").between(lit(18), lit(74));
+        let aware = col("q1").gt_eq(lit(1));
+        let base = adults.clone().and(aware.clone()).and(col("gender").eq(lit(2)));
+        let (rest, codes) = split_base(base.clone(), "q1", false);
+        assert_eq!(rest, Some(adults.clone().and(col("gender").eq(lit(2)))));
+        assert_eq!(codes, std::slice::from_ref(&aware));
+        assert!(!reads(rest.as_ref().unwrap(), "q1"));
+        // Whole with replicate weights; a conjunct reading another column too stays in the rest,
+        // and so does a volatile one.
+        assert_eq!(split_base(base.clone(), "q1", true), (Some(base), Vec::new()));
+        let mixed = col("q1").gt(col("q2"));
+        assert_eq!(split_base(mixed.clone(), "q1", false), (Some(mixed), Vec::new()));
+        let volatile = col("q1").gt(random());
+        assert_eq!(split_base(volatile.clone(), "q1", false), (Some(volatile), Vec::new()));
+        // A base on the code alone leaves no rest.
+        assert_eq!(split_base(aware.clone(), "q1", false), (None, vec![aware]));
+    }
+
+    #[test]
+    fn code_predicates_hold_on_the_codes_cast_back_to_the_columns_type() {
+        use datafusion::arrow::datatypes::Field;
+        use datafusion::prelude::{SessionContext, col, lit};
+        let ctx = SessionContext::new();
+        let field = Field::new("q1", DataType::Int8, true);
+        let preds = [col("q1").gt_eq(lit(4)), col("q1").in_list(vec![lit(-1), lit(5)], false)];
+        let got = passing_codes(&ctx, &field, &preds, &[-1, 0, 4, 5, 7]).unwrap();
+        assert_eq!(got[0], HashSet::from([4, 5, 7]));
+        assert_eq!(got[1], HashSet::from([-1, 5]));
+        // A predicate NULL on a code does not hold there.
+        let null = [col("q1").gt_eq(lit(datafusion::scalar::ScalarValue::Int8(None)))];
+        assert!(passing_codes(&ctx, &field, &null, &[1, 2]).unwrap()[0].is_empty());
+    }
 
     /// The fixed point keeps at least 15 significant digits of every w and w² for weights from
     /// 10^-12 to 10^9: the term read back is within 5·10^-16 relative of the f64 it came from.
