@@ -6,7 +6,11 @@
 //!
 //! DataFusion reads the table (projection and the cited periods' filter pushed into the Parquet
 //! reader) and evaluates, per row, every period, cell and base filter once as a boolean
-//! ([`flags`]); base filters may use `{column}`, so their flags are per column. The flags become
+//! ([`flags`]). A base filter is split first ([`split_base`]): its conjuncts on the cited
+//! column alone (`{column} >= 1`) are decided per code when summing, and what is left, when it
+//! reads no cited column (`age BETWEEN 18 AND 74`), is one flag of the row beside the cells',
+//! shared by every column; only a rest that reads the cited column too is a flag of that
+//! column. The flags become
 //! a period mask, a cell mask and per cited column a packed key `code·2^B + base mask`, and
 //! each group is summed in exact integer arithmetic (weights in fixed point). Two reductions
 //! do this and return the same sums ([`Reduced`]), chosen by [`Reduction`]:
