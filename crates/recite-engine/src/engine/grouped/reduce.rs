@@ -378,6 +378,38 @@ fn mask_into(m: &mut Vec<i64>, b: &RecordBatch, count: usize, at: impl Fn(usize)
     }
 }
 
+/// What one weight value does to its row's sums.
+enum WeightValue {
+    /// Null or zero: the row leaves the base.
+    Out,
+    /// Negative, NaN or infinite (INVALID), or squared beyond the fixed point (OVERFLOW).
+    Bad(u8),
+    /// Positive and within the fixed point: the weight and its square.
+    In(f64, f64),
+}
+
+/// Row `r` of a weight column, told apart.
+#[inline]
+fn weight_value(w: &datafusion::arrow::array::Float64Array, r: usize) -> WeightValue {
+    if w.is_null(r) {
+        return WeightValue::Out;
+    }
+    let v = w.value(r);
+    if v.is_nan() || v < 0.0 || v.is_infinite() {
+        WeightValue::Bad(INVALID)
+    } else if v > 0.0 {
+        // The same f64 operations as the plan's: (v·v)·2^130, compared in f64.
+        let squared = v * v;
+        if squared * FIXED_SCALE < FIXED_LIMIT {
+            WeightValue::In(v, squared)
+        } else {
+            WeightValue::Bad(OVERFLOW)
+        }
+    } else {
+        WeightValue::Out
+    }
+}
+
 /// How one batch's weights are summed.
 enum Terms {
     /// In i128 at the partition's shifts ([`Scratch::narrow`]).
@@ -445,33 +477,27 @@ impl Partial {
         let mut narrow = true;
         for (i, w) in ws.iter().enumerate() {
             for r in 0..n {
-                if w.is_null(r) {
-                    continue;
-                }
-                let v = w.value(r);
-                if v.is_nan() || v < 0.0 || v.is_infinite() {
-                    narrow = false;
-                } else if v > 0.0 {
-                    // The same f64 operations as the plan's: (v·v)·2^130, compared in f64.
-                    let squared = v * v;
-                    if squared * FIXED_SCALE >= FIXED_LIMIT {
+                let (v, squared) = match weight_value(w, r) {
+                    WeightValue::Out => continue,
+                    WeightValue::Bad(_) => {
                         narrow = false;
                         continue;
                     }
-                    let terms = [split(v), split(squared)];
-                    // A positive weight counts as a valid row through its Σw term.
-                    narrow &= terms[0].0 != 0;
-                    for (k, (m, e)) in terms.into_iter().enumerate() {
-                        if m != 0 {
-                            let top = e + 64 - m.leading_zeros();
-                            range[i][k] = Some(match range[i][k] {
-                                None => Shift { shift: e, top },
-                                Some(s) => Shift { shift: s.shift.min(e), top: s.top.max(top) },
-                            });
-                        }
+                    WeightValue::In(v, squared) => (v, squared),
+                };
+                let terms = [split(v), split(squared)];
+                // A positive weight counts as a valid row through its Σw term.
+                narrow &= terms[0].0 != 0;
+                for (k, (m, e)) in terms.into_iter().enumerate() {
+                    if m != 0 {
+                        let top = e + 64 - m.leading_zeros();
+                        range[i][k] = Some(match range[i][k] {
+                            None => Shift { shift: e, top },
+                            Some(s) => Shift { shift: s.shift.min(e), top: s.top.max(top) },
+                        });
                     }
-                    sc.split[r * n_weights + i] = terms;
                 }
+                sc.split[r * n_weights + i] = terms;
             }
         }
         if narrow {
@@ -533,19 +559,10 @@ impl Partial {
         sc.wide_bad.resize(n * n_weights, 0);
         for (i, w) in ws.iter().enumerate() {
             for r in 0..n {
-                if w.is_null(r) {
-                    continue;
-                }
-                let v = w.value(r);
-                if v.is_nan() || v < 0.0 || v.is_infinite() {
-                    sc.wide_bad[r * n_weights + i] = INVALID;
-                } else if v > 0.0 {
-                    let squared = v * v;
-                    if squared * FIXED_SCALE < FIXED_LIMIT {
-                        sc.wide[r * n_weights + i] = (1, fixed(v), fixed(squared));
-                    } else {
-                        sc.wide_bad[r * n_weights + i] = OVERFLOW;
-                    }
+                match weight_value(w, r) {
+                    WeightValue::Out => {}
+                    WeightValue::Bad(flag) => sc.wide_bad[r * n_weights + i] = flag,
+                    WeightValue::In(v, squared) => sc.wide[r * n_weights + i] = (1, fixed(v), fixed(squared)),
                 }
             }
         }
