@@ -22,18 +22,22 @@ pub(super) fn unpack(key: i64, bits: i64) -> (i64, i64) {
 }
 
 /// Flags shared across jobs: the same filter is one bit.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Flags {
     pub(super) exprs: Vec<Expr>,
     pub(super) index: HashMap<Expr, usize>,
+    /// The flags of a scan already run: a filter not among them has no bit.
+    pub(super) frozen: bool,
 }
 
 impl Flags {
+    /// The bit of a filter, a new one when it is new; [`Unplanned::Full`] when the mask is
+    /// full, or the flags are frozen and the filter not among them.
     pub(super) fn bit(&mut self, e: Expr) -> Result<usize, Unplanned> {
         if let Some(&i) = self.index.get(&e) {
             return Ok(i);
         }
-        if self.exprs.len() >= MAX_FLAGS {
+        if self.frozen || self.exprs.len() >= MAX_FLAGS {
             return Err(Unplanned::Full);
         }
         self.exprs.push(e.clone());

@@ -177,14 +177,9 @@ pub(in crate::engine) struct KeptGroups {
     location: std::path::PathBuf,
     design: Option<(String, String)>,
     schema: std::sync::Arc<datafusion::arrow::datatypes::Schema>,
-    columns: Vec<String>,
-    weights: Vec<String>,
-    periods: HashMap<Expr, usize>,
-    cells: HashMap<Expr, usize>,
-    /// Per cited column, its base flags.
-    bases: Vec<HashMap<Expr, usize>>,
-    /// Per cited column, its code predicates and the codes each holds for.
-    codes: Vec<Vec<Expr>>,
+    /// What the scan cited, frozen ([`Cited::freeze`]).
+    cited: Cited,
+    /// Per cited column, the codes each of its code predicates holds for.
     passing: Vec<Vec<HashSet<i64>>>,
     /// The scan read only the rows of its cited periods: a job without a period is not here.
     period_rows_only: bool,
@@ -203,62 +198,13 @@ impl KeptGroups {
         self.location == job.rows.location && self.design == job.rows.design
     }
 
-    /// Where a job's pieces sit among the reduction's flags, or `None` when one is not there
-    /// (or its filter does not parse: a scan then says why). Never for replicate weights: their
-    /// ranks are tapped from the rows during a scan.
-    fn plan(
-        &self,
-        engine: &Engine,
-        job: &Job,
-        filters: &mut Filters<'_>,
-    ) -> Option<(Plan, Vec<HashSet<i64>>)> {
-        let r = &job.rows;
-        if r.replicates.is_some() {
-            return None;
-        }
-        let column = self.columns.iter().position(|c| *c == r.column)?;
-        let period = match &r.period_filter {
-            Some(f) => Some(*self.periods.get(&filters.get(Role::Period, f).ok()?)?),
-            None if self.period_rows_only => return None,
-            None => None,
-        };
-        let (rest, code_exprs) = match &r.base_filter {
-            Some(f) => split_base(filters.get(Role::Base, f).ok()?, &r.column, false),
-            None => (None, Vec::new()),
-        };
-        let (base, row_base) = match rest {
-            Some(e) if !reads(&e, &r.column) => (None, Some(*self.cells.get(&e)?)),
-            Some(e) => (Some(*self.bases[column].get(&e)?), None),
-            None => (None, None),
-        };
-        // A code predicate the scan did not meet is evaluated on the codes its groups hold.
-        let mut sets = Vec::new();
-        for e in code_exprs {
-            match self.codes[column].iter().position(|k| *k == e) {
-                Some(i) => sets.push(self.passing[column][i].clone()),
-                None => {
-                    let field = self.schema.field_with_name(&r.column).ok()?;
-                    let codes: BTreeSet<i64> = self.by_column[column].iter().map(|r| r.code).collect();
-                    let codes: Vec<i64> = codes.into_iter().collect();
-                    sets.extend(passing_codes(&engine.ctx, field, &[e], &codes).ok()?);
-                }
-            }
-        }
-        let weight = match &r.weight {
-            Some(w) => Some(self.weights.iter().position(|x| x == w)?),
-            None => None,
-        };
-        let mut cells = Vec::new();
-        for (b, c, f) in &job.cells {
-            let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
-            cells.push((b.clone(), c.clone(), *self.cells.get(&filters.get(role, f).ok()?)?));
-        }
-        let codes = (0..sets.len()).collect();
-        Some((Plan { column, period, base, row_base, codes, weight, cells }, sets))
-    }
-
     /// The outcomes of the jobs (all of this reduction's table) whose rows it holds, by index
-    /// into `jobs`; the others are left for a scan.
+    /// into `jobs`; the others (`None`) are left for a scan. Each job is placed as the scan
+    /// placed its own ([`Cited::plan_job`], frozen), its rows summed by the same
+    /// [`accumulate_distinct`] and [`finish`]. Not for replicate weights (their ranks are tapped
+    /// from the rows during a scan), nor a job without a period when the scan read only its
+    /// periods' rows. A filter that does not parse, or a code predicate that fails on the codes,
+    /// is left for a scan, which says why.
     pub(in crate::engine) fn serve(
         &self,
         engine: &Engine,
@@ -267,19 +213,45 @@ impl KeptGroups {
         let Ok(mut filters) = Filters::new(engine, &self.schema) else {
             return jobs.iter().map(|_| None).collect();
         };
-        let plans: Vec<Option<(Plan, Vec<HashSet<i64>>)>> =
-            jobs.iter().map(|j| self.plan(engine, j, &mut filters)).collect();
-        let psu_index: HashMap<&(String, String), usize> =
-            self.psus.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        let mut cited = self.cited.clone();
+        let mut plans: Vec<Option<Plan>> = jobs
+            .iter()
+            .map(|j| {
+                let r = &j.rows;
+                if r.replicates.is_some() || (r.period_filter.is_none() && self.period_rows_only) {
+                    return None;
+                }
+                cited.plan_job(j, &mut filters).ok()
+            })
+            .collect();
+        // Code predicates this scan did not meet, decided on the codes its groups hold.
+        let met: Vec<usize> = self.passing.iter().map(Vec::len).collect();
+        let mut passing = self.passing.clone();
+        for (c, more) in cited.codes.iter().enumerate() {
+            if more.len() > met[c] {
+                let codes: BTreeSet<i64> = self.by_column[c].iter().map(|r| r.code).collect();
+                let codes: Vec<i64> = codes.into_iter().collect();
+                let field = self.schema.field_with_name(&cited.columns[c]).map_err(|e| e.to_string());
+                match field.and_then(|f| passing_codes(&engine.ctx, f, &more[met[c]..], &codes)) {
+                    Ok(sets) => passing[c].extend(sets),
+                    Err(_) => plans.iter_mut().for_each(|p| {
+                        if p.as_ref().is_some_and(|p| p.column == c && p.codes.iter().any(|&k| k >= met[c])) {
+                            *p = None;
+                        }
+                    }),
+                }
+            }
+        }
+        let placed: Vec<Result<Plan, EngineError>> =
+            plans.into_iter().map(|p| p.ok_or_else(|| EngineError::Internal("not kept".into()))).collect();
         let designed = self.design.is_some();
+        let (sums, job_key) =
+            accumulate_distinct(jobs, &placed, &self.by_column, &passing, &self.psus, designed);
         jobs.par_iter()
-            .zip(plans.par_iter())
-            .map(|(job, plan)| {
-                let (plan, sets) = plan.as_ref()?;
-                let codes: Vec<&HashSet<i64>> = sets.iter().collect();
-                let sums =
-                    accumulate(plan, &job.rows, &self.by_column[plan.column], &codes, &psu_index, designed);
-                Some(finish(job, plan, &sums, &self.psus, designed))
+            .zip(placed.par_iter().zip(job_key.par_iter()))
+            .map(|(job, (plan, key))| {
+                let (plan, key) = (plan.as_ref().ok()?, (*key)?);
+                Some(finish(job, plan, &sums[key].1, &self.psus, designed))
             })
             .collect()
     }
@@ -391,7 +363,7 @@ fn passing_codes(
 
 /// What a scan's jobs cite, each once: the columns and weights, and the period, cell and (per
 /// column) base filters as flags. Each job's [`Plan`] points into it.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Cited {
     columns: Vec<String>,
     weights: Vec<String>,
@@ -401,6 +373,10 @@ struct Cited {
     bases: Vec<Flags>,
     /// Per cited column, its code predicates (the conjuncts on it alone, [`split_base`]).
     codes: Vec<Vec<Expr>>,
+    /// What a scan already run cited ([`Cited::freeze`]): a job whose column, weight or flag is
+    /// not here is [`Unplanned::Full`]. Code predicates are still added: they are decided on
+    /// the codes the scan's groups hold, not on its rows.
+    frozen: bool,
 }
 
 impl Cited {
@@ -412,11 +388,22 @@ impl Cited {
         (cited, plans)
     }
 
-    /// Places one job. Its column and weight are cited even when a mask then turns out full.
+    /// What a scan cited, frozen: later jobs are placed among its pieces only.
+    fn freeze(mut self) -> Cited {
+        self.frozen = true;
+        for f in [&mut self.periods, &mut self.cells].into_iter().chain(&mut self.bases) {
+            f.frozen = true;
+        }
+        self
+    }
+
+    /// Places one job. Its column and weight are cited even when a mask then turns out full
+    /// (unless frozen).
     fn plan_job(&mut self, job: &Job, filters: &mut Filters<'_>) -> Result<Plan, Unplanned> {
         let r = &job.rows;
         let column = match self.columns.iter().position(|c| *c == r.column) {
             Some(i) => i,
+            None if self.frozen => return Err(Unplanned::Full),
             None => {
                 self.columns.push(r.column.clone());
                 self.bases.push(Flags::default());
@@ -431,13 +418,15 @@ impl Cited {
             let role = Role::Cell { breakdown: b.clone(), cell: c.clone() };
             cell_exprs.push((b.clone(), c.clone(), filters.get(role, f)?));
         }
-        let weight = r.weight.as_ref().map(|w| match self.weights.iter().position(|x| x == w) {
-            Some(i) => i,
-            None => {
+        let weight = match r.weight.as_ref().map(|w| (w, self.weights.iter().position(|x| x == w))) {
+            None => None,
+            Some((_, Some(i))) => Some(i),
+            Some((_, None)) if self.frozen => return Err(Unplanned::Full),
+            Some((w, None)) => {
                 self.weights.push(w.clone());
-                self.weights.len() - 1
+                Some(self.weights.len() - 1)
             }
-        });
+        };
         let period = period.map(|p| self.periods.bit(p)).transpose()?;
         let (base, code_exprs) = match base {
             Some(b) => split_base(b, &r.column, r.replicates.is_some()),
@@ -637,12 +626,7 @@ impl Engine {
             location: location.to_path_buf(),
             design: design.cloned(),
             schema: reg.schema.clone(),
-            columns: cited.columns,
-            weights: cited.weights,
-            periods: cited.periods.index,
-            cells: cited.cells.index,
-            bases: cited.bases.into_iter().map(|b| b.index).collect(),
-            codes: cited.codes,
+            cited: cited.freeze(),
             passing,
             period_rows_only,
             by_column,
