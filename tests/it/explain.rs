@@ -312,29 +312,101 @@ fn the_binary_reports_explanations_and_their_scans_and_no_explain_turns_them_off
     assert_eq!(v["stats"]["explanation_scans"], 0);
 }
 
+/// A Versant funnel citation, resolved.
+fn resolved_of(rc: &Recite, citation: Value) -> Resolved {
+    let c = citation::parse(&citation).unwrap();
+    resolve::resolve(&c, &rc.catalog, &rc.registry, &rc.engine).unwrap()
+}
+
 /// The job of a Versant funnel citation, resolved, then changed by `tweak`.
 fn job_of(rc: &Recite, citation: Value, tweak: impl FnOnce(&mut Resolved)) -> Job {
-    let c = citation::parse(&citation).unwrap();
-    let mut r = resolve::resolve(&c, &rc.catalog, &rc.registry, &rc.engine).unwrap();
+    let mut r = resolved_of(rc, citation);
     tweak(&mut r);
     Job { rows: r.rows.clone(), measures: r.measures.clone(), cells: Vec::new() }
 }
 
-/// Two outcomes of the same rows agree: the same counts, and totals and second moments equal
-/// to the last bits a different order of addition can move.
+/// Two outcomes of the same rows agree to the bit: the same counts, totals and second
+/// moments. The grouped scan sums a job's rows per code as exact integers before they become
+/// floats, so however other jobs' flags split its groups, the floats are the same.
 fn same_sums(a: &recite::scan::Outcome, b: &recite::scan::Outcome, what: &str) {
-    let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs()).max(1e-300);
     assert_eq!(a.sums.n, b.sums.n, "{what}: n");
     assert_eq!(a.sums.counts, b.sums.counts, "{what}: counts");
-    assert_eq!(a.sums.totals.len(), b.sums.totals.len(), "{what}");
-    for (x, y) in a.sums.totals.iter().zip(&b.sums.totals) {
-        assert!(close(*x, *y), "{what}: total {x} vs {y}");
-    }
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&a.sums.totals),
+        bits(&b.sums.totals),
+        "{what}: totals {:?} vs {:?}",
+        a.sums.totals,
+        b.sums.totals
+    );
     assert_eq!(a.sums.moments.len(), b.sums.moments.len(), "{what}");
     for (k, x) in &a.sums.moments {
         let y = b.sums.moments[k];
-        assert!(close(*x, y), "{what}: moment {k:?} {x} vs {y}");
+        assert_eq!(x.to_bits(), y.to_bits(), "{what}: moment {k:?} {x} vs {y}");
     }
+}
+
+#[test]
+fn the_settling_scan_takes_the_other_weights_and_bases_along_so_their_variants_need_no_scan() {
+    use recite::scan::Scan;
+    let rc = Recite::new();
+    // The settling run cites one period, base and weight.
+    let cited = funnel("W6", AWARE, 1, "main_weight", VERSANT);
+    let first = [job_of(&rc, cited.clone(), |_| {})];
+    let variants = [
+        job_of(&rc, funnel("W6", AWARE, 1, "alt_weight", VERSANT), |_| {}),
+        job_of(&rc, funnel("W6", ALL, 1, "main_weight", VERSANT), |_| {}),
+        job_of(&rc, funnel("W6", "Women 18-74", 1, "main_weight", VERSANT), |_| {}),
+        job_of(&rc, funnel("W6", "Purchasers of brand", 1, "main_weight", VERSANT), |_| {}),
+    ];
+    let names = ["alt_weight", "all adults", "women", "purchasers"];
+    // Taken along: the table's other weight, the study's four other bases.
+    let ahead = recite::settle::explain::anticipated(&resolved_of(&rc, cited), &rc.catalog);
+    let weights: Vec<_> = ahead.iter().filter_map(|j| j.rows.weight.as_deref()).collect();
+    assert_eq!(ahead.len(), 5, "{weights:?}");
+    assert!(ahead.iter().all(|j| j.rows.period_filter.is_none() && j.rows.column == VERSANT));
+    // Without them, the variants on another weight or a base with a row condition of its own
+    // (women) need a scan; with them, none does.
+    let (plain, _, kept) = Scan::run_keeping(&rc.engine, &first, &[]);
+    let (_, stats) = Scan::run_again(&rc.engine, &variants, kept.as_ref());
+    assert_eq!(stats.scans, 1);
+    let (taken, stats, kept) = Scan::run_keeping(&rc.engine, &first, &ahead);
+    assert_eq!((stats.scans, taken.len()), (1, 1), "nothing is returned for what was taken along");
+    // What was asked for is the same, to the bit.
+    same_sums(plain[0].as_ref().unwrap(), taken[0].as_ref().unwrap(), "the cited job");
+    let (served, stats) = Scan::run_again(&rc.engine, &variants, kept.as_ref());
+    assert_eq!(stats.scans, 0, "every variant was taken along: {stats:?}");
+    let (scanned, _) = Engine::new().run(&variants);
+    for ((a, b), what) in served.iter().zip(&scanned).zip(names) {
+        same_sums(a.as_ref().unwrap(), b.as_ref().unwrap(), what);
+    }
+}
+
+#[test]
+fn what_is_taken_along_never_fails_the_jobs_asked_for() {
+    use recite::scan::Scan;
+    let rc = Recite::new();
+    let first = [job_of(&rc, funnel("W6", AWARE, 1, "main_weight", VERSANT), |_| {})];
+    let (plain, _, _) = Scan::run_keeping(&rc.engine, &first, &[]);
+    // A weight that is not a column, a base that does not parse, one that fails on the data,
+    // one on a period no job cited, and one on a column no job cited.
+    let odd = [
+        job_of(&rc, funnel("W6", AWARE, 1, "main_weight", VERSANT), |r| {
+            r.rows.weight = Some("no_such".into())
+        }),
+        job_of(&rc, funnel("W6", AWARE, 1, "main_weight", VERSANT), |r| {
+            r.rows.base_filter = Some("age >".into())
+        }),
+        job_of(&rc, funnel("W6", AWARE, 1, "main_weight", VERSANT), |r| {
+            r.rows.base_filter = Some("CAST('x' AS INT) = age".into())
+        }),
+        job_of(&rc, funnel("W4", ALL, 1, "alt_weight", VERSANT), |_| {}),
+        job_of(&rc, funnel("W6", ALL, 1, "alt_weight", "s14r4"), |_| {}),
+    ];
+    let (taken, stats, _) = Scan::run_keeping(&rc.engine, &first, &odd);
+    assert_eq!(taken.len(), 1);
+    same_sums(plain[0].as_ref().unwrap(), taken[0].as_ref().unwrap(), "the cited job");
+    assert_eq!(stats.rows_scanned, Scan::run(&rc.engine, &first).1.rows_scanned, "no other period's rows");
 }
 
 #[test]
@@ -346,7 +418,7 @@ fn variants_a_flag_away_are_summed_from_the_settling_scans_groups_without_a_scan
         job_of(&rc, funnel("W6", AWARE, 1, "main_weight", VERSANT), |_| {}),
         job_of(&rc, funnel("W5", ALL, 1, "alt_weight", VERSANT), |_| {}),
     ];
-    let (outs, stats, kept) = Scan::run_keeping(&rc.engine, &first);
+    let (outs, stats, kept) = Scan::run_keeping(&rc.engine, &first, &[]);
     assert!(outs.iter().all(Result::is_ok));
     assert_eq!(stats.scans, 1);
     assert!(kept.is_some(), "the grouped scan keeps its groups");

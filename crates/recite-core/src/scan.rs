@@ -26,7 +26,17 @@ pub trait Scan: Schemas + Sync {
     /// [`Scan::run`], and what the scan kept of the rows it reduced (the engine: each grouped
     /// scan's groups), for [`Scan::run_again`] to answer later jobs on those rows without
     /// reading the table again. A scan that keeps nothing returns `None`.
-    fn run_keeping(&self, jobs: &[Job]) -> (Vec<Result<Outcome, EngineError>>, ScanStats, Option<Kept>) {
+    ///
+    /// `anticipated`: jobs a later run will likely ask for (the explaining run's variants on
+    /// another weight or base of a cited column). A scan may take their weights and flags
+    /// along, so that what it keeps answers them then; it returns nothing for them, and the
+    /// outcomes of `jobs` are the same, to the bit, with or without them.
+    fn run_keeping(
+        &self,
+        jobs: &[Job],
+        anticipated: &[Job],
+    ) -> (Vec<Result<Outcome, EngineError>>, ScanStats, Option<Kept>) {
+        let _ = anticipated;
         let (outcomes, stats) = self.run(jobs);
         (outcomes, stats, None)
     }
@@ -115,7 +125,8 @@ pub struct ScanStats {
     /// Rows aggregated over all scans (after the cited periods' filter, which the Parquet reader
     /// also uses to skip row groups).
     pub rows_scanned: u64,
-    /// Aggregates computed (after sharing identical ones).
+    /// Aggregates computed for the jobs asked for (after sharing identical ones); what a scan
+    /// takes along for the explanations is not counted.
     pub aggregates: usize,
     /// Extra fused scans made to explain claims not reproduced (one per table that has any).
     pub explanation_scans: usize,

@@ -765,14 +765,20 @@ impl Engine {
     /// A job with replicate weights adds one job per replicate weight, on the same rows with
     /// that weight: the same table, so the same single scan, whose totals are the replicate's.
     pub fn run(&self, jobs: &[Job]) -> (Outcomes, ScanStats) {
-        let (outcomes, stats, _) = self.run_keeping(jobs);
+        let (outcomes, stats, _) = self.run_keeping(jobs, &[]);
         (outcomes, stats)
     }
 
     /// [`Engine::run`], and the groups its grouped scans reduced, for [`Engine::run_again`].
-    fn run_keeping(&self, jobs: &[Job]) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
+    /// A grouped scan also takes along the weights and base flags of the `anticipated` jobs on
+    /// its table ([`Scan::run_keeping`]), so that its groups answer them later.
+    fn run_keeping(
+        &self,
+        jobs: &[Job],
+        anticipated: &[Job],
+    ) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
         if jobs.iter().all(|j| j.rows.replicates.is_none()) {
-            return self.run_cached(jobs);
+            return self.run_cached(jobs, anticipated);
         }
         let mut all = jobs.to_vec();
         let mut spans = Vec::with_capacity(jobs.len());
@@ -784,7 +790,7 @@ impl Engine {
             }
             spans.push(start..all.len());
         }
-        let (mut outcomes, stats, kept) = self.run_cached(&all);
+        let (mut outcomes, stats, kept) = self.run_cached(&all, anticipated);
         let replicas = outcomes.split_off(jobs.len());
         for ((job, span), outcome) in jobs.iter().zip(spans).zip(outcomes.iter_mut()) {
             let Some(spec) = &job.rows.replicates else { continue };
@@ -851,8 +857,9 @@ impl Engine {
     }
 
     /// [`Engine::run`] without replicate weights, and the base sums its grouped scans
-    /// accumulated.
-    fn run_jobs<'a>(&self, jobs: &'a [Job]) -> Scanned<'a> {
+    /// accumulated (taking along the weights and flags of the `anticipated` jobs on their
+    /// tables).
+    fn run_jobs<'a>(&self, jobs: &'a [Job], anticipated: &[Job]) -> Scanned<'a> {
         let mut by_table = BTreeMap::new();
         for (i, job) in jobs.iter().enumerate() {
             by_table
@@ -860,14 +867,23 @@ impl Engine {
                 .or_insert_with(Vec::new)
                 .push(i);
         }
+        let mut ahead: BTreeMap<_, Vec<&Job>> = BTreeMap::new();
+        for job in anticipated {
+            let table = (job.rows.location.clone(), job.rows.design.clone());
+            if by_table.contains_key(&table) {
+                ahead.entry(table).or_default().push(job);
+            }
+        }
         let groups: Vec<ScanGroup> = by_table.into_iter().collect();
         let deadline = recite_core::scan::deadline();
         let per_group: Vec<ScanResult> = groups
             .par_iter()
             .map(|((location, design), members)| {
                 let picked: Vec<&Job> = members.iter().map(|&i| &jobs[i]).collect();
+                let ahead =
+                    ahead.get(&(location.clone(), design.clone())).map(Vec::as_slice).unwrap_or_default();
                 let (outs, stats, accumulated) = recite_core::scan::with_deadline(deadline, || {
-                    self.scan_isolated(location, design.as_ref(), &picked)
+                    self.scan_isolated(location, design.as_ref(), &picked, ahead)
                 });
                 (members.iter().copied().zip(outs).collect(), stats, accumulated)
             })
@@ -890,17 +906,23 @@ impl Engine {
 
     /// One scan of a table for all its jobs; when it fails on the data, the jobs again, split
     /// by what they declare, each part scanned as it would be alone. So the normal case stays
-    /// one scan, and a claim's outcome never depends on what else is in the batch.
+    /// one scan, and a claim's outcome never depends on what else is in the batch. What the
+    /// `anticipated` jobs add is dropped first: they must never fail the jobs asked for.
     fn scan_isolated<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&'a Job],
+        anticipated: &[&Job],
     ) -> Scanned<'a> {
         let fail_all = |e: EngineError| {
             (jobs.iter().map(|_| Err(e.clone())).collect(), ScanStats::default(), Vec::new())
         };
-        let error = match self.scan_best(location, design, jobs) {
+        let mut attempt = self.scan_best(location, design, jobs, anticipated);
+        if !anticipated.is_empty() && attempt.is_err() {
+            attempt = self.scan_best(location, design, jobs, &[]);
+        }
+        let error = match attempt {
             Ok(done) => return done,
             Err(ScanError::Fatal(e)) => return fail_all(e),
             Err(ScanError::Data(e)) => e,
@@ -926,7 +948,7 @@ impl Engine {
                     let fail = |e: EngineError| {
                         (part.iter().map(|_| Err(e.clone())).collect(), ScanStats::default(), Vec::new())
                     };
-                    match self.scan_best(location, design, &picked) {
+                    match self.scan_best(location, design, &picked, &[]) {
                         Ok(done) => done,
                         Err(ScanError::Fatal(e)) => fail(e),
                         Err(ScanError::Data(e)) => fail(self.diagnose(location, design, picked[0], &e)),
@@ -1047,12 +1069,14 @@ impl Engine {
     /// One scan of one table for all its jobs: grouped when every cited column holds integer
     /// codes (cost independent of the number of claims), else one aggregate of `SUM(CASE …)`.
     /// On a cluster engine, on the cluster (the grouped scan reduced by a plan), unless the
-    /// scan stays here ([`Engine::place`]); [`Engine::placements`] says where it ran.
+    /// scan stays here ([`Engine::place`]); [`Engine::placements`] says where it ran. A
+    /// grouped scan takes along the `anticipated` jobs' weights and flags.
     fn scan_best<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&'a Job],
+        anticipated: &[&Job],
     ) -> Result<Scanned<'a>, ScanError> {
         let (place, here) = self.place(location, jobs);
         let schema = self.register_at(location, place)?.schema.clone();
@@ -1068,7 +1092,7 @@ impl Engine {
         }
         let (plan, reason) = self.choose(&schema, jobs);
         let (outcomes, stats, accumulated) = match plan {
-            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, reason)?,
+            ScanPlan::Grouped => self.scan_grouped(location, design, jobs, anticipated, reason)?,
             ScanPlan::Summed | ScanPlan::Cache => {
                 let (outcomes, stats) = self.scan_summed(location, design, jobs, reason)?;
                 (outcomes, stats, Vec::new())
@@ -1299,8 +1323,12 @@ impl Scan for Engine {
         Engine::run(self, jobs)
     }
 
-    fn run_keeping(&self, jobs: &[Job]) -> (Outcomes, ScanStats, Option<recite_core::scan::Kept>) {
-        let (outcomes, stats, kept) = Engine::run_keeping(self, jobs);
+    fn run_keeping(
+        &self,
+        jobs: &[Job],
+        anticipated: &[Job],
+    ) -> (Outcomes, ScanStats, Option<recite_core::scan::Kept>) {
+        let (outcomes, stats, kept) = Engine::run_keeping(self, jobs, anticipated);
         let kept: recite_core::scan::Kept = Arc::new(kept);
         (outcomes, stats, Some(kept))
     }
@@ -1349,6 +1377,11 @@ impl<'a> Filters<'a> {
     /// The expression of a filter; `role` names it in errors.
     pub(crate) fn get(&mut self, role: Role, sql: &str) -> Result<Expr, EngineError> {
         self.parse(sql).map_err(|error| EngineError::Filter { role, sql: sql.to_string(), error })
+    }
+
+    /// Whether the table has a column of this name, as the schema spells it.
+    pub(crate) fn has_column(&self, name: &str) -> bool {
+        self.schema.has_column_with_unqualified_name(name)
     }
 }
 

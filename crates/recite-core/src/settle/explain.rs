@@ -75,16 +75,8 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
         v.rows.replicates = None;
         push(Cause::Unweighted, "without weights".into(), v);
     }
-    for w in table.weights.iter().filter(|w| Some(*w) != r.rows.weight.as_ref()) {
-        let mut v = r.clone();
-        v.rows.weight = Some(w.clone());
-        push(Cause::OtherWeight, format!("with weight {w}"), v);
-    }
-    for b in study.bases.iter().filter(|b| b.name != r.base) {
-        let mut v = r.clone();
-        v.base = b.name.clone();
-        v.rows.base_filter = Some(catalog::base_filter(b, &r.rows.column));
-        push(Cause::OtherBase, format!("on base {:?}", b.name), v);
+    for (cause, what, v) in other_weights_and_bases(r, study, table) {
+        push(cause, what, v);
     }
     let mut v = r.clone();
     v.rows.base_filter = None;
@@ -109,6 +101,45 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
         }
     }
     out
+}
+
+/// The claim under each other declared weight of its table and each other base of its study.
+fn other_weights_and_bases(
+    r: &Resolved,
+    study: &catalog::Study,
+    table: &catalog::Table,
+) -> Vec<(Cause, String, Resolved)> {
+    let mut out = Vec::new();
+    for w in table.weights.iter().filter(|w| Some(*w) != r.rows.weight.as_ref()) {
+        let mut v = r.clone();
+        v.rows.weight = Some(w.clone());
+        out.push((Cause::OtherWeight, format!("with weight {w}"), v));
+    }
+    for b in study.bases.iter().filter(|b| b.name != r.base) {
+        let mut v = r.clone();
+        v.base = b.name.clone();
+        v.rows.base_filter = Some(catalog::base_filter(b, &r.rows.column));
+        out.push((Cause::OtherBase, format!("on base {:?}", b.name), v));
+    }
+    out
+}
+
+/// What the variants of `r` a weight or a base away need of the rows its own scan reads: per
+/// other weight of its table and other base of its study, a job on its column with no period
+/// and no measures. The settling scan takes them along ([`crate::scan::Scan::run_keeping`]),
+/// so the explaining run finds those variants' sums in what that scan kept instead of scanning
+/// again. They depend on the claim's table and column only, so one claim per column will do.
+pub fn anticipated(r: &Resolved, catalog: &Catalog) -> Vec<Job> {
+    let Ok(study) = catalog.study(&r.study) else { return Vec::new() };
+    let Ok(table) = study.table(&r.rows.table) else { return Vec::new() };
+    other_weights_and_bases(r, study, table)
+        .into_iter()
+        .map(|(_, _, v)| {
+            // Replicate weights are tapped per row: never taken along.
+            let rows = crate::resolve::Rows { period_filter: None, replicates: None, ..v.rows };
+            Job { rows, measures: Vec::new(), cells: Vec::new() }
+        })
+        .collect()
 }
 
 /// The claim computed on another period of its study: its filter and fielded dates.

@@ -18,8 +18,9 @@
 //! (the cited period's is the claim's own), from which [`Session::settle`] makes the claim's
 //! [`Series`] (the HTML report's chart).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 use rayon::prelude::*;
 
@@ -229,6 +230,9 @@ pub struct Session<'a> {
     stats: ScanStats,
     /// What the settling run's scan kept of its rows, for the explaining run (explaining on).
     kept: Option<crate::scan::Kept>,
+    /// Explaining on: the variants' weights and bases the settling run takes along
+    /// ([`explain::anticipated`]), and the (table, column) pairs already asked for.
+    ahead: Mutex<(HashSet<(PathBuf, String)>, Jobs)>,
 }
 
 impl<'a> Session<'a> {
@@ -244,6 +248,7 @@ impl<'a> Session<'a> {
             tried: None,
             stats: ScanStats::default(),
             kept: None,
+            ahead: Mutex::default(),
         }
     }
 
@@ -274,6 +279,15 @@ impl<'a> Session<'a> {
         let (Ok(r), Some(k)) = (&res.resolved, &res.job) else { return };
         if !jobs.contains_key(k) {
             jobs.insert(k.clone(), Job::of(r));
+        }
+        if self.opts.explain {
+            let mut ahead = self.ahead.lock().unwrap_or_else(PoisonError::into_inner);
+            let (seen, anticipated) = &mut *ahead;
+            if seen.insert((r.rows.location.clone(), r.rows.column.clone())) {
+                for job in explain::anticipated(r, self.catalog) {
+                    anticipated.entry(job.key()).or_insert(job);
+                }
+            }
         }
         for (_, filter, key) in self.series_plan(res).iter().flat_map(|p| &p.periods) {
             if !jobs.contains_key(key) {
@@ -341,10 +355,14 @@ impl<'a> Session<'a> {
     /// The settling run: every job in one fused run. Only an internal failure of the scan is an
     /// error; any other fails the claims of its job.
     /// With explaining on, what the scan kept of its rows stays for [`Session::explain`],
-    /// whose variants mostly lie on the same rows (another base, weight or period a flag away).
+    /// whose variants mostly lie on the same rows (another base, weight or period a flag away);
+    /// the scan takes along the other weights and bases of the cited columns
+    /// ([`explain::anticipated`]), so those variants are there too.
     pub fn run(&mut self, jobs: Jobs) -> Result<(), EngineError> {
         let keep = self.opts.explain;
-        let (sums, stats, kept) = run_jobs(self.scan, jobs, Run::First { keep })?;
+        let (_, anticipated) = std::mem::take(self.ahead.get_mut().unwrap_or_else(PoisonError::into_inner));
+        let anticipated: Vec<Job> = anticipated.into_values().collect();
+        let (sums, stats, kept) = run_jobs(self.scan, jobs, Run::First { keep, anticipated: &anticipated })?;
         self.sums = sums;
         self.stats = stats;
         self.kept = kept;
@@ -426,8 +444,9 @@ impl<'a> Session<'a> {
 
 /// Which run [`run_jobs`] is.
 enum Run<'k> {
-    /// The settling run; `keep`: what its scan keeps of its rows is returned.
-    First { keep: bool },
+    /// The settling run; `keep`: what its scan keeps of its rows is returned, having taken
+    /// `anticipated` along.
+    First { keep: bool, anticipated: &'k [Job] },
     /// A later run over the same data, with what the first one kept.
     Again(Option<&'k crate::scan::Kept>),
 }
@@ -442,8 +461,8 @@ fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, Engi
     }
     let (keys, jobs): (Vec<JobKey>, Vec<Job>) = jobs.into_iter().unzip();
     let (outcomes, stats, kept) = match run {
-        Run::First { keep: true } => scan.run_keeping(&jobs),
-        Run::First { keep: false } => {
+        Run::First { keep: true, anticipated } => scan.run_keeping(&jobs, anticipated),
+        Run::First { keep: false, .. } => {
             let (o, s) = scan.run(&jobs);
             (o, s, None)
         }

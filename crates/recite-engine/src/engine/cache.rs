@@ -769,10 +769,16 @@ struct Tally {
 impl Engine {
     /// [`Engine::run`]'s jobs, those whose sums are cached answered from the cache, the rest
     /// scanned (one scan per table, of their columns only) and their sums written back; and
-    /// the groups of the grouped scans it ran.
-    pub(super) fn run_cached(&self, jobs: &[Job]) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
+    /// the groups of the grouped scans it ran. Without a cache, the grouped scans take along
+    /// the `anticipated` jobs' weights and flags; with one, later runs go through the cache, so
+    /// nothing is anticipated.
+    pub(super) fn run_cached(
+        &self,
+        jobs: &[Job],
+        anticipated: &[Job],
+    ) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
         let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else {
-            let (outcomes, stats, accumulated) = self.run_jobs(jobs);
+            let (outcomes, stats, accumulated) = self.run_jobs(jobs, anticipated);
             return (outcomes, stats, grouped::kept(&accumulated));
         };
         let _one_run = cache.run.lock();
@@ -785,7 +791,7 @@ impl Engine {
         let (scanned, mut stats, accumulated) = if missed.is_empty() {
             (Vec::new(), ScanStats::default(), Vec::new())
         } else {
-            self.run_jobs(&picked)
+            self.run_jobs(&picked, &[])
         };
         let kept = grouped::kept(&accumulated);
         lookup.write_back(&first, accumulated, &missed, &scanned);

@@ -3,7 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::{INVALID, OVERFLOW, Plan};
+use datafusion::arrow::datatypes::i256;
+
+use super::reduce::{Exact, Fixed, add_fixed};
+use super::{INVALID, OVERFLOW, Plan, unfixed};
 use crate::engine::{
     EngineError, Job, Outcome, Sums, Var, check_weight_sums, invalid_weight, needed_pairs, overflow, vars_for,
 };
@@ -26,8 +29,8 @@ pub(super) struct Row {
     pub(super) code: i64,
     pub(super) bmask: i64,
     pub(super) psu: Option<(String, String)>,
-    pub(super) n: f64,
-    pub(super) weighted: Vec<Acc>,
+    /// The group's exact sums: its row count, and per weight (valid rows, Σw, Σw²) in fixed point.
+    pub(super) sums: Exact,
 }
 
 /// What selects a job's rows, for sharing accumulations between jobs.
@@ -86,10 +89,12 @@ pub(super) fn accumulate(
     psu_index: &HashMap<&(String, String), usize>,
     designed: bool,
 ) -> BaseSums {
-    let mut codes: BTreeMap<i64, Acc> = BTreeMap::new();
-    let mut per_psu: Vec<BTreeMap<i64, Acc>> =
+    // Summed exactly per code (fixed point, or counts unweighted), then made floats once: the
+    // same floats however the groups were split.
+    let mut codes: BTreeMap<i64, Fixed> = BTreeMap::new();
+    let mut per_psu: Vec<BTreeMap<i64, i256>> =
         vec![BTreeMap::new(); if designed { psu_index.len() } else { 0 }];
-    let mut cells = vec![0.0; plan.cells.len()];
+    let mut cells = vec![0u64; plan.cells.len()];
     let mut bad = 0;
     for row in rows {
         if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
@@ -100,26 +105,50 @@ pub(super) fn accumulate(
         {
             continue;
         }
-        let acc = match plan.weight {
-            Some(k) => row.weighted[k],
-            None => Acc { n: row.n, w: row.n, w2: row.n, bad: 0 },
+        let sums = match plan.weight {
+            Some(k) => {
+                bad |= row.sums.bad[k];
+                row.sums.weighted[k]
+            }
+            None => {
+                let n = i256::from_i128(i128::from(row.sums.n));
+                (row.sums.n, n, n)
+            }
         };
-        bad |= acc.bad;
-        let e = codes.entry(row.code).or_default();
-        e.n += acc.n;
-        e.w += acc.w;
-        e.w2 += acc.w2;
+        bad |= add_fixed(codes.entry(row.code).or_insert((0, i256::ZERO, i256::ZERO)), &sums);
         if designed && let Some(i) = row.psu.as_ref().and_then(|k| psu_index.get(k)) {
-            let e = per_psu[*i].entry(row.code).or_default();
-            e.w += acc.w;
+            let e = per_psu[*i].entry(row.code).or_insert(i256::ZERO);
+            match e.checked_add(sums.1) {
+                Some(v) => *e = v,
+                None => bad |= OVERFLOW,
+            }
         }
         for (slot, (_, _, bit)) in plan.cells.iter().enumerate() {
             if row.cm & (1 << bit) != 0 {
-                cells[slot] += acc.n;
+                cells[slot] += sums.0;
             }
         }
     }
+    // Fixed point back in weight units; unweighted sums are counts.
+    let float = |x: i256| if plan.weight.is_some() { unfixed(x) } else { whole(x) };
+    let codes = codes
+        .into_iter()
+        .map(|(code, (n, w, w2))| (code, Acc { n: n as f64, w: float(w), w2: float(w2), bad: 0 }))
+        .collect();
+    let per_psu = per_psu
+        .into_iter()
+        .map(|by_code| {
+            by_code.into_iter().map(|(code, w)| (code, Acc { w: float(w), ..Acc::default() })).collect()
+        })
+        .collect();
+    let cells = cells.into_iter().map(|n| n as f64).collect();
     BaseSums { codes, per_psu, cells, bad }
+}
+
+/// A non-negative integer sum as a float (counts: exact below 2^53).
+fn whole(x: i256) -> f64 {
+    let (low, high) = x.to_parts();
+    high as f64 * 2f64.powi(128) + low as f64
 }
 
 /// A job's totals, second moments and PSU totals from its base sums.

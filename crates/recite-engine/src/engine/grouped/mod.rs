@@ -388,6 +388,36 @@ impl Cited {
         (cited, plans)
     }
 
+    /// Takes along the weights and row flags of jobs a later run will likely ask for (the
+    /// explaining run's variants), on columns already cited: the groups then hold their rows,
+    /// at the price of a weight's sums or a flag per row. Only what is cheap is taken: no new
+    /// column (its codes would be read), no replicate weights, and a base only when what is
+    /// left of it beside its code predicates reads no cited column (one flag of the row, not
+    /// one per column). A piece that does not parse or fit a mask is left out (the later run
+    /// scans for it); the bits of the jobs already planned do not move.
+    fn anticipate(&mut self, jobs: &[&Job], filters: &mut Filters<'_>) {
+        // No new period: its flag would widen the rows read (`Cited::keep`).
+        let periods_were_frozen = std::mem::replace(&mut self.periods.frozen, true);
+        for job in jobs {
+            let r = &job.rows;
+            if r.replicates.is_some() || !self.columns.contains(&r.column) || !job.cells.is_empty() {
+                continue;
+            }
+            if r.weight.as_ref().is_some_and(|w| !filters.has_column(w)) {
+                continue;
+            }
+            if let Some(f) = &r.base_filter {
+                let Ok(base) = filters.get(Role::Base, f) else { continue };
+                let (rest, _) = split_base(base, &r.column, false);
+                if rest.is_some_and(|b| self.columns.iter().any(|c| reads(&b, c))) {
+                    continue;
+                }
+            }
+            let _ = self.plan_job(job, filters);
+        }
+        self.periods.frozen = periods_were_frozen;
+    }
+
     /// What a scan cited, frozen: later jobs are placed among its pieces only.
     fn freeze(mut self) -> Cited {
         self.frozen = true;
@@ -529,12 +559,14 @@ impl Cited {
     }
 
     /// What one scan read: a scan when any column is cited, the aggregates it computed.
-    fn stats(&self, jobs: &[&Job], rows_scanned: u64, reason: String) -> ScanStats {
+    /// `weights`: how many of its weights the jobs asked for (what was taken along for later
+    /// runs is not counted, so a report's statistics do not depend on explaining).
+    fn stats(&self, jobs: &[&Job], rows_scanned: u64, reason: String, weights: usize) -> ScanStats {
         let mut stats = ScanStats {
             tables_scanned: 1,
             scans: usize::from(!self.columns.is_empty()),
             rows_scanned,
-            aggregates: 1 + 3 * self.weights.len(),
+            aggregates: 1 + 3 * weights,
             explanation_scans: 0,
             plans: Vec::new(),
         };
@@ -558,16 +590,21 @@ impl Engine {
     /// into flags ([`Cited::plan`]), those that do not fit scanned apart, the rows projected
     /// and reduced ([`Engine::reduce_grouped`]), then each distinct set of base rows summed
     /// ([`accumulate_distinct`]) and each job's outcome taken from its sums ([`finish_all`]).
+    /// The weights and row flags of the `anticipated` jobs are taken along
+    /// ([`Cited::anticipate`]) for the groups kept ([`KeptGroups`]).
     pub(super) fn scan_grouped<'a>(
         &self,
         location: &Path,
         design: Option<&(String, String)>,
         jobs: &[&'a Job],
+        anticipated: &[&Job],
         reason: String,
     ) -> Result<Scanned<'a>, ScanError> {
         let reg = self.register_at(location, self.place(location, jobs).0)?;
         let mut filters = Filters::new(self, &reg.schema)?;
-        let (cited, plans) = Cited::plan(jobs, &mut filters);
+        let (mut cited, plans) = Cited::plan(jobs, &mut filters);
+        let weights_asked = cited.weights.len();
+        cited.anticipate(anticipated, &mut filters);
         // Jobs that did not fit a mask take another scan of their own (the summed one when
         // none fitted, e.g. a study of more than 62 cells), never an error: what else is in
         // the batch must not change a job's outcome.
@@ -585,7 +622,7 @@ impl Engine {
         let mut later = None;
         if !deferred.is_empty() {
             let picked: Vec<&Job> = deferred.iter().map(|&i| jobs[i]).collect();
-            later = Some(self.scan_best(location, design, &picked)?);
+            later = Some(self.scan_best(location, design, &picked, &[])?);
         }
         let plans: Vec<Result<Plan, EngineError>> = plans
             .into_iter()
@@ -614,7 +651,7 @@ impl Engine {
         let Reduced { merged, rows, psus, .. } = reduced;
         grams.merge();
         let by_column = rows_by_column(merged, &cited.bases);
-        let mut stats = cited.stats(jobs, rows, reason);
+        let mut stats = cited.stats(jobs, rows, reason, weights_asked);
         let psus: Vec<(String, String)> = psus.into_iter().collect();
         let passing = code_sets(&self.ctx, &reg.schema, &cited.columns, &cited.codes, &by_column)
             .map_err(ScanError::Data)?;
@@ -737,34 +774,17 @@ impl Engine {
     }
 }
 
-/// Each cited column's groups as rows: the key unpacked into code and base mask, the sums back
-/// in weight units. Groups come out of hash maps in no fixed order; summing them in a fixed
-/// order keeps every float bit the same from run to run, so the rows are sorted.
+/// Each cited column's groups as rows: the key unpacked into code and base mask, the sums kept
+/// exact (a job's rows are summed per code as integers before they become floats, so how its
+/// groups are split, by other jobs' flags, never moves a bit). Groups come out of hash maps in
+/// no fixed order; the rows are sorted, so every run sees them in the same order.
 fn rows_by_column(merged: Vec<HashMap<MergedKey, Exact>>, bases: &[Flags]) -> Vec<Vec<Row>> {
     let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); bases.len()];
     for (c, map) in merged.into_iter().enumerate() {
         let bits = bases[c].exprs.len() as i64;
-        for ((pm, cm, key, psu), v) in map {
+        for ((pm, cm, key, psu), sums) in map {
             let (code, bmask) = unpack(key, bits);
-            by_column[c].push(Row {
-                pm,
-                cm,
-                code,
-                bmask,
-                psu,
-                n: v.n as f64,
-                weighted: v
-                    .weighted
-                    .iter()
-                    .zip(&v.bad)
-                    .map(|((n, w, w2), bad)| Acc {
-                        n: *n as f64,
-                        w: unfixed(*w),
-                        w2: unfixed(*w2),
-                        bad: *bad,
-                    })
-                    .collect(),
-            });
+            by_column[c].push(Row { pm, cm, code, bmask, psu, sums });
         }
     }
     for rows in &mut by_column {
