@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Three of issue 24's targets the driver does not measure, side by side in one sitting:
 
-    python3 benches/targets.py [--binary PATH] [--rounds 4] [--seed 35]
+    python3 benches/targets.py [--binary PATH] [--baseline PATH] [--rounds 4] [--seed 35]
 
 - cold `recite verify` of the bundled citation, a new process each time (21 runs);
 - 10k claims × 5M rows on one core (`taskset -c 0`) against both: the threads' speed-up;
-- the same with explanations against `--no-explain`.
+- the same with explanations against `--no-explain`: 10% of the claims wrong (the driver's
+  claims), and every claim wrong (made here once, `recite generate claims --wrong 1`).
+
+With `--baseline`, another build's explained and `--no-explain` runs join the same rounds, and
+each of its cases is compared with this build's, round by round.
 
 Holds /tmp/recite-build.lock (no build beside it), interleaves the three checks in an order
 shuffled each round, and prints the medians and the per-round ratios. The data and claims are
@@ -35,6 +39,7 @@ def main():
     ap.add_argument("--claims", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=35)
+    ap.add_argument("--baseline", help="another recite binary, run beside this one")
     a = ap.parse_args()
     lock = open("/tmp/recite-build.lock", "a")
     print("waiting for /tmp/recite-build.lock", flush=True)
@@ -49,12 +54,27 @@ def main():
     for p in (data, claims):
         if not os.path.exists(p):
             raise SystemExit(f"{p} is missing: run benches/driver.py --rows {a.rows} --claims {a.claims} first")
-    check = [a.binary, "check", claims, "--data", data, "--format", "json"]
-    cases = {
-        "both cores": [*check, "--no-explain"],
-        "one core": ["taskset", "-c", "0", *check, "--no-explain"],
-        "explained": check,
-    }
+    wrong = f"{a.work}/claims-{a.rows}-{a.claims}-every-wrong.jsonl"
+    if not os.path.exists(wrong):
+        subprocess.run([a.binary, "generate", "claims", "--data", data, "--count", str(a.claims),
+                        "--wrong", "1", "-o", wrong], check=True, capture_output=True, cwd=ROOT)
+
+    def checks(binary):
+        check = [binary, "check", claims, "--data", data, "--format", "json"]
+        every = [binary, "check", wrong, "--data", data, "--format", "json"]
+        return {
+            "both cores": [*check, "--no-explain"],
+            "one core": ["taskset", "-c", "0", *check, "--no-explain"],
+            "explained": check,
+            "every wrong, --no-explain": [*every, "--no-explain"],
+            "every wrong, explained": every,
+        }
+
+    cases = checks(a.binary)
+    if a.baseline:
+        base = checks(a.baseline)
+        cases.update({f"{k} (baseline)": base[k] for k in
+                      ("both cores", "explained", "every wrong, --no-explain", "every wrong, explained")})
     runs = {k: [] for k in cases}
     rng = random.Random(a.seed)
     for _ in range(a.rounds):
@@ -64,8 +84,16 @@ def main():
             runs[k].append(wall(cases[k]))
     for k, ws in runs.items():
         print(f"{k}: median {statistics.median(ws):.2f} s, all {[round(w, 2) for w in ws]}")
-    for name, top, bottom in (("one core / both cores", "one core", "both cores"),
-                              ("explained / --no-explain", "explained", "both cores")):
+    pairs = [("one core / both cores", "one core", "both cores"),
+             ("explained / --no-explain", "explained", "both cores"),
+             ("every wrong: explained / --no-explain", "every wrong, explained", "every wrong, --no-explain")]
+    if a.baseline:
+        pairs += [("baseline: explained / --no-explain", "explained (baseline)", "both cores (baseline)"),
+                  ("baseline: every wrong: explained / --no-explain", "every wrong, explained (baseline)",
+                   "every wrong, --no-explain (baseline)")]
+        pairs += [(f"{k}: this / baseline", k, f"{k} (baseline)") for k in
+                  ("both cores", "explained", "every wrong, --no-explain", "every wrong, explained")]
+    for name, top, bottom in pairs:
         r = [x / y for x, y in zip(runs[top], runs[bottom])]
         print(f"{name}: median {statistics.median(r):.2f}, per round {[round(x, 2) for x in r]}")
 
