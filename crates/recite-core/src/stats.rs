@@ -405,8 +405,30 @@ fn variance(g: &[f64], s: &Sums) -> f64 {
     n / (n - 1.0) * (sum_u2 - sum_u * sum_u / n)
 }
 
+/// Most degrees of freedom whose quantile [`t_quantile`] remembers.
+const T_QUANTILES_KEPT: usize = 1 << 16;
+
 /// The 97.5% quantile of Student's t with `df` degrees of freedom (normal when df is huge).
+/// Remembered per `df`: solving it takes O(√df) steps of a continued fraction per Newton step,
+/// and a batch asks for the same df over and over (every weight and the unweighted variant of
+/// a claim share its rows, so its n). The same bits come back either way.
 pub fn t_quantile(df: f64) -> f64 {
+    use std::sync::{OnceLock, PoisonError, RwLock};
+    static KEPT: OnceLock<RwLock<HashMap<u64, f64>>> = OnceLock::new();
+    let kept = KEPT.get_or_init(RwLock::default);
+    if let Some(q) = kept.read().unwrap_or_else(PoisonError::into_inner).get(&df.to_bits()) {
+        return *q;
+    }
+    let q = solve_t_quantile(df);
+    let mut kept = kept.write().unwrap_or_else(PoisonError::into_inner);
+    if kept.len() < T_QUANTILES_KEPT {
+        kept.insert(df.to_bits(), q);
+    }
+    q
+}
+
+/// [`t_quantile`], solved.
+fn solve_t_quantile(df: f64) -> f64 {
     if df > 1e7 || !df.is_finite() {
         return Normal::standard().inverse_cdf(0.975);
     }
