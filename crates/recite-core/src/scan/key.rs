@@ -12,6 +12,8 @@ use serde::Serialize;
 use serde::ser;
 
 use super::Job;
+use crate::extractor::Measure;
+use crate::resolve::Rows;
 
 /// The identity of a [`Job`]: equal jobs (field for field, floats by their bits) have equal
 /// keys, and different jobs different ones. Its hash is computed once; it orders by its bytes,
@@ -22,7 +24,12 @@ pub struct JobKey(Canonical);
 impl JobKey {
     /// The key of a job.
     pub fn of(job: &Job) -> JobKey {
-        JobKey(Canonical::of(&(&job.rows, &job.measures, &job.cells)))
+        JobKey::of_parts(&job.rows, &job.measures, &job.cells)
+    }
+
+    /// The key of the job these rows, measures and cells would make (the same key).
+    pub fn of_parts(rows: &Rows, measures: &[Measure], cells: &[(String, String, String)]) -> JobKey {
+        JobKey(Canonical::of(&(rows, measures, cells)))
     }
 
     /// The canonical bytes the key compares (for a persistent key derived from it).

@@ -9,7 +9,7 @@
 use crate::catalog::{self, Catalog};
 use crate::extractor::{Registry, Unit};
 use crate::resolve::Resolved;
-use crate::scan::{EngineError, Job, Outcome};
+use crate::scan::{EngineError, Job, JobKey, Outcome};
 use crate::settle::compare;
 use crate::settle::verdict::{Cause, Comparison, Explanation, Kind, Settlement, alternative_id};
 use crate::stats::{self, Estimate, Method};
@@ -28,13 +28,23 @@ pub struct Variant {
     pub cause: Cause,
     /// What changed, in words (`on W5 (March 2026)`, `without weights`, `on column s14r4`).
     pub what: String,
-    /// The job to run.
-    pub job: Job,
-    /// The resolved claim under the variant (measures may differ for a sibling column).
+    /// The resolved claim under the variant (measures may differ for a sibling column): its
+    /// rows and measures are the job to run ([`Variant::job`]).
     pub resolved: Resolved,
 }
 
 impl Variant {
+    /// The job to run: the variant's rows and measures, no cells.
+    pub fn job(&self) -> Job {
+        Job { rows: self.resolved.rows.clone(), measures: self.resolved.measures.clone(), cells: Vec::new() }
+    }
+
+    /// The key of [`Variant::job`], without building the job (a batch makes ~20 variants for
+    /// each claim not reproduced, and most share their job with another claim's).
+    pub fn key(&self) -> JobKey {
+        JobKey::of_parts(&self.resolved.rows, &self.resolved.measures, &[])
+    }
+
     /// The variant as a what-if alternative: its kind and the catalog name it uses (empty for
     /// `unweighted` and `nobase`).
     pub fn alternative(&self) -> Option<(Kind, String)> {
@@ -56,8 +66,7 @@ pub fn variants(claim: usize, r: &Resolved, catalog: &Catalog, registry: &Regist
     let Ok(table) = study.table(&r.rows.table) else { return Vec::new() };
     let mut out = Vec::new();
     let mut push = |cause: Cause, what: String, v: Resolved| {
-        let job = Job { rows: v.rows.clone(), measures: v.measures.clone(), cells: Vec::new() };
-        out.push(Variant { claim, cause, what, job, resolved: v });
+        out.push(Variant { claim, cause, what, resolved: v });
     };
     if let Ok(period) = study.period(&r.period) {
         let (prev, next) = study.neighbours(period);

@@ -380,11 +380,11 @@ impl<'a> Session<'a> {
             let Ok(r) = &res.resolved else { continue };
             let vs: Vec<(JobKey, explain::Variant)> = explain::variants(i, r, self.catalog, self.registry)
                 .into_iter()
-                .map(|v| (v.job.key(), v))
+                .map(|v| (v.key(), v))
                 .collect();
             for (k, v) in &vs {
                 if !jobs.contains_key(k) {
-                    jobs.insert(k.clone(), v.job.clone());
+                    jobs.insert(k.clone(), v.job());
                 }
             }
             variants.push((key, vs));
