@@ -496,16 +496,21 @@ impl Cited {
     }
 
     /// The projection: the flags as booleans, per column its code and base flags, the weights,
-    /// the design; the reduction turns flags into masks and keys. `keep` is its rows' filter.
+    /// the design; the reduction turns flags into masks and keys. `keep` is its rows' filter;
+    /// `int64_codes`: the codes cast to Int64 (for the replicate weights' ranks), else as stored.
     fn projection(
         &self,
         design: Option<&(String, String)>,
         keep: Option<Expr>,
+        int64_codes: bool,
     ) -> Result<Projection, ScanError> {
         let mut select: Vec<Expr> = self.periods.columns("p");
         select.extend(self.cells.columns("c"));
         for (i, c) in self.columns.iter().enumerate() {
-            select.push(cast(ident(c), DataType::Int64).alias(format!("x{i}")));
+            // At the file's width, the reducer widens the codes itself (`reduce::widen_codes`);
+            // the replicate weights' ranks read them as Int64 (`gram.rs`).
+            let code = if int64_codes { cast(ident(c), DataType::Int64) } else { ident(c) };
+            select.push(code.alias(format!("x{i}")));
             select.extend(self.bases[i].columns(&format!("b{i}_")));
         }
         for (i, w) in self.weights.iter().enumerate() {
@@ -635,7 +640,8 @@ impl Engine {
             .collect();
         let keep = cited.keep(&plans, &deferred, design.is_some());
         let period_rows_only = keep.is_some();
-        let projection = cited.projection(design, keep)?;
+        let replicated = jobs.iter().any(|j| j.rows.replicates.is_some());
+        let projection = cited.projection(design, keep, replicated)?;
         let mut grams = cited.grams(jobs, &projection.layout);
         let on_cluster = self.place(location, jobs).0 == super::Place::Cluster;
         let reduced = self.reduce_grouped(&reg, on_cluster, &cited, design, projection, &grams)?;

@@ -17,7 +17,9 @@
 use std::collections::HashMap;
 
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
-use datafusion::arrow::datatypes::{Float64Type, Int64Type, i256};
+use datafusion::arrow::datatypes::{
+    Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, i256,
+};
 
 use super::flags::{Layout, pack};
 use super::{FIXED_LIMIT, FIXED_SCALE, INVALID, OUT_OF_RANGE, OVERFLOW, fixed};
@@ -359,6 +361,26 @@ struct Scratch {
     /// Per row and weight: the wide terms, and their INVALID / OVERFLOW flags.
     wide: Vec<Fixed>,
     wide_bad: Vec<u8>,
+    /// One cited column's codes, widened to i64.
+    codes: Vec<i64>,
+}
+
+/// Puts a column's codes into `out` as i64, read at the width the file stores them (the
+/// projection does not cast them: a cast allocated and wrote 8 bytes a row per column and
+/// batch); their nulls stay with the array. `None` for a type that is not integer codes
+/// (`super::integer_codes` keeps those out of the grouped scan).
+fn widen_codes(out: &mut Vec<i64>, codes: &dyn Array) -> Option<()> {
+    out.clear();
+    macro_rules! widen {
+        ($($t:ty),*) => {$(
+            if let Some(p) = codes.as_primitive_opt::<$t>() {
+                out.extend(p.values().iter().map(|&v| i64::from(v)));
+                return Some(());
+            }
+        )*};
+    }
+    widen!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type);
+    None
 }
 
 /// Sets `m` to the rows where flags `at(0..count)` of a batch are set, as a mask per row (bit
@@ -615,18 +637,32 @@ impl Partial {
             sc.row_keys.push(i);
         }
         for (c, groups) in self.columns.iter_mut().enumerate() {
-            let codes = b.column(layout.code(c)).as_primitive::<Int64Type>();
+            let column = b.column(layout.code(c));
+            widen_codes(&mut sc.codes, column.as_ref()).ok_or_else(|| {
+                datafusion::error::DataFusionError::Internal(format!(
+                    "a cited column's codes are {}, not integers",
+                    column.data_type()
+                ))
+            })?;
+            let nulls = column.logical_nulls();
+            let is_null = |r: usize| nulls.as_ref().is_some_and(|n| n.is_null(r));
             let bits = layout.bases[c];
             mask_into(&mut sc.base_mask, b, bits, |k| layout.base(c, k));
-            let range = datafusion::arrow::compute::min(codes).zip(datafusion::arrow::compute::max(codes));
+            let range =
+                (0..sc.codes.len()).filter(|&r| !is_null(r)).map(|r| sc.codes[r]).fold(None, |m, v| {
+                    Some(match m {
+                        None => (v, v),
+                        Some((lo, hi)) => (i64::min(lo, v), i64::max(hi, v)),
+                    })
+                });
             let direct = range
                 .is_some_and(|(min, max)| groups.direct_for(min, max, bits as u32, self.row_key_list.len()));
             let (lo, span) = (groups.direct_lo, groups.direct_codes << bits);
             for (r, &row_key) in sc.row_keys.iter().enumerate() {
-                if codes.is_null(r) {
+                if is_null(r) {
                     continue;
                 }
-                let code = codes.value(r);
+                let code = sc.codes[r];
                 let g = if direct {
                     let at = (i64::from(row_key) * span + ((code - lo) << bits) + sc.base_mask[r]) as usize;
                     match groups.direct[at] {
@@ -678,7 +714,7 @@ impl Partial {
 /// The in-process reduction's kernel alone, for `benches/kernel.rs` (not an API): `batches`
 /// reduced as one partition's task reduces them, into exact sums per group. Each batch is laid
 /// out as the grouped projection is: `periods` period flags and `cells` cell flags (Boolean),
-/// then per cited column its code (Int64) followed by its `bases[c]` base flags (Boolean), then
+/// then per cited column its code (any integer type but UInt64) followed by its `bases[c]` base flags (Boolean), then
 /// `weights` weights (Float64); no design. Returns the rows read and the groups made over all
 /// columns. A batch of another width is an error; columns of other types panic.
 #[doc(hidden)]
@@ -733,6 +769,43 @@ mod tests {
             RecordBatch::try_from_iter([("p0", flags.clone()), ("x0", codes), ("b0_0", flags)]).unwrap();
         part.add(&batch, &layout).unwrap();
         assert!(part.columns[0].out_of_range, "a code beyond ±2^42 is seen, never dropped");
+    }
+
+    #[test]
+    fn codes_stored_narrow_make_the_groups_and_sums_of_the_same_codes_as_int64() {
+        use datafusion::arrow::array::{Float64Array, Int8Array, UInt16Array};
+        // One period flag, one cited column with one base flag, one weight.
+        let layout = Layout::new(1, 0, vec![1], 1, false);
+        let values = [Some(1), None, Some(5), Some(1), Some(-2), Some(127)];
+        let period: ArrayRef = Arc::new(BooleanArray::from(vec![true, true, false, true, true, true]));
+        let base: ArrayRef = Arc::new(BooleanArray::from(vec![true, true, true, false, true, true]));
+        let weight: ArrayRef = Arc::new(Float64Array::from(vec![0.5, 1.0, 2.0, 1e-9, 3.25, 7.0]));
+        let wide: ArrayRef = Arc::new(Int64Array::from(values.map(|v| v.map(i64::from)).to_vec()));
+        let narrow: ArrayRef = Arc::new(Int8Array::from(values.map(|v| v.map(|x: i32| x as i8)).to_vec()));
+        let groups = |codes: &ArrayRef| {
+            let cols = [
+                ("p0", period.clone()),
+                ("x0", codes.clone()),
+                ("b0_0", base.clone()),
+                ("w0", weight.clone()),
+            ];
+            let mut part = Partial::new(1);
+            part.add(&RecordBatch::try_from_iter(cols).unwrap(), &layout).unwrap();
+            part.finish();
+            let mut g: Vec<_> = part.groups(0, 1).map(|(k, s)| (k, s.n, s.weighted, s.bad)).collect();
+            g.sort_by_key(|(k, ..)| *k);
+            g
+        };
+        let expected = groups(&wide);
+        // Code 1 in the base and out of it, 5 outside the period (a group of its own), -2, 127.
+        assert_eq!(expected.len(), 5);
+        assert!(groups(&narrow) == expected);
+        // Unsigned, and past i8's range.
+        let unsigned: ArrayRef =
+            Arc::new(UInt16Array::from(vec![Some(300), Some(300), None, Some(65535), None, Some(0)]));
+        let keys: Vec<i64> = groups(&unsigned).iter().map(|((_, _, key, _), ..)| *key >> 1).collect();
+        // 300 twice in one group, 65535 outside the base, 0.
+        assert_eq!(keys, [0, 300, 65535]);
     }
 
     /// A group's (period mask, cell mask, packed key).
