@@ -780,6 +780,8 @@ impl Engine {
         if jobs.iter().all(|j| j.rows.replicates.is_none()) {
             return self.run_cached(jobs, anticipated);
         }
+        // Replicate weights' ranks are tapped from the rows, so the explaining run scans again
+        // (`Engine::run_again`): nothing is worth taking along.
         let mut all = jobs.to_vec();
         let mut spans = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -790,7 +792,7 @@ impl Engine {
             }
             spans.push(start..all.len());
         }
-        let (mut outcomes, stats, kept) = self.run_cached(&all, anticipated);
+        let (mut outcomes, stats, kept) = self.run_cached(&all, &[]);
         let replicas = outcomes.split_off(jobs.len());
         for ((job, span), outcome) in jobs.iter().zip(spans).zip(outcomes.iter_mut()) {
             let Some(spec) = &job.rows.replicates else { continue };

@@ -206,6 +206,9 @@ fn resolution_key(c: &Citation) -> String {
     k
 }
 
+/// A cited column: its study, its table's files and its name.
+type CitedColumn = (String, PathBuf, String);
+
 /// The settlement of one claim, and its resolution when it is not reproduced and the session
 /// has not explained yet (to hand to [`Session::explain`]).
 pub type Settled = (Settlement, Option<Arc<Resolution>>);
@@ -231,8 +234,8 @@ pub struct Session<'a> {
     /// What the settling run's scan kept of its rows, for the explaining run (explaining on).
     kept: Option<crate::scan::Kept>,
     /// Explaining on: the variants' weights and bases the settling run takes along
-    /// ([`explain::anticipated`]), and the (table, column) pairs already asked for.
-    ahead: Mutex<(HashSet<(PathBuf, String)>, Jobs)>,
+    /// ([`explain::anticipated`]), and the columns already asked for.
+    ahead: Mutex<(HashSet<CitedColumn>, Jobs)>,
 }
 
 impl<'a> Session<'a> {
@@ -283,7 +286,7 @@ impl<'a> Session<'a> {
         if self.opts.explain {
             let mut ahead = self.ahead.lock().unwrap_or_else(PoisonError::into_inner);
             let (seen, anticipated) = &mut *ahead;
-            if seen.insert((r.rows.location.clone(), r.rows.column.clone())) {
+            if seen.insert((r.study.clone(), r.rows.location.clone(), r.rows.column.clone())) {
                 for job in explain::anticipated(r, self.catalog) {
                     anticipated.entry(job.key()).or_insert(job);
                 }

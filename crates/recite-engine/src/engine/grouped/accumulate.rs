@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use datafusion::arrow::datatypes::i256;
 
 use super::reduce::{Exact, Fixed, add_fixed};
-use super::{INVALID, OVERFLOW, Plan, unfixed};
+use super::{INVALID, OVERFLOW, Plan, unfixed, whole};
 use crate::engine::{
     EngineError, Job, Outcome, Sums, Var, check_weight_sums, invalid_weight, needed_pairs, overflow, vars_for,
 };
@@ -143,12 +143,6 @@ pub(super) fn accumulate(
         .collect();
     let cells = cells.into_iter().map(|n| n as f64).collect();
     BaseSums { codes, per_psu, cells, bad }
-}
-
-/// A non-negative integer sum as a float (counts: exact below 2^53).
-fn whole(x: i256) -> f64 {
-    let (low, high) = x.to_parts();
-    high as f64 * 2f64.powi(128) + low as f64
 }
 
 /// A job's totals, second moments and PSU totals from its base sums.

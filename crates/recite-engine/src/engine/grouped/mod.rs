@@ -95,8 +95,13 @@ fn fixed(v: f64) -> i256 {
 /// A non-negative fixed-point sum back in weight units: the same f64 for the same integer,
 /// whichever reduction or partitioning produced it (two roundings, ≤ 2^-52 relative).
 fn unfixed(x: i256) -> f64 {
+    whole(x) / FIXED_SCALE
+}
+
+/// A non-negative integer sum as a float (a count: exact below 2^53).
+fn whole(x: i256) -> f64 {
     let (low, high) = x.to_parts();
-    (high as f64 * TWO_128 + low as f64) / FIXED_SCALE
+    high as f64 * TWO_128 + low as f64
 }
 
 /// Most bases cited with one column.
