@@ -82,11 +82,9 @@ fn round_to(v: &mut Value, digits: usize) {
             let text = n.to_string();
             if text.contains(['.', 'e', 'E'])
                 && let Some(f) = n.as_f64()
+                && let Some(r) = Number::from_f64(round_significant(f, digits))
             {
-                let rounded: f64 = format!("{f:.prec$e}", prec = digits - 1).parse().unwrap_or(f);
-                if let Some(r) = Number::from_f64(rounded) {
-                    *n = r;
-                }
+                *n = r;
             }
         }
         Value::Array(a) => a.iter_mut().for_each(|x| round_to(x, digits)),
@@ -97,9 +95,15 @@ fn round_to(v: &mut Value, digits: usize) {
     }
 }
 
+/// `f` rounded to `digits` significant digits (through its decimal form, so the double written
+/// is the one nearest that decimal).
+pub(crate) fn round_significant(f: f64, digits: usize) -> f64 {
+    format!("{f:.prec$e}", prec = digits - 1).parse().unwrap_or(f)
+}
+
 /// A value as pretty JSON whose lines after the first are indented by `indent` spaces, to sit
 /// at that depth of a larger pretty document.
-fn pretty_at(v: &Value, indent: usize) -> String {
+pub(crate) fn pretty_at(v: &Value, indent: usize) -> String {
     let s = serde_json::to_string_pretty(v).expect("a value always serializes");
     if !s.contains('\n') {
         return s;
@@ -192,9 +196,10 @@ impl Writer {
     }
 }
 
-/// One claim as it sits in the report's `claims` array.
+/// One claim as it sits in the report's `claims` array: written by the typed writer, the
+/// value path's bytes (a test), which is taken for what the writer leaves to it.
 fn claim_text(c: &ClaimReport) -> String {
-    pretty_at(&claim_value(c), 8)
+    super::typed::pretty(c, 8).unwrap_or_else(|| pretty_at(&claim_value(c), 8))
 }
 
 impl stream::Writer for Writer {

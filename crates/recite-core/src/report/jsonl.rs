@@ -105,6 +105,24 @@ fn line_text(record: &str, fields: Value) -> String {
     s
 }
 
+/// A claim's line: written by the typed writer (the value path's bytes, a test), which is taken
+/// for what the writer leaves to it.
+fn claim_line(c: &ClaimReport) -> String {
+    #[derive(Serialize)]
+    struct Tagged<'a> {
+        record: &'static str,
+        #[serde(flatten)]
+        claim: &'a ClaimReport,
+    }
+    match super::typed::compact(&Tagged { record: "claim", claim: c }) {
+        Some(mut s) => {
+            s.push('\n');
+            s
+        }
+        None => line_text("claim", claim_value(c)),
+    }
+}
+
 impl stream::Writer for Writer {
     fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
         self.file = head.file.to_string();
@@ -115,11 +133,11 @@ impl stream::Writer for Writer {
 
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
         self.claims += 1;
-        self.line("claim", claim_value(c))
+        self.out.write_all(claim_line(c).as_bytes())
     }
 
     fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
-        let lines: Vec<String> = cs.par_iter().map(|c| line_text("claim", claim_value(c))).collect();
+        let lines: Vec<String> = cs.par_iter().map(claim_line).collect();
         self.claims += cs.len();
         lines.iter().try_for_each(|l| self.out.write_all(l.as_bytes()))
     }

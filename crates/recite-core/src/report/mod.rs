@@ -25,6 +25,7 @@ pub mod junit;
 pub mod markdown;
 pub mod stream;
 pub mod text;
+pub mod typed;
 
 /// Σw as the text and HTML reports show it: one decimal from 1 up (as always), and below 1 at
 /// least four significant digits, so weights normalised to sum to 1 never show 0.0.
