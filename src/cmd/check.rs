@@ -117,6 +117,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         },
         chunk: a.chunk,
         max_input_size: max,
+        held_bytes: check::HELD_BYTES,
         read: &|p| files::read_file(p, max),
         record_schema: record_schema.as_ref(),
         data_layer: Some(a.data.data_layer()),

@@ -1893,6 +1893,7 @@ fn the_streamed_json_report_equals_the_whole_report_value() {
     let mut w = report::json::Writer::new(Box::new(out.reopen().unwrap()));
     let opts = recite::check::Options {
         settle: Default::default(),
+        held_bytes: recite::check::HELD_BYTES,
         chunk: 1,
         max_input_size: u64::MAX,
         read: &|p| std::fs::read(p).map_err(|e| ("input/unreadable", e.to_string())),
@@ -1908,6 +1909,94 @@ fn the_streamed_json_report_equals_the_whole_report_value() {
     let streamed = std::fs::read_to_string(out.path()).unwrap();
     assert!(whole.contains("DISCREPANT") && whole.contains("\"explanations\""), "{whole}");
     assert!(streamed == whole, "streamed:\n{streamed}\nwhole:\n{whole}");
+}
+
+/// The JSON report of `recite::check::run` over `files`, pass 1 keeping at most `held_bytes` of
+/// their lines parsed; `between` runs after pass 1 (on its "scanning" progress line).
+fn check_held(
+    files: &[String],
+    held_bytes: usize,
+    max_input_size: u64,
+    between: &(dyn Fn() + Sync),
+) -> String {
+    let catalog = recite::catalog::Catalog::load(&root().join("datasets")).unwrap();
+    let registry = recite::extractor::Registry::load(None).unwrap();
+    let engine = recite::engine::Engine::new();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let mut w = recite::report::json::Writer::new(Box::new(out.reopen().unwrap()));
+    let progress = |m: &str| {
+        if m.starts_with("scanning") {
+            between()
+        }
+    };
+    let opts = recite::check::Options {
+        settle: Default::default(),
+        held_bytes,
+        chunk: 7,
+        max_input_size,
+        read: &|p| std::fs::read(p).map_err(|e| ("input/unreadable", e.to_string())),
+        record_schema: None,
+        data_layer: None,
+        timings: false,
+        progress: &progress,
+    };
+    let sources: Vec<_> =
+        files.iter().map(|p| recite::check::Source::File { name: p.clone(), path: p.clone() }).collect();
+    recite::check::run(&sources, &catalog, &registry, &engine, &opts, &mut w).unwrap();
+    drop(w);
+    std::fs::read_to_string(out.path()).unwrap()
+}
+
+#[test]
+fn json_lines_held_from_the_first_pass_or_read_again_make_the_same_report() {
+    let dir = tempdir();
+    let [clean, _] = streamed_inputs(dir.path());
+    // A second input with a line over --max-input-size (a finding, not read) among its claims.
+    let mut lines: Vec<Value> =
+        (0..9).map(|i| [w6_considered_wrong(), w5_considered()][i % 2].clone()).collect();
+    let mut long = w6_considered();
+    long["padding"] = json!("x".repeat(3_000));
+    lines.insert(4, long);
+    let other = write(dir.path(), "other.jsonl", &jsonl(&lines));
+    let files = [clean.clone(), other];
+    let first = std::fs::metadata(&clean).unwrap().len() as usize;
+    // Nothing held; the first input held and not the second; both held.
+    let reports: Vec<String> =
+        [0, first, usize::MAX].map(|held| check_held(&files, held, 2048, &|| {})).into();
+    let r: Value = serde_json::from_str(&reports[0]).unwrap();
+    let inputs = r["inputs"].as_array().unwrap();
+    assert_eq!(inputs[0]["claims"].as_array().unwrap().len(), 31, "{r:#}");
+    assert_eq!(inputs[1]["claims"].as_array().unwrap().len(), 9, "{r:#}");
+    assert_eq!(inputs[1]["findings"][0]["rule"], "input/record-too-large", "{r:#}");
+    assert!(reports[0].contains("\"explanations\""), "the wrong claims are explained");
+    for (held, report) in ["the first input", "both inputs"].iter().zip(&reports[1..]) {
+        assert!(*report == reports[0], "with {held} held the report differs from reading again");
+    }
+}
+
+#[test]
+fn a_json_lines_input_is_parsed_once_so_a_rewrite_between_the_passes_changes_nothing() {
+    let dir = tempdir();
+    let file = write(dir.path(), "claims.jsonl", &jsonl(&vec![w5_considered(); 6]));
+    // After pass 1 the file is rewritten with claims on another period, whose sums no pass asked for.
+    let rewrite = || std::fs::write(&file, jsonl(&vec![w6_considered(); 6])).unwrap();
+    let held: Value =
+        serde_json::from_str(&check_held(std::slice::from_ref(&file), usize::MAX, u64::MAX, &rewrite))
+            .unwrap();
+    let held_claims = held["inputs"][0]["claims"].as_array().unwrap();
+    assert_eq!(held_claims.len(), 6, "{held:#}");
+    assert!(
+        held_claims.iter().all(|c| c["verdict"] == "REPRODUCED" && c["rerun"]["period"].as_str().unwrap().starts_with("W5")),
+        "{held:#}"
+    );
+    // Read again, the same rewrite is seen, and said: no claim passes on sums it never had.
+    std::fs::write(&file, jsonl(&vec![w5_considered(); 6])).unwrap();
+    let again: Value =
+        serde_json::from_str(&check_held(std::slice::from_ref(&file), 0, u64::MAX, &rewrite)).unwrap();
+    let again_claims = again["inputs"][0]["claims"].as_array().unwrap();
+    assert_eq!(again_claims.len(), 6, "{again:#}");
+    assert!(again_claims.iter().all(|c| c["verdict"] == "UNVERIFIABLE"), "{again:#}");
+    assert!(again.to_string().contains("the input changed while it was being checked"), "{again:#}");
 }
 
 #[test]
@@ -2099,6 +2188,7 @@ fn settled_claims(dir: &Path) -> Vec<recite::report::ClaimReport> {
     let engine = recite::engine::Engine::new();
     let opts = recite::check::Options {
         settle: Default::default(),
+        held_bytes: recite::check::HELD_BYTES,
         chunk: 1,
         max_input_size: u64::MAX,
         read: &|p| std::fs::read(p).map_err(|e| ("input/unreadable", e.to_string())),

@@ -70,6 +70,10 @@ pub struct Options<'a> {
     pub chunk: usize,
     /// Inputs larger than this are not read.
     pub max_input_size: u64,
+    /// Bytes of JSON-lines text whose items pass 1 keeps for the later passes, over all inputs
+    /// ([`HELD_BYTES`] by default; any value gives the same report): within it a claim is
+    /// parsed once, past it its input is read again in bounded memory.
+    pub held_bytes: usize,
     /// Reads one input whole, or says why not (`--max-input-size`, not a regular file…).
     pub read: &'a (dyn Fn(&str) -> Result<Vec<u8>, Refusal> + Sync),
     /// A JSON Schema every MOCA citation record must pass.
@@ -135,8 +139,9 @@ impl From<std::io::Error> for CheckError {
 
 /// How pass 1 found an input, so the later passes read it the same way.
 enum Plan {
-    /// JSON lines of plain pairs, read line by line.
-    Lines,
+    /// JSON lines of plain pairs: their items as pass 1 parsed them while the run's
+    /// [`HELD_BYTES`] lasted, else `None`: read again line by line.
+    Lines(Option<Vec<Held>>),
     /// Read whole.
     Whole,
     /// Not readable: reported as such.
@@ -157,7 +162,8 @@ pub fn run(
     let mut ctx = Ctx { catalog, opts, session: Session::new(catalog, registry, engine, opts.settle) };
     (opts.progress)(&format!("reading {} input(s) for their measures", inputs.len()));
     let mut jobs = Jobs::new();
-    let plans: Vec<Plan> = inputs.iter().map(|s| ctx.measures(s, &mut jobs)).collect();
+    let mut budget = opts.held_bytes;
+    let plans: Vec<Plan> = inputs.iter().map(|s| ctx.measures(s, &mut jobs, &mut budget)).collect();
     timings.insert("measures_ms".to_string(), ms(t0));
     let t1 = Instant::now();
     (opts.progress)(&format!("scanning for {} distinct measure set(s)", jobs.len()));
@@ -193,7 +199,8 @@ pub fn run(
         levels: BTreeMap::new(),
         moca_events: 0,
     };
-    for (s, plan) in inputs.iter().zip(&plans) {
+    // Each input's held items are dropped once it is written.
+    for (s, plan) in inputs.iter().zip(plans) {
         ctx.report(s, plan, &mut ran, w)?;
     }
     let timings = opts.timings.then(|| {
@@ -220,24 +227,39 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Pass 1 for one input: how to read it, and the distinct jobs of its claims.
-    fn measures(&self, s: &Source, jobs: &mut Jobs) -> Plan {
+    /// Pass 1 for one input: how to read it, and the distinct jobs of its claims. Its items are
+    /// kept if their lines fit in what is left of `budget` (bytes of line text).
+    fn measures(&self, s: &Source, jobs: &mut Jobs, budget: &mut usize) -> Plan {
         let (name, path) = match s {
             Source::Refused { rule, message, .. } => return Plan::Refused((*rule, message.clone())),
             Source::File { name, path } => (name, path),
         };
         if let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) {
             let mut mine = Jobs::new();
+            let (mut held, mut held_bytes) = (Some(Vec::new()), 0);
             let plain = loop {
                 match lines.next_batch(LINES_PER_BATCH) {
-                    Batch::Items(items, _) => self.collect_jobs(&items, &mut mine),
+                    Batch::Items(items, found, bytes) => {
+                        self.collect_jobs(&items, &mut mine);
+                        if let Some(h) = &mut held {
+                            if held_bytes + bytes <= *budget {
+                                held_bytes += bytes;
+                                h.push(Held { items, found });
+                            } else {
+                                held = None;
+                            }
+                        }
+                    }
                     Batch::End => break lines.records >= 2,
                     Batch::NotPlain => break false,
                 }
             };
             if plain {
                 jobs.append(&mut mine);
-                return Plan::Lines;
+                if held.is_some() {
+                    *budget -= held_bytes;
+                }
+                return Plan::Lines(held);
             }
         }
         match (self.opts.read)(path) {
@@ -267,9 +289,12 @@ impl Ctx<'_> {
         let Source::File { name, path } = s else { return };
         match plan {
             Plan::Refused(_) => {}
-            Plan::Lines => {
+            Plan::Lines(Some(held)) => {
+                held.iter().flat_map(|h| h.items.chunks(self.opts.chunk.max(1))).for_each(f);
+            }
+            Plan::Lines(None) => {
                 let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) else { return };
-                while let Batch::Items(items, _) = lines.next_batch(self.opts.chunk.max(1)) {
+                while let Batch::Items(items, _, _) = lines.next_batch(self.opts.chunk.max(1)) {
                     f(&items);
                 }
             }
@@ -316,16 +341,33 @@ impl Ctx<'_> {
     }
 
     /// Pass 3 for one input: settle, explain and write its claims, then what it says besides.
-    fn report(&self, s: &Source, plan: &Plan, ran: &mut Ran, w: &mut dyn Writer) -> Result<(), CheckError> {
+    fn report(&self, s: &Source, plan: Plan, ran: &mut Ran, w: &mut dyn Writer) -> Result<(), CheckError> {
         let (name, path) = match s {
             Source::File { name, path } => (name.as_str(), path.as_str()),
             Source::Refused { name, .. } => (name.as_str(), ""),
         };
         let refused = |r: &Refusal| vec![Finding::new(Locator::at(name, ""), r.0, Level::Must, r.1.clone())];
         let findings = match (plan, s) {
-            (Plan::Refused(r), _) => refused(r),
+            (Plan::Refused(r), _) => refused(&r),
             (_, Source::Refused { rule, message, .. }) => refused(&(*rule, message.clone())),
-            (Plan::Lines, _) => match Lines::open(name, path, self.opts.max_input_size) {
+            (Plan::Lines(Some(held)), _) => {
+                w.begin_input(InputHead { file: name, format: Some(Format::Plain), turns: &[] })?;
+                let mut capped = Capped::default();
+                let mut coverage = Coverage::default();
+                for h in held {
+                    for items in h.items.chunks(self.opts.chunk.max(1)) {
+                        let claims = self.settle_chunk(items, &mut coverage);
+                        claims.iter().for_each(|c| ran.claim(c));
+                        w.claims(&claims)?;
+                    }
+                    h.found.into_iter().for_each(|f| capped.push(f));
+                }
+                let findings = capped.finish(name);
+                ran.input(Some(Format::Plain), &findings, &[], &coverage);
+                w.end_input(InputTail { findings: &findings, moca: &[], answers: &[], coverage })?;
+                return Ok(());
+            }
+            (Plan::Lines(None), _) => match Lines::open(name, path, self.opts.max_input_size) {
                 None => refused(&(transcript::RULE_MALFORMED, format!("{name}: {CHANGED}"))),
                 Some(mut lines) => {
                     w.begin_input(InputHead { file: name, format: Some(Format::Plain), turns: &[] })?;
@@ -333,7 +375,7 @@ impl Ctx<'_> {
                     let mut coverage = Coverage::default();
                     loop {
                         match lines.next_batch(self.opts.chunk.max(1)) {
-                            Batch::Items(items, found) => {
+                            Batch::Items(items, found, _) => {
                                 let claims = self.settle_chunk(&items, &mut coverage);
                                 claims.iter().for_each(|c| ran.claim(c));
                                 w.claims(&claims)?;
@@ -537,6 +579,17 @@ fn ms(t: Instant) -> f64 {
 /// Lines read per batch in pass 1 (how many are parsed in parallel at once).
 const LINES_PER_BATCH: usize = 4096;
 
+/// The default [`Options::held_bytes`]. An item holds about 8 times its line's bytes (10k
+/// generated claims, 3.65 MB of lines, added 30 MB to the peak), so this bounds what is held
+/// near 130 MB.
+pub const HELD_BYTES: usize = 16 << 20;
+
+/// One batch of JSON lines as pass 1 read it: its items and the readers' findings.
+struct Held {
+    items: Vec<Item>,
+    found: Vec<Finding>,
+}
+
 /// Bytes of lines one batch holds at most (past its first line): a batch of long lines is cut
 /// short rather than held whole.
 const BATCH_BYTES: usize = 64 << 20;
@@ -561,8 +614,8 @@ struct Lines {
 
 /// One batch of lines.
 enum Batch {
-    /// The items found, and the readers' findings.
-    Items(Vec<Item>, Vec<Finding>),
+    /// The items found, the readers' findings, and the bytes of the lines read.
+    Items(Vec<Item>, Vec<Finding>, usize),
     /// The end of the file.
     End,
     /// Not JSON lines of plain pairs.
@@ -676,6 +729,6 @@ impl Lines {
             items.extend(d.items);
             findings.extend(d.findings);
         }
-        Batch::Items(items, findings)
+        Batch::Items(items, findings, bytes)
     }
 }

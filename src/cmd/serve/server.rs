@@ -499,6 +499,7 @@ impl Service {
         let max = self.max_input;
         let opts = check::Options {
             settle: pipeline::Options { series, ..self.settle },
+            held_bytes: check::HELD_BYTES,
             chunk: check::DEFAULT_CHUNK,
             max_input_size: max,
             read: &|p| files::read_file(p, max),
