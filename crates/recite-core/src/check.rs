@@ -579,9 +579,9 @@ fn ms(t: Instant) -> f64 {
 /// Lines read per batch in pass 1 (how many are parsed in parallel at once).
 const LINES_PER_BATCH: usize = 4096;
 
-/// The default [`Options::held_bytes`]. An item holds about 8 times its line's bytes (10k
-/// generated claims, 3.65 MB of lines, added 30 MB to the peak), so this bounds what is held
-/// near 130 MB.
+/// The default [`Options::held_bytes`]. An item holds 6–8 times its line's bytes (10k
+/// generated claims, 3.65 MB of lines, added 20–30 MB to the peak), so this bounds what is
+/// held near 100–130 MB.
 pub const HELD_BYTES: usize = 16 << 20;
 
 /// One batch of JSON lines as pass 1 read it: its items and the readers' findings.

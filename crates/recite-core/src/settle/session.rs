@@ -69,6 +69,9 @@ pub type Jobs = BTreeMap<JobKey, Job>;
 /// Distinct resolutions with a claim not reproduced, by [`Resolution::key`], in key order.
 pub type Wrong = BTreeMap<ResolutionKey, Arc<Resolution>>;
 
+/// One wrong claim's resolution and its variants, each with its job key.
+type Variants = (ResolutionKey, Vec<(JobKey, explain::Variant)>);
+
 /// What makes two resolutions the same: the canonical form of everything resolved.
 pub type ResolutionKey = Canonical;
 
@@ -377,14 +380,23 @@ impl<'a> Session<'a> {
     /// another claim's mistake), so only distinct variant jobs are run: their number is bounded
     /// by the data layer, not by the claims.
     pub fn explain(&mut self, wrong: Wrong) -> Result<(), EngineError> {
-        let mut variants: Vec<(ResolutionKey, Vec<(JobKey, explain::Variant)>)> = Vec::new();
+        // Built in parallel (each claim's variants walk its table's columns for siblings and
+        // serialize every key: 0.19 s for 10k wrong claims on one core), gathered in order.
+        let (catalog, registry) = (self.catalog, self.registry);
+        let wrong: Vec<(ResolutionKey, Arc<Resolution>)> = wrong.into_iter().collect();
+        let built: Vec<Option<Variants>> = wrong
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, (key, res))| {
+                let r = res.resolved.as_ref().ok()?;
+                let vs =
+                    explain::variants(i, r, catalog, registry).into_iter().map(|v| (v.key(), v)).collect();
+                Some((key, vs))
+            })
+            .collect();
+        let mut variants: Vec<Variants> = Vec::new();
         let mut jobs = Jobs::new();
-        for (i, (key, res)) in wrong.into_iter().enumerate() {
-            let Ok(r) = &res.resolved else { continue };
-            let vs: Vec<(JobKey, explain::Variant)> = explain::variants(i, r, self.catalog, self.registry)
-                .into_iter()
-                .map(|v| (v.key(), v))
-                .collect();
+        for (key, vs) in built.into_iter().flatten() {
             for (k, v) in &vs {
                 if !jobs.contains_key(k) {
                     jobs.insert(k.clone(), v.job());
