@@ -163,7 +163,7 @@ pub fn run(
     (opts.progress)(&format!("reading {} input(s) for their measures", inputs.len()));
     let mut jobs = Jobs::new();
     let mut budget = opts.held_bytes;
-    let plans: Vec<Plan> = inputs.iter().map(|s| ctx.measures(s, &mut jobs, &mut budget)).collect();
+    let mut plans: Vec<Plan> = inputs.iter().map(|s| ctx.measures(s, &mut jobs, &mut budget)).collect();
     timings.insert("measures_ms".to_string(), ms(t0));
     let t1 = Instant::now();
     (opts.progress)(&format!("scanning for {} distinct measure set(s)", jobs.len()));
@@ -173,17 +173,24 @@ pub fn run(
         let t2 = Instant::now();
         (opts.progress)("finding the claims not reproduced");
         let mut wrong = Wrong::new();
-        for (s, plan) in inputs.iter().zip(&plans) {
-            ctx.each_chunk(s, plan, &mut |items: &[Item]| {
-                let found: Vec<Settled> = items.par_iter().map(|i| ctx.settle(i)).collect();
-                for (_, res) in found {
-                    if let Some(res) = res
-                        && !wrong.contains_key(res.key())
-                    {
-                        wrong.insert(res.key().clone(), res);
-                    }
+        let mut note = |found: &[Settled]| {
+            for res in found.iter().filter_map(|(_, res)| res.as_ref()) {
+                if !wrong.contains_key(res.key()) {
+                    wrong.insert(res.key().clone(), Arc::clone(res));
                 }
-            });
+            }
+        };
+        for (s, plan) in inputs.iter().zip(plans.iter_mut()) {
+            match plan {
+                // Held items keep their settlements for pass 3, which only adds the explanations.
+                Plan::Lines(Some(held)) => held.iter_mut().for_each(|h| {
+                    h.settled = h.items.par_iter().map(|i| ctx.settle(i)).collect();
+                    note(&h.settled);
+                }),
+                plan => ctx.each_chunk(s, plan, &mut |items: &[Item]| {
+                    note(&items.par_iter().map(|i| ctx.settle(i)).collect::<Vec<_>>());
+                }),
+            }
         }
         timings.insert("verdicts_ms".to_string(), ms(t2));
         let t3 = Instant::now();
@@ -244,7 +251,7 @@ impl Ctx<'_> {
                         if let Some(h) = &mut held {
                             if held_bytes + bytes <= *budget {
                                 held_bytes += bytes;
-                                h.push(Held { items, found });
+                                h.push(Held { items, found, settled: Vec::new() });
                             } else {
                                 held = None;
                             }
@@ -322,10 +329,44 @@ impl Ctx<'_> {
     /// Settles a chunk of items in parallel, in order; adds what they held and how much of it
     /// was checked to `coverage`.
     fn settle_chunk(&self, items: &[Item], coverage: &mut Coverage) -> Vec<ClaimReport> {
+        let settlements = items.par_iter().map(|i| self.settle(i).0).collect();
+        self.claim_reports(items, settlements, coverage)
+    }
+
+    /// [`Ctx::settle_chunk`] for items pass 2 settled (`settled`, in order): only the claims
+    /// not reproduced are taken further, to be explained.
+    fn settled_chunk(
+        &self,
+        items: &[Item],
+        settled: Vec<Settled>,
+        coverage: &mut Coverage,
+    ) -> Vec<ClaimReport> {
+        let settlements = items
+            .par_iter()
+            .zip(settled)
+            .map(|(i, (mut s, res))| {
+                let cit = i.citation.as_ref().and_then(|c| citation::parse(c).ok());
+                if let (Some(res), Some(cit)) = (res, cit) {
+                    self.session.explain_settled(&mut s, &cit, &res);
+                }
+                s
+            })
+            .collect();
+        self.claim_reports(items, settlements, coverage)
+    }
+
+    /// The claims of settled items, in order; adds what they held and how much of it was
+    /// checked to `coverage`.
+    fn claim_reports(
+        &self,
+        items: &[Item],
+        settlements: Vec<Settlement>,
+        coverage: &mut Coverage,
+    ) -> Vec<ClaimReport> {
         let settled: Vec<(ClaimReport, Coverage)> = items
             .par_iter()
-            .map(|i| {
-                let settlement = self.settle(i).0;
+            .zip(settlements)
+            .map(|(i, settlement)| {
                 let numbers = i.result.as_ref().map_or(0, |r| claim::leaves(r).len());
                 let covered =
                     Coverage::of_claim(i.result.is_some(), i.citation.is_some(), numbers, &settlement);
@@ -355,8 +396,14 @@ impl Ctx<'_> {
                 let mut capped = Capped::default();
                 let mut coverage = Coverage::default();
                 for h in held {
+                    let mut settled = h.settled.into_iter();
                     for items in h.items.chunks(self.opts.chunk.max(1)) {
-                        let claims = self.settle_chunk(items, &mut coverage);
+                        let kept: Vec<Settled> = settled.by_ref().take(items.len()).collect();
+                        let claims = if kept.len() == items.len() {
+                            self.settled_chunk(items, kept, &mut coverage)
+                        } else {
+                            self.settle_chunk(items, &mut coverage)
+                        };
                         claims.iter().for_each(|c| ran.claim(c));
                         w.claims(&claims)?;
                     }
@@ -580,14 +627,17 @@ fn ms(t: Instant) -> f64 {
 const LINES_PER_BATCH: usize = 4096;
 
 /// The default [`Options::held_bytes`]. An item holds 6–8 times its line's bytes (10k
-/// generated claims, 3.65 MB of lines, added 20–30 MB to the peak), so this bounds what is
-/// held near 100–130 MB.
+/// generated claims, 3.65 MB of lines, added 20–30 MB to the peak), and when explaining its
+/// settlement about as much again (+30 MB for those 10k), so this bounds what is held near
+/// 100–130 MB, or twice that explaining.
 pub const HELD_BYTES: usize = 16 << 20;
 
-/// One batch of JSON lines as pass 1 read it: its items and the readers' findings.
+/// One batch of JSON lines as pass 1 read it: its items and the readers' findings; once pass 2
+/// has run (explaining), each item's settlement, in order.
 struct Held {
     items: Vec<Item>,
     found: Vec<Finding>,
+    settled: Vec<Settled>,
 }
 
 /// Bytes of lines one batch holds at most (past its first line): a batch of long lines is cut

@@ -186,6 +186,39 @@ pub fn reads_as_percent(unit: Unit, c: &Claimed) -> bool {
 /// Compares one claim with one measure's estimate.
 pub fn compare(unit: Unit, estimate: Option<&Estimate>, claim: &Claimed) -> Option<Comparison> {
     let e = estimate?;
+    let Fit { shown, tolerance, matched, percent, scale } = fit(unit, e, claim);
+    // In the measure's units: percentage points for proportions.
+    let unit_scale = if unit == Unit::Proportion { 100.0 } else { 1.0 };
+    let difference = (claim.value / scale - e.value) * unit_scale;
+    let z = (e.se > 0.0).then(|| (claim.value / scale - e.value) / e.se);
+    let inside = (claim.value / scale) >= e.ci_low && (claim.value / scale) <= e.ci_high;
+    let gap = if matched {
+        Gap::WithinRounding
+    } else if inside {
+        Gap::WithinSamplingError
+    } else {
+        Gap::OutsideSamplingError
+    };
+    Some(Comparison { claimed: claim.clone(), shown, tolerance, matched, difference, z, gap, percent })
+}
+
+/// Where a claimed number falls against an estimate: the part of [`compare`] that needs no copy
+/// of the claim, which is all explaining asks of each variant.
+pub struct Fit {
+    /// The estimate in the units the claim was written in.
+    pub shown: f64,
+    /// Half a unit of the claim's last shown digit, in those units.
+    pub tolerance: f64,
+    /// Whether the claim matches.
+    pub matched: bool,
+    /// The claim was read as a percent of a proportion.
+    pub percent: bool,
+    /// 100 when read as a percent, else 1.
+    pub scale: f64,
+}
+
+/// [`Fit`] of `claim` against `e`.
+pub fn fit(unit: Unit, e: &Estimate, claim: &Claimed) -> Fit {
     let mut percent = reads_as_percent(unit, claim);
     // A bare 0 or 1 may also be the exact fraction (a funnel's `"Aware": 1` for 100%): it then
     // matches only that exact value, never half the range.
@@ -202,19 +235,7 @@ pub fn compare(unit: Unit, estimate: Option<&Estimate>, claim: &Claimed) -> Opti
     let tolerance = if exact_fraction { 0.0 } else { claim.half_unit() };
     let gap_abs = (shown - claim.value).abs();
     let matched = gap_abs <= tolerance + 1e-9 * claim.value.abs().max(1.0);
-    // In the measure's units: percentage points for proportions.
-    let unit_scale = if unit == Unit::Proportion { 100.0 } else { 1.0 };
-    let difference = (claim.value / scale - e.value) * unit_scale;
-    let z = (e.se > 0.0).then(|| (claim.value / scale - e.value) / e.se);
-    let inside = (claim.value / scale) >= e.ci_low && (claim.value / scale) <= e.ci_high;
-    let gap = if matched {
-        Gap::WithinRounding
-    } else if inside {
-        Gap::WithinSamplingError
-    } else {
-        Gap::OutsideSamplingError
-    };
-    Some(Comparison { claimed: claim.clone(), shown, tolerance, matched, difference, z, gap, percent })
+    Fit { shown, tolerance, matched, percent, scale }
 }
 
 /// The recomputed value as a reason shows it: the claim's decimals plus one, and at least two

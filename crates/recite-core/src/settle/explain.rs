@@ -201,8 +201,13 @@ pub fn estimates(job: &Job, out: &Outcome, method: Method) -> Vec<Option<Estimat
 /// Judges the variants of one claim against its settlement; the explanations best first.
 pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explanation> {
     let mut found: Vec<(bool, f64, Explanation)> = Vec::new();
-    let compared: Vec<(&str, Unit, &Comparison)> =
-        s.measures.iter().flat_map(|m| m.claims.iter().map(move |c| (m.name.as_str(), m.unit, c))).collect();
+    // Each with its measure's place in the settlement, where a variant usually has it too.
+    let compared: Vec<(usize, &str, Unit, &Comparison)> = s
+        .measures
+        .iter()
+        .enumerate()
+        .flat_map(|(j, m)| m.claims.iter().map(move |c| (j, m.name.as_str(), m.unit, c)))
+        .collect();
     let base_failed = s.base.as_ref().is_some_and(|b| !b.matched);
     // Every declared base's rows are a subset of the rows with no base filter (same period,
     // column and weight), so a base that keeps as many rows keeps the very same rows: it is the
@@ -224,15 +229,20 @@ pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explana
         let mut distance = 0.0;
         let mut first = None;
         let mut wrong_quoted = false;
-        for (name, unit, c) in &compared {
-            let i = variant.resolved.measures.iter().position(|m| m.name == *name);
-            let cmp = i.and_then(|i| compare::compare(*unit, estimates[i].as_ref(), &c.claimed));
-            match cmp {
-                Some(cmp) if cmp.matched => {
-                    distance += (cmp.shown - cmp.claimed.value).abs() / cmp.tolerance.max(1e-12);
+        for (j, name, unit, c) in &compared {
+            let measures = &variant.resolved.measures;
+            let i = if measures.get(*j).is_some_and(|m| m.name == *name) {
+                Some(*j)
+            } else {
+                measures.iter().position(|m| m.name == *name)
+            };
+            let fit = i.and_then(|i| estimates[i].as_ref()).map(|e| compare::fit(*unit, e, &c.claimed));
+            match fit {
+                Some(fit) if fit.matched => {
+                    distance += (fit.shown - c.claimed.value).abs() / fit.tolerance.max(1e-12);
                     // Quote the first number that was wrong, not one that was right anyway.
                     if first.is_none() || (!c.matched && !wrong_quoted) {
-                        first = Some((c.claimed.text.clone(), *name));
+                        first = Some((c.claimed.text.as_str(), *name));
                         wrong_quoted = !c.matched;
                     }
                 }
@@ -242,7 +252,7 @@ pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explana
         let base_ok = n == claimed_n;
         // A variant explains a wrong number by reproducing every claimed number; it explains a
         // base mismatch alone by reproducing base n (with the numbers still right).
-        let explains = if compared.iter().any(|(_, _, c)| !c.matched) {
+        let explains = if compared.iter().any(|(_, _, _, c)| !c.matched) {
             all
         } else {
             base_failed && base_ok && (all || compared.is_empty())
@@ -274,14 +284,14 @@ pub fn judge(s: &Settlement, claimed_n: u64, tried: &[Tried<'_>]) -> Vec<Explana
         ));
     }
     // Without computing anything: another measure of the same extractor, percent vs fraction.
-    for (name, unit, c) in compared.iter().filter(|(_, _, c)| !c.matched) {
+    for (_, name, unit, c) in compared.iter().filter(|(_, _, _, c)| !c.matched) {
         for m in s.measures.iter().filter(|m| m.name != *name && m.unit == *unit) {
-            if let Some(cmp) = compare::compare(m.unit, m.estimate.as_ref(), &c.claimed)
-                && cmp.matched
+            if let Some(fit) = m.estimate.as_ref().map(|e| compare::fit(m.unit, e, &c.claimed))
+                && fit.matched
             {
                 found.push((
                     !base_failed,
-                    (cmp.shown - c.claimed.value).abs() / cmp.tolerance.max(1e-12),
+                    (fit.shown - c.claimed.value).abs() / fit.tolerance.max(1e-12),
                     Explanation {
                         cause: Cause::OtherMeasure,
                         message: format!(

@@ -449,11 +449,21 @@ impl<'a> Session<'a> {
         if !self.opts.explain || !matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
             return (s, None);
         }
-        let Some(tried) = &self.tried else { return (s, Some(res)) };
-        let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
-        explain_one(&mut s, cit, tried, method);
-        s.notes.extend(explain::limits_note(r, self.catalog));
+        if self.tried.is_none() {
+            return (s, Some(res));
+        }
+        self.explain_settled(&mut s, cit, &res);
         (s, None)
+    }
+
+    /// Explains a claim [`Session::settle`] found not reproduced before [`Session::explain`]
+    /// ran (it came back with `res`): the rest of what `settle` does after `explain`. Nothing
+    /// happens before `explain` has run.
+    pub fn explain_settled(&self, s: &mut Settlement, cit: &Citation, res: &Resolution) {
+        let (Some(tried), Ok(r)) = (&self.tried, &res.resolved) else { return };
+        let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
+        explain_one(s, cit, tried, self.opts.method());
+        s.notes.extend(explain::limits_note(r, self.catalog));
     }
 }
 
