@@ -184,7 +184,8 @@ pub fn run(
             match plan {
                 // Held items keep their settlements for pass 3, which only adds the explanations.
                 Plan::Lines(Some(held)) => held.iter_mut().for_each(|h| {
-                    h.settled = h.items.par_iter().map(|i| ctx.settle(i)).collect();
+                    h.settled =
+                        h.items.par_iter().zip(&h.parsed).map(|(i, p)| ctx.settle_parsed(i, p)).collect();
                     note(&h.settled);
                 }),
                 plan => ctx.each_chunk(s, plan, &mut |items: &[Item]| {
@@ -247,11 +248,11 @@ impl Ctx<'_> {
             let plain = loop {
                 match lines.next_batch(LINES_PER_BATCH) {
                     Batch::Items(items, found, bytes) => {
-                        self.collect_jobs(&items, &mut mine);
+                        let parsed = self.collect_jobs(&items, &mut mine);
                         if let Some(h) = &mut held {
                             if held_bytes + bytes <= *budget {
                                 held_bytes += bytes;
-                                h.push(Held { items, found, settled: Vec::new() });
+                                h.push(Held { items, parsed, found, settled: Vec::new() });
                             } else {
                                 held = None;
                             }
@@ -280,15 +281,21 @@ impl Ctx<'_> {
         }
     }
 
-    fn collect_jobs(&self, items: &[Item], jobs: &mut Jobs) {
-        let found: Vec<Option<Arc<session::Resolution>>> = items
+    /// Adds the jobs of `items` to `jobs`; their citations as parsed, in order.
+    fn collect_jobs(&self, items: &[Item], jobs: &mut Jobs) -> Vec<Parsed> {
+        let found: Vec<(Parsed, Option<Arc<session::Resolution>>)> = items
             .par_iter()
             .map(|item| {
-                let cit = citation::parse(item.citation.as_ref()?).ok()?;
-                Some(self.session.resolution(&cit))
+                let parsed = parse(item);
+                let res = match &parsed {
+                    Some(Ok(cit)) => Some(self.session.resolution(cit)),
+                    _ => None,
+                };
+                (parsed, res)
             })
             .collect();
-        found.iter().flatten().for_each(|res| self.session.want(res, jobs));
+        found.iter().filter_map(|(_, res)| res.as_ref()).for_each(|res| self.session.want(res, jobs));
+        found.into_iter().map(|(parsed, _)| parsed).collect()
     }
 
     /// Hands an input's items to `f` in chunks, read as pass 1 planned (pass 2).
@@ -317,19 +324,32 @@ impl Ctx<'_> {
     /// Settles one item; before the session has explained, a claim not reproduced comes back
     /// with its resolution, so pass 2 can collect what to explain.
     fn settle(&self, item: &Item) -> Settled {
-        let Some(c) = &item.citation else { return (uncited(), None) };
-        let cit = match citation::parse(c) {
-            Err(problems) => return (Settlement::invalid(problems), None),
-            Ok(cit) => cit,
-        };
-        let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
-        self.session.settle(&cit, &numbers)
+        self.settle_parsed(item, &parse(item))
     }
 
-    /// Settles a chunk of items in parallel, in order; adds what they held and how much of it
-    /// was checked to `coverage`.
-    fn settle_chunk(&self, items: &[Item], coverage: &mut Coverage) -> Vec<ClaimReport> {
-        let settlements = items.par_iter().map(|i| self.settle(i).0).collect();
+    /// [`Ctx::settle`] with the item's citation already parsed.
+    fn settle_parsed(&self, item: &Item, parsed: &Parsed) -> Settled {
+        let cit = match parsed {
+            None => return (uncited(), None),
+            Some(Err(problems)) => return (Settlement::invalid(problems.clone()), None),
+            Some(Ok(cit)) => cit,
+        };
+        let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
+        self.session.settle(cit, &numbers)
+    }
+
+    /// Settles a chunk of items in parallel, in order (their citations parsed already when
+    /// `parsed` is given); adds what they held and how much of it was checked to `coverage`.
+    fn settle_chunk(
+        &self,
+        items: &[Item],
+        parsed: Option<&[Parsed]>,
+        coverage: &mut Coverage,
+    ) -> Vec<ClaimReport> {
+        let settlements = match parsed {
+            Some(parsed) => items.par_iter().zip(parsed).map(|(i, p)| self.settle_parsed(i, p).0).collect(),
+            None => items.par_iter().map(|i| self.settle(i).0).collect(),
+        };
         self.claim_reports(items, settlements, coverage)
     }
 
@@ -338,16 +358,16 @@ impl Ctx<'_> {
     fn settled_chunk(
         &self,
         items: &[Item],
+        parsed: &[Parsed],
         settled: Vec<Settled>,
         coverage: &mut Coverage,
     ) -> Vec<ClaimReport> {
-        let settlements = items
+        let settlements = parsed
             .par_iter()
             .zip(settled)
-            .map(|(i, (mut s, res))| {
-                let cit = i.citation.as_ref().and_then(|c| citation::parse(c).ok());
-                if let (Some(res), Some(cit)) = (res, cit) {
-                    self.session.explain_settled(&mut s, &cit, &res);
+            .map(|(p, (mut s, res))| {
+                if let (Some(res), Some(Ok(cit))) = (res, p) {
+                    self.session.explain_settled(&mut s, cit, &res);
                 }
                 s
             })
@@ -395,14 +415,15 @@ impl Ctx<'_> {
                 w.begin_input(InputHead { file: name, format: Some(Format::Plain), turns: &[] })?;
                 let mut capped = Capped::default();
                 let mut coverage = Coverage::default();
+                let chunk = self.opts.chunk.max(1);
                 for h in held {
                     let mut settled = h.settled.into_iter();
-                    for items in h.items.chunks(self.opts.chunk.max(1)) {
+                    for (items, parsed) in h.items.chunks(chunk).zip(h.parsed.chunks(chunk)) {
                         let kept: Vec<Settled> = settled.by_ref().take(items.len()).collect();
                         let claims = if kept.len() == items.len() {
-                            self.settled_chunk(items, kept, &mut coverage)
+                            self.settled_chunk(items, parsed, kept, &mut coverage)
                         } else {
-                            self.settle_chunk(items, &mut coverage)
+                            self.settle_chunk(items, Some(parsed), &mut coverage)
                         };
                         claims.iter().for_each(|c| ran.claim(c));
                         w.claims(&claims)?;
@@ -423,7 +444,7 @@ impl Ctx<'_> {
                     loop {
                         match lines.next_batch(self.opts.chunk.max(1)) {
                             Batch::Items(items, found, _) => {
-                                let claims = self.settle_chunk(&items, &mut coverage);
+                                let claims = self.settle_chunk(&items, None, &mut coverage);
                                 claims.iter().for_each(|c| ran.claim(c));
                                 w.claims(&claims)?;
                                 found.into_iter().for_each(|f| capped.push(f));
@@ -471,7 +492,7 @@ impl Ctx<'_> {
         let mut coverage = Coverage::default();
         let mut claims: Vec<ClaimReport> = Vec::with_capacity(d.items.len());
         for items in d.items.chunks(self.opts.chunk.max(1)) {
-            claims.extend(self.settle_chunk(items, &mut coverage));
+            claims.extend(self.settle_chunk(items, None, &mut coverage));
         }
         let mut audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
         let mut findings = d.findings;
@@ -626,18 +647,27 @@ fn ms(t: Instant) -> f64 {
 /// Lines read per batch in pass 1 (how many are parsed in parallel at once).
 const LINES_PER_BATCH: usize = 4096;
 
-/// The default [`Options::held_bytes`]. An item holds 6–8 times its line's bytes (10k
-/// generated claims, 3.65 MB of lines, added 20–30 MB to the peak), and when explaining its
-/// settlement about as much again (+30 MB for those 10k), so this bounds what is held near
-/// 100–130 MB, or twice that explaining.
+/// The default [`Options::held_bytes`]. An item with its parsed citation holds 9–12 times its
+/// line's bytes (10k generated claims, 3.65 MB of lines, added 33 MB to a warm run's peak), and
+/// when explaining its settlement about 8 times more (+30 MB for those 10k), so this bounds
+/// what is held near 150–200 MB, or 300 MB explaining.
 pub const HELD_BYTES: usize = 16 << 20;
 
-/// One batch of JSON lines as pass 1 read it: its items and the readers' findings; once pass 2
-/// has run (explaining), each item's settlement, in order.
+/// One batch of JSON lines as pass 1 read it: its items, their citations as parsed and the
+/// readers' findings; once pass 2 has run (explaining), each item's settlement, in order.
 struct Held {
     items: Vec<Item>,
+    parsed: Vec<Parsed>,
     found: Vec<Finding>,
     settled: Vec<Settled>,
+}
+
+/// An item's citation as parsed; `None` when it has none.
+type Parsed = Option<Result<citation::Citation, Vec<citation::Problem>>>;
+
+/// Parses an item's citation.
+fn parse(item: &Item) -> Parsed {
+    item.citation.as_ref().map(citation::parse)
 }
 
 /// Bytes of lines one batch holds at most (past its first line): a batch of long lines is cut
