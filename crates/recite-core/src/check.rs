@@ -298,14 +298,12 @@ impl Ctx<'_> {
         found.into_iter().map(|(parsed, _)| parsed).collect()
     }
 
-    /// Hands an input's items to `f` in chunks, read as pass 1 planned (pass 2).
+    /// Hands the items of an input that is read again to `f` in chunks, read as pass 1 planned
+    /// (pass 2). A held input is not read: pass 2 settles its items where they are held.
     fn each_chunk(&self, s: &Source, plan: &Plan, f: &mut dyn FnMut(&[Item])) {
         let Source::File { name, path } = s else { return };
         match plan {
-            Plan::Refused(_) => {}
-            Plan::Lines(Some(held)) => {
-                held.iter().flat_map(|h| h.items.chunks(self.opts.chunk.max(1))).for_each(f);
-            }
+            Plan::Refused(_) | Plan::Lines(Some(_)) => {}
             Plan::Lines(None) => {
                 let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) else { return };
                 while let Batch::Items(items, _, _) = lines.next_batch(self.opts.chunk.max(1)) {
@@ -417,10 +415,12 @@ impl Ctx<'_> {
                 let mut coverage = Coverage::default();
                 let chunk = self.opts.chunk.max(1);
                 for h in held {
+                    // Settled already when explaining (pass 2); else settled here.
+                    let explained = !h.settled.is_empty();
                     let mut settled = h.settled.into_iter();
                     for (items, parsed) in h.items.chunks(chunk).zip(h.parsed.chunks(chunk)) {
-                        let kept: Vec<Settled> = settled.by_ref().take(items.len()).collect();
-                        let claims = if kept.len() == items.len() {
+                        let claims = if explained {
+                            let kept = settled.by_ref().take(items.len()).collect();
                             self.settled_chunk(items, parsed, kept, &mut coverage)
                         } else {
                             self.settle_chunk(items, Some(parsed), &mut coverage)

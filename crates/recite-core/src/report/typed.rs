@@ -80,11 +80,9 @@ impl Key {
 struct ReportFormatter {
     /// Spaces before every line after the first; `None`: compact.
     indent: Option<usize>,
-    /// Open arrays and objects.
-    depth: usize,
     /// Whether the innermost open container has a value yet.
     has_value: bool,
-    /// The significant digits of each open container's values.
+    /// The significant digits of each open array or object's values (its length: the depth).
     digits: Vec<usize>,
     /// The significant digits of the value about to be written.
     next: usize,
@@ -98,7 +96,6 @@ impl ReportFormatter {
     fn new(indent: Option<usize>) -> ReportFormatter {
         ReportFormatter {
             indent,
-            depth: 0,
             has_value: false,
             digits: Vec::with_capacity(16),
             next: SIGNIFICANT,
@@ -111,7 +108,7 @@ impl ReportFormatter {
         const SPACES: &[u8] = &[b' '; 128];
         let Some(pad) = self.indent else { return Ok(()) };
         w.write_all(b"\n")?;
-        let mut n = pad + 2 * self.depth;
+        let mut n = pad + 2 * self.digits.len();
         while n > 0 {
             let k = n.min(SPACES.len());
             w.write_all(&SPACES[..k])?;
@@ -120,16 +117,29 @@ impl ReportFormatter {
         Ok(())
     }
 
-    fn open(&mut self) {
-        self.depth += 1;
+    /// Opens an array or object with its bracket; its values inherit the digits of the value
+    /// it is.
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.has_value = false;
         self.digits.push(self.next);
+        w.write_all(bracket)
     }
 
-    fn close<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.depth -= 1;
+    /// Closes an array or object: its closing bracket on a line of its own if it held a value.
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.digits.pop();
-        if self.has_value { self.newline(w) } else { Ok(()) }
+        if self.has_value {
+            self.newline(w)?;
+        }
+        w.write_all(bracket)
+    }
+
+    /// Starts an array element or an object key: the separator, then its line.
+    fn element<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        self.newline(w)
     }
 
     fn inherited(&self) -> usize {
@@ -233,21 +243,16 @@ impl Formatter for ReportFormatter {
     }
 
     fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.open();
-        w.write_all(b"[")
+        self.open(w, b"[")
     }
 
     fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.close(w)?;
-        w.write_all(b"]")
+        self.close(w, b"]")
     }
 
     fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         self.next = self.inherited();
-        if !first {
-            w.write_all(b",")?;
-        }
-        self.newline(w)
+        self.element(w, first)
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
@@ -256,21 +261,16 @@ impl Formatter for ReportFormatter {
     }
 
     fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.open();
-        w.write_all(b"{")
+        self.open(w, b"{")
     }
 
     fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.close(w)?;
-        w.write_all(b"}")
+        self.close(w, b"}")
     }
 
     fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         self.key = Some(Key::default());
-        if !first {
-            w.write_all(b",")?;
-        }
-        self.newline(w)
+        self.element(w, first)
     }
 
     fn end_object_key<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
