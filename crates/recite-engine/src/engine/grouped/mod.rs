@@ -512,7 +512,7 @@ impl Cited {
         let mut select: Vec<Expr> = self.periods.columns("p");
         select.extend(self.cells.columns("c"));
         for (i, c) in self.columns.iter().enumerate() {
-            // At the file's width, the reducer widens the codes itself (`reduce::widen_codes`);
+            // At the file's width, the reducer reads the codes as stored (`reduce::Groups::place`);
             // the replicate weights' ranks read them as Int64 (`gram.rs`).
             let code = if int64_codes { cast(ident(c), DataType::Int64) } else { ident(c) };
             select.push(code.alias(format!("x{i}")));
@@ -773,14 +773,24 @@ impl Engine {
         for p in &partials {
             out.rows += p.rows;
             out.psus.extend(p.psu_names.iter().cloned());
-            for (c, into) in out.merged.iter_mut().enumerate() {
-                out.out_of_range[c] |= p.columns[c].out_of_range;
-                for ((pm, cm, key, psu), v) in p.groups(c, n_weights) {
-                    let psu = psu.map(|i| p.psu_names[i as usize].clone());
-                    into.entry((pm, cm, key, psu)).or_insert_with(|| Exact::new(n_weights)).merge(&v);
-                }
+            for (c, oor) in out.out_of_range.iter_mut().enumerate() {
+                *oor |= p.columns[c].out_of_range;
             }
         }
+        // Column by column in parallel: each column's groups are merged apart from the others'.
+        out.merged = (0..n_columns)
+            .into_par_iter()
+            .map(|c| {
+                let mut into: HashMap<MergedKey, Exact> = HashMap::new();
+                for p in &partials {
+                    for ((pm, cm, key, psu), v) in p.groups(c, n_weights) {
+                        let psu = psu.map(|i| p.psu_names[i as usize].clone());
+                        into.entry((pm, cm, key, psu)).or_insert_with(|| Exact::new(n_weights)).merge(&v);
+                    }
+                }
+                into
+            })
+            .collect();
         Ok(out)
     }
 }
@@ -790,20 +800,24 @@ impl Engine {
 /// groups are split, by other jobs' flags, never moves a bit). Groups come out of hash maps in
 /// no fixed order; the rows are sorted, so every run sees them in the same order.
 fn rows_by_column(merged: Vec<HashMap<MergedKey, Exact>>, bases: &[Flags]) -> Vec<Vec<Row>> {
-    let mut by_column: Vec<Vec<Row>> = vec![Vec::new(); bases.len()];
-    for (c, map) in merged.into_iter().enumerate() {
-        let bits = bases[c].exprs.len() as i64;
-        for ((pm, cm, key, psu), sums) in map {
-            let (code, bmask) = unpack(key, bits);
-            by_column[c].push(Row { pm, cm, code, bmask, psu, sums });
-        }
-    }
-    for rows in &mut by_column {
-        rows.sort_unstable_by(|a, b| {
-            (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
-        });
-    }
-    by_column
+    merged
+        .into_par_iter()
+        .zip(bases)
+        .map(|(map, base)| {
+            let bits = base.exprs.len() as i64;
+            let mut rows: Vec<Row> = map
+                .into_iter()
+                .map(|((pm, cm, key, psu), sums)| {
+                    let (code, bmask) = unpack(key, bits);
+                    Row { pm, cm, code, bmask, psu, sums }
+                })
+                .collect();
+            rows.sort_unstable_by(|a, b| {
+                (a.pm, a.cm, a.code, a.bmask, &a.psu).cmp(&(b.pm, b.cm, b.code, b.bmask, &b.psu))
+            });
+            rows
+        })
+        .collect()
 }
 
 /// Each distinct set of base rows summed once, with the first job that selects it, and which

@@ -2,34 +2,32 @@
 //! group, and the sums' merge across partitions.
 //!
 //! Per row, the period and cell flags become masks and the row key (masks, PSU) is interned
-//! once; per cited column the code and its base flags become a packed key, and the group is
-//! found by plain array indexing where keys are small (codes near zero, few row keys), by
-//! hashing only beyond. Sums are exact: weights in fixed point (i256 units of 2^-130, see
-//! [`super::FIXED_SHIFT`]), counts as integers, so no order of rows or partitions moves a bit.
+//! once; per cited column each row with a code finds its group from the code, base flags and
+//! row key, by plain array indexing where keys are small (codes near zero, few row keys), by
+//! hashing only beyond, and is listed as (row, group); then the groups' sums are added by index
+//! in a loop of nothing else (DataFusion's model: key → group index, then accumulate by index).
+//! Rows without a code are never listed: most cited columns of a tracker are asked of a few
+//! respondents, so their nulls, 27-99% of the rows, cost a bit test each. Sums are exact:
+//! weights in fixed point (i256 units of 2^-130, see [`super::FIXED_SHIFT`]), counts as
+//! integers, so no order of rows or partitions moves a bit.
 //!
 //! Most batches are summed narrow: each term `round(w·2^130)` is `m·2^e` with a 53-bit `m`, so
 //! a batch's terms are whole multiples of a shared `2^shift` and their sums, bounded from the
-//! terms' exponents and the rows added, fit an i128 ([`Pending`]). Those partial sums are
-//! flushed into the i256 ones only when the bound or the shift would change: the same
+//! terms' exponents and the rows added, fit an i128 ([`Groups::pending`]). Those partial sums
+//! are flushed into the i256 ones only when the bound or the shift would change: the same
 //! integers, at two plain adds a term instead of two checked 256-bit ones. A batch whose
-//! weights span too many binary orders, or holds a bad weight, is summed wide, row by row.
+//! weights span too many binary orders, or holds a bad weight, is summed wide.
 
 use std::collections::HashMap;
 
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
+use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::datatypes::{
     Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, i256,
 };
 
 use super::flags::{Layout, pack};
 use super::{FIXED_LIMIT, FIXED_SCALE, INVALID, OUT_OF_RANGE, OVERFLOW, fixed};
-
-/// One weight's narrow sums over some rows since the last flush: (valid rows, Σw / 2^shift,
-/// Σw² / 2^shift) (see [`Shift`]).
-pub(super) type Pending = (u64, i128, i128);
-
-/// Nothing pending.
-const NO_PENDING: Pending = (0, 0, 0);
 
 /// Bits of rows the narrow sums leave room for when their shift is chosen (2^40 rows); the
 /// bound is still checked for every batch.
@@ -112,9 +110,24 @@ impl Exact {
 /// under 2^192 cannot do in fewer than 2^63 rows; the check costs little and keeps it so).
 #[inline]
 pub(super) fn add_fixed(a: &mut Fixed, b: &Fixed) -> u8 {
-    let (w, w2) = (a.1.checked_add(b.1), a.2.checked_add(b.2));
-    *a = (a.0 + b.0, w.unwrap_or(i256::MAX), w2.unwrap_or(i256::MAX));
-    if w.is_none() || w2.is_none() { OVERFLOW } else { 0 }
+    let mut w = [a.1, a.2];
+    let bad = add_wide(&mut w, [b.1, b.2]);
+    *a = (a.0 + b.0, w[0], w[1]);
+    bad
+}
+
+/// Adds (Σw, Σw²) pairs, checked as [`add_fixed`]: a sum that leaves the i256 range stays at
+/// `i256::MAX`, flagged OVERFLOW.
+#[inline]
+fn add_wide(a: &mut [i256; 2], b: [i256; 2]) -> u8 {
+    let mut bad = 0;
+    for (a, b) in a.iter_mut().zip(b) {
+        *a = a.checked_add(b).unwrap_or_else(|| {
+            bad = OVERFLOW;
+            i256::MAX
+        });
+    }
+    bad
 }
 
 /// Group key within a column: (period mask, cell mask, code·2^B + base mask, PSU index).
@@ -169,6 +182,10 @@ const DENSE_ROW_KEYS: u32 = 1 << 14;
 /// Most entries of a column's direct lookup (4 MiB of u32).
 const DIRECT_LIMIT: i64 = 1 << 20;
 
+/// Most period and cell flags whose masks find their row key in an array (2^16 u32): without
+/// a design, the row key is the two masks, and one load replaces a hash look-up a row.
+const ROW_KEY_BITS: usize = 16;
+
 /// One cited column's groups in one partition: a group per (row key, packed key) present, and
 /// its sums.
 #[derive(Default)]
@@ -187,12 +204,16 @@ pub(super) struct Groups {
     keys: Vec<(u32, u32)>,
     /// Per group: the row count.
     counts: Vec<u64>,
-    /// Per group and weight: (valid rows, Σw, Σw²) in fixed point.
-    sums: Vec<Fixed>,
+    /// Per group and weight: the rows whose weight is null or zero (out of the weighted base)
+    /// or bad; the others are the weight's valid rows.
+    outs: Vec<u64>,
+    /// Per group and weight: (Σw, Σw²) in fixed point, flushed.
+    sums: Vec<[i256; 2]>,
     /// Per group and weight: INVALID / OVERFLOW flags.
     bad: Vec<u8>,
-    /// Per group and weight: the narrow sums since the last flush.
-    pending: Vec<Pending>,
+    /// Per group and weight: the narrow (Σw, Σw²) since the last flush, in units of their
+    /// weight's [`Shift`]s.
+    pending: Vec<[i128; 2]>,
     /// The direct lookup, where the column's codes span a small range: the group of (row key,
     /// code, base mask) at `(row key · span + (code − lo)·2^bits + mask)`, `NONE` where
     /// unseen. One load a row instead of the window's three.
@@ -238,9 +259,20 @@ impl Groups {
         self.ids.len() as u32 - 1
     }
 
+    /// A new group of `key`, with zero sums.
+    fn push(&mut self, key: (u32, u32), n_weights: usize) -> u32 {
+        self.keys.push(key);
+        self.counts.push(0);
+        self.outs.extend(std::iter::repeat_n(0, n_weights));
+        self.sums.extend(std::iter::repeat_n([i256::ZERO; 2], n_weights));
+        self.bad.extend(std::iter::repeat_n(0, n_weights));
+        self.pending.extend(std::iter::repeat_n([0; 2], n_weights));
+        self.keys.len() as u32 - 1
+    }
+
     /// The group of (row key, packed key), made with zero sums when new.
     #[inline]
-    fn group(&mut self, row_key: u32, key: i64, n_weights: usize) -> usize {
+    fn group(&mut self, row_key: u32, key: i64, n_weights: usize) -> u32 {
         let id = self.id(key);
         let g = if row_key < DENSE_ROW_KEYS {
             let slots = &mut self.dense[id as usize];
@@ -252,20 +284,15 @@ impl Groups {
             self.sparse.get(&(row_key, id)).copied().unwrap_or(NONE)
         };
         if g != NONE {
-            return g as usize;
+            return g;
         }
-        let g = self.counts.len() as u32;
+        let g = self.push((row_key, id), n_weights);
         if row_key < DENSE_ROW_KEYS {
             self.dense[id as usize][row_key as usize] = g;
         } else {
             self.sparse.insert((row_key, id), g);
         }
-        self.keys.push((row_key, id));
-        self.counts.push(0);
-        self.sums.extend(std::iter::repeat_n(ZERO, n_weights));
-        self.bad.extend(std::iter::repeat_n(0, n_weights));
-        self.pending.extend(std::iter::repeat_n(NO_PENDING, n_weights));
-        g as usize
+        g
     }
 
     /// Readies the direct lookup for a batch whose non-null codes lie in `[min, max]`, with
@@ -302,6 +329,155 @@ impl Groups {
         true
     }
 
+    /// Lists each row with a code as (row, group) in `into`, in row order, reading the
+    /// codes at the width the file stores them (the projection does not cast them: a cast
+    /// allocated and wrote 8 bytes a row per column and batch). `None` for a type that is not
+    /// integer codes (`super::integer_codes` keeps those out of the grouped scan).
+    fn place(
+        &mut self,
+        into: &mut Vec<(u32, u32)>,
+        row: &RowInputs<'_>,
+        codes: &dyn Array,
+        n_weights: usize,
+    ) -> Option<()> {
+        let nulls = codes.logical_nulls();
+        macro_rules! typed {
+            ($($t:ty),*) => {$(
+                if let Some(p) = codes.as_primitive_opt::<$t>() {
+                    self.place_typed(into, row, p.values(), nulls.as_ref(), n_weights);
+                    return Some(());
+                }
+            )*};
+        }
+        typed!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type);
+        None
+    }
+
+    /// [`Groups::place`] over codes of one type, `nulls` telling the rows without one: the
+    /// direct lookup where it serves, else the window and maps.
+    fn place_typed<T: Copy>(
+        &mut self,
+        into: &mut Vec<(u32, u32)>,
+        row: &RowInputs<'_>,
+        codes: &[T],
+        nulls: Option<&NullBuffer>,
+        n_weights: usize,
+    ) where
+        i64: From<T>,
+    {
+        let n = codes.len();
+        into.clear();
+        let code = |r: usize| i64::from(codes[r]);
+        let mut range: Option<(i64, i64)> = None;
+        each_word(nulls, n, |start, word| {
+            let (lo, hi) = if word == u64::MAX {
+                codes[start..start + 64]
+                    .iter()
+                    .fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(i64::from(v)), hi.max(i64::from(v))))
+            } else {
+                each_bit(word, start)
+                    .fold((i64::MAX, i64::MIN), |(lo, hi), r| (lo.min(code(r)), hi.max(code(r))))
+            };
+            range = Some(range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        });
+        let Some((min, max)) = range.filter(|(lo, hi)| lo <= hi) else { return };
+        let bits = row.bits;
+        if self.direct_for(min, max, bits, row.row_keys) {
+            let (lo, span) = (self.direct_lo, self.direct_codes << bits);
+            // The group of row r, made when new.
+            let mut group_of = |key: u32, code: i64, mask: i64| {
+                let at = (key as i64 * span + ((code - lo) << bits) + mask) as usize;
+                match self.direct[at] {
+                    NONE => {
+                        let made = self.group(key, pack(code, bits, mask), n_weights);
+                        self.direct[at] = made;
+                        made
+                    }
+                    found => found,
+                }
+            };
+            each_word(nulls, n, |start, word| {
+                if word == u64::MAX {
+                    let run = start..start + 64;
+                    let rows = row.keys[run.clone()].iter().zip(&codes[run.clone()]).zip(&row.base_mask[run]);
+                    for (r, ((&key, &code), &mask)) in (start as u32..).zip(rows) {
+                        into.push((r, group_of(key, i64::from(code), mask)));
+                    }
+                } else {
+                    for r in each_bit(word, start) {
+                        into.push((r as u32, group_of(row.keys[r], code(r), row.base_mask[r])));
+                    }
+                }
+            });
+        } else {
+            each_word(nulls, n, |start, word| {
+                for r in each_bit(word, start) {
+                    let key = pack(code(r), bits, row.base_mask[r]);
+                    if key == OUT_OF_RANGE {
+                        self.out_of_range = true;
+                        continue;
+                    }
+                    into.push((r as u32, self.group(row.keys[r], key, n_weights)));
+                }
+            });
+        }
+    }
+
+    /// Adds one batch's narrow terms (`n_weights` a row) of the rows `placed` lists to their
+    /// groups, by index.
+    fn add_narrow(&mut self, placed: &[(u32, u32)], terms: &[[i128; 2]], n_weights: usize) {
+        /// The loop with the weights' count known to the compiler.
+        fn by<const W: usize>(
+            placed: &[(u32, u32)],
+            terms: &[[i128; 2]],
+            counts: &mut [u64],
+            pending: &mut [[i128; 2]],
+        ) {
+            for &(r, g) in placed {
+                let (r, g) = (r as usize, g as usize);
+                counts[g] += 1;
+                let p = &mut pending[g * W..(g + 1) * W];
+                let t = &terms[r * W..(r + 1) * W];
+                for k in 0..W {
+                    p[k][0] += t[k][0];
+                    p[k][1] += t[k][1];
+                }
+            }
+        }
+        match n_weights {
+            0 => placed.iter().for_each(|&(_, g)| self.counts[g as usize] += 1),
+            1 => by::<1>(placed, terms, &mut self.counts, &mut self.pending),
+            2 => by::<2>(placed, terms, &mut self.counts, &mut self.pending),
+            3 => by::<3>(placed, terms, &mut self.counts, &mut self.pending),
+            w => {
+                for &(r, g) in placed {
+                    let (r, g) = (r as usize, g as usize);
+                    self.counts[g] += 1;
+                    for (p, t) in self.pending[g * w..(g + 1) * w].iter_mut().zip(&terms[r * w..(r + 1) * w])
+                    {
+                        p[0] += t[0];
+                        p[1] += t[1];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds one batch's wide terms (`n_weights` a row) of the rows `placed` lists, checked, to
+    /// their groups.
+    fn add_wide(&mut self, placed: &[(u32, u32)], terms: &[[i256; 2]], n_weights: usize) {
+        for &(r, g) in placed {
+            let (r, g) = (r as usize, g as usize);
+            self.counts[g] += 1;
+            for i in 0..n_weights {
+                let t = terms[r * n_weights + i];
+                if t != [i256::ZERO; 2] {
+                    self.bad[g * n_weights + i] |= add_wide(&mut self.sums[g * n_weights + i], t);
+                }
+            }
+        }
+    }
+
     /// Adds the pending narrow sums into the exact ones (`shifts` per weight: Σw's, Σw²'s) and
     /// clears them.
     fn flush(&mut self, shifts: &[[Option<Shift>; 2]]) {
@@ -320,15 +496,56 @@ impl Groups {
             .zip(self.pending.chunks_exact_mut(n_weights))
         {
             for (i, p) in pending.iter_mut().enumerate() {
-                if *p == NO_PENDING {
+                if *p == [0; 2] {
                     continue;
                 }
                 let [sw, sw2] = shifts[i];
-                bad[i] |= add_fixed(&mut sums[i], &(p.0, up(p.1, sw), up(p.2, sw2)));
-                *p = NO_PENDING;
+                bad[i] |= add_wide(&mut sums[i], [up(p[0], sw), up(p[1], sw2)]);
+                *p = [0; 2];
             }
         }
     }
+}
+
+/// Calls `f(start, word)` for the rows of a batch of `n` in runs of 64 from `start`: bit i of
+/// `word` is set when row `start + i` is a row of the batch and not null in `nulls`.
+fn each_word(nulls: Option<&NullBuffer>, n: usize, mut f: impl FnMut(usize, u64)) {
+    match nulls {
+        Some(nulls) => {
+            let words = nulls.inner().bit_chunks();
+            for (start, word) in (0..n).step_by(64).zip(words.iter_padded()) {
+                if word != 0 {
+                    f(start, word);
+                }
+            }
+        }
+        None => {
+            for start in (0..n).step_by(64) {
+                let len = n - start;
+                f(start, if len >= 64 { u64::MAX } else { (1 << len) - 1 });
+            }
+        }
+    }
+}
+
+/// The rows whose bits are set in `word`, counted from `start`.
+fn each_bit(mut word: u64, start: usize) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (word != 0).then(|| {
+            let r = start + word.trailing_zeros() as usize;
+            word &= word - 1;
+            r
+        })
+    })
+}
+
+/// What places one column's rows in their groups, beside its codes: per row its row key and
+/// base mask; the column's base flags and the partition's row keys so far.
+struct RowInputs<'a> {
+    keys: &'a [u32],
+    base_mask: &'a [i64],
+    bits: u32,
+    row_keys: usize,
 }
 
 /// One partition's reduction: the interned row keys, and per cited column its groups.
@@ -336,6 +553,9 @@ pub(super) struct Partial {
     pub(super) rows: u64,
     row_keys: FxMap<RowKey, u32>,
     row_key_list: Vec<RowKey>,
+    /// The row key of each (period mask, cell mask) without a design, when the two fit
+    /// [`ROW_KEY_BITS`] (`NONE` where unseen; allocated on first use).
+    row_key_direct: Vec<u32>,
     pub(super) columns: Vec<Groups>,
     pub(super) psu_names: Vec<(String, String)>,
     psu_index: HashMap<(String, String), u32>,
@@ -353,34 +573,20 @@ struct Scratch {
     period_mask: Vec<i64>,
     cell_mask: Vec<i64>,
     base_mask: Vec<i64>,
+    /// A zero base mask a row, for the columns without base flags.
+    no_base: Vec<i64>,
     row_keys: Vec<u32>,
     /// Per row and weight: the split terms of w and w².
     split: Vec<[(u64, u32); 2]>,
     /// Per row and weight: the narrow terms.
     narrow: Vec<[i128; 2]>,
-    /// Per row and weight: the wide terms, and their INVALID / OVERFLOW flags.
-    wide: Vec<Fixed>,
-    wide_bad: Vec<u8>,
-    /// One cited column's codes, widened to i64.
-    codes: Vec<i64>,
-}
-
-/// Puts a column's codes into `out` as i64, read at the width the file stores them (the
-/// projection does not cast them: a cast allocated and wrote 8 bytes a row per column and
-/// batch); their nulls stay with the array. `None` for a type that is not integer codes
-/// (`super::integer_codes` keeps those out of the grouped scan).
-fn widen_codes(out: &mut Vec<i64>, codes: &dyn Array) -> Option<()> {
-    out.clear();
-    macro_rules! widen {
-        ($($t:ty),*) => {$(
-            if let Some(p) = codes.as_primitive_opt::<$t>() {
-                out.extend(p.values().iter().map(|&v| i64::from(v)));
-                return Some(());
-            }
-        )*};
-    }
-    widen!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type);
-    None
+    /// Per row and weight: the wide terms.
+    wide: Vec<[i256; 2]>,
+    /// The (row, weight, flag) of each weight value that is null or zero (flag 0) or bad
+    /// (INVALID / OVERFLOW): the row is out of that weight's valid rows.
+    outs: Vec<(u32, u32, u8)>,
+    /// One cited column's rows with a code, and their groups: (row, group) in row order.
+    placed: Vec<(u32, u32)>,
 }
 
 /// Sets `m` to the rows where flags `at(0..count)` of a batch are set, as a mask per row (bit
@@ -436,7 +642,7 @@ fn weight_value(w: &datafusion::arrow::array::Float64Array, r: usize) -> WeightV
 enum Terms {
     /// In i128 at the partition's shifts ([`Scratch::narrow`]).
     Narrow,
-    /// In i256, row by row ([`Scratch::wide`]).
+    /// In i256 ([`Scratch::wide`]).
     Wide,
 }
 
@@ -446,6 +652,7 @@ impl Partial {
             rows: 0,
             row_keys: FxMap::default(),
             row_key_list: Vec::new(),
+            row_key_direct: Vec::new(),
             columns: (0..columns).map(|_| Groups::default()).collect(),
             psu_names: Vec::new(),
             psu_index: HashMap::new(),
@@ -462,10 +669,19 @@ impl Partial {
         let col = &self.columns[c];
         col.keys.iter().enumerate().map(move |(g, &(rk, id))| {
             let (pm, cm, psu) = self.row_key_list[rk as usize];
-            let weighted = col.sums[g * n_weights..(g + 1) * n_weights].to_vec();
-            let bad = col.bad[g * n_weights..(g + 1) * n_weights].to_vec();
-            ((pm, cm, col.ids[id as usize], psu), Exact { n: col.counts[g], weighted, bad })
+            let at = g * n_weights..(g + 1) * n_weights;
+            let weighted = col.outs[at.clone()]
+                .iter()
+                .zip(&col.sums[at.clone()])
+                .map(|(out, [w, w2])| (col.counts[g] - out, *w, *w2));
+            let exact = Exact { n: col.counts[g], weighted: weighted.collect(), bad: col.bad[at].to_vec() };
+            ((pm, cm, col.ids[id as usize], psu), exact)
         })
+    }
+
+    /// The groups made over all columns.
+    fn group_count(&self) -> usize {
+        self.columns.iter().map(|g| g.keys.len()).sum()
     }
 
     /// Flushes what is pending: the sums are then whole, for [`Partial::groups`].
@@ -485,23 +701,28 @@ impl Partial {
 
     /// Splits the batch's weights into terms, and decides whether they are summed narrow: when
     /// no row holds a bad weight and, per weight, the terms fit the pending sums' shift and
-    /// bound (flushing first when they would change). Otherwise wide, the terms in i256 with
-    /// their flags. A null or zero weight leaves the base; a negative, NaN or infinite one, or
-    /// one whose square does not fit the fixed point, flags the row's group (the jobs that
-    /// select it fail, naming the weight).
+    /// bound (flushing first when they would change). Otherwise wide, the terms in i256. A null
+    /// or zero weight leaves the base; a negative, NaN or infinite one, or one whose square
+    /// does not fit the fixed point, flags the row's group (the jobs that select it fail,
+    /// naming the weight). Either way such rows are listed in [`Scratch::outs`].
     fn terms(&mut self, ws: &[&datafusion::arrow::array::Float64Array], n: usize) -> Terms {
         let n_weights = ws.len();
         let sc = &mut self.scratch;
         sc.split.clear();
         sc.split.resize(n * n_weights, [(0, 0); 2]);
+        sc.outs.clear();
         // Per weight and kind: the lowest exponent and the highest bit of its terms.
         let mut range = vec![[None::<Shift>; 2]; n_weights];
         let mut narrow = true;
         for (i, w) in ws.iter().enumerate() {
             for r in 0..n {
                 let (v, squared) = match weight_value(w, r) {
-                    WeightValue::Out => continue,
-                    WeightValue::Bad(_) => {
+                    WeightValue::Out => {
+                        sc.outs.push((r as u32, i as u32, 0));
+                        continue;
+                    }
+                    WeightValue::Bad(flag) => {
+                        sc.outs.push((r as u32, i as u32, flag));
                         narrow = false;
                         continue;
                     }
@@ -564,34 +785,89 @@ impl Partial {
                 self.pending_rows = rows;
                 let sc = &mut self.scratch;
                 sc.narrow.clear();
-                sc.narrow.extend(sc.split.iter().enumerate().map(|(at, terms)| {
-                    let s = &self.shifts[at % n_weights];
-                    [0, 1].map(|k| match (terms[k], s[k]) {
-                        ((m, e), Some(s)) if m != 0 => i128::from(m) << (e - s.shift),
-                        _ => 0,
-                    })
-                }));
+                if n_weights > 0 {
+                    for row in sc.split.chunks_exact(n_weights) {
+                        sc.narrow.extend(row.iter().zip(&self.shifts).map(|(terms, s)| {
+                            [0, 1].map(|k| match (terms[k], s[k]) {
+                                ((m, e), Some(s)) if m != 0 => i128::from(m) << (e - s.shift),
+                                _ => 0,
+                            })
+                        }));
+                    }
+                }
                 return Terms::Narrow;
             }
         }
         let sc = &mut self.scratch;
         sc.wide.clear();
-        sc.wide.resize(n * n_weights, ZERO);
-        sc.wide_bad.clear();
-        sc.wide_bad.resize(n * n_weights, 0);
+        sc.wide.resize(n * n_weights, [i256::ZERO; 2]);
         for (i, w) in ws.iter().enumerate() {
             for r in 0..n {
-                match weight_value(w, r) {
-                    WeightValue::Out => {}
-                    WeightValue::Bad(flag) => sc.wide_bad[r * n_weights + i] = flag,
-                    WeightValue::In(v, squared) => sc.wide[r * n_weights + i] = (1, fixed(v), fixed(squared)),
+                if let WeightValue::In(v, squared) = weight_value(w, r) {
+                    sc.wide[r * n_weights + i] = [fixed(v), fixed(squared)];
                 }
             }
         }
         Terms::Wide
     }
 
-    /// Adds one batch of rows laid out as `layout` says, column by column.
+    /// Each row's key (period mask, cell mask, PSU) interned, into `self.scratch.row_keys`.
+    fn row_keys(&mut self, b: &RecordBatch, layout: &Layout) {
+        let n = b.num_rows();
+        let mut sc = std::mem::take(&mut self.scratch);
+        mask_into(&mut sc.period_mask, b, layout.periods, |k| layout.period(k));
+        mask_into(&mut sc.cell_mask, b, layout.cells, |k| layout.cell(k));
+        sc.row_keys.clear();
+        if let Some((s, p)) = layout.design().map(|(s, p)| (b.column(s), b.column(p))) {
+            let (s, p) = (s.as_string::<i32>(), p.as_string::<i32>());
+            for r in 0..n {
+                let name = |a: &datafusion::arrow::array::StringArray| {
+                    if a.is_null(r) { String::new() } else { a.value(r).to_string() }
+                };
+                let key = (name(s), name(p));
+                let next = self.psu_names.len() as u32;
+                let i = *self.psu_index.entry(key.clone()).or_insert(next);
+                if i == next {
+                    self.psu_names.push(key);
+                }
+                sc.row_keys.push(self.intern((sc.period_mask[r], sc.cell_mask[r], Some(i))));
+            }
+        } else if layout.periods + layout.cells <= ROW_KEY_BITS {
+            if self.row_key_direct.is_empty() {
+                self.row_key_direct = vec![NONE; 1 << (layout.periods + layout.cells)];
+            }
+            for (&pm, &cm) in sc.period_mask.iter().zip(&sc.cell_mask) {
+                let at = (pm | cm << layout.periods) as usize;
+                let i = match self.row_key_direct[at] {
+                    NONE => {
+                        let i = self.intern((pm, cm, None));
+                        self.row_key_direct[at] = i;
+                        i
+                    }
+                    i => i,
+                };
+                sc.row_keys.push(i);
+            }
+        } else {
+            for (&pm, &cm) in sc.period_mask.iter().zip(&sc.cell_mask) {
+                sc.row_keys.push(self.intern((pm, cm, None)));
+            }
+        }
+        self.scratch = sc;
+    }
+
+    /// The index of a row key, new ones numbered in order of arrival.
+    fn intern(&mut self, key: RowKey) -> u32 {
+        let next = self.row_key_list.len() as u32;
+        let i = *self.row_keys.entry(key).or_insert(next);
+        if i == next {
+            self.row_key_list.push(key);
+        }
+        i
+    }
+
+    /// Adds one batch of rows laid out as `layout` says: the row keys, the weights' terms, then
+    /// column by column each row's group and the groups' sums.
     pub(super) fn add(&mut self, b: &RecordBatch, layout: &Layout) -> datafusion::error::Result<()> {
         if b.num_columns() != layout.width() || self.columns.len() != layout.columns() {
             return Err(datafusion::error::DataFusionError::Internal(format!(
@@ -603,106 +879,41 @@ impl Partial {
         let n_weights = layout.weights;
         let ws: Vec<_> =
             (0..n_weights).map(|i| b.column(layout.weight(i)).as_primitive::<Float64Type>()).collect();
-        let design = layout.design().map(|(s, p)| (b.column(s), b.column(p)));
-        let n = b.num_rows();
-        self.rows += n as u64;
-        let terms = self.terms(&ws, n);
+        self.rows += b.num_rows() as u64;
+        let terms = self.terms(&ws, b.num_rows());
+        self.row_keys(b, layout);
         let mut sc = std::mem::take(&mut self.scratch);
-        mask_into(&mut sc.period_mask, b, layout.periods, |k| layout.period(k));
-        mask_into(&mut sc.cell_mask, b, layout.cells, |k| layout.cell(k));
-        sc.row_keys.clear();
-        for r in 0..n {
-            let psu = match &design {
-                Some((s, p)) => {
-                    let (s, p) = (s.as_string::<i32>(), p.as_string::<i32>());
-                    let name = |a: &datafusion::arrow::array::StringArray| {
-                        if a.is_null(r) { String::new() } else { a.value(r).to_string() }
-                    };
-                    let key = (name(s), name(p));
-                    let next = self.psu_names.len() as u32;
-                    let i = *self.psu_index.entry(key.clone()).or_insert(next);
-                    if i == next {
-                        self.psu_names.push(key);
-                    }
-                    Some(i)
-                }
-                None => None,
-            };
-            let key = (sc.period_mask[r], sc.cell_mask[r], psu);
-            let next = self.row_key_list.len() as u32;
-            let i = *self.row_keys.entry(key).or_insert(next);
-            if i == next {
-                self.row_key_list.push(key);
-            }
-            sc.row_keys.push(i);
-        }
+        let row_keys = self.row_key_list.len();
+        let n = b.num_rows();
+        sc.no_base.resize(n, 0);
         for (c, groups) in self.columns.iter_mut().enumerate() {
             let column = b.column(layout.code(c));
-            widen_codes(&mut sc.codes, column.as_ref()).ok_or_else(|| {
+            let bits = layout.bases[c];
+            if bits > 0 {
+                mask_into(&mut sc.base_mask, b, bits, |k| layout.base(c, k));
+            }
+            let inputs = RowInputs {
+                keys: &sc.row_keys,
+                base_mask: if bits > 0 { &sc.base_mask } else { &sc.no_base[..n] },
+                bits: bits as u32,
+                row_keys,
+            };
+            groups.place(&mut sc.placed, &inputs, column.as_ref(), n_weights).ok_or_else(|| {
                 datafusion::error::DataFusionError::Internal(format!(
                     "a cited column's codes are {}, not integers",
                     column.data_type()
                 ))
             })?;
-            let nulls = column.logical_nulls();
-            let is_null = |r: usize| nulls.as_ref().is_some_and(|n| n.is_null(r));
-            let bits = layout.bases[c];
-            mask_into(&mut sc.base_mask, b, bits, |k| layout.base(c, k));
-            let range =
-                (0..sc.codes.len()).filter(|&r| !is_null(r)).map(|r| sc.codes[r]).fold(None, |m, v| {
-                    Some(match m {
-                        None => (v, v),
-                        Some((lo, hi)) => (i64::min(lo, v), i64::max(hi, v)),
-                    })
-                });
-            let direct = range
-                .is_some_and(|(min, max)| groups.direct_for(min, max, bits as u32, self.row_key_list.len()));
-            let (lo, span) = (groups.direct_lo, groups.direct_codes << bits);
-            for (r, &row_key) in sc.row_keys.iter().enumerate() {
-                if is_null(r) {
-                    continue;
-                }
-                let code = sc.codes[r];
-                let g = if direct {
-                    let at = (i64::from(row_key) * span + ((code - lo) << bits) + sc.base_mask[r]) as usize;
-                    match groups.direct[at] {
-                        NONE => {
-                            let g =
-                                groups.group(row_key, pack(code, bits as u32, sc.base_mask[r]), n_weights);
-                            groups.direct[at] = g as u32;
-                            g
-                        }
-                        g => g as usize,
-                    }
-                } else {
-                    let key = pack(code, bits as u32, sc.base_mask[r]);
-                    if key == OUT_OF_RANGE {
-                        groups.out_of_range = true;
-                        continue;
-                    }
-                    groups.group(row_key, key, n_weights)
-                };
-                groups.counts[g] += 1;
-                let span = r * n_weights..(r + 1) * n_weights;
-                let group = g * n_weights..(g + 1) * n_weights;
-                match terms {
-                    Terms::Narrow => {
-                        for (a, t) in groups.pending[group].iter_mut().zip(&sc.narrow[span]) {
-                            a.0 += u64::from(t[0] != 0);
-                            a.1 += t[0];
-                            a.2 += t[1];
-                        }
-                    }
-                    Terms::Wide => {
-                        let (row, row_bad) = (&sc.wide[span.clone()], &sc.wide_bad[span]);
-                        for ((a, b), (flags, f)) in groups.sums[group.clone()]
-                            .iter_mut()
-                            .zip(row)
-                            .zip(groups.bad[group].iter_mut().zip(row_bad))
-                        {
-                            *flags |= *f | add_fixed(a, b);
-                        }
-                    }
+            match terms {
+                Terms::Narrow => groups.add_narrow(&sc.placed, &sc.narrow, n_weights),
+                Terms::Wide => groups.add_wide(&sc.placed, &sc.wide, n_weights),
+            }
+            // Rows whose weight is out or bad, in row order as `placed` is: few, found by search.
+            for &(r, i, flag) in &sc.outs {
+                if let Ok(p) = sc.placed.binary_search_by_key(&r, |&(row, _)| row) {
+                    let at = sc.placed[p].1 as usize * n_weights + i as usize;
+                    groups.outs[at] += 1;
+                    groups.bad[at] |= flag;
                 }
             }
         }
@@ -731,7 +942,7 @@ pub fn reduce_batches(
         part.add(b, &layout)?;
     }
     part.finish();
-    Ok((part.rows, part.columns.iter().map(|g| g.counts.len()).sum()))
+    Ok((part.rows, part.group_count()))
 }
 
 #[cfg(test)]
@@ -854,18 +1065,24 @@ mod tests {
         // Rows of one period flag, one column with one base flag, two weights; batches whose
         // weights lower the narrow shift (×1e-9 after ×1), span too many binary orders for it
         // (1e-12 to 1e9: summed wide), hold nulls and zeros, or a negative weight (wide,
-        // INVALID), interleaved so that pending narrow sums meet wide ones.
+        // INVALID), interleaved so that pending narrow sums meet wide ones; then codes spread
+        // too far for the direct lookup, so the last batches find their groups by hashing.
         let mut seed = 0x5eed_u64;
         let mut next = move || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             seed >> 11
         };
-        let mut batch = |n: usize, weight: &mut dyn FnMut(u64) -> Option<f64>| {
+        // `spread`: a few codes far from the rest, so the direct lookup (beyond DIRECT_LIMIT)
+        // turns off and later rows find their groups through the window and maps.
+        let mut batch = |n: usize, spread: bool, weight: &mut dyn FnMut(u64) -> Option<f64>| {
             let period: ArrayRef =
                 Arc::new(BooleanArray::from((0..n).map(|_| next() % 2 == 0).collect::<Vec<_>>()));
-            let codes: ArrayRef = Arc::new(Int64Array::from(
-                (0..n).map(|_| (next() % 10 != 0).then(|| (next() % 7) as i64 - 2)).collect::<Vec<_>>(),
-            ));
+            let mut code = || match next() % 50 {
+                0..=4 => None,
+                5 if spread => Some(3_000_000 + (next() % 3) as i64),
+                _ => Some((next() % 7) as i64 - 2),
+            };
+            let codes: ArrayRef = Arc::new(Int64Array::from((0..n).map(|_| code()).collect::<Vec<_>>()));
             let base: ArrayRef =
                 Arc::new(BooleanArray::from((0..n).map(|_| next() % 3 != 0).collect::<Vec<_>>()));
             let w: Vec<ArrayRef> = (0..2)
@@ -886,16 +1103,18 @@ mod tests {
         };
         let unit = |x: u64| (x % 1_000_000) as f64 / 1e6;
         let batches = vec![
-            batch(1000, &mut |x| Some(0.2 + 3.0 * unit(x))),
-            batch(700, &mut |x| Some((0.2 + 3.0 * unit(x)) * 1e-9)),
-            batch(900, &mut |x| Some(10f64.powi((x % 22) as i32 - 12) * (1.0 + unit(x)))),
-            batch(500, &mut |x| match x % 5 {
+            batch(1000, false, &mut |x| Some(0.2 + 3.0 * unit(x))),
+            batch(700, false, &mut |x| Some((0.2 + 3.0 * unit(x)) * 1e-9)),
+            batch(900, false, &mut |x| Some(10f64.powi((x % 22) as i32 - 12) * (1.0 + unit(x)))),
+            batch(500, false, &mut |x| match x % 5 {
                 0 => None,
                 1 => Some(0.0),
                 _ => Some(1234.5 * unit(x) + 1.0),
             }),
-            batch(300, &mut |x| Some(if x % 97 == 0 { -1.0 } else { unit(x) + 0.5 })),
-            batch(800, &mut |x| Some(0.5 + unit(x))),
+            batch(300, false, &mut |x| Some(if x % 97 == 0 { -1.0 } else { unit(x) + 0.5 })),
+            batch(800, false, &mut |x| Some(0.5 + unit(x))),
+            batch(600, true, &mut |x| Some(if x % 5 == 0 { 0.0 } else { unit(x) + 0.5 })),
+            batch(400, false, &mut |x| Some(0.25 + unit(x))),
         ];
         let layout = Layout::new(1, 0, vec![1], 2, false);
         let mut part = Partial::new(1);
@@ -912,6 +1131,8 @@ mod tests {
             assert_eq!(g, w, "group {:?}", g.0);
         }
         assert!(want.iter().any(|g| g.3.contains(&INVALID)), "the negative weight is flagged");
+        assert!(part.columns[0].direct_off, "the spread codes turned the direct lookup off");
+        assert!(want.iter().any(|g| g.0.2 >> 1 >= 3_000_000), "the spread codes have groups");
     }
 
     #[test]
