@@ -258,12 +258,14 @@ impl Default for Engine {
     }
 }
 
-/// Partitions a scan is read in, per thread. With one per thread, a thread whose partition
-/// ended first sat idle: the last 0.6 s of a 1.6 s scan (10k claims × 5M rows) ran on one
-/// thread. With two, the threads share four partitions' streams, so both stay busy until near
-/// the end: that scan took 0.81× the time, 1.9× faster on two threads than on one
-/// (BENCHMARKS.md).
-pub const PARTITIONS_PER_THREAD: usize = 2;
+/// Partitions a scan is read in, per thread. DataFusion cuts a file into as many byte ranges
+/// and reads each row group in the range holding its midpoint, so ranges and row groups need
+/// not line up: with two partitions per thread, the 5M-row tracker's 8 row groups came as 3, 2,
+/// 2 and 1, and one thread worked alone for the last 0.35 s of a 0.8 s scan. With eight, every
+/// row group of a file of up to 8 × threads of them is a partition of its own, the threads
+/// share them evenly, and a partition with no row group costs microseconds (BENCHMARKS.md).
+/// Sums are exact integers, so the count never moves a bit of a report.
+pub const PARTITIONS_PER_THREAD: usize = 8;
 
 impl Engine {
     /// A session using every core.
