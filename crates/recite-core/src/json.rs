@@ -32,7 +32,24 @@ pub fn escape_token(token: &str) -> String {
 
 /// `base` with one more reference token, escaped.
 pub fn pointer_push(base: &str, token: impl std::fmt::Display) -> String {
-    format!("{base}/{}", escape_token(&token.to_string()))
+    let mut pointer = String::with_capacity(base.len() + 16);
+    pointer.push_str(base);
+    push_token(&mut pointer, token);
+    pointer
+}
+
+/// Appends one more reference token, escaped, to `pointer` in place (a walk over a document
+/// pushes and truncates one buffer instead of making a string per node).
+pub fn push_token(pointer: &mut String, token: impl std::fmt::Display) {
+    use std::fmt::Write;
+    pointer.push('/');
+    let start = pointer.len();
+    let _ = write!(pointer, "{token}");
+    if pointer[start..].contains(['~', '/']) {
+        let escaped = escape_token(&pointer[start..]);
+        pointer.truncate(start);
+        pointer.push_str(&escaped);
+    }
 }
 
 /// `a number`, `an object`, …: a value's JSON type in words, for messages.
@@ -287,5 +304,13 @@ mod tests {
     fn pointer_tokens_are_escaped() {
         assert_eq!(pointer_push("/a", "b/c~d"), "/a/b~1c~0d");
         assert_eq!(pointer_push("", 3), "/3");
+        // In place, one buffer pushed and truncated as a walk does.
+        let mut p = String::from("/x");
+        push_token(&mut p, "a~/b");
+        assert_eq!(p, "/x/a~0~1b");
+        p.truncate(2);
+        push_token(&mut p, 12);
+        push_token(&mut p, "");
+        assert_eq!(p, "/x/12/");
     }
 }

@@ -14,7 +14,7 @@ use serde_json::{Map, Number, Value};
 
 use super::frame::{Framing, frame};
 use crate::input::Level;
-use crate::json::pointer_push;
+use crate::json::push_token;
 
 /// Rule of the findings made here: JSON text in a string that could not be read (MUST), or
 /// that was read in a form Upperhand does not name (joined documents, a Python repr: NOTE).
@@ -43,7 +43,7 @@ pub struct Problem {
 pub fn decode(value: &Value, pointer: &str) -> (Value, Vec<Problem>) {
     let mut out = value.clone();
     let mut problems = Vec::new();
-    decode_in_place(&mut out, pointer, 0, &mut problems);
+    decode_in_place(&mut out, &mut pointer.to_string(), 0, &mut problems);
     (out, problems)
 }
 
@@ -64,7 +64,7 @@ pub struct Decoded {
 pub fn decode_text_at(text: &str, pointer: &str) -> Option<Decoded> {
     let mut problems = Vec::new();
     if let Ok(mut value) = serde_json::from_str::<Value>(text.trim()) {
-        decode_in_place(&mut value, pointer, 1, &mut problems);
+        decode_in_place(&mut value, &mut pointer.to_string(), 1, &mut problems);
         return Some(Decoded { value: Some(value), problems });
     }
     if !looks_like_json(text) {
@@ -100,7 +100,9 @@ pub fn looks_like_json(text: &str) -> bool {
 }
 
 /// Decodes the strings of `v` in place; `depth` strings have been decoded to reach it.
-fn decode_in_place(v: &mut Value, pointer: &str, depth: usize, problems: &mut Vec<Problem>) {
+/// `pointer` is where `v` stands, and is as it was on return.
+fn decode_in_place(v: &mut Value, pointer: &mut String, depth: usize, problems: &mut Vec<Problem>) {
+    let at = pointer.len();
     match v {
         Value::String(s) if looks_like_json(s) => {
             if let Some(decoded) = decode_text(s, pointer, depth, problems) {
@@ -109,12 +111,16 @@ fn decode_in_place(v: &mut Value, pointer: &str, depth: usize, problems: &mut Ve
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                decode_in_place(item, &pointer_push(pointer, i), depth, problems);
+                push_token(pointer, i);
+                decode_in_place(item, pointer, depth, problems);
+                pointer.truncate(at);
             }
         }
         Value::Object(map) => {
             for (k, item) in map.iter_mut() {
-                decode_in_place(item, &pointer_push(pointer, k), depth, problems);
+                push_token(pointer, k);
+                decode_in_place(item, pointer, depth, problems);
+                pointer.truncate(at);
             }
         }
         _ => {}
@@ -170,7 +176,7 @@ fn decode_text(text: &str, pointer: &str, depth: usize, problems: &mut Vec<Probl
             }
         }
     };
-    decode_in_place(&mut value, pointer, depth + 1, problems);
+    decode_in_place(&mut value, &mut pointer.to_string(), depth + 1, problems);
     Some(value)
 }
 
