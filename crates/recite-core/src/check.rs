@@ -223,6 +223,7 @@ pub fn run(
         timings: timings.as_ref(),
         inputs: inputs.len(),
     })?;
+    ctx.session.finish_in_background();
     Ok(ran)
 }
 
