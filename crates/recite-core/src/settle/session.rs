@@ -239,6 +239,8 @@ pub struct Session<'a> {
     /// Explaining on: the variants' weights and bases the settling run takes along
     /// ([`explain::anticipated`]), and the columns already asked for.
     ahead: Mutex<(HashSet<CitedColumn>, Jobs)>,
+    /// Sibling columns' measures, expanded once for the explaining run's variants.
+    expansions: explain::Expansions,
 }
 
 impl<'a> Session<'a> {
@@ -255,6 +257,7 @@ impl<'a> Session<'a> {
             stats: ScanStats::default(),
             kept: None,
             ahead: Mutex::default(),
+            expansions: explain::Expansions::default(),
         }
     }
 
@@ -393,7 +396,7 @@ impl<'a> Session<'a> {
     pub fn explain(&mut self, wrong: Wrong) -> Result<(), EngineError> {
         // Built in parallel (each claim's variants walk its table's columns for siblings and
         // serialize every key: 0.19 s for 10k wrong claims on one core), gathered in order.
-        let (catalog, registry) = (self.catalog, self.registry);
+        let (catalog, registry, expansions) = (self.catalog, self.registry, &self.expansions);
         let wrong: Vec<(ResolutionKey, Arc<Resolution>)> = wrong.into_iter().collect();
         let built: Vec<Option<Variants>> = wrong
             .into_par_iter()
@@ -403,8 +406,10 @@ impl<'a> Session<'a> {
                 // A variant's job has no cells (`Variant::job`) and explaining reads no notes of
                 // its own: each of ~20 variants a claim copied its small-base cells for nothing.
                 let r = &Resolved { cells: Vec::new(), notes: Vec::new(), ..r.clone() };
-                let vs =
-                    explain::variants(i, r, catalog, registry).into_iter().map(|v| (v.key(), v)).collect();
+                let vs = explain::variants(i, r, catalog, registry, expansions)
+                    .into_iter()
+                    .map(|v| (v.key(), v))
+                    .collect();
                 Some((key, vs))
             })
             .collect();

@@ -81,7 +81,7 @@ pub fn alternatives(
         }
     }
     // The explanations' variants, periods aside (listed above, all of them).
-    for v in explain::variants(0, r, catalog, registry) {
+    for v in explain::variants(0, r, catalog, registry, &explain::Expansions::default()) {
         match v.alternative() {
             Some((Kind::Period | Kind::Measure, _)) | None => continue,
             Some((kind, name)) => out.push(alt(kind, &name, v.what, v.resolved)),
