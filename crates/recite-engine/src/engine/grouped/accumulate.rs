@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use datafusion::arrow::datatypes::i256;
 
-use super::reduce::{Exact, Fixed, add_fixed};
+use super::reduce::{Exact, Fixed, FxMap, add_fixed};
 use super::{INVALID, OVERFLOW, Plan, unfixed, whole};
 use crate::engine::{
     EngineError, Job, Outcome, Sums, Var, check_weight_sums, invalid_weight, needed_pairs, overflow, vars_for,
@@ -79,32 +79,60 @@ pub(in crate::engine) struct BaseSums {
     pub(in crate::engine) bad: u8,
 }
 
-/// Sums the rows of a column that a job's period, base, weight and missing codes select;
-/// `codes`: the codes each of the base's code predicates holds for.
+/// A run of a column's rows (sorted by period mask first) that share one period mask:
+/// (mask, first row, end).
+pub(super) type PeriodRun = (i64, usize, usize);
+
+/// The runs of `rows` that share a period mask, in order.
+pub(super) fn period_runs(rows: &[Row]) -> Vec<PeriodRun> {
+    let mut runs: Vec<PeriodRun> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        match runs.last_mut() {
+            Some((pm, _, end)) if *pm == row.pm => *end = i + 1,
+            _ => runs.push((row.pm, i, i + 1)),
+        }
+    }
+    runs
+}
+
+/// Sums the rows of a column (with their [`period_runs`]) that a job's period, base, weight
+/// and missing codes select; `codes_in`: the codes each of the base's code predicates holds for.
 pub(super) fn accumulate(
     plan: &Plan,
     selected: &Rows,
-    rows: &[Row],
+    (rows, runs): (&[Row], &[PeriodRun]),
     codes_in: &[&HashSet<i64>],
     psu_index: &HashMap<&(String, String), usize>,
     designed: bool,
 ) -> BaseSums {
     // Summed exactly per code (fixed point, or counts unweighted), then made floats once: the
     // same floats however the groups were split.
-    let mut codes: BTreeMap<i64, Fixed> = BTreeMap::new();
+    let mut codes: Vec<(i64, Fixed)> = Vec::new();
+    // Per code met: where its sums go, or `None` when the code predicates or the missing codes
+    // leave it out (decided once per code, not per group).
+    let mut slots: FxMap<i64, Option<usize>> = FxMap::default();
     let mut per_psu: Vec<BTreeMap<i64, i256>> =
         vec![BTreeMap::new(); if designed { psu_index.len() } else { 0 }];
     let mut cells = vec![0u64; plan.cells.len()];
     let mut bad = 0;
-    for row in rows {
-        if plan.period.is_some_and(|b| row.pm & (1 << b) == 0)
-            || plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
+    let in_period = |pm: i64| plan.period.is_none_or(|b| pm & (1 << b) != 0);
+    let selected_rows =
+        runs.iter().filter(|run| in_period(run.0)).flat_map(|&(_, start, end)| &rows[start..end]);
+    for row in selected_rows {
+        if plan.base.is_some_and(|b| row.bmask & (1 << b) == 0)
             || plan.row_base.is_some_and(|b| row.cm & (1 << b) == 0)
-            || !codes_in.iter().all(|set| set.contains(&row.code))
-            || selected.is_missing(row.code as f64)
         {
             continue;
         }
+        let slot = *slots.entry(row.code).or_insert_with(|| {
+            let kept =
+                codes_in.iter().all(|set| set.contains(&row.code)) && !selected.is_missing(row.code as f64);
+            kept.then(|| {
+                codes.push((row.code, (0, i256::ZERO, i256::ZERO)));
+                codes.len() - 1
+            })
+        });
+        let Some(slot) = slot else { continue };
         let sums = match plan.weight {
             Some(k) => {
                 bad |= row.sums.bad[k];
@@ -115,7 +143,7 @@ pub(super) fn accumulate(
                 (row.sums.n, n, n)
             }
         };
-        bad |= add_fixed(codes.entry(row.code).or_insert((0, i256::ZERO, i256::ZERO)), &sums);
+        bad |= add_fixed(&mut codes[slot].1, &sums);
         if designed && let Some(i) = row.psu.as_ref().and_then(|k| psu_index.get(k)) {
             let e = per_psu[*i].entry(row.code).or_insert(i256::ZERO);
             match e.checked_add(sums.1) {
@@ -131,7 +159,8 @@ pub(super) fn accumulate(
     }
     // Fixed point back in weight units; unweighted sums are counts.
     let float = |x: i256| if plan.weight.is_some() { unfixed(x) } else { whole(x) };
-    let codes = codes
+    // A code's groups are added in row order whichever slot it has: the same integers.
+    let codes: BTreeMap<i64, Acc> = codes
         .into_iter()
         .map(|(code, (n, w, w2))| (code, Acc { n: n as f64, w: float(w), w2: float(w2), bad: 0 }))
         .collect();

@@ -40,7 +40,7 @@ const NARROW_BITS: u32 = 126;
 /// `(0, 0)` when it rounds to nothing.
 #[inline]
 pub(super) fn split(v: f64) -> (u64, u32) {
-    let t = (v * FIXED_SCALE).round();
+    let t = super::scaled(v);
     let (m, e) = if t < TWO_64 {
         (t as u64, 0)
     } else {
