@@ -8,8 +8,10 @@
 //!
 //! The shape is the Versant tracker's under `recite generate claims` (BENCHMARKS.md): 8 waves
 //! (one-hot period flags), 4 cell flags, cited columns of codes 1..=5 with about 5% nulls and
-//! 2 base flags each, one raked weight. Two cases: one cited column unweighted (the kernel's
-//! floor per row), and 12 cited columns with the weight. Run with `cargo bench
+//! 2 base flags each, one raked weight. Four cases: one cited column unweighted (the kernel's
+//! floor per row); 12 cited columns with the weight; the same with a second weight (what an
+//! explained run's settling scan takes along); and with 70% of the codes null (a tracker's
+//! follow-up questions, asked of some respondents only). Run with `cargo bench
 //! --no-default-features --features engine --bench kernel` (release), or `--profile dev` and
 //! `-- --quick` for the shape only (recite's own crates are then unoptimised).
 
@@ -43,9 +45,10 @@ impl Mix {
     }
 }
 
-/// The batches of `ROWS` rows: period flags, cell flags, per column its code and base flags,
-/// then `weights` weights (raked-looking values in [0.2, 3.2)).
-fn batches(columns: usize, weights: usize) -> Vec<RecordBatch> {
+/// The batches of `ROWS` rows: period flags, cell flags, per column its code (null in
+/// `null_in_20` rows of 20) and base flags, then `weights` weights (raked-looking values in
+/// [0.2, 3.2)).
+fn batches(columns: usize, weights: usize, null_in_20: u64) -> Vec<RecordBatch> {
     let mut rng = Mix(0x5eed);
     let mut out = Vec::new();
     let mut start = 0;
@@ -63,7 +66,7 @@ fn batches(columns: usize, weights: usize) -> Vec<RecordBatch> {
         }
         for c in 0..columns {
             let codes: Vec<Option<i64>> =
-                (0..n).map(|_| (rng.below(20) != 0).then(|| 1 + rng.below(5) as i64)).collect();
+                (0..n).map(|_| (rng.below(20) >= null_in_20).then(|| 1 + rng.below(5) as i64)).collect();
             cols.push((format!("x{c}"), Arc::new(Int64Array::from(codes))));
             for k in 0..BASES {
                 let flag = BooleanArray::from((0..n).map(|_| rng.below(4) != 0).collect::<Vec<_>>());
@@ -85,8 +88,16 @@ fn kernel(c: &mut Criterion) {
     let mut g = c.benchmark_group("kernel");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     g.throughput(Throughput::Elements(ROWS as u64));
-    for (name, columns, weights) in [("1col_unweighted", 1, 0), ("12cols_1weight", 12, 1)] {
-        let data = batches(columns, weights);
+    // A second weight is what an explained run's settling scan takes along; 70% nulls, a
+    // tracker's follow-up question asked of some respondents only.
+    let cases = [
+        ("1col_unweighted", 1, 0, 1),
+        ("12cols_1weight", 12, 1, 1),
+        ("12cols_2weights", 12, 2, 1),
+        ("12cols_1weight_70pct_null", 12, 1, 14),
+    ];
+    for (name, columns, weights, null_in_20) in cases {
+        let data = batches(columns, weights, null_in_20);
         let bases = vec![BASES; columns];
         // The same groups every time: 8 periods × 16 cell masks × (5 codes × 4 base masks).
         let (rows, groups) = reduce_batches(&data, PERIODS, CELLS, &bases, weights).expect("reduces");
