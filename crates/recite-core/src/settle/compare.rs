@@ -4,6 +4,8 @@
 //! half a unit of its last shown digit (closed interval), in the units it was written in; shares
 //! may be claimed as fractions or percents; base n must match exactly.
 
+use std::sync::Arc;
+
 use crate::citation::Citation;
 use crate::claim::{Claimed, fold};
 use crate::extractor::{Measure, Unit};
@@ -23,14 +25,16 @@ const GENERIC_KEYS: &[&str] =
 /// Settles one resolved claim against the engine's outcome.
 pub fn settle(c: &Citation, r: &Resolved, out: &Outcome, claims: &[Claimed], method: Method) -> Settlement {
     let estimates = stats::estimate(&r.measures, &out.vars, &out.sums, method);
-    settle_estimated(c, r, out, &estimates, claims)
+    settle_estimated(c, r, Arc::new(rerun(r)), out, &estimates, claims)
 }
 
 /// [`settle`] with the estimates of `r`'s measures from `out` already computed: claims that
-/// share a job share its estimates, so a batch computes them once per job.
+/// share a job share its estimates, so a batch computes them once per job; and claims that
+/// share a resolution share what was re-run (`rerun`, [`rerun`] of `r`).
 pub fn settle_estimated(
     c: &Citation,
     r: &Resolved,
+    rerun: Arc<Rerun>,
     out: &Outcome,
     estimates: &[Option<Estimate>],
     claims: &[Claimed],
@@ -142,7 +146,7 @@ pub fn settle_estimated(
         reasons,
         problems: Vec::new(),
         unknown_names: Vec::new(),
-        rerun: Some(rerun(r)),
+        rerun: Some(rerun),
         base: Some(BaseRow { name: r.base.clone(), claimed_n: shown_n, facts, matched: base_ok }),
         measures: rows,
         series: Vec::new(),
@@ -154,7 +158,8 @@ pub fn settle_estimated(
     }
 }
 
-fn rerun(r: &Resolved) -> Rerun {
+/// What a resolved claim re-runs, in the catalog's words.
+pub fn rerun(r: &Resolved) -> Rerun {
     Rerun {
         study: r.study.clone(),
         period: r.period.clone(),

@@ -31,7 +31,7 @@ use crate::extractor::{Measure, Registry};
 use crate::resolve::{self, Resolved};
 use crate::scan::key::Canonical;
 use crate::scan::{EngineError, Job, JobKey, Outcome, Role, Scan, ScanStats};
-use crate::settle::verdict::{Series, SeriesPoint, Settlement, Verdict};
+use crate::settle::verdict::{Rerun, Series, SeriesPoint, Settlement, Verdict};
 use crate::settle::{compare, explain};
 use crate::stats::{self, DfRule, Estimate, Interval, Method};
 
@@ -166,6 +166,8 @@ pub struct Resolution {
     key: OnceLock<ResolutionKey>,
     /// Its series plan, made when first needed (with [`Options::series`]).
     series: OnceLock<Option<SeriesPlan>>,
+    /// What its claims re-run, made by the first claim settled and shared by the others.
+    rerun: OnceLock<Arc<Rerun>>,
 }
 
 impl Resolution {
@@ -286,7 +288,13 @@ impl<'a> Session<'a> {
         }
         let resolved = resolve::resolve(cit, self.catalog, self.registry, self.scan);
         let job = resolved.as_ref().ok().map(|r| Job::of(r).key());
-        let res = Arc::new(Resolution { resolved, job, key: OnceLock::new(), series: OnceLock::new() });
+        let res = Arc::new(Resolution {
+            resolved,
+            job,
+            key: OnceLock::new(),
+            series: OnceLock::new(),
+            rerun: OnceLock::new(),
+        });
         let mut memo = self.memo.write().unwrap_or_else(PoisonError::into_inner);
         if memo.len() >= MAX_RESOLUTIONS {
             return res;
@@ -462,7 +470,8 @@ impl<'a> Session<'a> {
             Err(e) => return (Settlement::unverifiable(vec![engine_reason(e, r)]), None),
         };
         let method = self.opts.method();
-        let mut s = compare::settle_estimated(cit, r, out, summed.estimates(method), numbers);
+        let rerun = Arc::clone(res.rerun.get_or_init(|| Arc::new(compare::rerun(r))));
+        let mut s = compare::settle_estimated(cit, r, rerun, out, summed.estimates(method), numbers);
         self.series(&res, r, &mut s);
         if !self.opts.explain || !matches!(s.verdict, Verdict::Discrepant | Verdict::BaseMismatch) {
             return (s, None);

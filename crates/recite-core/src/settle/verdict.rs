@@ -3,6 +3,8 @@
 //! are computed is in [`compare`](super::compare), [`audit`](super::audit) and
 //! [`explain`](super::explain).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::NotFound;
@@ -181,6 +183,12 @@ impl Rerun {
     }
 }
 
+/// [`Settlement::rerun`] written as the value it shares (serde writes an `Arc` only with its
+/// `rc` feature, which would rebuild every crate using serde).
+fn shared_rerun<S: serde::Serializer>(rerun: &Option<Arc<Rerun>>, s: S) -> Result<S::Ok, S::Error> {
+    rerun.as_deref().serialize(s)
+}
+
 /// What a warning audit finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -231,8 +239,10 @@ pub struct Settlement {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_names: Vec<NotFound>,
     /// What was re-run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rerun: Option<Rerun>,
+    // Shared by every claim of one resolution (a batch's claims name a few hundred distinct
+    // things), not thirteen strings copied per claim.
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "shared_rerun")]
+    pub rerun: Option<Arc<Rerun>>,
     /// The base.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<BaseRow>,

@@ -8,6 +8,8 @@
 //! the claimed base n) stay as the claim wrote them; only the computation changes, so "what if
 //! it was W5?" answers whether the claim reproduces on W5.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::catalog::Catalog;
@@ -158,6 +160,7 @@ pub fn settle(
                 .collect()
         }
     };
-    let s = compare::settle_estimated(cit, &alt.resolved, &out, &estimates, &numbers);
+    let rerun = Arc::new(compare::rerun(&alt.resolved));
+    let s = compare::settle_estimated(cit, &alt.resolved, rerun, &out, &estimates, &numbers);
     Ok((s, stats))
 }
