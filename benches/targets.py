@@ -4,7 +4,8 @@
     python3 benches/targets.py [--binary PATH] [--baseline PATH] [--rounds 4] [--seed 35]
 
 - cold `recite verify` of the bundled citation, a new process each time (21 runs);
-- 10k claims × 5M rows on one core (`taskset -c 0`) against both: the threads' speed-up;
+- 10k claims × 5M rows on one core (`taskset -c 0`) against both: the threads' speed-up, of
+  the whole run and of the scan alone (`timings.scan_ms`, `--timings`);
 - the same with explanations against `--no-explain`: 10% of the claims wrong (the driver's
   claims), and every claim wrong (made here once, `recite generate claims --wrong 1`).
 
@@ -16,18 +17,23 @@ shuffled each round, and prints the medians and the per-round ratios. The data a
 the ones driver.py makes (~/.cache/recite-bench: run it first); the binary is the release build
 driver.py and compare.py make in ~/.cache/recite-release.
 """
-import argparse, fcntl, os, random, statistics, subprocess, time
+import argparse, fcntl, json, os, random, statistics, subprocess, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def wall(cmd):
+def wall(cmd, scans=None):
+    """The wall seconds of `cmd`; with `--timings` in it, its report's `scan_ms` is appended
+    to `scans`."""
     t = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, cwd=ROOT)
     w = time.perf_counter() - t
     if p.returncode not in (0, 1):  # 1: a claim not reproduced (10% are made wrong)
         raise SystemExit(f"failed {cmd}: {p.stderr[-500:].decode(errors='replace')}")
+    if scans is not None and "--timings" in cmd:
+        report = json.loads(p.stdout)
+        scans.append((report.get("timings") or report["stats"]["timings"])["scan_ms"])
     return w
 
 
@@ -63,8 +69,8 @@ def main():
         check = [binary, "check", claims, "--data", data, "--format", "json"]
         every = [binary, "check", wrong, "--data", data, "--format", "json"]
         return {
-            "both cores": [*check, "--no-explain"],
-            "one core": ["taskset", "-c", "0", *check, "--no-explain"],
+            "both cores": [*check, "--no-explain", "--timings"],
+            "one core": ["taskset", "-c", "0", *check, "--no-explain", "--timings"],
             "explained": check,
             "every wrong, --no-explain": [*every, "--no-explain"],
             "every wrong, explained": every,
@@ -76,12 +82,13 @@ def main():
         cases.update({f"{k} (baseline)": base[k] for k in
                       ("both cores", "explained", "every wrong, --no-explain", "every wrong, explained")})
     runs = {k: [] for k in cases}
+    scans = {k: [] for k in cases}
     rng = random.Random(a.seed)
     for _ in range(a.rounds):
         order = list(cases)
         rng.shuffle(order)
         for k in order:
-            runs[k].append(wall(cases[k]))
+            runs[k].append(wall(cases[k], scans[k]))
     for k, ws in runs.items():
         print(f"{k}: median {statistics.median(ws):.2f} s, all {[round(w, 2) for w in ws]}")
     pairs = [("one core / both cores", "one core", "both cores"),
@@ -96,6 +103,10 @@ def main():
     for name, top, bottom in pairs:
         r = [x / y for x, y in zip(runs[top], runs[bottom])]
         print(f"{name}: median {statistics.median(r):.2f}, per round {[round(x, 2) for x in r]}")
+    r = [x / y for x, y in zip(scans["one core"], scans["both cores"])]
+    print(f"one core / both cores, scan_ms: median {statistics.median(r):.2f}, per round "
+          f"{[round(x, 2) for x in r]} (medians {statistics.median(scans['one core']):.0f} and "
+          f"{statistics.median(scans['both cores']):.0f} ms)")
 
 
 if __name__ == "__main__":
