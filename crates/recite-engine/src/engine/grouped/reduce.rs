@@ -539,6 +539,11 @@ fn each_bit(mut word: u64, start: usize) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Row `r` of a text column, empty where null.
+fn text_at(a: &datafusion::arrow::array::StringArray, r: usize) -> &str {
+    if a.is_null(r) { "" } else { a.value(r) }
+}
+
 /// What places one column's rows in their groups, beside its codes: per row its row key and
 /// base mask; the column's base flags and the partition's row keys so far.
 struct RowInputs<'a> {
@@ -558,7 +563,9 @@ pub(super) struct Partial {
     row_key_direct: Vec<u32>,
     pub(super) columns: Vec<Groups>,
     pub(super) psu_names: Vec<(String, String)>,
-    psu_index: HashMap<(String, String), u32>,
+    /// Stratum → PSU → index into `psu_names`: two levels, so a row's names are looked up as
+    /// borrowed text and only a new PSU's are copied.
+    psu_index: HashMap<String, HashMap<String, u32>>,
     /// Per weight, where its pending narrow Σw and Σw² stand (`None`: nothing pending).
     shifts: Vec<[Option<Shift>; 2]>,
     /// Rows added narrow since the last flush.
@@ -821,15 +828,14 @@ impl Partial {
         if let Some((s, p)) = layout.design().map(|(s, p)| (b.column(s), b.column(p))) {
             let (s, p) = (s.as_string::<i32>(), p.as_string::<i32>());
             for r in 0..n {
-                let name = |a: &datafusion::arrow::array::StringArray| {
-                    if a.is_null(r) { String::new() } else { a.value(r).to_string() }
-                };
-                let key = (name(s), name(p));
-                let next = self.psu_names.len() as u32;
-                let i = *self.psu_index.entry(key.clone()).or_insert(next);
-                if i == next {
-                    self.psu_names.push(key);
-                }
+                let (stratum, psu) = (text_at(s, r), text_at(p, r));
+                let known = self.psu_index.get(stratum).and_then(|psus| psus.get(psu)).copied();
+                let i = known.unwrap_or_else(|| {
+                    let i = self.psu_names.len() as u32;
+                    self.psu_names.push((stratum.to_string(), psu.to_string()));
+                    self.psu_index.entry(stratum.to_string()).or_default().insert(psu.to_string(), i);
+                    i
+                });
                 sc.row_keys.push(self.intern((sc.period_mask[r], sc.cell_mask[r], Some(i))));
             }
         } else if layout.periods + layout.cells <= ROW_KEY_BITS {
