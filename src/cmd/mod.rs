@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use recite::catalog::Catalog;
+use recite::claim::DecimalMark;
 use recite::engine::{Engine, EngineUrl};
 use recite::extractor::Registry;
 use recite::report::{DataLayer, DataSource};
@@ -246,13 +247,26 @@ pub struct SettleArgs {
     /// adjacent period, sibling column, other base…); saves one scan per such table.
     #[arg(long)]
     pub no_explain: bool,
+    /// The decimal mark of numbers written as strings in tool results and of `--claim` values,
+    /// where their text leaves it open (`"44.249"`, `"4,595"`): `dot` (the C locale, as programs
+    /// write: 44.249 and 4595) or `comma` (as much of Europe writes: 44249 and 4.595). A
+    /// spelling that shows its mark (`44.2`, `44,0`, `4.595,5`, `1.234.567`) reads the same
+    /// either way; an answer's prose is read by the convention its own numbers show.
+    #[arg(long, value_name = "MARK", default_value_t = DecimalMark::Dot)]
+    pub decimal_mark: DecimalMark,
 }
 
 impl SettleArgs {
     /// The settlement options these flags ask for.
     pub fn options(&self) -> Options {
         // Series only where a report draws them (`check --format html`).
-        Options { interval: self.interval, df: self.df, explain: !self.no_explain, series: false }
+        Options {
+            interval: self.interval,
+            df: self.df,
+            explain: !self.no_explain,
+            series: false,
+            decimal_mark: self.decimal_mark,
+        }
     }
 }
 

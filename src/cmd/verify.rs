@@ -70,7 +70,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     a.report.to.check(&identities)?;
     let bytes = super::read_input(&a.citation)?;
     let result_bytes = result.as_deref().map(super::read_input).transpose()?;
-    let claimed = verify::claimed(&a.claim, result_bytes.as_deref()).map_err(|e| match e {
+    let claimed = verify::claimed(&a.claim, result_bytes.as_deref(), a.settle.decimal_mark).map_err(|e| match e {
         verify::ClaimedError::Result(e) => anyhow!("{}: {e}", result.unwrap_or_default()),
         e => anyhow!("{e}"),
     })?;

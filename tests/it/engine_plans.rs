@@ -123,7 +123,7 @@ pub(crate) fn duckdb_python(test: &str) -> Option<PathBuf> {
     };
     let required = std::env::var_os("RECITE_REQUIRE_DUCKDB").is_some_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "RECITE_REQUIRE_DUCKDB is set but {why}");
-    eprintln!("SKIPPED {test}: {why}");
+    crate::support::say_skipped(test, &why);
     None
 }
 

@@ -134,7 +134,7 @@ mod with_store {
             let why = format!("{} is not installed (run tests/objstore/install.sh)", server.display());
             let required = std::env::var_os("RECITE_REQUIRE_MOTO").is_some_and(|v| !v.is_empty() && v != "0");
             assert!(!required, "RECITE_REQUIRE_MOTO is set but {why}");
-            eprintln!("SKIPPED {test}: {why}");
+            crate::support::say_skipped(test, &why);
             return None;
         }
         // An ephemeral port: the kernel picks a free one, moto binds it right after.
@@ -370,7 +370,7 @@ mod with_store {
             .stderr(Stdio::null())
             .spawn();
         let Ok(mut child) = spawned else {
-            eprintln!("SKIPPED {test}: python3 is not installed");
+            crate::support::say_skipped(test, "python3 is not installed");
             return None;
         };
         let mut line = String::new();

@@ -35,7 +35,7 @@ fn clients_python(test: &str) -> Option<PathBuf> {
     let required =
         std::env::var_os("RECITE_REQUIRE_SERVE_CLIENTS").is_some_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "RECITE_REQUIRE_SERVE_CLIENTS is set but {why}");
-    eprintln!("SKIPPED {test}: {why}");
+    crate::support::say_skipped(test, &why);
     None
 }
 
@@ -262,7 +262,7 @@ fn a2a_js_installed(test: &str) -> bool {
     };
     let required = std::env::var_os("RECITE_REQUIRE_NODE").is_some_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "RECITE_REQUIRE_NODE is set but {why}");
-    eprintln!("SKIPPED {test}: {why}");
+    crate::support::say_skipped(test, &why);
     false
 }
 

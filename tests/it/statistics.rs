@@ -324,9 +324,10 @@ fn a_reason_shows_enough_digits_to_see_the_recomputed_value() {
 // ---------------------------------------------------------------------------------------------
 // R's survey package as the oracle (tests/r/oracle.R).
 
-/// Whether `Rscript` with the `survey` package is here. Without it the oracle test is skipped
-/// loudly, unless RECITE_REQUIRE_R=1 (CI sets it after installing R), when it fails.
-pub(crate) fn r_with_survey() -> bool {
+/// Whether `Rscript` with the `survey` package is here. Without it `test` is skipped loudly
+/// (past the harness's capture: [`crate::support::say_skipped`]), unless RECITE_REQUIRE_R=1
+/// (CI sets it after installing R), when it fails.
+pub(crate) fn r_with_survey(test: &str) -> bool {
     let ok = std::process::Command::new("Rscript")
         .args(["-e", "quit(status = !requireNamespace('survey', quietly = TRUE))"])
         .output()
@@ -336,9 +337,10 @@ pub(crate) fn r_with_survey() -> bool {
             std::env::var("RECITE_REQUIRE_R").as_deref() != Ok("1"),
             "RECITE_REQUIRE_R=1 but Rscript with the survey package is not available"
         );
-        eprintln!(
-            "\n\n*** SKIPPED: the R oracle test needs Rscript and R's survey package \
-             (apt-get install r-base-core r-cran-survey); recite's statistics were NOT checked against R ***\n"
+        crate::support::say_skipped(
+            test,
+            "the R oracle needs Rscript and R's survey package (apt-get install r-base-core \
+             r-cran-survey); recite's statistics were NOT checked against R",
         );
     }
     ok
@@ -428,7 +430,7 @@ fn measure_for_r(
 fn r_survey_package_agrees_on_every_measure() {
     use recite::engine::Job;
     use recite::stats::Method;
-    if !r_with_survey() {
+    if !r_with_survey("statistics::r_survey_package_agrees_on_every_measure") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

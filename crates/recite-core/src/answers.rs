@@ -237,6 +237,7 @@ fn record_number(ci: usize, label: &str, refs: &[String], n: &Stated, status: St
             key: None,
             pointer: String::new(),
             unreadable: None,
+            word: false,
         }),
         recomputed: None,
         matched: status == Status::Traced,

@@ -333,7 +333,8 @@ impl Ctx<'_> {
             Some(Err(problems)) => return (Settlement::invalid(problems.clone()), None),
             Some(Ok(cit)) => cit,
         };
-        let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
+        let mark = self.opts.settle.decimal_mark;
+        let numbers = item.result.as_ref().map(|r| claim::claimed(r, mark)).unwrap_or_default();
         self.session.settle(cit, &numbers)
     }
 
@@ -607,7 +608,10 @@ fn audit_answers(
                 .and_then(|c| c.pointer("/base/n"))
                 // An INVALID citation may state n as a string: the answer may still repeat it.
                 .and_then(|v| {
-                    v.as_u64().or_else(|| v.as_str().and_then(|s| claim::read_written(s).ok()?.as_count()))
+                    v.as_u64().or_else(|| {
+                        let mark = Some(claim::DecimalMark::Dot);
+                        v.as_str().and_then(|s| claim::read_written(s, mark).ok()?.as_count())
+                    })
                 });
             // What the citation covers, for the sentence's period, population and brand.
             let covers = item.citation.as_ref().and_then(|cit| {

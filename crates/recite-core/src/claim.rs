@@ -29,6 +29,11 @@ pub struct Claimed {
     /// pass: its claim is INVALID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// A string in a result that is no number in any convention (`"NaN"`, `"0x2C"`, `"44%%"`):
+    /// a claim only when it stands under a measure's name, which it then makes INVALID
+    /// ([`claimed`]); anywhere else (`"brand": "Versant"`) it is no claim at all.
+    #[serde(skip)]
+    pub word: bool,
 }
 
 /// The longest number text read as a claim; longer is `unreadable` (no agent writes 100 digits,
@@ -54,8 +59,11 @@ impl Claimed {
         if self.unreadable.is_some() || self.percent {
             return None;
         }
-        // On the plain spelling: `"4,595"` states 4595.
-        written(&self.text).ok().and_then(|w| exact_count(&w.plain()))
+        // On the plain spelling as it was read: `"4,595"` states 4595, and `"4.595"` read by
+        // the comma convention (no decimals shown) too.
+        let mut w = written(&self.text).ok()?;
+        w.read_as(self.decimals != 0);
+        exact_count(&w.plain())
     }
 }
 
@@ -101,8 +109,42 @@ pub enum NotANumber {
     /// Not number syntax at all (`W6`, `1.2.3`, `18-74`): not a claim.
     Syntax,
     /// Number syntax that cannot be represented or compared, or whose value the text leaves
-    /// open (`"4.595"`), with why.
+    /// open (`"4.595"` in prose that shows no convention), with why.
     Unreadable(String),
+}
+
+/// Which mark is the decimal point where a number's text alone leaves it open: a lone `.` or
+/// `,` before exactly three digits (`4.595`, `4,595`). Every other spelling says it itself
+/// (`44.2`, `44,0`, `4,595.5`, `1.234.567`), whatever the convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DecimalMark {
+    /// `4.595` is four and a bit and `4,595` four thousand: the C locale, what programs write.
+    /// The convention of JSON strings in results and of command-line values unless declared.
+    #[default]
+    Dot,
+    /// `4,595` is four and a bit and `4.595` four thousand, as much of Europe writes.
+    Comma,
+}
+
+impl std::str::FromStr for DecimalMark {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "dot" | "." => Ok(DecimalMark::Dot),
+            "comma" | "," => Ok(DecimalMark::Comma),
+            other => Err(format!("decimal mark {other:?}: expected \"dot\" or \"comma\"")),
+        }
+    }
+}
+
+impl std::fmt::Display for DecimalMark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DecimalMark::Dot => "dot",
+            DecimalMark::Comma => "comma",
+        })
+    }
 }
 
 /// Reads a number as a person or an agent writes it in text: the one parser for every number
@@ -110,28 +152,36 @@ pub enum NotANumber {
 /// parts of recite never disagree about the same text. Its `key` is `None` and its `pointer`
 /// empty; the claim's `text` is `text` as given.
 ///
+/// `mark` is the convention the text is read by where its spelling leaves the decimal mark
+/// open (a lone `.` or `,` before exactly three digits): `Some` for a program's output (a JSON
+/// string, a command-line value: [`DecimalMark::Dot`] unless declared otherwise) or prose whose
+/// other numbers show its convention; `None` for prose that shows none, where `4,595` is read
+/// as thousands (as English prose writes counts) and `4.595` is unreadable, except before a `%`
+/// where only the decimal reading is a share (`4.595%`).
+///
 /// Read (docs/semantics.md, "Numbers written as text"):
 /// - plain numbers `44`, `0.440`, `-3.5`, `+32`, `.5`, `4.4e-1`, and both minus signs (`-` and
-///   U+2212 `−`);
+///   U+2212 `−`), in any script's decimal digits (`٤٤%` is 44%; Unicode's `Nd` digits, the
+///   Arabic decimal and thousands separators and percent signs);
 /// - thousands groups of exactly three digits separated by `,`, a space, U+00A0, U+202F or
 ///   U+2009 (`4,595`, `4 595`, `9 189`), or by `.` when there are two or more
 ///   (`1.234.567`); with a decimal mark after them (`4,595.5`, `4.595,5`, `4 595,5`);
+/// - a decimal comma where it can only be one: before other than three digits (`44,0`,
+///   `0,595`, `1234,5`);
 /// - a `%` after the number (`44%`, `44.0 %`), a currency sign `$`, `€` or `£` before it
 ///   (`$4,595`, `-$5`, `$-5`) or `€`/`$`/`£` after it (`4 595 €`).
 ///
 /// Errors:
 /// - [`NotANumber::Syntax`] for text that is not one number (`W6`, `1.2.3`, `1,2,3`, `18-74`,
-///   `4 654 respondents`, `2.3pp`: a difference in points is not a level recite compares);
-/// - [`NotANumber::Unreadable`] for one number recite will not guess at: a single `.` before
-///   exactly three digits after one to three digits (`4.595`, `-44.200`: a decimal point, or
-///   thousands grouped as much of Europe writes them), unless a `%` follows and the decimal
-///   reading is at most 100 (`4.595%`); a single `,` not before exactly three digits (`44,2`, a
-///   decimal comma); numbers too long, too large, too small or with too many decimals.
+///   `NaN`, `0x2C`, `44%%`, `4 654 respondents`, `2.3pp`: a difference in points is not a
+///   level recite compares);
+/// - [`NotANumber::Unreadable`] for one number recite will not guess at (`4.595` with no
+///   convention, above) and numbers too long, too large, too small or with too many decimals.
 ///
 /// A claim's tolerance comes from the decimals the text shows, never fewer than its plain
 /// decimal spelling shows: `4.4e3` shows none (±0.5), as `4400` would.
-pub fn read_written(text: &str) -> Result<Claimed, NotANumber> {
-    read_text(text, None, String::new(), true)
+pub fn read_written(text: &str, mark: Option<DecimalMark>) -> Result<Claimed, NotANumber> {
+    read_text(text, None, String::new(), Some(mark))
 }
 
 /// True when `text` is written as one number (readable or not, see [`read_written`]): such a
@@ -140,15 +190,24 @@ pub fn states_number(text: &str) -> bool {
     !matches!(written(text), Err(NotANumber::Syntax))
 }
 
-/// Parses a number as written (see [`read_written`]), with the key and pointer it was found
-/// under; `None` when it is not a readable number.
+/// Parses a number as a program writes it (see [`read_written`], the dot as the decimal
+/// point), with the key and pointer it was found under; `None` when it is not a readable number.
 pub fn parse_number(text: &str, key: Option<String>, pointer: String) -> Option<Claimed> {
-    read_text(text, key, pointer, true).ok()
+    read_number(text, key, pointer).ok()
 }
 
 /// Like [`parse_number`], but says whether a failure was number syntax it cannot represent.
 pub fn read_number(text: &str, key: Option<String>, pointer: String) -> Result<Claimed, NotANumber> {
-    read_text(text, key, pointer, true)
+    read_text(text, key, pointer, Some(Some(DecimalMark::Dot)))
+}
+
+/// A lone mark before exactly three digits, which the text alone does not settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    /// `4.595`: taken apart as a decimal point.
+    Dot,
+    /// `4,595`: taken apart as a thousands separator.
+    Comma,
 }
 
 /// A written number taken apart, in plain ASCII.
@@ -166,8 +225,8 @@ struct Written {
     exponent: Option<String>,
     /// Written with `%`.
     percent: bool,
-    /// Written with group separators.
-    grouped: bool,
+    /// A lone `.` or `,` before exactly three digits: its reading depends on the convention.
+    open: Option<Open>,
 }
 
 impl Written {
@@ -185,28 +244,54 @@ impl Written {
         s
     }
 
-    /// Why the value is open, when it is (`4.595`): a lone `.` before three digits after one to
-    /// three digits may be a decimal point or a European thousands separator.
-    fn ambiguity(&self) -> Option<String> {
-        let europe = !self.grouped
-            && self.exponent.is_none()
-            && self.frac.len() == 3
-            && (1..=3).contains(&self.int.len())
-            && !self.int.starts_with('0');
-        if !europe {
-            return None;
+    /// Settles an open mark by the convention `mark` (`None`: prose that shows none), or says
+    /// why it stays open.
+    fn settle(mut self, mark: Option<DecimalMark>) -> Result<Written, String> {
+        let Some(open) = self.open else { return Ok(self) };
+        let decimal = match (open, mark) {
+            (_, Some(DecimalMark::Dot)) => open == Open::Dot,
+            (_, Some(DecimalMark::Comma)) => open == Open::Comma,
+            // English prose groups counts with commas (`n = 4,654`).
+            (Open::Comma, None) => false,
+            (Open::Dot, None) => {
+                let (whole, three) = self.halves();
+                // `4.595%`: 4595% is no share, so only the decimal reading is one.
+                let share = format!("{whole}.{three}").parse::<f64>().is_ok_and(|v| v <= 100.0);
+                if !(self.percent && share) {
+                    let sign = if self.sign == "-" { "-" } else { "" };
+                    return Err(format!(
+                        "ambiguous: {sign}{whole}.{three} (a decimal point) or {sign}{whole}{three} (a dot \
+                         grouping thousands, as much of Europe writes it), and the text shows no convention \
+                         of its own; recite does not guess"
+                    ));
+                }
+                true
+            }
+        };
+        self.read_as(decimal);
+        Ok(self)
+    }
+
+    /// The digits before and after an open mark.
+    fn halves(&self) -> (String, String) {
+        match self.open {
+            Some(Open::Comma) => {
+                let cut = self.int.len() - 3;
+                (self.int[..cut].to_string(), self.int[cut..].to_string())
+            }
+            _ => (self.int.clone(), self.frac.clone()),
         }
-        let decimal = format!("{}.{}", self.int, self.frac);
-        if self.percent && decimal.parse::<f64>().is_ok_and(|v| v <= 100.0) {
-            return None; // `4.595%`: 4595% is no share
+    }
+
+    /// Closes an open mark as a decimal mark or as a thousands separator.
+    fn read_as(&mut self, decimal: bool) {
+        if self.open.is_none() {
+            return;
         }
-        Some(format!(
-            "ambiguous: {sign}{decimal} (a decimal point) or {sign}{int}{frac} (a dot grouping thousands, \
-             as much of Europe writes it); recite does not guess",
-            sign = if self.sign == "-" { "-" } else { "" },
-            int = self.int,
-            frac = self.frac,
-        ))
+        let (whole, three) = self.halves();
+        (self.int, self.frac, self.point) =
+            if decimal { (whole, three, true) } else { (format!("{whole}{three}"), String::new(), false) };
+        self.open = None;
     }
 }
 
@@ -215,14 +300,53 @@ const CURRENCIES: [char; 3] = ['$', '€', '£'];
 /// The spaces that group thousands: space, no-break, narrow no-break and thin space.
 const GROUP_SPACES: [char; 4] = [' ', '\u{a0}', '\u{202f}', '\u{2009}'];
 
+/// The first code point of each run of ten decimal digits (Unicode category `Nd`, 0 to 9 in
+/// order), ASCII's first; generated from Python's `unicodedata` (Unicode 14.0).
+const DIGIT_ZEROS: [u32; 66] = [
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50,
+    0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40,
+    0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066,
+    0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950,
+    0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6,
+    0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+];
+
+/// The ASCII digit a decimal digit of any script stands for.
+fn ascii_digit(c: char) -> Option<char> {
+    let c = c as u32;
+    let i = DIGIT_ZEROS.partition_point(|&z| z <= c).checked_sub(1)?;
+    let d = c - DIGIT_ZEROS[i];
+    (d < 10).then(|| char::from(b'0' + d as u8))
+}
+
+/// `text` with every decimal digit in ASCII and the Arabic decimal separator, thousands
+/// separator and percent signs (and the full-width percent) as `.`, `,` and `%`; borrowed when
+/// it is ASCII already.
+fn ascii_numerals(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\u{66b}' => '.',
+            '\u{66c}' => ',',
+            '\u{66a}' | '\u{ff05}' => '%',
+            c if !c.is_ascii() => ascii_digit(c).unwrap_or(c),
+            c => c,
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// The white space allowed around a number, its sign, currency and `%`.
 fn trim_spaces(s: &str) -> &str {
     s.trim_matches(|c: char| c.is_whitespace() || GROUP_SPACES.contains(&c))
 }
 
-/// Takes a written number apart (see [`read_written`]); `Unreadable` only for a decimal comma.
+/// Takes a written number apart (see [`read_written`]), its decimal mark perhaps still open.
 fn written(text: &str) -> Result<Written, NotANumber> {
-    let mut t = trim_spaces(text);
+    let ascii = ascii_numerals(text);
+    let mut t = trim_spaces(&ascii);
     let percent = match t.strip_suffix('%') {
         Some(b) => {
             t = trim_spaces(b);
@@ -262,15 +386,6 @@ fn written(text: &str) -> Result<Written, NotANumber> {
         }
     }
     let exponent = exponent.map(|e| e.strip_prefix('+').unwrap_or(e).to_string());
-    let plain = |int: &str, frac: &str, point: bool| Written {
-        sign,
-        int: int.to_string(),
-        frac: frac.to_string(),
-        point,
-        exponent: exponent.clone(),
-        percent,
-        grouped: false,
-    };
     // Plain: digits, at most one `.`.
     if mantissa.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         && mantissa.bytes().filter(|&b| b == b'.').count() <= 1
@@ -279,7 +394,21 @@ fn written(text: &str) -> Result<Written, NotANumber> {
         if int.is_empty() && frac.is_empty() {
             return Err(NotANumber::Syntax);
         }
-        return Ok(plain(int, frac, mantissa.contains('.')));
+        // `4.595`: a decimal point, or one group of thousands.
+        let open = (exponent.is_none()
+            && frac.len() == 3
+            && (1..=3).contains(&int.len())
+            && !int.starts_with('0'))
+        .then_some(Open::Dot);
+        return Ok(Written {
+            sign,
+            int: int.to_string(),
+            frac: frac.to_string(),
+            point: mantissa.contains('.'),
+            exponent,
+            percent,
+            open,
+        });
     }
     if exponent.is_some() {
         return Err(NotANumber::Syntax); // no groups in exponent form
@@ -295,7 +424,7 @@ enum Mark {
     Space,
 }
 
-/// A mantissa with group separators (and perhaps a decimal mark): `4,595`, `4 595,5`, `1.234.567`.
+/// A mantissa with group separators or a decimal comma: `4,595`, `4 595,5`, `1.234.567`, `44,0`.
 fn grouped(mantissa: &str, sign: &'static str, percent: bool) -> Result<Written, NotANumber> {
     let mut runs: Vec<&str> = Vec::new();
     let mut marks: Vec<Mark> = Vec::new();
@@ -318,14 +447,14 @@ fn grouped(mantissa: &str, sign: &'static str, percent: bool) -> Result<Written,
     }
     let lead_ok = |r: &str| r.len() <= 3 && !r.starts_with('0');
     let groups_ok = |runs: &[&str]| lead_ok(runs[0]) && runs[1..].iter().all(|r| r.len() == 3);
-    let number = |int: &[&str], frac: &str| Written {
+    let number = |int: &[&str], frac: &str, open: Option<Open>| Written {
         sign,
         int: int.concat(),
         frac: frac.to_string(),
         point: !frac.is_empty(),
         exponent: None,
         percent,
-        grouped: true,
+        open,
     };
     let last = *marks.last().expect("a mark, or the mantissa was plain");
     let kinds = |m: Mark| marks.iter().filter(|&&k| k == m).count();
@@ -340,30 +469,32 @@ fn grouped(mantissa: &str, sign: &'static str, percent: bool) -> Result<Written,
         }
         (group, Some(last))
     };
+    let lone_comma = group == Mark::Comma && marks.len() == 1;
     match decimal {
         Some(_) => {
             let int = &runs[..runs.len() - 1];
             if !groups_ok(int) {
                 return Err(NotANumber::Syntax);
             }
-            Ok(number(int, runs[runs.len() - 1]))
+            Ok(number(int, runs[runs.len() - 1], None))
         }
-        None if groups_ok(&runs) && (group != Mark::Dot || marks.len() >= 2) => Ok(number(&runs, "")),
-        None if group == Mark::Comma && marks.len() == 1 => Err(NotANumber::Unreadable(format!(
-            "a decimal comma? {mantissa} has a comma not before exactly three digits; recite reads `.` as \
-             the decimal point and `,` only as a thousands separator"
-        ))),
+        // `4,595`: one group of thousands, or a decimal comma.
+        None if lone_comma && groups_ok(&runs) => Ok(number(&runs, "", Some(Open::Comma))),
+        // `44,0`, `0,595`, `1234,5`: no group of thousands is written so; a decimal comma.
+        None if lone_comma => Ok(number(&runs[..1], runs[1], None)),
+        None if groups_ok(&runs) && (group != Mark::Dot || marks.len() >= 2) => Ok(number(&runs, "", None)),
         None => Err(NotANumber::Syntax),
     }
 }
 
-/// Reads `text` (see [`read_written`]) with the key and pointer it stood under. A JSON number's
-/// text is never ambiguous (`4.595` in JSON is a decimal): `written_text` is false for it.
+/// Reads `text` (see [`read_written`]) with the key and pointer it stood under. `convention`
+/// is `None` for a JSON number's text, which is never open (`4.595` in JSON is a decimal), and
+/// else the decimal mark it is read by (`Some(None)`: prose that shows none).
 fn read_text(
     text: &str,
     key: Option<String>,
     pointer: String,
-    written_text: bool,
+    convention: Option<Option<DecimalMark>>,
 ) -> Result<Claimed, NotANumber> {
     let w = written(text)?;
     let unreadable = |why: String| NotANumber::Unreadable(why);
@@ -374,14 +505,12 @@ fn read_text(
             t.len()
         )));
     }
-    if let Some(why) = w.ambiguity().filter(|_| written_text) {
-        return Err(unreadable(why));
-    }
-    claimed(&w, text, key, pointer)
+    let w = w.settle(convention.unwrap_or(Some(DecimalMark::Dot))).map_err(unreadable)?;
+    claim_of(&w, text, key, pointer)
 }
 
 /// The claim a taken-apart number makes: its value and the decimals it shows.
-fn claimed(w: &Written, text: &str, key: Option<String>, pointer: String) -> Result<Claimed, NotANumber> {
+fn claim_of(w: &Written, text: &str, key: Option<String>, pointer: String) -> Result<Claimed, NotANumber> {
     let unreadable = |why: String| NotANumber::Unreadable(why);
     // Bounded before any arithmetic: `0.44e-2147483648` must not overflow the decimals count.
     let exponent: i64 = match &w.exponent {
@@ -413,15 +542,24 @@ fn claimed(w: &Written, text: &str, key: Option<String>, pointer: String) -> Res
         key,
         pointer,
         unreadable: None,
+        word: false,
     })
 }
 
 /// Every number among a result's leaves: JSON numbers, and strings that are a number or a
-/// percentage. Each keeps the key it stood under (array elements take their parent's key).
-/// A JSON number (or numeric string) that cannot be represented is kept, marked `unreadable`.
+/// percentage (read by the dot convention, as programs write). Each keeps the key it stood
+/// under (array elements take their parent's key). A JSON number (or numeric string) that
+/// cannot be represented is kept, marked `unreadable`.
 pub fn leaves(result: &Value) -> Vec<Claimed> {
+    claimed(result, DecimalMark::Dot).into_iter().filter(|c| !c.word).collect()
+}
+
+/// Every value a result claims, to settle: its numbers as [`leaves`] finds them, read by the
+/// convention `mark`, and each string that is no number in any convention, as a
+/// [`Claimed::word`] (it makes a claim INVALID where it stands under a measure's name).
+pub fn claimed(result: &Value, mark: DecimalMark) -> Vec<Claimed> {
     let mut out = Vec::new();
-    walk(result, None, String::new(), &mut out);
+    walk(result, None, String::new(), mark, &mut out);
     out
 }
 
@@ -439,14 +577,15 @@ fn unreadable_leaf(text: &str, key: Option<&str>, pointer: String, why: String) 
         key: key.map(str::to_string),
         pointer,
         unreadable: Some(why),
+        word: false,
     }
 }
 
-fn walk(v: &Value, key: Option<&str>, pointer: String, out: &mut Vec<Claimed>) {
+fn walk(v: &Value, key: Option<&str>, pointer: String, mark: DecimalMark, out: &mut Vec<Claimed>) {
     match v {
         Value::Number(n) => {
             let text = n.to_string();
-            match read_text(&text, key.map(str::to_string), pointer.clone(), false) {
+            match read_text(&text, key.map(str::to_string), pointer.clone(), None) {
                 Ok(c) => out.push(c),
                 // A JSON number is a number whatever its syntax says.
                 Err(NotANumber::Unreadable(why)) => out.push(unreadable_leaf(&text, key, pointer, why)),
@@ -455,14 +594,17 @@ fn walk(v: &Value, key: Option<&str>, pointer: String, out: &mut Vec<Claimed>) {
                 }
             }
         }
-        Value::String(s) => match read_number(s, key.map(str::to_string), pointer.clone()) {
+        Value::String(s) => match read_text(s, key.map(str::to_string), pointer.clone(), Some(Some(mark))) {
             Ok(c) => out.push(c),
             Err(NotANumber::Unreadable(why)) => out.push(unreadable_leaf(s, key, pointer, why)),
-            Err(NotANumber::Syntax) => {}
+            Err(NotANumber::Syntax) => out.push(Claimed {
+                word: true,
+                ..unreadable_leaf(s, key, pointer, "not a number in any convention".into())
+            }),
         },
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                walk(item, key, format!("{pointer}/{i}"), out);
+                walk(item, key, format!("{pointer}/{i}"), mark, out);
             }
         }
         Value::Object(map) => {
@@ -470,20 +612,21 @@ fn walk(v: &Value, key: Option<&str>, pointer: String, out: &mut Vec<Claimed>) {
                 // RFC 6901 escaping, here rather than through `json` (which asks this module what a
                 // number is, so the dependency points one way).
                 let token = k.replace('~', "~0").replace('/', "~1");
-                walk(item, Some(k), format!("{pointer}/{token}"), out);
+                walk(item, Some(k), format!("{pointer}/{token}"), mark, out);
             }
         }
         _ => {}
     }
 }
 
-/// Parses a `--claim` argument: `VALUE` or `MEASURE=VALUE`.
-pub fn parse_arg(arg: &str) -> Result<Claimed, String> {
+/// Parses a `--claim` argument, `VALUE` or `MEASURE=VALUE`, by the convention `mark` (the dot
+/// unless declared: a command line is a program's input).
+pub fn parse_arg(arg: &str, mark: DecimalMark) -> Result<Claimed, String> {
     let (key, text) = match arg.rsplit_once('=') {
         Some((k, v)) => (Some(k.trim().to_string()), v.trim()),
         None => (None, arg.trim()),
     };
-    match read_text(text, key, String::new(), true) {
+    match read_text(text, key, String::new(), Some(Some(mark))) {
         Ok(c) => Ok(c),
         Err(NotANumber::Unreadable(why)) => Err(format!("--claim {arg:?}: {why}")),
         Err(NotANumber::Syntax) => {
@@ -624,17 +767,17 @@ mod tests {
             ("\u{2212}1,234", -1234.0, 0),
             (" 44.0 % ", 44.0, 1),
         ] {
-            let c = read_written(text).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
+            let c = read_written(text, None).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
             assert_eq!((c.value, c.decimals), (value, decimals), "{text:?}");
             assert_eq!(c.text, text);
         }
-        assert!(read_written("44%").unwrap().percent);
-        assert!(!read_written("$44").unwrap().percent);
+        assert!(read_written("44%", None).unwrap().percent);
+        assert!(!read_written("$44", None).unwrap().percent);
     }
 
     #[test]
     fn written_counts_are_exact_on_their_plain_spelling() {
-        let count = |t: &str| read_written(t).unwrap().as_count();
+        let count = |t: &str| read_written(t, None).unwrap().as_count();
         assert_eq!(count("4,595"), Some(4595));
         assert_eq!(count("9\u{202f}189"), Some(9189));
         assert_eq!(count("4,654.0"), Some(4654));
@@ -642,14 +785,21 @@ mod tests {
         assert_eq!(count("4,654.5"), None);
     }
 
+    fn prose(text: &str) -> Result<f64, NotANumber> {
+        read_written(text, None).map(|c| c.value)
+    }
+
     #[test]
-    fn ambiguous_dot_before_three_digits_is_unreadable() {
+    fn ambiguous_dot_before_three_digits_is_unreadable_only_in_prose_without_a_convention() {
         for text in ["4.595", "-44.200", "123.456", "1.000", "4.595 €", "$4.595", "123.456%"] {
-            let why = unreadable(text);
-            assert!(why.contains("ambiguous"), "{text}: {why}");
+            match prose(text) {
+                Err(NotANumber::Unreadable(why)) => assert!(why.contains("ambiguous"), "{text}: {why}"),
+                other => panic!("{text}: expected unreadable, got {other:?}"),
+            }
         }
         // Not ambiguous: a leading 0, four digits before or after, other counts of decimals,
-        // exponent form, several groups, and a share below 100%.
+        // exponent form, several groups, a share below 100%, and a comma before other than
+        // three digits (a decimal comma: no group is written so).
         for (text, value) in [
             ("0.595", 0.595),
             ("4654.000", 4654.0),
@@ -658,21 +808,100 @@ mod tests {
             ("4.595e0", 4.595),
             ("4.595%", 4.595),
             ("1,234.567", 1234.567),
+            ("44,2", 44.2),
+            ("44,0%", 44.0),
+            ("0,595", 0.595),
+            ("1234,5", 1234.5),
         ] {
-            assert_eq!(read_written(text).map(|c| c.value), Ok(value), "{text}");
+            assert_eq!(prose(text), Ok(value), "{text}");
         }
-        assert!(unreadable("44,2").contains("decimal comma"));
-        assert!(unreadable("0,595").contains("decimal comma"));
     }
 
     #[test]
-    fn json_numbers_are_never_ambiguous() {
-        let v: Value = serde_json::from_str(r#"{"mean": 4.595, "label": "4.595", "n": "4,595"}"#).unwrap();
+    fn a_declared_convention_settles_a_lone_mark_before_three_digits() {
+        let read = |t: &str, m| read_written(t, Some(m)).map(|c| (c.value, c.decimals));
+        // The dot convention (programs, the command line): a decimal point, groups of commas.
+        assert_eq!(read("44.249", DecimalMark::Dot), Ok((44.249, 3)));
+        assert_eq!(read("87.182", DecimalMark::Dot), Ok((87.182, 3)));
+        assert_eq!(read("-2.494", DecimalMark::Dot), Ok((-2.494, 3)));
+        assert_eq!(read("4,595", DecimalMark::Dot), Ok((4595.0, 0)));
+        // The comma convention: the other way round.
+        assert_eq!(read("44,249", DecimalMark::Comma), Ok((44.249, 3)));
+        assert_eq!(read("4.595", DecimalMark::Comma), Ok((4595.0, 0)));
+        // What spells its own mark reads the same under either.
+        for m in [DecimalMark::Dot, DecimalMark::Comma] {
+            assert_eq!(read("44,0%", m), Ok((44.0, 1)), "{m}");
+            assert_eq!(read("44.2", m), Ok((44.2, 1)), "{m}");
+            assert_eq!(read("4.595,5", m), Ok((4595.5, 1)), "{m}");
+            assert_eq!(read("1.234.567", m), Ok((1234567.0, 0)), "{m}");
+        }
+        // Counts: a base n read by its convention.
+        assert_eq!(read_written("4.595", Some(DecimalMark::Comma)).unwrap().as_count(), Some(4595));
+        assert_eq!(read_written("4,595", Some(DecimalMark::Comma)).unwrap().as_count(), None);
+        assert_eq!(read_written("4,595", Some(DecimalMark::Dot)).unwrap().as_count(), Some(4595));
+        assert_eq!(parse_arg("87.182", DecimalMark::Dot).map(|c| c.value), Ok(87.182));
+        assert_eq!(parse_arg("Considered=44,249%", DecimalMark::Comma).map(|c| c.value), Ok(44.249));
+    }
+
+    #[test]
+    fn decimal_digits_of_any_script_are_read() {
+        for (text, value) in [
+            ("\u{664}\u{664}%", 44.0),                   // Arabic-Indic ٤٤%
+            ("\u{664}\u{664}\u{66b}\u{662}\u{66a}", 44.2), // ٤٤٫٢٪
+            ("\u{6f4}\u{6f4}%", 44.0),                   // Extended Arabic-Indic
+            ("\u{96a}\u{96a}.\u{968}%", 44.2),           // Devanagari
+            ("\u{ff14}\u{ff14}\u{ff05}", 44.0),           // full-width ４４％
+        ] {
+            let c = read_written(text, Some(DecimalMark::Dot)).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            assert_eq!(c.value, value, "{text}");
+            assert!(c.percent, "{text}");
+            assert_eq!(c.text, text, "the text is kept as written");
+        }
+        // Letters and other numerals are no digits.
+        for text in ["\u{2163}", "\u{bd}", "x4"] {
+            assert_eq!(read_written(text, Some(DecimalMark::Dot)), Err(NotANumber::Syntax), "{text}");
+        }
+    }
+
+    #[test]
+    fn strings_that_are_no_number_are_kept_as_words() {
+        let v: Value = serde_json::from_str(
+            r#"{"Considered": "0x2C", "Familiar": "NaN", "Aware": "44%%", "brand": "Versant", "n": 4654}"#,
+        )
+        .unwrap();
+        let got: Vec<(String, bool, bool)> = claimed(&v, DecimalMark::Dot)
+            .into_iter()
+            .map(|c| (c.pointer, c.word, c.unreadable.is_some()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("/Considered".into(), true, true),
+                ("/Familiar".into(), true, true),
+                ("/Aware".into(), true, true),
+                ("/brand".into(), true, true),
+                ("/n".into(), false, false),
+            ]
+        );
+        // `leaves` are the numbers alone.
+        assert_eq!(leaves(&v).len(), 1);
+    }
+
+    #[test]
+    fn json_numbers_and_program_strings_read_the_dot_as_a_decimal_point() {
+        let v: Value =
+            serde_json::from_str(r#"{"mean": 4.595, "label": "4.595", "n": "4,595", "Considered": "44.249"}"#)
+                .unwrap();
         let got: Vec<(String, bool, f64)> =
             leaves(&v).into_iter().map(|c| (c.pointer, c.unreadable.is_some(), c.value)).collect();
         assert_eq!(
             got,
-            [("/mean".into(), false, 4.595), ("/label".into(), true, 0.0), ("/n".into(), false, 4595.0)]
+            [
+                ("/mean".into(), false, 4.595),
+                ("/label".into(), false, 4.595),
+                ("/n".into(), false, 4595.0),
+                ("/Considered".into(), false, 44.249)
+            ]
         );
     }
 

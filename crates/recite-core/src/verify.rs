@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::citation::Problem;
-use crate::claim::{self, Claimed};
+use crate::claim::{self, Claimed, DecimalMark};
 use crate::extractor::Registry;
 use crate::input::{Format, Locator};
 use crate::report::{self, ClaimReport, DataLayer, Input, Report};
@@ -64,17 +64,22 @@ impl std::fmt::Display for ClaimedError {
 impl std::error::Error for ClaimedError {}
 
 /// The claimed numbers given apart from the citation file: `claims` (each `[MEASURE=]VALUE`),
-/// else the numeric leaves of a tool `result` file's bytes; `None` when neither is given, so
-/// the numbers of the result paired with the citation count.
-pub fn claimed(claims: &[String], result: Option<&[u8]>) -> Result<Option<Vec<Claimed>>, ClaimedError> {
+/// else the values of a tool `result` file's bytes, each read by the convention `mark` where
+/// its text leaves the decimal mark open; `None` when neither is given, so the numbers of the
+/// result paired with the citation count.
+pub fn claimed(
+    claims: &[String],
+    result: Option<&[u8]>,
+    mark: DecimalMark,
+) -> Result<Option<Vec<Claimed>>, ClaimedError> {
     if let Some(bytes) = result {
         let v = read_json(bytes).map_err(ClaimedError::Result)?;
-        return Ok(Some(claim::leaves(&v)));
+        return Ok(Some(claim::claimed(&v, mark)));
     }
     if claims.is_empty() {
         return Ok(None);
     }
-    let parsed = claims.iter().map(|c| claim::parse_arg(c)).collect::<Result<_, _>>();
+    let parsed = claims.iter().map(|c| claim::parse_arg(c, mark)).collect::<Result<_, _>>();
     parsed.map(Some).map_err(ClaimedError::Claim)
 }
 
@@ -97,7 +102,8 @@ pub fn verify(
         }
         Ok(pair) => pair,
     };
-    let numbers = claimed.unwrap_or_else(|| result.as_ref().map(claim::leaves).unwrap_or_default());
+    let mark = options.decimal_mark;
+    let numbers = claimed.unwrap_or_else(|| result.as_ref().map(|r| claim::claimed(r, mark)).unwrap_or_default());
     let claims = [Claim { citation, numbers }];
     let (mut s, stats) = pipeline::try_settle_all(&claims, catalog, registry, engine, options)?;
     let settlement = s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]));

@@ -397,7 +397,7 @@ impl Service {
             return Err(Problem::too_large(self.max_input));
         }
         let claimed =
-            verify::claimed(&claims, None).map_err(|e| Problem::bad_request("claim", e.to_string()))?;
+            verify::claimed(&claims, None, self.settle.decimal_mark).map_err(|e| Problem::bad_request("claim", e.to_string()))?;
         let (permit, deadline) = self.admit().await?;
         let svc = self.clone();
         let until = deadline.into_std();

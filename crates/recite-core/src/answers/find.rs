@@ -8,6 +8,8 @@
 
 use serde::Serialize;
 
+use crate::claim::DecimalMark;
+
 /// What kind of number a stated number is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -103,6 +105,23 @@ const MONTHS: &[&str] = &[
 
 /// Words before a number that make it a bound or a threshold, not a stated result.
 const BOUNDS: &[&str] = &["under", "over", "below", "above", "than", "least", "most", "exceeds", "exceed"];
+
+/// Words that name a whole number after them as an identifier, not a quantity: `respondent
+/// 10482`, `case 17`, `ID 4021` (a count of them comes before the word: `4,654 respondents`).
+const IDENTIFIERS: &[&str] = &[
+    "respondent",
+    "id",
+    "case",
+    "record",
+    "row",
+    "interview",
+    "participant",
+    "panelist",
+    "panellist",
+    "serial",
+    "ticket",
+    "household",
+];
 
 /// Words before a percentage (`rose 12%`, `fell by 12%`) or after one (`a 12% increase`, `12%
 /// higher`) that make it a relative change, rising.
@@ -508,17 +527,16 @@ fn word_after(text: &str, at: usize) -> String {
     tail.chars().take_while(|c| c.is_alphabetic()).collect::<String>().to_lowercase()
 }
 
-/// The group separators a number may use between groups of three digits: comma, space,
-/// no-break space (U+00A0), narrow no-break space (U+202F) and thin space (U+2009).
-const GROUP_SEPARATORS: [char; 5] = [',', ' ', '\u{a0}', '\u{202f}', '\u{2009}'];
-
 /// The spaces skipped between a number and its unit or a neighbouring word.
 const SPACES: [char; 4] = [' ', '\u{a0}', '\u{202f}', '\u{2009}'];
 
 /// Reads the digits of a number at byte `at` (a digit): integer part with thousands groups (a
-/// [`GROUP_SEPARATORS`] character followed by exactly three digits), decimals. Returns where
-/// the digits end and whether group separators were read.
-fn read_digits(text: &str, at: usize) -> (usize, bool) {
+/// `,` or a space followed by exactly three digits; by the comma convention a
+/// `.` groups and a `,` is the decimal mark instead), decimals. Returns where the digits end
+/// and whether group separators were read.
+fn read_digits(text: &str, at: usize, mark: Option<DecimalMark>) -> (usize, bool) {
+    let comma = mark == Some(DecimalMark::Comma);
+    let (point, group) = if comma { (b',', '.') } else { (b'.', ',') };
     let b = text.as_bytes();
     let mut i = at;
     while i < b.len() && b[i].is_ascii_digit() {
@@ -526,7 +544,7 @@ fn read_digits(text: &str, at: usize) -> (usize, bool) {
     }
     let mut separators = false;
     if i - at <= 3 {
-        while let Some(sep) = next_char(text, i).filter(|c| GROUP_SEPARATORS.contains(c)) {
+        while let Some(sep) = next_char(text, i).filter(|&c| c == group || SPACES.contains(&c)) {
             let j = i + sep.len_utf8();
             let three = j + 3 <= b.len() && b[j..j + 3].iter().all(u8::is_ascii_digit);
             let fourth = j + 3 < b.len() && b[j + 3].is_ascii_digit();
@@ -538,7 +556,7 @@ fn read_digits(text: &str, at: usize) -> (usize, bool) {
             i = j + 3;
         }
     }
-    if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+    if i + 1 < b.len() && b[i] == point && b[i + 1].is_ascii_digit() {
         i += 1;
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
@@ -547,20 +565,76 @@ fn read_digits(text: &str, at: usize) -> (usize, bool) {
     (i, separators)
 }
 
+/// The decimal mark a text's own numbers show (docs/answers.md, "Decimal marks"): a number
+/// that can be read only one way (`44.2` and `1,234,567` show the dot; `44,2`, `4.595,5` and
+/// `1.234.567` the comma). `None` when no number shows one, or numbers show both.
+pub fn evident_mark(text: &str) -> Option<DecimalMark> {
+    let (mut dot, mut comma) = (false, false);
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() || i > 0 && matches!(b[i - 1], b'.' | b',' | b'0'..=b'9') {
+            i += 1;
+            continue;
+        }
+        // A run of digits, dots and commas that starts and ends with a digit.
+        let mut end = i;
+        let mut j = i;
+        while j < b.len() && matches!(b[j], b'.' | b',' | b'0'..=b'9') {
+            if b[j].is_ascii_digit() {
+                end = j + 1;
+            }
+            j += 1;
+        }
+        let run = &text[i..end];
+        i = j;
+        let parts: Vec<&str> = run.split(['.', ',']).collect();
+        let marks: Vec<u8> = run.bytes().filter(|c| matches!(c, b'.' | b',')).collect();
+        let Some(&last) = marks.last() else { continue };
+        let groups = |ps: &[&str]| {
+            !ps.is_empty() && (1..=3).contains(&ps[0].len()) && ps[1..].iter().all(|p| p.len() == 3)
+        };
+        let shows = if marks.iter().any(|&m| m != last) {
+            // `4,595.5`, `4.595,5`: the last mark is the decimal one, the others group.
+            let others_group = marks[..marks.len() - 1].iter().all(|&m| m == marks[0]);
+            (others_group && groups(&parts[..parts.len() - 1])).then_some(last)
+        } else if marks.len() >= 2 {
+            // `1,234,567`, `1.234.567`: groups, so the decimal mark is the other one.
+            groups(&parts).then_some(if last == b'.' { b',' } else { b'.' })
+        } else if parts[1].len() != 3 {
+            // `44.2`, `44,2`: no group is written so.
+            Some(last)
+        } else {
+            None
+        };
+        match shows {
+            Some(b'.') => dot = true,
+            Some(_) => comma = true,
+            None => {}
+        }
+    }
+    match (dot, comma) {
+        (true, false) => Some(DecimalMark::Dot),
+        (false, true) => Some(DecimalMark::Comma),
+        _ => None,
+    }
+}
+
 /// A found number's text (an optional sign `+`, `-` or `−`, digits with group separators, an
-/// optional decimal part; no unit) as its value and the digits shown after the decimal point.
+/// optional decimal part; no unit) as its value and the digits shown after the decimal point,
+/// read by the convention `mark` the text shows (`None`: it shows none).
 ///
 /// The one place the answer audit turns number text into a value, through the readers' own
 /// parser ([`crate::claim::read_written`]), so the audit and the readers never disagree about
 /// the same text. `None` when the text is not a number, or is one whose value is ambiguous
-/// (`4.595`): such a number matches nothing, so it can never be TRACED.
-/// `percent` says a `%` (or "percent") follows, which the parser weighs in a dot's reading
-/// (`4.595%` is a decimal).
-pub fn number_value(text: &str, percent: bool) -> Option<(f64, i32)> {
+/// (`4.595` in a text that shows no convention): such a number matches nothing, so it can
+/// never be TRACED. `percent` says a `%` (or "percent") follows, which the parser weighs in a
+/// dot's reading (`4.595%` is a decimal).
+pub fn number_value(text: &str, percent: bool, mark: Option<DecimalMark>) -> Option<(f64, i32)> {
     let n = if percent {
-        crate::claim::read_written(&format!("{text}%")).ok()?
+        crate::claim::read_written(&format!("{text}%"), mark).ok()?
     } else {
-        crate::claim::read_written(text).ok()?
+        crate::claim::read_written(text, mark).ok()?
     };
     Some((n.value, n.decimals))
 }
@@ -601,6 +675,7 @@ fn read_unit(text: &str, at: usize) -> (Option<Kind>, usize) {
 }
 
 fn tokens(text: &str) -> Vec<Token> {
+    let mark = evident_mark(text);
     let mut out = Vec::new();
     let b = text.as_bytes();
     let mut i = 0;
@@ -618,9 +693,9 @@ fn tokens(text: &str) -> Vec<Token> {
                 start = i - p.len_utf8();
             }
         }
-        let (digits_end, separators) = read_digits(text, i);
+        let (digits_end, separators) = read_digits(text, i, mark);
         let (unit, end) = read_unit(text, digits_end);
-        let (value, decimals) = number_value(&text[start..digits_end], matches!(unit, Some(Kind::Percent)))
+        let (value, decimals) = number_value(&text[start..digits_end], matches!(unit, Some(Kind::Percent)), mark)
             .unwrap_or((f64::NAN, 0));
         out.push(Token { start, end, value, decimals, separators, signed, unit });
         i = digits_end.max(i + 1);
@@ -811,6 +886,10 @@ fn keep(text: &str, t: &Token, line_start: usize) -> bool {
     if BOUNDS.contains(&word_before(text, t.start).as_str()) {
         return false;
     }
+    // Identifiers: `respondent 10482`.
+    if plain_whole && IDENTIFIERS.contains(&word_before(text, t.start).as_str()) {
+        return false;
+    }
     true
 }
 
@@ -900,5 +979,28 @@ mod tests {
         let s = "1. In W6 (17 April 2026) at 10:30, see `share = 0.44` and s14r5.\n\
                  2) You asked \"is it above 40% in 2025?\" The 65-74 cell has a base under 100, 3 brands.";
         assert_eq!(texts(s), Vec::<(String, Kind)>::new());
+    }
+
+    #[test]
+    fn answers_leave_identifiers_alone() {
+        let s = "Verbatims:\n- respondent 10482: \"too pricey\"\n- Respondent 2231 liked the app (case 17, ID 4021).";
+        assert_eq!(texts(s), Vec::<(String, Kind)>::new());
+        // A count of respondents is still a number.
+        assert_eq!(texts("4,654 respondents answered.").len(), 1);
+    }
+
+    #[test]
+    fn answers_read_numbers_by_the_convention_the_text_shows() {
+        // No other number shows a convention: `87.182` is left unread (matches nothing).
+        assert!(find("The mean is 87.182.").iter().all(|n| n.value.is_nan() || n.text != "87.182"));
+        // `44.2%` shows the dot: `87.182` is a decimal.
+        let got: Vec<f64> = find("Considered is 44.2%; the mean zinc is 87.182.").iter().map(|n| n.value).collect();
+        assert_eq!(got, [44.2, 87.182]);
+        // `1.234.567` and `44,2 %` show the comma: `4.654` is a count, `44,2 %` one number.
+        let got: Vec<(String, f64)> =
+            find("Von 1.234.567 Befragten sind 4.654 bekannt, 44,2 % würden kaufen.").into_iter().map(|n| (n.text, n.value)).collect();
+        assert_eq!(got, [("1.234.567".to_string(), 1234567.0), ("4.654".into(), 4654.0), ("44,2 %".into(), 44.2)]);
+        assert_eq!(evident_mark("44.2 and 44,2"), None, "both shown: none");
+        assert_eq!(evident_mark("W6, 2026-04-17, 4,654"), None);
     }
 }

@@ -35,6 +35,7 @@ fn agrees(stated: &Stated, unit: Unit, value: f64, count: bool) -> bool {
         key: None,
         pointer: String::new(),
         unreadable: None,
+        word: false,
     };
     let e = Estimate {
         value,

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::catalog::Catalog;
 use crate::citation::Citation;
-use crate::claim::Claimed;
+use crate::claim::{Claimed, DecimalMark};
 use crate::extractor::{Measure, Registry};
 use crate::resolve::{self, Resolved};
 use crate::scan::key::Canonical;
@@ -47,6 +47,9 @@ pub struct Options {
     /// Recompute each claimed measure on every period of the claim's study
     /// ([`Settlement::series`]), in the same run as the claims: more rows read, no extra scan.
     pub series: bool,
+    /// The decimal mark of numbers written as strings in results (and on the command line)
+    /// where their text leaves it open (`"4.595"`): the dot, as programs write, unless declared.
+    pub decimal_mark: DecimalMark,
 }
 
 impl Options {
@@ -58,7 +61,13 @@ impl Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { interval: Interval::Logit, df: DfRule::Domain, explain: true, series: false }
+        Options {
+            interval: Interval::Logit,
+            df: DfRule::Domain,
+            explain: true,
+            series: false,
+            decimal_mark: DecimalMark::Dot,
+        }
     }
 }
 

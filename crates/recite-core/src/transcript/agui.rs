@@ -199,7 +199,7 @@ fn unread(
     let claimed: HashSet<(usize, String)> = built
         .items
         .iter()
-        .filter_map(|i| Some((stream_of(i.locator.event_index?), turns::canonical(i.citation.as_ref()?))))
+        .filter_map(|i| Some((stream_of(i.locator.event_index?), crate::json::canonical(i.citation.as_ref()?))))
         .collect();
     let repeats = |relayed: &Value, stream: usize| {
         relayed_citations(relayed)
@@ -271,7 +271,7 @@ fn relayed_citations(v: &Value) -> Option<Vec<String>> {
                         true
                     }
                     Some(data @ Value::Object(_)) => {
-                        out.push(turns::canonical(data));
+                        out.push(crate::json::canonical(data));
                         true
                     }
                     Some(_) => false,
@@ -287,7 +287,7 @@ fn relayed_citations(v: &Value) -> Option<Vec<String>> {
                     .and_then(Value::as_object)
                     .is_some_and(|s| ["table", "column", "function"].iter().any(|k| s.contains_key(*k)));
                 if names_source {
-                    out.push(turns::canonical(v));
+                    out.push(crate::json::canonical(v));
                     return true;
                 }
                 o.values().all(|m| walk(m, out))

@@ -13,6 +13,8 @@
 //! them alike, and decode JSON hidden in strings through [`embedded`]. [`read_bytes`] adds the
 //! UTF-8 check.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 pub mod a2a;
@@ -148,9 +150,15 @@ pub fn read(file: &str, text: &str) -> Document {
     let format = detect_framed(&framed, text);
     // The AG-UI reader does this per event; the others are checked per record (line) here.
     let starts: Vec<usize> = framed.records.iter().filter_map(|r| r.line).collect();
-    let cited: Vec<usize> = match format {
+    // Each record that mentions a citation, with the citations it holds (canonical JSON).
+    let cited: Vec<(usize, Vec<String>)> = match format {
         Format::Agui => Vec::new(),
-        _ => framed.records.iter().filter(|r| mentions_citation(&r.value)).filter_map(|r| r.line).collect(),
+        _ => framed
+            .records
+            .iter()
+            .filter(|r| mentions_citation(&r.value))
+            .filter_map(|r| Some((r.line?, citations_in(&r.value))))
+            .collect(),
     };
     let mut doc = match format {
         Format::Agui => agui::read_framed(file, framed),
@@ -168,11 +176,15 @@ pub fn read(file: &str, text: &str) -> Document {
 
 /// An `upperhand/unread` finding for each record (starting on a line in `cited`) that holds
 /// something citation-shaped but made no claim and no finding: no line of it (up to the next
-/// record's, in `starts`) is any item's or finding's.
-fn unread_records(doc: &mut Document, starts: &[usize], cited: &[usize]) {
+/// record's, in `starts`) is any item's or finding's. A record whose every citation is one an
+/// item of the document was settled from (a push notification or a `tasks/get` repeating a
+/// streamed task) is a copy, not unread: the claim was made once, where it was first read.
+fn unread_records(doc: &mut Document, starts: &[usize], cited: &[(usize, Vec<String>)]) {
     if cited.is_empty() {
         return;
     }
+    let settled: HashSet<String> =
+        doc.items.iter().filter_map(|i| Some(crate::json::canonical(i.citation.as_ref()?))).collect();
     let mut said: Vec<usize> = doc
         .items
         .iter()
@@ -181,7 +193,11 @@ fn unread_records(doc: &mut Document, starts: &[usize], cited: &[usize]) {
         .filter_map(|l| l.line)
         .collect();
     said.sort_unstable();
-    for &line in cited {
+    for (line, citations) in cited {
+        let line = *line;
+        if !citations.is_empty() && citations.iter().all(|c| settled.contains(c)) {
+            continue;
+        }
         // Records come in document order, so `starts` is sorted.
         let end = starts.get(starts.partition_point(|&s| s <= line)).copied().unwrap_or(usize::MAX);
         let at = said.partition_point(|&l| l < line);
@@ -197,6 +213,27 @@ fn unread_records(doc: &mut Document, starts: &[usize], cited: &[usize]) {
             message,
         ));
     }
+}
+
+/// The citation-shaped objects in `v` ([`crate::json::looks_like_citation`]), JSON inside
+/// strings included, each as canonical JSON.
+fn citations_in(v: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(_) if crate::json::looks_like_citation(v) => out.push(crate::json::canonical(v)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::String(s) if s.len() <= MAX_EMBEDDED_JSON && s.trim_start().starts_with(['{', '[']) => {
+                if let Ok(inner) = serde_json::from_str::<Value>(s.trim()) {
+                    walk(&inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut out);
+    out
 }
 
 /// Bytes of a JSON string [`mentions_citation`] reads as embedded JSON.

@@ -23,6 +23,7 @@ use serde_json::Value;
 use super::Event;
 use super::state::State;
 use super::upperhand::{self, Split};
+use crate::json::canonical;
 use crate::transcript::{Finding, Item, Level, Locator, Turn};
 
 /// Rule of a finding about the shared state: a `STATE_DELTA` that cannot be applied, a state
@@ -547,42 +548,6 @@ fn split_key(split: &Split) -> String {
 fn claim_key(stream: usize, item: &Item) -> String {
     let part = |v: &Option<Value>| v.as_ref().map(canonical).unwrap_or_default();
     format!("{stream}\u{0}{}\u{0}{}", part(&item.result), part(&item.citation))
-}
-
-/// `v` as compact JSON with every object's keys sorted, so two spellings of one value are equal.
-pub(super) fn canonical(v: &Value) -> String {
-    fn write(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    write(&map[k.as_str()], out);
-                }
-                out.push('}');
-            }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, x) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(x, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut out = String::new();
-    write(v, &mut out);
-    out
 }
 
 /// A value with nothing in it.

@@ -70,7 +70,8 @@ impl Desk {
             .filter_map(|m| m["name"].as_str().map(str::to_string))
             .collect();
         let explanations = serde_json::from_value(rc["explanations"].clone()).unwrap_or_default();
-        let numbers = item.result.as_ref().map(claim::leaves).unwrap_or_default();
+        let mark = self.svc.settle.decimal_mark;
+        let numbers = item.result.as_ref().map(|r| claim::claimed(r, mark)).unwrap_or_default();
         Ok(Found { locator, citation, numbers, resolved, claimed, explanations })
     }
 
