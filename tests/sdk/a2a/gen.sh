@@ -4,8 +4,8 @@
 # The SDKs are installed from the package registries into a cache outside the repository
 # (${XDG_CACHE_HOME:-$HOME/.cache}/recite-sdk/), at the exact versions pinned beside this file
 # (requirements.txt, package.json + package-lock.json). Nothing leaves the machine: the Python
-# server runs in process, the JS server on a loopback port. The tests never run this; they
-# read the committed output.
+# server runs in process, the JS server and the push-notification webhooks on loopback ports.
+# The tests never run this; they read the committed output.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -7,8 +7,14 @@
 // bodies are written exactly as the server sent them, except for the task and context ids,
 // which the SDK draws at random and which are renamed after generation (see `normalise`).
 // Timestamps are the agent's own (fixed). The agent's claims are in agent_data.json.
+//
+// The push runs register a webhook with the request (v0.3 `pushNotificationConfig`, v1.0
+// `taskPushNotificationConfig`) on a server whose card declares push notifications and whose
+// sender is the SDK's `createLegacyAwarePushNotificationSender` (so a v0.3 registration gets
+// v0.3 bodies); a listener on another loopback port keeps each body the SDK POSTed, in order.
 
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,10 +27,11 @@ const sdk = await need('@a2a-js/sdk');
 const server = await need('@a2a-js/sdk/server');
 const expressSdk = await need('@a2a-js/sdk/server/express');
 const clientSdk = await need('@a2a-js/sdk/client');
+const compatServer = await need('@a2a-js/sdk/compat/v0_3/server');
 const express = (await need('express')).default;
 
 const { Part, Message, Task, StreamResponse, Role, TaskState } = sdk;
-const { DefaultRequestHandler, InMemoryTaskStore, AgentEvent } = server;
+const { DefaultRequestHandler, InMemoryTaskStore, InMemoryPushNotificationStore, AgentEvent } = server;
 const { jsonRpcHandler, restHandler, UserBuilder } = expressSdk;
 
 const AGENT = JSON.parse(readFileSync(join(here, 'agent_data.json'), 'utf8'));
@@ -109,7 +116,7 @@ class CitingAgent {
   }
 }
 
-function agentCard(base) {
+function agentCard(base, push = false) {
   const iface = (url, protocolBinding, protocolVersion) => ({ url, protocolBinding, protocolVersion, tenant: '' });
   return sdk.AgentCard.fromJSON({
     name: 'Versant insights analyst',
@@ -121,26 +128,72 @@ function agentCard(base) {
       iface(`${base}/rpc`, 'JSONRPC', '0.3'),
       iface(`${base}/rest`, 'HTTP+JSON', '0.3'),
     ],
-    capabilities: { streaming: true },
+    capabilities: push ? { streaming: true, pushNotifications: true } : { streaming: true },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['application/json', CITATIONS],
     skills: [{ id: 'funnel', name: 'Brand funnel', description: 'Funnel shares for a brand and wave, with citations.', tags: ['brand-tracker'] }],
   });
 }
 
-/** A fresh server on a loopback port. */
-async function start() {
+/** A fresh server on a loopback port; with `push`, its card declares push notifications and the
+ * SDK's wire-version-aware sender POSTs them (v0.3 bodies for a v0.3 registration). */
+async function start({ push = false } = {}) {
   const app = express();
   const srv = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const base = `http://127.0.0.1:${srv.address().port}`;
-  const handler = new DefaultRequestHandler(agentCard(base), new InMemoryTaskStore(), new CitingAgent());
+  const store = push ? new InMemoryPushNotificationStore() : undefined;
+  const sender = push ? compatServer.createLegacyAwarePushNotificationSender(store) : undefined;
+  const handler = new DefaultRequestHandler(agentCard(base, push), new InMemoryTaskStore(), new CitingAgent(), undefined, store, sender);
   const legacyCompat = { enabled: true };
   app.use(express.json());
   app.use('/rpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
   app.use('/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
-  return { base, card: agentCard(base), close: () => new Promise((r) => srv.close(r)) };
+  return { base, card: agentCard(base, push), close: () => new Promise((r) => srv.close(r)) };
+}
+
+/** A webhook on a loopback port: keeps every POSTed body (its bytes, as received) in order. */
+async function webhook(token) {
+  const bodies = [];
+  let waiting = null;
+  const srv = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const problem =
+        req.method !== 'POST' ? `method ${req.method}` :
+        req.headers['x-a2a-notification-token'] !== token ? `token ${req.headers['x-a2a-notification-token']}` : null;
+      bodies.push({ body, contentType: req.headers['content-type'], problem });
+      res.writeHead(200).end();
+      if (waiting) waiting();
+    });
+  });
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${srv.address().port}/notify`,
+    bodies,
+    /** Waits until `done(bodies)` holds, or fails after `ms`. */
+    until: (done, ms = 10000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`webhook: gave up after ${ms} ms with ${bodies.length} bodies`)), ms);
+        const check = () => {
+          if (done(bodies)) {
+            clearTimeout(timer);
+            waiting = null;
+            resolve(bodies);
+          }
+        };
+        waiting = check;
+        check();
+      }),
+    /** Waits `ms` more so a late duplicate would be seen, then closes. */
+    close: async (ms = 300) => {
+      await new Promise((r) => setTimeout(r, ms));
+      await new Promise((r) => srv.close(r));
+    },
+  };
 }
 
 const V10 = { 'A2A-Version': '1.0', 'Content-Type': 'application/json' };
@@ -191,8 +244,8 @@ async function get(url, headers, what) {
 /** The task id in a body whose first UUID is the task id (the SDK writes `id` first). */
 const firstUuid = (t) => t.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/)[0];
 
-async function run(name, fn) {
-  const s = await start();
+async function run(name, fn, options) {
+  const s = await start(options);
   const ids = new Map();
   try {
     await fn(s, (body) => normalise(body, name, ids));
@@ -243,6 +296,46 @@ await run('js-v03-rest', async (s, norm) => {
   const send = await post(`${s.base}/rest/v1/message:send`, body, V03, 'v0.3 REST message:send');
   write('js-v03-rest-message-send.json', norm(send), 'v03-adapter', 'v0.3 REST POST /v1/message:send through legacyCompat');
 });
+// Push notifications: the webhook is registered with the request itself, so every event of the
+// task is POSTed. Each body is one line of JSON (the SDK's JSON.stringify), kept as JSON lines.
+const pushLog = (hook, norm, what) => {
+  for (const [i, b] of hook.bodies.entries()) {
+    if (b.problem) throw new Error(`${what}: notification ${i + 1}: ${b.problem}`);
+    if (b.body.includes('\n')) throw new Error(`${what}: notification ${i + 1} is not one line`);
+    JSON.parse(b.body);
+  }
+  return norm(hook.bodies.map((b) => b.body).join('\n') + '\n');
+};
+await run('js-v03-push', async (s, norm) => {
+  // v0.3 (no A2A-Version header): the compat serializer POSTs the whole v0.3 Task for every event.
+  const hook = await webhook('js-v03-push-token');
+  const params = {
+    ...v03Params('js-v03-push'),
+    configuration: { blocking: true, pushNotificationConfig: { id: 'js-v03-push-config', url: hook.url, token: 'js-v03-push-token' } },
+  };
+  await post(`${s.base}/rpc`, rpc('message/send', params, 'send-1'), V03, 'message/send (push)');
+  await hook.until((bs) => bs.some((b) => JSON.parse(b.body).status?.state === 'completed'));
+  await hook.close();
+  const types = new Set(hook.bodies.map((b) => b.contentType));
+  write('js-v03-push-notifications.jsonl', pushLog(hook, norm, 'v0.3 push'), 'v03-push',
+    `v0.3 push notifications (message/send with pushNotificationConfig through legacyCompat, createLegacyAwarePushNotificationSender): the ${hook.bodies.length} bodies POSTed to the webhook, in order, one per line (Content-Type ${[...types].join(', ')}); each is the whole v0.3 Task so far, so every artifact and its citation recurs in each later body`);
+}, { push: true });
+await run('js-push', async (s, norm) => {
+  // v1.0: the SDK's V1PushNotificationSerializer POSTs each event as a StreamResponse.
+  const hook = await webhook('js-push-token');
+  const request = make(sdk.SendMessageRequest, {
+    message: userMessage('js-push'),
+    configuration: make(sdk.SendMessageConfiguration, {
+      taskPushNotificationConfig: make(sdk.TaskPushNotificationConfig, { id: 'js-push-config', url: hook.url, token: 'js-push-token' }),
+    }),
+  });
+  await post(`${s.base}/rpc`, rpc('SendMessage', sdk.SendMessageRequest.toJSON(request), 'send-1'), V10, 'SendMessage (push)');
+  await hook.until((bs) => bs.some((b) => JSON.parse(b.body).statusUpdate?.status?.state === 'TASK_STATE_COMPLETED'));
+  await hook.close();
+  const types = new Set(hook.bodies.map((b) => b.contentType));
+  write('js-push-notifications.jsonl', pushLog(hook, norm, 'v1.0 push'), 'push',
+    `v1.0 push notifications (SendMessage with taskPushNotificationConfig): the ${hook.bodies.length} StreamResponse bodies POSTed to the webhook, in order, one per line (Content-Type ${[...types].join(', ')})`);
+}, { push: true });
 await run('js-client', async (s, norm) => {
   // The SDK client's own stream, each event written with the SDK's StreamResponse.toJSON.
   const factory = new clientSdk.ClientFactory();

@@ -11,6 +11,13 @@ thing is normalised after generation: protobuf's Struct is a map, and the Python
 iterates it in an order that changes from run to run, so the keys of every object inside a
 `data` value are put back in the order the agent wrote them (agent_data.json). The rewrite is
 checked to change nothing but that order (see `normalise`). So a rerun writes the same bytes.
+
+The push runs register a webhook with the request itself (v1.0 `taskPushNotificationConfig`,
+v0.3 `pushNotificationConfig` through the v0.3 adapter) on a server whose card declares push
+notifications, with the SDK's InMemoryPushNotificationConfigStore and
+BasePushNotificationSender (an httpx client of its own); a listener on a loopback port keeps
+each body the sender POSTed, in order. The SDK has no v0.3 push serialiser: a v0.3
+registration gets the same v1.0 StreamResponse bodies.
 """
 
 import asyncio
@@ -18,7 +25,10 @@ import base64
 import itertools
 import json
 import sys
+import threading
+import time
 
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import version
 from pathlib import Path
 
@@ -41,7 +51,12 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import a2a_pb2 as pb
 from a2a.utils import constants
 
@@ -203,14 +218,14 @@ class CitingAgent(AgentExecutor):
         raise NotImplementedError
 
 
-def agent_card() -> pb.AgentCard:
+def agent_card(push: bool = False) -> pb.AgentCard:
     card = pb.AgentCard(
         name='Versant insights analyst',
         description='Brand-tracker numbers with Upperhand citations.',
         version='1.0.0',
         default_input_modes=['text/plain'],
         default_output_modes=['application/json', CITATIONS],
-        capabilities=pb.AgentCapabilities(streaming=True),
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=push or None),
         skills=[
             pb.AgentSkill(
                 id='funnel',
@@ -231,19 +246,29 @@ def agent_card() -> pb.AgentCard:
     return card
 
 
-def app(run: str) -> Starlette:
-    """A fresh server; task and context ids are numbered per run."""
+def app(run: str, push_client: httpx.AsyncClient | None = None) -> Starlette:
+    """A fresh server; task and context ids are numbered per run.
+
+    With `push_client`, the card declares push notifications and the SDK's
+    BasePushNotificationSender POSTs them through that client.
+    """
+    push = {}
+    if push_client is not None:
+        store = InMemoryPushNotificationConfigStore()
+        push = {'push_config_store': store, 'push_sender': BasePushNotificationSender(push_client, store)}
+    card = agent_card(push=push_client is not None)
     handler = DefaultRequestHandler(
         agent_executor=CitingAgent(),
         task_store=InMemoryTaskStore(),
-        agent_card=agent_card(),
+        agent_card=card,
         request_context_builder=SimpleRequestContextBuilder(
             task_id_generator=Counter(f'{run}-task'),
             context_id_generator=Counter(f'{run}-ctx'),
         ),
+        **push,
     )
     routes = []
-    routes += create_agent_card_routes(agent_card())
+    routes += create_agent_card_routes(card)
     routes += create_jsonrpc_routes(handler, '/rpc', enable_v0_3_compat=True)
     routes += create_rest_routes(handler, enable_v0_3_compat=True)
     return Starlette(routes=routes)
@@ -460,6 +485,94 @@ async def gen_v03(w: Writer) -> None:
         w.write('py-v03-rest-message-send.json', check(r, 'v0.3 REST message:send'), 'v03-adapter', 'v0.3 REST POST /v1/message:send through the compat adapter')
 
 
+class Webhook:
+    """A listener on a loopback port: keeps every POSTed body (its bytes) and headers, in order."""
+
+    def __init__(self, token: str) -> None:
+        self.bodies: list[tuple[bytes, dict]] = []
+        self.token = token
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get('Content-Length', 0)))
+                hook.bodies.append((body, dict(self.headers)))
+                self.send_response(200)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = f'http://127.0.0.1:{self.server.server_address[1]}/notify'
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    async def until_completed(self, seconds: float = 10) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if any(b'TASK_STATE_COMPLETED' in b for b, _ in self.bodies):
+                await asyncio.sleep(0.3)  # a late duplicate would show
+                return
+            await asyncio.sleep(0.05)
+        sys.exit(f'webhook: gave up with {len(self.bodies)} bodies')
+
+    def log(self, what: str) -> bytes:
+        """The bodies as JSON lines, each checked to be one line of JSON with the token."""
+        lines = []
+        for i, (body, headers) in enumerate(self.bodies, 1):
+            if headers.get('X-A2A-Notification-Token') != self.token:
+                sys.exit(f'{what}: notification {i}: token {headers.get("X-A2A-Notification-Token")}')
+            if b'\n' in body:
+                sys.exit(f'{what}: notification {i} is not one line')
+            lines.append(normalise(body.decode()))
+        return ('\n'.join(lines) + '\n').encode()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+async def gen_push(w: Writer) -> None:
+    """Push notifications: the webhook registered with the request, so every event is POSTed."""
+    for run, name, v03_run in (
+        ('py-push', 'py-push-notifications.jsonl', False),
+        ('py-v03-push', 'py-v03-push-notifications.jsonl', True),
+    ):
+        hook = Webhook(f'{run}-token')
+        config = {'id': f'{run}-config', 'url': hook.url, 'token': f'{run}-token'}
+        async with httpx.AsyncClient() as push_client:
+            transport = httpx.ASGITransport(app=app(run, push_client))
+            async with httpx.AsyncClient(transport=transport, base_url=BASE) as c:
+                if v03_run:
+                    params = {**v03_params(run), 'configuration': {'blocking': True, 'pushNotificationConfig': config}}
+                    r = await c.post('/rpc', json=rpc('message/send', params, 'send-1'))
+                    check(r, 'message/send (push)')
+                else:
+                    req = pb.SendMessageRequest(message=user_message(run))
+                    req.configuration.task_push_notification_config.CopyFrom(pb.TaskPushNotificationConfig(**config))
+                    r = await c.post('/rpc', json=rpc('SendMessage', json_format.MessageToDict(req), 'send-1'), headers=V10)
+                    check(r, 'SendMessage (push)')
+                await hook.until_completed()
+        hook.close()
+        types = sorted({h.get('Content-Type') for _, h in hook.bodies})
+        n = len(hook.bodies)
+        if v03_run:
+            note = (
+                'v0.3 message/send with pushNotificationConfig through the compat adapter: the '
+                f'{n} bodies BasePushNotificationSender POSTed to the webhook, in order, one per line '
+                f'(Content-Type {", ".join(types)}); a2a-sdk has no v0.3 push serialiser, so they are '
+                'v1.0 StreamResponses (MessageToDict)'
+            )
+        else:
+            note = (
+                f'v1.0 push notifications (SendMessage with taskPushNotificationConfig): the {n} '
+                'StreamResponse bodies BasePushNotificationSender POSTed to the webhook (MessageToDict), '
+                f'in order, one per line (Content-Type {", ".join(types)})'
+            )
+        w.write(name, hook.log(run), 'push', note, raw=True)
+
+
 async def gen_client_log(w: Writer) -> None:
     """The SDK client's own events, each logged with MessageToJson (pretty, concatenated)."""
     run = 'py-client'
@@ -484,6 +597,7 @@ async def main() -> None:
     await gen_jsonrpc(w)
     await gen_rest(w)
     await gen_v03(w)
+    await gen_push(w)
     await gen_client_log(w)
     versions = {
         'a2a-sdk': version('a2a-sdk'),
