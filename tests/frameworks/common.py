@@ -1,9 +1,11 @@
-"""What every framework generator shares: the four runs, the tool's payload, saving a stream.
+"""What every framework generator shares: the four runs (and the scenarios some adapters write
+besides), the tool's payload, saving a stream.
 
 The data come from the SDK corpus (tests/sdk/agui/scenario.json, tests/sdk/a2a/agent_data.json):
 the numbers there are true of the bundled Versant data (datasets/versant). Each generator runs
 its framework's own endpoint in process with a scripted model, once per run below, and saves
-the bytes the endpoint streamed. manifest.py turns RUNS into what each fixture must settle to.
+the bytes the endpoint streamed. manifest.py turns RUNS and SCENARIOS into what each fixture
+must settle to.
 """
 
 import copy
