@@ -1,9 +1,11 @@
-"""What every framework generator shares: the four runs, the tool's payload, saving a stream.
+"""What every framework generator shares: the four runs (and the scenarios some adapters write
+besides), the tool's payload, saving a stream.
 
 The data come from the SDK corpus (tests/sdk/agui/scenario.json, tests/sdk/a2a/agent_data.json):
 the numbers there are true of the bundled Versant data (datasets/versant). Each generator runs
 its framework's own endpoint in process with a scripted model, once per run below, and saves
-the bytes the endpoint streamed. manifest.py turns RUNS into what each fixture must settle to.
+the bytes the endpoint streamed. manifest.py turns RUNS and SCENARIOS into what each fixture
+must settle to.
 """
 
 import copy
@@ -70,9 +72,88 @@ RUNS = {
 }
 
 
+# Scenarios beyond the four runs, each written by one adapter only (SCENARIOS[...]["writers"]).
+# The tool returns the W6 funnel with its citation, as in `correct`; what varies is what becomes
+# of the agent's text. `answers` audits only the text that stands as the answer; `texts` says what
+# each text the model streams is (`answer`, `retracted`: a response the agent rejected and
+# replaced or gave up on, `interrupted`: streamed before the run paused for an approval), and
+# `not_answer_numbers` the numbers stated only in text that is not the answer.
+REJECTED_ANSWER = "47% of adults aware of Versant have considered it in W6."
+INTERRUPTED_TEXT = "Let me fetch the W6 funnel; in W5 it was 47%."
+SCENARIOS = {
+    # An output validator rejects the first answer (47%); the model's retry (44.2%) is accepted.
+    "rejected-retried": {
+        "writers": ["pydantic-ai"],
+        "result": SCENARIO["funnel"]["result"],
+        "citation": W6,
+        "before_tool": None,
+        "responses": [REJECTED_ANSWER, RUNS["correct"]["answer"]],
+        "answer": RUNS["correct"]["answer"],
+        "texts": {REJECTED_ANSWER: "retracted", RUNS["correct"]["answer"]: "answer"},
+        "verdict": "REPRODUCED",
+        "compared": ["Familiar", "Considered", "Purchased", "Loyal"],
+        "answers": {"44.2%": "TRACED", "4,654": "TRACED"},
+        "not_answer_numbers": {"47%": "retracted"},
+        "why": "the W6 funnel with its W6 citation; the first answer (47%) was rejected by an output validator and retried, the second (44.2%, n = 4,654) accepted",
+    },
+    # Every answer is rejected: the run ends in RUN_ERROR with no answer.
+    "retries-exhausted": {
+        "writers": ["pydantic-ai"],
+        "result": SCENARIO["funnel"]["result"],
+        "citation": W6,
+        "before_tool": None,
+        "responses": [REJECTED_ANSWER, REJECTED_ANSWER],
+        "answer": None,
+        "texts": {REJECTED_ANSWER: "retracted"},
+        "verdict": "REPRODUCED",
+        "compared": ["Familiar", "Considered", "Purchased", "Loyal"],
+        "answers": {},
+        "not_answer_numbers": {"47%": "retracted"},
+        "no_answer": "both answers (47%) were rejected by the output validator, the second using up the output retry budget (1); the run ends in RUN_ERROR, so no text stands as the answer",
+        "why": "the W6 funnel with its W6 citation; every answer was rejected, but the tool result stands",
+    },
+    # The tool needs approval: the run streams some text and the call, then pauses (interrupt).
+    "interrupt": {
+        "writers": ["pydantic-ai"],
+        "result": None,
+        "citation": None,
+        "before_tool": INTERRUPTED_TEXT,
+        "responses": [],
+        "answer": None,
+        "texts": {INTERRUPTED_TEXT: "interrupted"},
+        "verdict": None,
+        "compared": [],
+        "answers": {},
+        "not_answer_numbers": {"47%": "interrupted"},
+        "no_answer": "the run pauses for the tool call's approval (RUN_FINISHED outcome interrupt) before the tool runs: the text streamed before the call is interrupted, not the answer, and there is no tool result, so no claim",
+        "why": "no tool result: the call awaits approval",
+    },
+    # The next run on the thread resumes with the approval: the tool runs and the model answers.
+    "resumed": {
+        "writers": ["pydantic-ai"],
+        "result": SCENARIO["funnel"]["result"],
+        "citation": W6,
+        "before_tool": INTERRUPTED_TEXT,
+        "responses": [RUNS["correct"]["answer"]],
+        "answer": RUNS["correct"]["answer"],
+        "texts": {RUNS["correct"]["answer"]: "answer"},
+        "verdict": "REPRODUCED",
+        "compared": ["Familiar", "Considered", "Purchased", "Loyal"],
+        "answers": {"44.2%": "TRACED", "4,654": "TRACED"},
+        "not_answer_numbers": {},
+        "why": "the approved call's W6 funnel with its W6 citation, streamed by the resuming run; the answer quotes it",
+    },
+}
+
+
+def spec(run: str) -> dict:
+    """A run of RUNS or a scenario of SCENARIOS."""
+    return RUNS[run] if run in RUNS else SCENARIOS[run]
+
+
 def payload(run: str) -> dict:
     """The tool's return value as a plain object: the result and its citation side by side."""
-    r = RUNS[run]
+    r = spec(run)
     return {"result": copy.deepcopy(r["result"]), "citation": copy.deepcopy(r["citation"])}
 
 
@@ -103,7 +184,7 @@ async def post_run(app, path: str, run: str, timeout: float = 120) -> bytes:
 
 def citation_part(run: str) -> dict:
     """The citation as an Upperhand Part: media type and data."""
-    return {"mediaType": MEDIA_TYPE, "data": copy.deepcopy(RUNS[run]["citation"])}
+    return {"mediaType": MEDIA_TYPE, "data": copy.deepcopy(spec(run)["citation"])}
 
 
 def versions(*dists: str) -> dict:
@@ -120,9 +201,13 @@ def save(out: Path, name: str, data: bytes) -> None:
     print(f"  {out.name}/{name}: {len(data)} bytes", file=sys.stderr)
 
 
-def write_versions(out: Path, framework: str, vers: dict, files: dict) -> None:
-    """versions.json: the packages that wrote the fixtures, and per file its run and shape."""
+def write_versions(out: Path, framework: str, vers: dict, files: dict, events: dict | None = None) -> None:
+    """versions.json: the packages that wrote the fixtures, and per file its run and shape; with
+    `events`, what the framework's installed source says of the events and keys a scenario
+    relies on (where it is written, and the shape)."""
     doc = {"framework": framework, "versions": vers, "files": dict(sorted(files.items()))}
+    if events:
+        doc["events"] = events
     (out / "versions.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 

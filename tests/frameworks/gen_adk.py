@@ -9,7 +9,13 @@ return a dict; anything else ADK wraps as {"result": <value>}. The tool returns
   wrong-base         over AG-UI: {result, citation} written to the session state
                      (tool_context.state["funnel"], which ag-ui-adk streams as STATE_DELTA /
                      STATE_SNAPSHOT), the function response saying only where it went; over
-                     A2A (which carries no session state): a dict, as correct
+                     A2A: a dict, as correct
+
+and, over A2A, each run again as `a2a-state-<run>-*`: the tool writes [{result, citation}] to the
+session state (tool_context.state["figures"]) and returns only where it went. ADK's A2A export
+puts the event's actions in its metadata, so the state change reaches the stream as
+statusUpdate.metadata.adk_actions.stateDelta.figures of the function response's status update
+(ProtoJSON: 4654.0), in no Part; the task (GetTask) does not keep it.
 """
 
 import asyncio
@@ -47,10 +53,13 @@ class ScriptedLlm(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=self.answer)]))
 
 
-def agent(run: str, via_state: bool) -> LlmAgent:
+def agent(run: str, via_state: bool, state_only: bool = False) -> LlmAgent:
     def versant_funnel(wave: str, tool_context: ToolContext):
         """The Versant brand funnel among adults aware of the brand, with its Upperhand citation."""
         p = common.payload(run)
+        if state_only:
+            tool_context.state["figures"] = [p]
+            return {"status": "The funnel is in the session state (figures)."}
         if run == "wrong-number":
             return json.dumps(p)
         if run == "wrong-base" and via_state:
@@ -74,10 +83,10 @@ async def agui(run: str) -> bytes:
     return await common.post_run(app, "/agent", run)
 
 
-async def a2a(run: str) -> tuple[bytes, bytes]:
+async def a2a(run: str, state_only: bool = False) -> tuple[bytes, bytes]:
     from google.adk.a2a.utils.agent_to_a2a import to_a2a
 
-    app = to_a2a(agent(run, via_state=False), host="agent", port=80)
+    app = to_a2a(agent(run, via_state=False, state_only=state_only), host="agent", port=80)
     v10 = {"A2A-Version": "1.0"}
     message = {
         "messageId": f"user-{run}",
@@ -100,6 +109,37 @@ async def a2a(run: str) -> tuple[bytes, bytes]:
             return stream, g.content
 
 
+STATE_SHAPES = {
+    "stream": (
+        "the tool wrote [{result, citation}] to the session state (state key figures): the status update of the "
+        "function response's event carries it as statusUpdate.metadata.adk_actions.stateDelta.figures[0] = "
+        "{result, citation} (ProtoJSON doubles: n 4654.0), in no Part; the function response Part says only "
+        "{\"status\": \"The funnel is in the session state (figures).\"}"
+    ),
+    "task": (
+        "the tool wrote [{result, citation}] to the session state only: the task keeps no state delta (its history "
+        "has the function response Part {\"status\": ...}; its metadata is the last event's, adk_actions.stateDelta {}), "
+        "so it holds no citation"
+    ),
+}
+
+# What google-adk's installed source says of the metadata the a2a-state-* files rely on (2.13.0).
+EVENTS = {
+    "statusUpdate.metadata.adk_actions": (
+        "google/adk/a2a/executor/config.py: the default event_converter is the legacy "
+        "converters/event_converter.py convert_event_to_a2a_events; its _create_status_update_event sets "
+        "metadata=_get_context_metadata(event, invocation_context), which holds adk_app_name, adk_user_id, "
+        "adk_session_id, adk_invocation_id, adk_author, adk_event_id and, for each optional field present, "
+        "adk_<field> = _serialize_metadata_value(value): event.actions.model_dump(mode='json', exclude_none=True, "
+        "by_alias=True), so adk_actions = {stateDelta, artifactDelta, requestedAuthConfigs, "
+        "requestedToolConfirmations, ...} in camelCase, stateDelta being the state keys the tool wrote "
+        "(ADK_METADATA_KEY_PREFIX 'adk_', converters/utils.py). The event's function_response Part is in the same "
+        "status update's message. ADK's own A2A client drops a peer's stateDelta "
+        "(converters/to_adk_event.py _warn_if_peer_state_delta)"
+    ),
+}
+
+
 def main(out: Path) -> None:
     files = {}
     for run in common.RUNS:
@@ -120,8 +160,13 @@ def main(out: Path) -> None:
                 "protocol": "a2a-v1.0",
                 "shape": f"{what}: the function response as a data Part {{id, name, response}} with metadata adk_type function_response, {wrapped}",
             }
+        stream, task = asyncio.run(a2a(run, state_only=True))
+        for kind, data, what in (("stream", stream, "SendStreamingMessage SSE"), ("task", task, "GetTask response")):
+            name = f"a2a-state-{run}-{kind}.{'sse' if kind == 'stream' else 'json'}"
+            common.save(out, name, data)
+            files[name] = {"run": run, "protocol": "a2a-v1.0", "shape": f"{what}: {STATE_SHAPES[kind]}"}
     vers = common.versions("google-adk", "ag_ui_adk", "a2a-sdk", "ag-ui-protocol", "google-genai", "starlette")
-    common.write_versions(out, "Google ADK (ag-ui-adk, ADK A2A export)", vers, files)
+    common.write_versions(out, "Google ADK (ag-ui-adk, ADK A2A export)", vers, files, EVENTS)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,13 @@ script: a toolUse block, then the answer's text. The tool returns
   correct, misquote  a ToolResult whose content is two json blocks: the result, the citation Part
   wrong-number       a dict {"result", "citation"} (Strands serialises it as one text block of JSON)
   wrong-base         a Pydantic model {result, citation} (model_dump_json into one text block)
+
+The same four runs again as `state-<run>.sse`, with ag-ui-strands' `state_from_result` tool
+behaviour (StrandsAgentConfig(tool_behaviors={tool: ToolBehavior(state_from_result=...)})): the
+tool returns a dict {result, citation} (one text block of JSON, as wrong-number above), and the
+hook returns {"funnel": <the tool's result as the adapter parsed it>}, which the adapter writes as
+a STATE_SNAPSHOT right after the tool's TOOL_CALL_RESULT and MESSAGES_SNAPSHOT, and again in
+the STATE_SNAPSHOT closing the run: the same tool result and citation, repeated in the state.
 """
 
 import asyncio
@@ -20,6 +27,7 @@ from strands import Agent, tool
 from strands.models.model import Model
 
 from ag_ui_strands import StrandsAgent, add_strands_fastapi_endpoint
+from ag_ui_strands.config import StrandsAgentConfig, ToolBehavior, ToolResultContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
@@ -65,10 +73,12 @@ class ScriptedModel(Model):
         yield {"messageStop": {"stopReason": "end_turn"}}
 
 
-def agent(run: str) -> Agent:
+def agent(run: str, state: bool = False) -> Agent:
     @tool(name=common.TOOL_NAME, description=common.TOOL_DESCRIPTION)
     def versant_funnel(wave: str):
         p = common.payload(run)
+        if state:
+            return p
         if run in ("correct", "misquote"):
             return {"status": "success", "content": [{"json": p["result"]}, {"json": common.citation_part(run)}]}
         if run == "wrong-base":
@@ -78,9 +88,16 @@ def agent(run: str) -> Agent:
     return Agent(model=ScriptedModel(common.RUNS[run]["answer"]), tools=[versant_funnel], callback_handler=None)
 
 
-async def one(run: str) -> bytes:
+def funnel_state(ctx: ToolResultContext) -> dict:
+    """ag-ui-strands' state_from_result hook: the tool's result (as the adapter parsed it) under
+    the state key `funnel`."""
+    return {"funnel": ctx.result_data}
+
+
+async def one(run: str, state: bool = False) -> bytes:
     app = FastAPI()
-    add_strands_fastapi_endpoint(app, StrandsAgent(agent(run), name="versant"), "/agent")
+    config = StrandsAgentConfig(tool_behaviors={common.TOOL_NAME: ToolBehavior(state_from_result=funnel_state)}) if state else None
+    add_strands_fastapi_endpoint(app, StrandsAgent(agent(run, state), name="versant", config=config), "/agent")
     return await common.post_run(app, "/agent", run)
 
 
@@ -92,14 +109,38 @@ SHAPES = {
 }
 
 
+STATE_SHAPE = (
+    "dict {result, citation}, serialised by Strands as one text block of JSON (TOOL_CALL_RESULT.content, and the "
+    "tool message of MESSAGES_SNAPSHOT); state_from_result repeats it as "
+    "STATE_SNAPSHOT.snapshot.funnel = {result, citation} right after the tool result, and the run's closing STATE_SNAPSHOT "
+    "(the whole state) repeats it again"
+)
+
+
+# What ag_ui_strands' installed source says of the state the state-* files repeat (1.0.2).
+EVENTS = {
+    "STATE_SNAPSHOT from state_from_result": (
+        "ag_ui_strands/config.py ToolBehavior.state_from_result: Callable[[ToolResultContext], StatePayload | None]; "
+        "ag_ui_strands/agent.py, after the tool's TOOL_CALL_RESULT (and its MESSAGES_SNAPSHOT): `snapshot = await "
+        "maybe_await(behavior.state_from_result(result_context)); if snapshot: current_state.update(snapshot); yield "
+        "StateSnapshotEvent(snapshot=snapshot)`, ToolResultContext.result_data being _extract_tool_result_data(content) "
+        "(a text block's JSON parsed, json blocks unwrapped); before RUN_FINISHED the adapter writes "
+        "StateSnapshotEvent(snapshot=current_state), which holds it again"
+    ),
+}
+
+
 def main(out: Path) -> None:
     files = {}
     for run in common.RUNS:
         name = f"{run}.sse"
         common.save(out, name, asyncio.run(one(run)))
         files[name] = {"run": run, "protocol": "ag-ui", "shape": SHAPES[run]}
+        name = f"state-{run}.sse"
+        common.save(out, name, asyncio.run(one(run, state=True)))
+        files[name] = {"run": run, "protocol": "ag-ui", "shape": STATE_SHAPE}
     vers = common.versions("ag_ui_strands", "strands-agents", "ag-ui-protocol", "fastapi")
-    common.write_versions(out, "AWS Strands (ag-ui-strands)", vers, files)
+    common.write_versions(out, "AWS Strands (ag-ui-strands)", vers, files, EVENTS)
 
 
 if __name__ == "__main__":
