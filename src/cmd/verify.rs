@@ -15,8 +15,10 @@ byte-order mark is skipped). The claimed numbers are the numeric leaves of the r
 measure, e.g. \"Considered\", is compared with that measure; n/base_n with base n), or those
 given with --claim. Each keeps its text: 44% claims a whole percent (±0.5pp), 0.440 three
 decimals (±0.0005), 4.4e3 a whole unit as 4400 does. Numbers written as text may group thousands
-(4,595, 4 595) and carry $, € or £; 4.595 (one dot before three digits) is refused as ambiguous.
-Shares may be claimed as fractions or percents. base n must match exactly.
+(4,595, 4 595), carry $, € or £, and use any script's digits (٤٤%); they follow the dot
+convention, as programs write (44.249 is a decimal, 4,595 a count), unless --decimal-mark comma
+says otherwise. A value under a measure's name that is no number (\"NaN\", \"0x2C\") makes the
+claim INVALID. Shares may be claimed as fractions or percents. base n must match exactly.
 
 Verdicts: REPRODUCED, DISCREPANT, BASE_MISMATCH, UNVERIFIABLE (an unknown name, a missing
 file or column), INVALID (the citation breaks the spec).
@@ -70,10 +72,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     a.report.to.check(&identities)?;
     let bytes = super::read_input(&a.citation)?;
     let result_bytes = result.as_deref().map(super::read_input).transpose()?;
-    let claimed = verify::claimed(&a.claim, result_bytes.as_deref(), a.settle.decimal_mark).map_err(|e| match e {
-        verify::ClaimedError::Result(e) => anyhow!("{}: {e}", result.unwrap_or_default()),
-        e => anyhow!("{e}"),
-    })?;
+    let claimed =
+        verify::claimed(&a.claim, result_bytes.as_deref(), a.settle.decimal_mark).map_err(|e| match e {
+            verify::ClaimedError::Result(e) => anyhow!("{}: {e}", result.unwrap_or_default()),
+            e => anyhow!("{e}"),
+        })?;
     let (data_layer, catalog, registry) = (a.data.data_layer(), a.data.catalog()?, a.data.registry()?);
     let engine = a.cache.engine(&a.engine)?;
     let (settlement, stats) =

@@ -32,6 +32,7 @@ const DISAGREEMENTS: &[(&str, bool, &str)] = &[
     ("tests/fixtures/sdk/agui/py/interrupt-run.jsonl", true, RESUMED_CALL),
     ("tests/fixtures/sdk/agui/js/interrupt-run.sse", true, RESUMED_CALL),
     ("tests/fixtures/sdk/agui/js/interrupt-run.jsonl", true, RESUMED_CALL),
+    ("tests/fixtures/frameworks/pydantic-ai/agui-resumed.sse", true, RESUMED_ELSEWHERE),
     ("tests/fixtures/agui/sse-multiline.sse", true, LAST_EVENT),
     ("tests/fixtures/frameworks/langgraph-js/wrong-number.sse", true, REUSED_CALL_ID),
     ("tests/fixtures/agui/unknown-types.jsonl", true, UNKNOWN_AND_NULL),
@@ -52,6 +53,9 @@ const CONTENT_PARTS: &str = "AGUI504: the validator checks TOOL_CALL_RESULT.cont
      (a string); AG-UI 1.0 allows a list of content parts, which the 1.0 client accepts";
 const RESUMED_CALL: &str = "AGUI207: a result for a tool call opened in an earlier run (carried by RUN_STARTED's \
      input messages, as a resumed interrupt is); the 1.0 client seeds its state from the input and accepts it";
+const RESUMED_ELSEWHERE: &str = "AGUI207: Pydantic AI's resumed run (its own POST, one file) streams the result \
+     of a tool call the interrupted run opened, and echoes no input; the 1.0 client accepts a result for a call \
+     it has not seen";
 const REUSED_CALL_ID: &str = "AGUI205: @ag-ui/langgraph streams the same tool call again (START/ARGS/END under the \
      id of a call that has ended); the 1.0 client refuses only a start while that id is still open";
 const LAST_EVENT: &str = "AGUI501/AGUI003: the last SSE event is not followed by a blank line; the client's parser \

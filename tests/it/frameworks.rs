@@ -96,6 +96,32 @@ fn answer_mismatches(expected: &serde_json::Map<String, Value>, input: &Value) -
     out
 }
 
+/// How the report's answers differ from the manifest's `answer_kinds` (message id → `answer`,
+/// `retracted`, `interrupted` or `errored`): the text the user finally saw is the answer and is
+/// audited; text the run took back is listed as what it is, its numbers not audited.
+fn answer_kind_mismatches(expected: &serde_json::Map<String, Value>, input: &Value) -> Vec<String> {
+    let answers = input["answers"].as_array().cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    for (id, kind) in expected {
+        let kind = kind.as_str().expect("an answer kind");
+        let Some(answer) = answers.iter().find(|a| a["message_id"] == id.as_str()) else {
+            out.push(format!("answer kinds: message {id} ({kind}) is not in the report's answers"));
+            continue;
+        };
+        let got = answer["shown"].as_str().unwrap_or("answer");
+        if got != kind {
+            out.push(format!("answer kinds: message {id} expected {kind}, got {got}"));
+        }
+        let audited = answer["numbers"].as_array().map_or(0, Vec::len);
+        if kind != "answer" && audited > 0 {
+            out.push(format!(
+                "answer kinds: message {id} is {kind}, yet {audited} of its numbers were audited"
+            ));
+        }
+    }
+    out
+}
+
 /// The mismatches between one fixture's report input and its manifest entry, in words.
 fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
     let file = str_of(entry, "file", "?");
@@ -132,6 +158,9 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
     }
     if let Some(answers) = entry["answers"].as_object() {
         out.extend(answer_mismatches(answers, input));
+    }
+    if let Some(kinds) = entry["answer_kinds"].as_object() {
+        out.extend(answer_kind_mismatches(kinds, input));
     }
     if let Some(rules) = entry["must_findings"].as_array() {
         out.extend(must_finding_mismatches(rules, input));

@@ -129,7 +129,8 @@ fn values_under_a_measure_are_read_in_any_convention_or_make_the_claim_invalid()
     let all = claims(&json);
     // Each read number was compared as the measure's claim, at its shown precision.
     for (i, value, tolerance) in [(0, 44.249, 0.0005), (1, 44.0, 0.05), (2, 44.0, 0.5), (3, 44.2, 0.05)] {
-        let considered = all[i]["measures"].as_array().unwrap().iter().find(|m| m["name"] == "Considered").unwrap();
+        let considered =
+            all[i]["measures"].as_array().unwrap().iter().find(|m| m["name"] == "Considered").unwrap();
         let compared = &considered["claims"][0];
         assert_eq!(compared["claimed"]["value"], value, "{compared:#}");
         assert_eq!(compared["tolerance"], tolerance, "{compared:#}");
@@ -162,12 +163,14 @@ fn values_under_a_measure_are_read_in_any_convention_or_make_the_claim_invalid()
 /// command-line value follows the dot convention.
 #[test]
 fn command_line_claims_read_the_dot_as_the_decimal_point() {
-    let zinc = recite(&["verify", "examples/citations/nhanes2-zinc.json", "--claim", "87.182", "--format", "json"]);
+    let zinc =
+        recite(&["verify", "examples/citations/nhanes2-zinc.json", "--claim", "87.182", "--format", "json"]);
     assert_ne!(code(&zinc), 2, "{}", stderr(&zinc));
     let report = report(&zinc);
     let claimed = &report["inputs"][0]["claims"][0]["measures"][0]["claims"][0]["claimed"];
     assert_eq!(claimed["value"], 87.182, "{report:#}");
-    let rating = recite(&["verify", "examples/citations/versant-w6-considered.json", "--claim", "Considered=2.494"]);
+    let rating =
+        recite(&["verify", "examples/citations/versant-w6-considered.json", "--claim", "Considered=2.494"]);
     assert_eq!(code(&rating), 1, "2.494 is compared (and is no 44%): {}", stderr(&rating));
     assert!(stdout(&rating).contains("2.494"), "{}", stdout(&rating));
     // Declared otherwise, the comma is the decimal mark.

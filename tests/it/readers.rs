@@ -935,6 +935,16 @@ fn a_record_whose_citation_no_reader_reads_is_reported_at_its_line() {
 }
 
 #[test]
+fn a_record_that_only_repeats_a_settled_citation_is_a_copy_not_unread() {
+    // As above, but line 2's citation is line 1's, settled there: a copy (a push notification or
+    // `tasks/get` repeating a streamed task), not a citation nobody read. It was a false MUST
+    // `upperhand/unread`, failing a CI gate although nothing was missed.
+    let doc = load("a2a/citation-copied-in-metadata.jsonl");
+    assert_eq!(doc.items.len(), 1);
+    assert!(doc.findings.iter().all(|f| f.rule != "upperhand/unread"), "{:#?}", doc.findings);
+}
+
+#[test]
 fn a_recite_report_part_is_a_settlement_not_an_uncited_result() {
     // A v1.0 task whose artifact holds a verifier's report (recite's media type and shape) and
     // nothing else: not a quantitative result needing a citation beside it.

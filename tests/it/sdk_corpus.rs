@@ -5,7 +5,8 @@
 //! JSON array; each entry names a fixture, the SDK, version and binding that wrote it, the count
 //! of claims per verdict, and per claim where it is (`at`: locator fields such as
 //! `artifact_id`, `message_id`, `event_index`), the cited period and column, its verdict, and
-//! optionally `compared`: the measures its claimed numbers must have been compared with.
+//! optionally `compared`: the measures its claimed numbers must have been compared with; and,
+//! where it says, `must_findings`: the rules of the MUST findings a correct verifier reports.
 //! Every fixture is checked in one `recite check … --format json` run, and every mismatch is
 //! reported at once, so one reader defect does not hide the others.
 
@@ -103,6 +104,23 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
             {
                 out.push(format!("{place}: expected the {key} {want}, re-ran {}", rerun[key]));
             }
+        }
+    }
+    // The MUST findings a correct verifier reports, where the entry says (none for a push
+    // notification log that only repeats what it settled: a CI gate over it must pass).
+    if let Some(rules) = entry["must_findings"].as_array() {
+        let mut want: Vec<&str> = rules.iter().filter_map(Value::as_str).collect();
+        want.sort_unstable();
+        let found: Vec<&Value> =
+            input["findings"].as_array().into_iter().flatten().filter(|f| f["level"] == "MUST").collect();
+        let mut got: Vec<&str> = found.iter().map(|f| f["rule"].as_str().unwrap_or("?")).collect();
+        got.sort_unstable();
+        if got != want {
+            let said: Vec<String> = found
+                .iter()
+                .map(|f| format!("{} at line {}: {}", f["rule"], f["locator"]["line"], f["message"]))
+                .collect();
+            out.push(format!("MUST findings: expected {want:?}, got {got:?} ({})", said.join(" | ")));
         }
     }
     out

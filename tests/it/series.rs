@@ -117,7 +117,9 @@ fn the_versant_considered_series_is_duckdbs_on_every_wave_and_rs_intervals() {
     assert!(values.iter().any(|v| (v - values[5]).abs() > 0.02), "{values:?}");
 
     // R's survey package: each wave's logit interval on the same weights.
-    if !crate::statistics::r_with_survey("series::the_versant_considered_series_is_duckdbs_on_every_wave_and_rs_intervals") {
+    if !crate::statistics::r_with_survey(
+        "series::the_versant_considered_series_is_duckdbs_on_every_wave_and_rs_intervals",
+    ) {
         return;
     }
     let rdir = tempfile::tempdir().unwrap();

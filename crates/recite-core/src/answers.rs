@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::claim::{Claimed, fold};
 use crate::extractor::Unit;
-use crate::input::Turn;
+use crate::input::{Shown, Turn};
 use crate::settle::verdict::{Settlement, Verdict};
 
 pub mod attribution;
@@ -396,6 +396,10 @@ pub struct Answer {
     pub numbers: Vec<StatedNumber>,
     /// The sentences that state numbers.
     pub sentences: Vec<Sentence>,
+    /// What became of the text: the answer (not written), or text the run took back, listed so
+    /// it stays visible but not audited (no numbers, no sentences).
+    #[serde(default, skip_serializing_if = "Shown::is_answer")]
+    pub shown: Shown,
 }
 
 /// How serious a status is, for picking the most doubtful among candidates.
@@ -1277,7 +1281,9 @@ impl Audit {
     }
 }
 
-/// Audits every agent turn of a conversation: `sources[i]` are the cited numbers of claim `i`.
+/// Audits every agent turn of a conversation that the user was shown as the answer (a turn the
+/// run took back, [`Turn::shown`], is listed with no number audited): `sources[i]` are the
+/// cited numbers of claim `i`.
 /// A turn's exchange runs from the user message before it to the next user message (the A2A
 /// task, the AG-UI run); a conversation with no user turn is one exchange.
 pub fn audit(turns: &[Turn], sources: &[Vec<Source>]) -> Audit {
@@ -1317,6 +1323,11 @@ fn audit_within(
     for (ti, turn) in turns.iter().enumerate() {
         let role = turn.role.to_lowercase();
         if !matches!(role.as_str(), "agent" | "assistant" | "model") || turn.text.trim().is_empty() {
+            continue;
+        }
+        // What the user finally saw is the answer; text the run took back is listed, not audited.
+        if !turn.shown.is_answer() {
+            out.answers.push(set_aside(ti, turn));
             continue;
         }
         let records = turn.message_id.as_ref().and_then(|id| cited.get(id));
@@ -1466,6 +1477,22 @@ pub fn audit_text(ti: usize, turn: &Turn, stated: &[Stated], scope: &[Source]) -
         counts,
         numbers,
         sentences,
+        shown: Shown::Answer,
+    }
+}
+
+/// A turn whose text the user was not shown as the answer (retracted, interrupted, errored):
+/// listed as such, its numbers not audited.
+fn set_aside(ti: usize, turn: &Turn) -> Answer {
+    Answer {
+        turn: ti,
+        role: turn.role.clone(),
+        message_id: turn.message_id.clone(),
+        text: turn.text.clone(),
+        counts: Status::ALL.iter().map(|s| (*s, 0)).collect(),
+        numbers: Vec::new(),
+        sentences: Vec::new(),
+        shown: turn.shown,
     }
 }
 
@@ -1701,7 +1728,7 @@ mod tests {
 
     /// The work counted for auditing `text` against the corpus's cited results.
     fn work_for(text: &str) -> (usize, Audit) {
-        let turn = Turn { role: "assistant".into(), text: text.into(), items: vec![0], message_id: None };
+        let turn = Turn { role: "assistant".into(), text: text.into(), items: vec![0], ..Turn::default() };
         let sources = vec![corpus::corpus_sources()];
         WORK.with(|w| w.set(0));
         let audit = audit(&[turn], &sources);
@@ -1866,6 +1893,15 @@ mod tests {
         assert_eq!(statuses(text), [Status::AttributionUnsure, Status::AttributionUnsure]);
         // Corvana's 31% given to Versant, Corvana named nowhere.
         assert_eq!(statuses("Versant's consideration is 31%."), [Status::Misattributed]);
+    }
+
+    #[test]
+    fn answers_change_of_a_measure_no_pair_has_is_not_traced_to_another_measures_pair() {
+        // The NPS is cited once: a gap in it cannot be traced, and some pair of shares 5 points
+        // apart is no trace of it (it was TRACED).
+        let scope = corpus::data_sources();
+        let got = with_scope("The NPS gap between Versant and Corvana is 5 points.", &scope);
+        assert_eq!(got[0].status, Status::Uncited, "{:?}", got[0]);
     }
 
     #[test]

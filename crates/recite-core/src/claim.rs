@@ -395,11 +395,9 @@ fn written(text: &str) -> Result<Written, NotANumber> {
             return Err(NotANumber::Syntax);
         }
         // `4.595`: a decimal point, or one group of thousands.
-        let open = (exponent.is_none()
-            && frac.len() == 3
-            && (1..=3).contains(&int.len())
-            && !int.starts_with('0'))
-        .then_some(Open::Dot);
+        let open =
+            (exponent.is_none() && frac.len() == 3 && (1..=3).contains(&int.len()) && !int.starts_with('0'))
+                .then_some(Open::Dot);
         return Ok(Written {
             sign,
             int: int.to_string(),
@@ -846,11 +844,11 @@ mod tests {
     #[test]
     fn decimal_digits_of_any_script_are_read() {
         for (text, value) in [
-            ("\u{664}\u{664}%", 44.0),                   // Arabic-Indic ٤٤%
+            ("\u{664}\u{664}%", 44.0),                     // Arabic-Indic ٤٤%
             ("\u{664}\u{664}\u{66b}\u{662}\u{66a}", 44.2), // ٤٤٫٢٪
-            ("\u{6f4}\u{6f4}%", 44.0),                   // Extended Arabic-Indic
-            ("\u{96a}\u{96a}.\u{968}%", 44.2),           // Devanagari
-            ("\u{ff14}\u{ff14}\u{ff05}", 44.0),           // full-width ４４％
+            ("\u{6f4}\u{6f4}%", 44.0),                     // Extended Arabic-Indic
+            ("\u{96a}\u{96a}.\u{968}%", 44.2),             // Devanagari
+            ("\u{ff14}\u{ff14}\u{ff05}", 44.0),            // full-width ４４％
         ] {
             let c = read_written(text, Some(DecimalMark::Dot)).unwrap_or_else(|e| panic!("{text}: {e:?}"));
             assert_eq!(c.value, value, "{text}");
@@ -889,9 +887,10 @@ mod tests {
 
     #[test]
     fn json_numbers_and_program_strings_read_the_dot_as_a_decimal_point() {
-        let v: Value =
-            serde_json::from_str(r#"{"mean": 4.595, "label": "4.595", "n": "4,595", "Considered": "44.249"}"#)
-                .unwrap();
+        let v: Value = serde_json::from_str(
+            r#"{"mean": 4.595, "label": "4.595", "n": "4,595", "Considered": "44.249"}"#,
+        )
+        .unwrap();
         let got: Vec<(String, bool, f64)> =
             leaves(&v).into_iter().map(|c| (c.pointer, c.unreadable.is_some(), c.value)).collect();
         assert_eq!(

@@ -144,6 +144,44 @@ pub struct Turn {
     /// The message id, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// What became of the turn's text: the answer the user was shown (the default, not
+    /// written), or text the run took back ([`Shown`]); only an answer is audited.
+    #[serde(default, skip_serializing_if = "Shown::is_answer")]
+    pub shown: Shown,
+}
+
+/// What became of an agent's text (docs/answers.md, "What the user finally saw").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Shown {
+    /// Shown to the user as the answer.
+    #[default]
+    Answer,
+    /// Rejected by the framework, which asked the model again (Pydantic AI's
+    /// `pydantic_ai_model_response_rejected` after an output validator's `ModelRetry`).
+    Retracted,
+    /// Streamed in a run that stopped to wait for the user (`RUN_FINISHED` with an `interrupt`
+    /// outcome): what follows the resumed run is the answer.
+    Interrupted,
+    /// Streamed in a run that ended in `RUN_ERROR`: the user got an error, not an answer.
+    Errored,
+}
+
+impl Shown {
+    /// True for the answer the user was shown.
+    pub fn is_answer(&self) -> bool {
+        *self == Shown::Answer
+    }
+
+    /// Why text of this kind is not audited, in words.
+    pub fn why(&self) -> &'static str {
+        match self {
+            Shown::Answer => "the answer",
+            Shown::Retracted => "retracted: the framework rejected this response and asked the model again",
+            Shown::Interrupted => "interrupted: the run stopped to wait for the user before answering",
+            Shown::Errored => "errored: the run ended in RUN_ERROR, so the user got no answer",
+        }
+    }
 }
 
 /// The input formats recite reads.

@@ -103,7 +103,8 @@ pub fn verify(
         Ok(pair) => pair,
     };
     let mark = options.decimal_mark;
-    let numbers = claimed.unwrap_or_else(|| result.as_ref().map(|r| claim::claimed(r, mark)).unwrap_or_default());
+    let numbers =
+        claimed.unwrap_or_else(|| result.as_ref().map(|r| claim::claimed(r, mark)).unwrap_or_default());
     let claims = [Claim { citation, numbers }];
     let (mut s, stats) = pipeline::try_settle_all(&claims, catalog, registry, engine, options)?;
     let settlement = s.pop().unwrap_or_else(|| Settlement::unverifiable(vec!["nothing was settled".into()]));

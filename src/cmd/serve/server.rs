@@ -396,8 +396,8 @@ impl Service {
         if body.len() as u64 > self.max_input {
             return Err(Problem::too_large(self.max_input));
         }
-        let claimed =
-            verify::claimed(&claims, None, self.settle.decimal_mark).map_err(|e| Problem::bad_request("claim", e.to_string()))?;
+        let claimed = verify::claimed(&claims, None, self.settle.decimal_mark)
+            .map_err(|e| Problem::bad_request("claim", e.to_string()))?;
         let (permit, deadline) = self.admit().await?;
         let svc = self.clone();
         let until = deadline.into_std();

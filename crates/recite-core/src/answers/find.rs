@@ -262,10 +262,15 @@ fn words_before(text: &str, at: usize, n: usize) -> Vec<String> {
 /// The direction of the change word before byte `at` (hedges and `by` skipped: `fell by
 /// about`), if one stands there.
 fn change_before(text: &str, at: usize) -> Option<i8> {
-    words_before(text, at, 5)
-        .iter()
-        .find(|w| !CHANGE_HEDGES.contains(&w.as_str()))
-        .and_then(|w| change_word(w))
+    let words = words_before(text, at, 6);
+    let k = words.iter().position(|w| !CHANGE_HEDGES.contains(&w.as_str()))?;
+    // `make up 25%`, `makes up`, `made up`: a part of a whole, a level, not a rise.
+    if words[k] == "up"
+        && words.get(k + 1).is_some_and(|w| matches!(w.as_str(), "make" | "makes" | "made" | "making"))
+    {
+        return None;
+    }
+    change_word(&words[k])
 }
 
 /// Whether a percentage at `t` states a relative change (docs/answers.md, "Relative changes"):
@@ -561,6 +566,14 @@ fn read_digits(text: &str, at: usize, mark: Option<DecimalMark>) -> (usize, bool
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
         }
+    } else if !comma && !separators && b.get(i) == Some(&b',') {
+        // `44,2 %` whatever the text shows: a comma before one or two digits and a percent
+        // sign can only be a decimal comma.
+        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let after = text[i + 1 + digits..].trim_start_matches(SPACES);
+        if (1..=2).contains(&digits) && after.starts_with('%') {
+            i += 1 + digits;
+        }
     }
     (i, separators)
 }
@@ -674,6 +687,14 @@ fn read_unit(text: &str, at: usize) -> (Option<Kind>, usize) {
     (None, at)
 }
 
+/// Whether the number at `at` follows `n =`, `n:`, `N` or `base`: a count.
+fn names_a_count(text: &str, at: usize) -> bool {
+    let head = text[..at].trim_end_matches(SPACES);
+    let head = head.strip_suffix(['=', ':']).unwrap_or(head).trim_end();
+    let w = word_before(head, head.len());
+    w == "n" || w == "base"
+}
+
 fn tokens(text: &str) -> Vec<Token> {
     let mark = evident_mark(text);
     let mut out = Vec::new();
@@ -695,7 +716,19 @@ fn tokens(text: &str) -> Vec<Token> {
         }
         let (digits_end, separators) = read_digits(text, i, mark);
         let (unit, end) = read_unit(text, digits_end);
-        let (value, decimals) = number_value(&text[start..digits_end], matches!(unit, Some(Kind::Percent)), mark)
+        let written = &text[start..digits_end];
+        let (value, decimals) = number_value(written, matches!(unit, Some(Kind::Percent)), mark)
+            .or_else(|| {
+                // `n = 4.654` in a text that shows no convention: a count has no fraction, so
+                // only the thousands reading is one.
+                let count = unit.is_none()
+                    && (names_a_count(text, start)
+                        || COUNT_WORDS.contains(&word_after(text, digits_end).as_str()));
+                count
+                    .then(|| number_value(written, false, Some(DecimalMark::Comma)))
+                    .flatten()
+                    .filter(|(_, d)| *d == 0)
+            })
             .unwrap_or((f64::NAN, 0));
         out.push(Token { start, end, value, decimals, separators, signed, unit });
         i = digits_end.max(i + 1);
@@ -768,12 +801,27 @@ pub fn find(text: &str) -> Vec<Stated> {
         if !keep(text, t, line_start) {
             continue;
         }
-        let count_before = {
-            let head = text[..t.start].trim_end_matches(SPACES);
-            let head = head.strip_suffix(['=', ':']).unwrap_or(head).trim_end();
-            let w = word_before(head, head.len());
-            (w == "n" || w == "base") && t.unit.is_none() && t.decimals == 0
-        };
+        let sentence = span_of(&sentences, t.start).unwrap_or(0);
+        // `1.4 times Corvana's`: a ratio of two cited values, read as the relative change it
+        // states (+40%), agreeing within half a unit of its last digit.
+        if t.unit.is_none() && !t.signed && t.decimals >= 1 && word_after(text, t.end) == "times" {
+            let (value, direction) =
+                if t.value >= 1.0 { ((t.value - 1.0) * 100.0, 1) } else { ((1.0 - t.value) * 100.0, -1) };
+            out.push(Stated {
+                text: text[t.start..t.end].to_string(),
+                start: t.start,
+                end: t.end,
+                value,
+                decimals: (t.decimals - 2).max(0),
+                kind: Kind::Relative,
+                sentence,
+                range: None,
+                direction,
+                tolerance: Some(50.0 * 10f64.powi(-t.decimals)),
+            });
+            continue;
+        }
+        let count_before = names_a_count(text, t.start) && t.unit.is_none() && t.decimals == 0;
         let count_after = t.unit.is_none()
             && t.decimals == 0
             && (t.separators || t.value >= 10.0)
@@ -791,7 +839,6 @@ pub fn find(text: &str) -> Vec<Stated> {
         if kind == Kind::Number && t.decimals == 0 && !t.separators && !t.signed && t.value.abs() < 10.0 {
             continue;
         }
-        let sentence = span_of(&sentences, t.start).unwrap_or(0);
         // A relative change's direction: the change word's, or its own sign (`-12%`).
         let direction = match kind {
             Kind::Relative if t.signed && t.value != 0.0 => t.value.signum() as i8,
@@ -994,13 +1041,45 @@ mod tests {
         // No other number shows a convention: `87.182` is left unread (matches nothing).
         assert!(find("The mean is 87.182.").iter().all(|n| n.value.is_nan() || n.text != "87.182"));
         // `44.2%` shows the dot: `87.182` is a decimal.
-        let got: Vec<f64> = find("Considered is 44.2%; the mean zinc is 87.182.").iter().map(|n| n.value).collect();
+        let got: Vec<f64> =
+            find("Considered is 44.2%; the mean zinc is 87.182.").iter().map(|n| n.value).collect();
         assert_eq!(got, [44.2, 87.182]);
         // `1.234.567` and `44,2 %` show the comma: `4.654` is a count, `44,2 %` one number.
         let got: Vec<(String, f64)> =
-            find("Von 1.234.567 Befragten sind 4.654 bekannt, 44,2 % würden kaufen.").into_iter().map(|n| (n.text, n.value)).collect();
-        assert_eq!(got, [("1.234.567".to_string(), 1234567.0), ("4.654".into(), 4654.0), ("44,2 %".into(), 44.2)]);
+            find("Von 1.234.567 Befragten sind 4.654 bekannt, 44,2 % würden kaufen.")
+                .into_iter()
+                .map(|n| (n.text, n.value))
+                .collect();
+        assert_eq!(
+            got,
+            [("1.234.567".to_string(), 1234567.0), ("4.654".into(), 4654.0), ("44,2 %".into(), 44.2)]
+        );
         assert_eq!(evident_mark("44.2 and 44,2"), None, "both shown: none");
         assert_eq!(evident_mark("W6, 2026-04-17, 4,654"), None);
+        // Both shown: `44,2 %` can only be a decimal comma, and a count (`n = 4.654`, `4.654
+        // respondents`) has no fraction, so each is still read (they were `44` and `2 %`, and
+        // nothing).
+        let got: Vec<(String, f64)> = find("Consideration is 44,2 % in W6 and 46.7% in W5 (n = 4.654).")
+            .into_iter()
+            .map(|n| (n.text, n.value))
+            .collect();
+        assert_eq!(got, [("44,2 %".to_string(), 44.2), ("46.7%".into(), 46.7), ("4.654".into(), 4654.0)]);
+        assert_eq!(find("The base was 4.654 respondents.")[0].value, 4654.0);
+    }
+
+    #[test]
+    fn answers_read_make_up_as_a_level_and_times_as_a_ratio() {
+        // `make up 25%` is a part of a whole, not a rise of 25%.
+        let n = &find("Promoters make up 25% of familiar adults.")[0];
+        assert_eq!((n.kind, n.value), (Kind::Percent, 25.0));
+        // `1.4 times` is the relative change it states: 40% more, within half its last digit.
+        let n = &find("Versant's consideration is 1.4 times Corvana's.")[0];
+        assert_eq!((n.kind, n.direction), (Kind::Relative, 1));
+        assert!(
+            (n.value - 40.0).abs() < 1e-9 && n.tolerance.is_some_and(|t| (t - 5.0).abs() < 1e-9),
+            "{n:?}"
+        );
+        // A whole number of times is no ratio of results (`3 times a week`).
+        assert!(find("They shop 3 times a week.").is_empty());
     }
 }

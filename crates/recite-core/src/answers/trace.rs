@@ -460,9 +460,12 @@ fn trace_change(stated: &Stated, ctx: &Context, sources: &[Source], out: StatedN
     let pairs = pairs(ctx, stated.start, &props);
     let (tier, recomputed_only) = fitting_pairs(stated, &pairs);
     // A change that only coincides with pairs of a measure the sentence does not name, next to
-    // a measure it names that is cited twice, is a misquote (as for levels).
+    // a measure it names that is cited twice, is a misquote (as for levels); next to a measure
+    // it names that no pair has (cited once, or no share: `the NPS gap is 5 points`), it is no
+    // change of a pair at all.
     let named_pair = |(a, _): &Pair| ctx.names(a, stated.start, true).is_some();
-    let coincidence = !tier.iter().any(named_pair) && pairs.iter().any(named_pair);
+    let names_unpaired = || sources.iter().any(|s| ctx.names(s, stated.start, true).is_some());
+    let coincidence = !tier.iter().any(named_pair) && (pairs.iter().any(named_pair) || names_unpaired());
     if !tier.is_empty() && !coincidence {
         return traced_change(stated, ctx, tier, recomputed_only, out);
     }

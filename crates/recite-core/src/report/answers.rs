@@ -45,17 +45,23 @@ fn fails(s: Status) -> bool {
     matches!(s, Status::Misquoted | Status::Uncited | Status::Misattributed)
 }
 
-/// Where an answer is, in words.
+/// Where an answer is, in words, and what became of it when the user was not shown it.
 fn heading(a: &Answer) -> String {
-    match &a.message_id {
+    let at = match &a.message_id {
         Some(id) => format!("{} turn {} (message {id})", a.role, a.turn + 1),
         None => format!("{} turn {}", a.role, a.turn + 1),
-    }
+    };
+    if a.shown.is_answer() { at } else { format!("{at}, {}; not audited", a.shown.why()) }
 }
 
 /// The text report's section for one input.
 pub fn text(o: &mut String, answers: &[Answer]) {
     for a in answers {
+        if !a.shown.is_answer() {
+            let text = clip(a.text.trim(), 90);
+            let _ = writeln!(o, "  not the answer, {}  “{}”", for_terminal(&heading(a)), for_terminal(&text));
+            continue;
+        }
         let _ = writeln!(o, "  answer, {}: {}", for_terminal(&heading(a)), summary(&a.counts));
         // Each sentence's numbers, gathered once (not one pass over every number per sentence).
         let mut by_sentence: Vec<Vec<&StatedNumber>> = vec![Vec::new(); a.sentences.len()];
@@ -101,6 +107,11 @@ fn attr(s: &str) -> String {
 /// The Markdown report's section for one input.
 pub fn markdown(o: &mut String, answers: &[Answer]) {
     for a in answers {
+        if !a.shown.is_answer() {
+            let text = escape::markdown(&clip(a.text.trim(), 90));
+            let _ = writeln!(o, "**Not the answer, {}**: “{text}”\n", escape::markdown(&heading(a)));
+            continue;
+        }
         let _ = writeln!(
             o,
             "**Answer, {}**: {}\n",
@@ -194,6 +205,12 @@ pub fn html_text(a: &Answer) -> String {
 
 /// The summary line under an audited answer, and its numbers listed for screen readers.
 pub fn html_summary(a: &Answer) -> String {
+    if !a.shown.is_answer() {
+        return format!(
+            "<div class=\"ans-summary\"><b>Not the answer:</b> {}; not audited</div>",
+            html(a.shown.why())
+        );
+    }
     let mut o = format!("<div class=\"ans-summary\"><b>Answer audit:</b> {}", html(&summary(&a.counts)));
     let _ = write!(o, "<details><summary>every number ({})</summary><ul>", a.numbers.len());
     for n in &a.numbers {

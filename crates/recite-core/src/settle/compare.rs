@@ -52,7 +52,8 @@ pub fn settle_estimated(
     let mut claimed_n = vec![c.base.n];
     let mut unreadable = Vec::new();
     let single = r.measures.len() == 1;
-    let names_measure = |claim: &Claimed| r.measures.iter().any(|m| claim.key.as_deref().is_some_and(|k| m.answers_to(k)));
+    let names_measure =
+        |claim: &Claimed| r.measures.iter().any(|m| claim.key.as_deref().is_some_and(|k| m.answers_to(k)));
     for claim in claims {
         // A string that is no number claims something only under a measure's name (`"Considered":
         // "NaN"`); `"brand": "Versant"` is no claim at all.

@@ -199,7 +199,9 @@ fn unread(
     let claimed: HashSet<(usize, String)> = built
         .items
         .iter()
-        .filter_map(|i| Some((stream_of(i.locator.event_index?), crate::json::canonical(i.citation.as_ref()?))))
+        .filter_map(|i| {
+            Some((stream_of(i.locator.event_index?), crate::json::canonical(i.citation.as_ref()?)))
+        })
         .collect();
     let repeats = |relayed: &Value, stream: usize| {
         relayed_citations(relayed)
@@ -267,7 +269,7 @@ fn relayed_citations(v: &Value) -> Option<Vec<String>> {
             Value::Object(o) if declared_media_type(v).is_some_and(is_citation_media_type) => {
                 match o.get("data") {
                     Some(Value::Array(items)) if items.iter().all(Value::is_object) => {
-                        out.extend(items.iter().map(turns::canonical));
+                        out.extend(items.iter().map(crate::json::canonical));
                         true
                     }
                     Some(data @ Value::Object(_)) => {

@@ -217,7 +217,7 @@ fn unread_records(doc: &mut Document, starts: &[usize], cited: &[(usize, Vec<Str
 
 /// The citation-shaped objects in `v` ([`crate::json::looks_like_citation`]), JSON inside
 /// strings included, each as canonical JSON.
-fn citations_in(v: &Value) -> Vec<String> {
+pub(crate) fn citations_in(v: &Value) -> Vec<String> {
     fn walk(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::Object(_) if crate::json::looks_like_citation(v) => out.push(crate::json::canonical(v)),

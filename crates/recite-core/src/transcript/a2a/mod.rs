@@ -56,8 +56,12 @@ pub(crate) fn read_framed(file: &str, format: Format, framed: Framed) -> Documen
         c.record(&r.value, &r.pointer, r.line);
     }
     doc.findings.append(&mut c.findings);
-    let doubles =
-        json::prints_doubles(c.containers.iter().flat_map(|c| &c.parts).filter_map(|p| p.value.get("data")));
+    let doubles = json::prints_doubles(
+        c.containers
+            .iter()
+            .flat_map(|c| &c.parts)
+            .filter_map(|p| if p.in_metadata { Some(&p.value) } else { p.value.get("data") }),
+    );
     for container in &c.containers {
         pair::read_container(&mut doc, container);
     }

@@ -17,7 +17,8 @@ use crate::transcript::{
 pub(super) struct Found {
     pub(super) value: Value,
     pub(super) pointer: String,
-    pub(super) part: usize,
+    /// The Part's index; `None` for what was read from metadata.
+    pub(super) part: Option<usize>,
     pub(super) line: Option<usize>,
     pub(super) by_shape: bool,
 }
@@ -40,7 +41,7 @@ pub(super) fn read_container(doc: &mut Document, c: &Container) {
         let found = |value: Value, pointer: String, by_shape: bool| Found {
             value,
             pointer,
-            part: i,
+            part: (!p.in_metadata).then_some(i),
             line: p.line,
             by_shape,
         };
@@ -57,11 +58,20 @@ pub(super) fn read_container(doc: &mut Document, c: &Container) {
                     }
                     continue;
                 }
-                let at = Locator { line: p.line, part_index: Some(i), pointer: ptr.clone(), ..base.clone() };
-                let message = format!(
-                    "the citation is inside the data Part beside its result: paired within the Part (Upperhand puts \
-                     each citation in a Part of its own, with the media type {CITATION_MEDIA_TYPE})"
-                );
+                let part_index = (!p.in_metadata).then_some(i);
+                let at = Locator { line: p.line, part_index, pointer: ptr.clone(), ..base.clone() };
+                let message = if p.in_metadata {
+                    format!(
+                        "the citation is in the metadata (as ADK's A2A export streams its session state), in no \
+                         Part: read with the result beside it (Upperhand puts each citation in a Part of its own, \
+                         with the media type {CITATION_MEDIA_TYPE})"
+                    )
+                } else {
+                    format!(
+                        "the citation is inside the data Part beside its result: paired within the Part (Upperhand \
+                         puts each citation in a Part of its own, with the media type {CITATION_MEDIA_TYPE})"
+                    )
+                };
                 doc.findings.push(Finding::new(at, RULE_CONFORMANCE, Level::Note, message));
                 for (group_cits, result) in groups {
                     let group_cits = group_cits.into_iter().map(|(v, ptr, s)| found(v, ptr, s)).collect();
@@ -86,7 +96,13 @@ pub(super) fn read_container(doc: &mut Document, c: &Container) {
     items.sort_unstable();
     if !texts.is_empty() || !items.is_empty() {
         let message_id = base.message_id.clone();
-        doc.turns.push(Turn { role: c.role.clone(), text: texts.join("\n"), items, message_id });
+        doc.turns.push(Turn {
+            role: c.role.clone(),
+            text: texts.join("\n"),
+            items,
+            message_id,
+            ..Turn::default()
+        });
     }
 }
 
@@ -165,7 +181,7 @@ fn pair(doc: &mut Document, base: &Locator, cits: Vec<Found>, results: Vec<Found
 }
 
 fn locate(base: &Locator, f: &Found) -> Locator {
-    Locator { line: f.line, part_index: Some(f.part), pointer: f.pointer.clone(), ..base.clone() }
+    Locator { line: f.line, part_index: f.part, pointer: f.pointer.clone(), ..base.clone() }
 }
 
 /// Pushes one Item (and the conformance finding when one side is missing). `result` carries

@@ -39,6 +39,12 @@ pub(super) fn classify(p: &PartAt, at: &Locator, findings: &mut Vec<Finding>) ->
         Kind::Ignored
     };
     let part = &p.value;
+    if p.in_metadata {
+        // Metadata is data already, JSON hidden in its strings decoded as in a data Part.
+        let (decoded, problems) = embedded::decode(part, &p.pointer);
+        report(problems, at, p.line, findings);
+        return Kind::Data(decoded, p.pointer.clone());
+    }
     if !part.is_object() {
         return malformed(p.pointer.clone(), format!("a Part must be an object, found {}", type_name(part)));
     }

@@ -1,7 +1,7 @@
 //! Pass 1: walk every record into *containers*, the messages and artifacts within which
 //! citations pair with results, in conversation order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -29,6 +29,9 @@ pub(super) struct PartAt {
     pub(super) value: Value,
     pub(super) pointer: String,
     pub(super) line: Option<usize>,
+    /// Not a Part: an object's `metadata` that holds a citation (ADK's A2A export streams its
+    /// session state there, `adk_actions.stateDelta`), read as a data Part's data would be.
+    pub(super) in_metadata: bool,
 }
 
 pub(super) struct Collector<'f> {
@@ -37,6 +40,9 @@ pub(super) struct Collector<'f> {
     pub(super) findings: Vec<Finding>,
     pub(super) messages: HashMap<String, usize>,
     pub(super) artifacts: HashMap<(Option<String>, String), usize>,
+    /// The citations read from metadata so far (canonical JSON): a state repeated in a later
+    /// event's metadata (or a Task's) is the same claim, read once.
+    metadata_seen: HashSet<String>,
 }
 
 impl<'f> Collector<'f> {
@@ -47,7 +53,33 @@ impl<'f> Collector<'f> {
             findings: Vec::new(),
             messages: HashMap::new(),
             artifacts: HashMap::new(),
+            metadata_seen: HashSet::new(),
         }
+    }
+
+    /// The citations an object's `metadata` holds (ADK's session state in a status update), as
+    /// a container of their own holding the metadata as data: read as a data Part's would be.
+    /// Metadata whose citations were all read before (the same state repeated) is skipped.
+    fn metadata(&mut self, owner: &Value, ptr: &str, line: Option<usize>, task_id: Option<&str>) {
+        let Some(meta) = owner.get("metadata").filter(|m| m.is_object()) else { return };
+        if !crate::transcript::mentions_citation(meta) {
+            return;
+        }
+        let cited = crate::transcript::citations_in(meta);
+        if !cited.is_empty() && cited.iter().all(|c| self.metadata_seen.contains(c)) {
+            return;
+        }
+        self.metadata_seen.extend(cited);
+        let part =
+            PartAt { value: meta.clone(), pointer: pointer_push(ptr, "metadata"), line, in_metadata: true };
+        let task_id = str_field(owner, TASK_ID).or_else(|| task_id.map(str::to_string));
+        self.containers.push(Container {
+            is_artifact: false,
+            role: "agent".into(),
+            task_id,
+            id: None,
+            parts: vec![part],
+        });
     }
 
     fn finding(&mut self, ptr: &str, line: Option<usize>, rule: &str, level: Level, message: String) {
@@ -172,6 +204,7 @@ impl<'f> Collector<'f> {
                 self.malformed(&pointer_push(ptr, "artifacts"), line, message);
             }
         }
+        self.metadata(t, ptr, line, task_id.as_deref());
     }
 
     fn status_update(&mut self, u: &Value, ptr: &str, line: Option<usize>) {
@@ -180,6 +213,7 @@ impl<'f> Collector<'f> {
             let p = pointer_push(&pointer_push(ptr, "status"), "message");
             self.message(m, &p, line, task_id.as_deref());
         }
+        self.metadata(u, ptr, line, task_id.as_deref());
     }
 
     fn artifact_update(&mut self, u: &Value, ptr: &str, line: Option<usize>) {
@@ -263,7 +297,12 @@ impl<'f> Collector<'f> {
             Some(Value::Array(parts)) => parts
                 .iter()
                 .enumerate()
-                .map(|(i, p)| PartAt { value: p.clone(), pointer: pointer_push(&parts_ptr, i), line })
+                .map(|(i, p)| PartAt {
+                    value: p.clone(),
+                    pointer: pointer_push(&parts_ptr, i),
+                    line,
+                    in_metadata: false,
+                })
                 .collect(),
             Some(other) => {
                 let message = format!("a {what}'s parts must be an array, found {}", type_name(other));

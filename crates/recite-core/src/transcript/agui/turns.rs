@@ -23,6 +23,7 @@ use serde_json::Value;
 use super::Event;
 use super::state::State;
 use super::upperhand::{self, Split};
+use crate::input::Shown;
 use crate::json::canonical;
 use crate::transcript::{Finding, Item, Level, Locator, Turn};
 
@@ -32,6 +33,10 @@ pub const RULE_STATE: &str = "ag-ui/state";
 
 /// The CUSTOM event name that carries Upperhand citations.
 pub const UPPERHAND_EVENT: &str = "upperhand.citations";
+
+/// The CUSTOM event Pydantic AI (2.78) writes after a model response its output validator
+/// rejected: `value.message_id` names the streamed message the user was not given as the answer.
+pub const REJECTED_EVENT: &str = "pydantic_ai_model_response_rejected";
 
 /// What [`build`] produces.
 #[derive(Debug, Default)]
@@ -65,6 +70,7 @@ pub fn build(file: &str, events: &[Event], streams: &[usize]) -> Built {
         state: State::default(),
         from_state: Vec::new(),
         state_keys: HashSet::new(),
+        run_start: 0,
     };
     for event in events {
         let stream = streams.get(event.index).copied().unwrap_or_default();
@@ -94,6 +100,7 @@ pub fn build(file: &str, events: &[Event], streams: &[usize]) -> Built {
                 }
             }
             "RUN_STARTED" => {
+                b.run_start = b.out.turns.len();
                 b.run_input(event);
                 if let Some(state) = event.body.pointer("/input/state").filter(|s| s.is_object())
                     && let Err(message) = b.state.seed(state)
@@ -103,6 +110,11 @@ pub fn build(file: &str, events: &[Event], streams: &[usize]) -> Built {
                 }
             }
             "TOOL_CALL_RESULT" => b.tool_result(event),
+            // The run's text the user was not shown as an answer: an error ends the run, an
+            // interrupt pauses it for the user (the resumed run answers).
+            "RUN_ERROR" => b.set_aside_run(Shown::Errored),
+            "RUN_FINISHED" if interrupted(event) => b.set_aside_run(Shown::Interrupted),
+            "CUSTOM" if event.str_field("name") == Some(REJECTED_EVENT) => b.rejected(event),
             "CUSTOM" => b.custom(event),
             "MESSAGES_SNAPSHOT" => b.snapshot(event),
             "STATE_SNAPSHOT" | "STATE_DELTA" => b.state(event),
@@ -149,6 +161,8 @@ struct Builder<'a> {
     from_state: Vec<(String, Item, usize)>,
     /// The keys in `from_state`.
     state_keys: HashSet<String>,
+    /// The first turn of the run being read (turns before it belong to earlier runs).
+    run_start: usize,
 }
 
 impl Builder<'_> {
@@ -177,6 +191,9 @@ impl Builder<'_> {
             if self.texts_upto > at {
                 self.texts_upto += 1;
             }
+            if self.run_start > at {
+                self.run_start += 1;
+            }
         }
         self.turn_streams.insert(at, self.stream);
         self.out.turns.insert(
@@ -186,6 +203,7 @@ impl Builder<'_> {
                 text: text.to_string(),
                 items: Vec::new(),
                 message_id: id.map(str::to_string),
+                shown: Shown::Answer,
             },
         );
         if let Some(id) = id {
@@ -288,6 +306,25 @@ impl Builder<'_> {
         }
         if split.is_some_and(|s| !s.citations.is_empty()) {
             self.out.read.insert(event.index);
+        }
+    }
+
+    /// Marks the agent's text of the run being read, not already set aside, as `shown`.
+    fn set_aside_run(&mut self, shown: Shown) {
+        let stream = self.stream;
+        for t in self.run_start..self.out.turns.len() {
+            let turn = &mut self.out.turns[t];
+            if self.turn_streams.get(t) == Some(&stream) && is_agent(&turn.role) && turn.shown.is_answer() {
+                turn.shown = shown;
+            }
+        }
+    }
+
+    /// Pydantic AI's rejected response: the message it names is retracted.
+    fn rejected(&mut self, event: &Event) {
+        let id = event.body.pointer("/value/message_id").and_then(Value::as_str);
+        if let Some(&turn) = id.and_then(|id| self.by_message.get(id)) {
+            self.out.turns[turn].shown = Shown::Retracted;
         }
     }
 
@@ -544,10 +581,40 @@ fn split_key(split: &Split) -> String {
     key
 }
 
-/// The claim an item makes, as a key: its stream, result and citation (not where it was).
+/// The claim an item makes, as a key: its stream, result and citation (not where it was). The
+/// result is taken without the one-key wrappers a framework puts around a value it repeats
+/// (`{"result": …}` in a tool message, `{"funnel": {…}}` as Strands' `state_from_result` keys
+/// it in the state): one tool call, one claim.
 fn claim_key(stream: usize, item: &Item) -> String {
-    let part = |v: &Option<Value>| v.as_ref().map(canonical).unwrap_or_default();
-    format!("{stream}\u{0}{}\u{0}{}", part(&item.result), part(&item.citation))
+    let part = |v: Option<&Value>| v.map(canonical).unwrap_or_default();
+    format!("{stream}\u{0}{}\u{0}{}", part(item.result.as_ref().map(unwrapped)), part(item.citation.as_ref()))
+}
+
+/// `v` without one-key objects around an object (`{"result": {…}}` is `{…}`); a one-key object
+/// around a number (`{"Considered": 0.442}`) is kept, its key naming the measure.
+fn unwrapped(mut v: &Value) -> &Value {
+    while let Value::Object(o) = v
+        && o.len() == 1
+        && let Some(inner) = o.values().next().filter(|x| x.is_object())
+    {
+        v = inner;
+    }
+    v
+}
+
+/// Whether a `RUN_FINISHED` pauses the run for the user: AG-UI 1.0's `outcome: {type:
+/// "interrupt", interrupts: [...]}` (and the draft's `outcome: "interrupt"`).
+fn interrupted(event: &Event) -> bool {
+    match event.body.get("outcome") {
+        Some(Value::String(s)) => s == "interrupt",
+        Some(o) => o.get("type").and_then(Value::as_str) == Some("interrupt"),
+        None => false,
+    }
+}
+
+/// An agent's role (`assistant`, `agent`, `model`): text the user may be shown as an answer.
+fn is_agent(role: &str) -> bool {
+    ["assistant", "agent", "model"].iter().any(|r| role.eq_ignore_ascii_case(r))
 }
 
 /// A value with nothing in it.
