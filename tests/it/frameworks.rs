@@ -163,28 +163,9 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
         out.extend(answer_kind_mismatches(kinds, input));
     }
     if let Some(rules) = entry["must_findings"].as_array() {
-        out.extend(must_finding_mismatches(rules, input));
+        out.extend(crate::support::must_finding_mismatches(rules, input));
     }
     out
-}
-
-/// How the input's MUST findings differ from the rules the manifest expects (none, for a
-/// correct framework run: a CI gate over it must pass).
-fn must_finding_mismatches(expected: &[Value], input: &Value) -> Vec<String> {
-    let mut want: Vec<&str> = expected.iter().filter_map(Value::as_str).collect();
-    want.sort_unstable();
-    let found: Vec<&Value> =
-        input["findings"].as_array().into_iter().flatten().filter(|f| f["level"] == "MUST").collect();
-    let mut got: Vec<&str> = found.iter().map(|f| f["rule"].as_str().unwrap_or("?")).collect();
-    got.sort_unstable();
-    if got == want {
-        return Vec::new();
-    }
-    let said: Vec<String> = found
-        .iter()
-        .map(|f| format!("{} at event {}: {}", f["rule"], f["locator"]["event_index"], f["message"]))
-        .collect();
-    vec![format!("MUST findings: expected {want:?}, got {} ({})", got.len(), said.join(" | "))]
 }
 
 #[test]

@@ -109,19 +109,7 @@ fn mismatches(entry: &Value, input: &Value) -> Vec<String> {
     // The MUST findings a correct verifier reports, where the entry says (none for a push
     // notification log that only repeats what it settled: a CI gate over it must pass).
     if let Some(rules) = entry["must_findings"].as_array() {
-        let mut want: Vec<&str> = rules.iter().filter_map(Value::as_str).collect();
-        want.sort_unstable();
-        let found: Vec<&Value> =
-            input["findings"].as_array().into_iter().flatten().filter(|f| f["level"] == "MUST").collect();
-        let mut got: Vec<&str> = found.iter().map(|f| f["rule"].as_str().unwrap_or("?")).collect();
-        got.sort_unstable();
-        if got != want {
-            let said: Vec<String> = found
-                .iter()
-                .map(|f| format!("{} at line {}: {}", f["rule"], f["locator"]["line"], f["message"]))
-                .collect();
-            out.push(format!("MUST findings: expected {want:?}, got {got:?} ({})", said.join(" | ")));
-        }
+        out.extend(crate::support::must_finding_mismatches(rules, input));
     }
     out
 }

@@ -142,3 +142,20 @@ pub fn not_compared<'a>(compared: &'a serde_json::Value, claim: &serde_json::Val
 pub fn say_skipped(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }
+
+/// How a report input's MUST findings differ from the rules a manifest expects (`[]` for a
+/// correct run: a CI gate over it must pass), in words; empty when they agree.
+pub fn must_finding_mismatches(expected: &[Value], input: &Value) -> Vec<String> {
+    let mut want: Vec<&str> = expected.iter().filter_map(Value::as_str).collect();
+    want.sort_unstable();
+    let found: Vec<&Value> =
+        input["findings"].as_array().into_iter().flatten().filter(|f| f["level"] == "MUST").collect();
+    let mut got: Vec<&str> = found.iter().map(|f| f["rule"].as_str().unwrap_or("?")).collect();
+    got.sort_unstable();
+    if got == want {
+        return Vec::new();
+    }
+    let said: Vec<String> =
+        found.iter().map(|f| format!("{} at {}: {}", f["rule"], f["locator"], f["message"])).collect();
+    vec![format!("MUST findings: expected {want:?}, got {} ({})", got.len(), said.join(" | "))]
+}
