@@ -25,7 +25,7 @@ fn audit(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(20));
     for (name, size) in [("10KB", 10_000), ("1MB", 1_000_000), ("10MB", 10_000_000)] {
         let turns =
-            vec![Turn { role: "assistant".into(), text: sentence(size), items: vec![0], message_id: None }];
+            vec![Turn { role: "assistant".into(), text: sentence(size), items: vec![0], ..Turn::default() }];
         g.throughput(Throughput::Bytes(size as u64));
         g.bench_with_input(BenchmarkId::new("one_sentence", name), &turns, |b, turns| {
             b.iter(|| answers::audit(turns, &sources))
