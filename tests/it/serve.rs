@@ -437,6 +437,17 @@ fn serve_with_a_token_answers_only_requests_that_carry_it() {
     }
     let right = format!("Bearer {token}");
     assert_eq!(s.request("GET", "/v1/catalog", &[("Authorization", &right)], b"").status, 200);
+    // The scheme is matched without regard to case (RFC 9110 §11.1), as clients may send it.
+    for scheme in ["bearer", "BEARER", "bEaReR"] {
+        let sent = format!("{scheme}  {token}");
+        assert_eq!(s.request("GET", "/v1/catalog", &[("Authorization", &sent)], b"").status, 200, "{scheme}");
+    }
+    let basic = format!("Basic {token}");
+    problem(
+        &s.request("GET", "/v1/catalog", &[("Authorization", &basic)], b""),
+        401,
+        Some("header.authorization"),
+    );
     assert_eq!(s.request("GET", "/healthz", &[], b"").status, 200);
     // The card is public and declares the scheme.
     #[cfg(feature = "agents")]

@@ -76,15 +76,17 @@ fn same_origin(req: &Request, public: &str) -> bool {
     matches!((origin.split_once("://"), host), (Some((_, o)), Some(h)) if o.eq_ignore_ascii_case(h))
 }
 
+/// The bearer token of an `Authorization` header: the scheme is matched without regard to case
+/// (RFC 9110 §11.1), one or more spaces before the token.
+fn bearer(v: &str) -> Option<&str> {
+    let (scheme, token) = v.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 /// The token check, in constant time: the bearer token, else the session cookie (from this
 /// server's pages for a change). A page asked for without either is sent to the sign-in form.
 pub async fn authorize(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    let bearer = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
+    let bearer = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
     if bearer.is_some_and(|t| same_token(t.as_bytes(), &guard.token)) {
         return next.run(req).await;
     }
@@ -170,4 +172,19 @@ async fn sign_in(State(guard): State<Arc<Guard>>, req: Request) -> Response {
 /// `GET /signin` and `POST /signin`, outside the token's guard.
 pub fn routes(guard: Arc<Guard>) -> Router {
     Router::new().route("/signin", get(|| async { form(StatusCode::OK, "") }).post(sign_in)).with_state(guard)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer;
+
+    #[test]
+    fn the_bearer_scheme_is_matched_in_any_case() {
+        for v in ["Bearer t0k", "bearer t0k", "BEARER t0k", "Bearer   t0k ", "bEaReR t0k"] {
+            assert_eq!(bearer(v), Some("t0k"), "{v}");
+        }
+        for v in ["Basic t0k", "Bearert0k", "Bearer", "Bear t0k"] {
+            assert_ne!(bearer(v), Some("t0k"), "{v}");
+        }
+    }
 }
