@@ -103,7 +103,7 @@ pub(crate) struct Response {
 }
 
 impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
@@ -134,7 +134,7 @@ fn request(port: u16, method: &str, target: &str, headers: &[(&str, &str)], body
     parse(&raw)
 }
 
-fn parse(raw: &[u8]) -> Response {
+pub(crate) fn parse(raw: &[u8]) -> Response {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
     let head = String::from_utf8_lossy(&raw[..end]).into_owned();
     let mut lines = head.split("\r\n");
@@ -335,7 +335,7 @@ fn serve_catalog_and_extractors_list_what_the_cli_lists() {
 }
 
 /// A problem+json response: its status, and the member `location`.
-fn problem(r: &Response, status: u16, location: Option<&str>) {
+pub(crate) fn problem(r: &Response, status: u16, location: Option<&str>) {
     assert_eq!(r.status, status, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.header("content-type"), Some("application/problem+json"));
     let p = r.json();

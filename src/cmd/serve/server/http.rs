@@ -374,8 +374,15 @@ async fn log(req: Request, next: Next) -> Response {
 
 /// The whole application: the API and health checks, and the agents' routes (MCP and A2A,
 /// feature `agents`), protected by the token when there is one (the health checks and the
-/// Agent Card, among `public`, are not).
-pub fn app(svc: Arc<Service>, guard: Option<Arc<Guard>>, agents: Router, public: Router) -> Router {
+/// Agent Card, among `public`, are not); every request, to any of them, first passes the
+/// site's `Host` and `Origin` checks ([`Site`](super::site::Site)).
+pub fn app(
+    svc: Arc<Service>,
+    site: Arc<super::site::Site>,
+    guard: Option<Arc<Guard>>,
+    agents: Router,
+    public: Router,
+) -> Router {
     let openapi = Arc::new(format!("{:#}\n", super::openapi::document(guard.is_some())));
     let describe = move || {
         let doc = openapi.clone();
@@ -402,6 +409,7 @@ pub fn app(svc: Arc<Service>, guard: Option<Arc<Guard>>, agents: Router, public:
         .merge(protected)
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
+        .layer(middleware::from_fn_with_state(site, super::site::check))
         .layer(middleware::from_fn(log))
 }
 

@@ -3,9 +3,8 @@
 //! posts the token once and gets a session cookie in return (`HttpOnly`, `SameSite=Strict`,
 //! `Secure` behind an `https` public URL). The cookie holds a digest of the token, never the
 //! token, and is compared in constant time as the token is. A request the cookie authorises
-//! that changes something (not GET or HEAD) must come from this server's own pages: its
-//! `Origin`, when sent, is the public URL's or names the host it was sent to (a second guard
-//! beside `SameSite`).
+//! that changes something comes from this server's own pages: the site's `Origin` check, before
+//! every route and in every mode ([`super::site`]), is a second guard beside `SameSite`.
 
 use std::sync::Arc;
 
@@ -28,9 +27,8 @@ const COOKIE: &str = "recite_session";
 pub struct Guard {
     token: Vec<u8>,
     session: String,
-    /// The public URL's origin (`https://host[:port]`), which the pages' `Origin` names behind
-    /// a proxy that rewrites `Host`.
-    origin: String,
+    /// Whether the server is reached over `https` (the cookie is then `Secure`).
+    secure: bool,
 }
 
 impl Guard {
@@ -39,15 +37,12 @@ impl Guard {
     pub fn new(token: Vec<u8>, base: &str) -> Guard {
         let mut salted = b"recite session\0".to_vec();
         salted.extend_from_slice(&token);
-        let origin = match base.split_once("://") {
-            Some((scheme, rest)) => format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest)),
-            None => base.to_string(),
-        };
-        Guard { session: sha256_hex(&salted), token, origin }
+        let secure = base.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+        Guard { session: sha256_hex(&salted), token, secure }
     }
 
     fn cookie(&self) -> String {
-        let secure = if self.origin.starts_with("https://") { "; Secure" } else { "" };
+        let secure = if self.secure { "; Secure" } else { "" };
         format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", self.session)
     }
 }
@@ -64,18 +59,6 @@ fn session_of(req: &Request) -> Option<&str> {
         .map(|(_, v)| v.trim())
 }
 
-/// Whether a request's `Origin` (when it has one) is this server's: the public URL's origin,
-/// or the host the request was sent to.
-fn same_origin(req: &Request, public: &str) -> bool {
-    let Some(origin) = req.headers().get(header::ORIGIN) else { return true };
-    let Ok(origin) = origin.to_str() else { return false };
-    if origin.eq_ignore_ascii_case(public) {
-        return true;
-    }
-    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok());
-    matches!((origin.split_once("://"), host), (Some((_, o)), Some(h)) if o.eq_ignore_ascii_case(h))
-}
-
 /// The bearer token of an `Authorization` header: the scheme is matched without regard to case
 /// (RFC 9110 §11.1), one or more spaces before the token.
 fn bearer(v: &str) -> Option<&str> {
@@ -90,21 +73,12 @@ pub async fn authorize(State(guard): State<Arc<Guard>>, req: Request, next: Next
     if bearer.is_some_and(|t| same_token(t.as_bytes(), &guard.token)) {
         return next.run(req).await;
     }
+    // A change made with the cookie comes from this server's own pages: the site's Origin check
+    // ([`super::site`]) has refused any other before this.
     if bearer.is_none()
         && session_of(&req).is_some_and(|s| same_token(s.as_bytes(), guard.session.as_bytes()))
     {
-        let reads = matches!(*req.method(), Method::GET | Method::HEAD);
-        if reads || same_origin(&req, &guard.origin) {
-            return next.run(req).await;
-        }
-        return Problem {
-            status: 403,
-            title: "forbidden",
-            detail: "a change with the session cookie must come from this server's own pages (Origin)".into(),
-            location: Some("header.origin".into()),
-            retry_after: None,
-        }
-        .into_response();
+        return next.run(req).await;
     }
     let page = req.method() == Method::GET
         && !req.uri().path().starts_with("/v1/")
