@@ -34,8 +34,9 @@ the Agent Card needs `Authorization: Bearer TOKEN`); a `Host` other than loopbac
 address, --public-url's host or an --allowed-host is refused (421, against DNS rebinding), and so
 is a change (POST…) from another site's page (`Origin`, 403); bodies over --max-input-size get
 413; at most --concurrency requests run and --queue wait, more get 503 with Retry-After; each
-request has --time-limit. Request bodies are never logged. SIGTERM finishes the requests in
-flight, then exits 0.
+request has --time-limit; a connection gets --header-timeout to send its request header, and at
+most --max-connections are open. Request bodies are never logged. SIGTERM finishes the requests
+in flight, then exits 0.
 Running it for a team, behind a proxy, from agent frameworks: docs/service.md.";
 
 use std::net::SocketAddr;
@@ -68,6 +69,14 @@ pub struct Args {
     /// against DNS rebinding. Repeatable.
     #[arg(long = "allowed-host", value_name = "NAME", value_parser = host_name)]
     allowed_hosts: Vec<String>,
+    /// The longest a connection may take to send a request's header, in seconds, counted from
+    /// when it opens and again from the end of each response (so idle kept-alive connections
+    /// close after it too).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+    /// Connections open at once; past them, a new connection is answered 503 and closed.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    max_connections: u64,
     /// The workbench's case ledger, an SQLite file (created if need be). Default:
     /// $XDG_DATA_HOME/recite/ledger.sqlite3, else ~/.local/share/recite/ledger.sqlite3.
     #[arg(long, value_name = "PATH")]
@@ -140,8 +149,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         })?,
     };
     let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    let listen =
-        server::Listen { addr: a.listen, token, public_url: a.public_url, allowed_hosts: a.allowed_hosts };
+    let listen = server::Listen {
+        addr: a.listen,
+        token,
+        public_url: a.public_url,
+        allowed_hosts: a.allowed_hosts,
+        conns: server::conn::Options {
+            header_timeout: std::time::Duration::from_secs(a.header_timeout),
+            max_connections: a.max_connections as usize,
+        },
+    };
     server::serve(&config, listen, &ledger, a.open)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -31,6 +31,21 @@ impl Server {
     pub(crate) fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut c = command(&["serve", "--listen", "127.0.0.1:0"]);
         c.args(args).envs(env.iter().copied());
+        Server::spawn(c)
+    }
+
+    /// [`Server::start`] run by `wrapper` (`prlimit --nofile=…`), which runs the rest of its
+    /// command line in its own process.
+    pub(crate) fn start_under(wrapper: &[&str], args: &[&str]) -> Server {
+        let base = command(&["serve", "--listen", "127.0.0.1:0"]);
+        let mut c = Command::new(wrapper[0]);
+        c.args(&wrapper[1..]).arg("--").arg(base.get_program()).args(base.get_args()).args(args);
+        c.current_dir(root()).env("NO_COLOR", "1").env_remove("RECITE_DATA").env_remove("RECITE_CACHE");
+        Server::spawn(c)
+    }
+
+    /// Starts `c` and waits until it says where it listens.
+    fn spawn(mut c: Command) -> Server {
         c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = c.spawn().expect("start recite serve");
         let stderr = child.stderr.take().expect("stderr");
@@ -78,6 +93,26 @@ impl Server {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// Sends the server `signal` (`TERM`, `INT`, `HUP`), as `kill -SIGNAL` does.
+    pub(crate) fn signal(&self, signal: &str) {
+        let sent = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -{signal} failed");
+    }
+
+    /// Waits up to `within` for the server to exit: its status, or `None` if it still runs.
+    pub(crate) fn exited_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return Some(st);
+            }
+            if start.elapsed() >= within {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Kills the server (SIGKILL) and waits for it.
     pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
@@ -99,7 +134,7 @@ pub(crate) struct Response {
     headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
     /// Whether a chunked body ended with its last chunk (not cut short).
-    complete: bool,
+    pub(crate) complete: bool,
 }
 
 impl Response {
@@ -554,7 +589,7 @@ fn serve_stops_on_sigterm_and_exits_0() {
 }
 
 /// A claim set of `count` claims (`recite generate claims`): a check long enough to watch.
-fn claim_set(count: usize) -> Vec<u8> {
+pub(crate) fn claim_set(count: usize) -> Vec<u8> {
     let body = cli(&["generate", "claims", "--count", &count.to_string()], b"");
     assert!(body.len() > count * 100, "recite generate claims wrote {} bytes", body.len());
     body
@@ -562,7 +597,7 @@ fn claim_set(count: usize) -> Vec<u8> {
 
 /// Sends a check of `body` asking for JSON lines, and does not read the report: the check
 /// stalls once the connection's buffers are full, holding its turn.
-fn stalled_check(port: u16, body: &[u8]) -> TcpStream {
+pub(crate) fn stalled_check(port: u16, body: &[u8]) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let head = format!(
         "POST /v1/check?format=jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n",
@@ -574,7 +609,7 @@ fn stalled_check(port: u16, body: &[u8]) -> TcpStream {
 }
 
 /// Waits until the server's log has `line`.
-fn wait_for_log(s: &Server, line: &str) {
+pub(crate) fn wait_for_log(s: &Server, line: &str) {
     let start = Instant::now();
     while !s.log().contains(line) {
         assert!(start.elapsed() < Duration::from_secs(240), "no {line:?} in the log: {}", s.log());

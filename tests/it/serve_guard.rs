@@ -1,12 +1,17 @@
 //! `recite serve` against an attacker (issue 46), as the real binary on a loopback port: a
 //! `Host` from DNS rebinding and a change posted from another site are refused on every route,
-//! token or not. The checks' details are tested in process (`src/cmd/serve/server/site.rs`).
+//! token or not; idle and slow connections are closed by the header timeout and capped, so
+//! `/healthz` keeps answering under a 1,024-descriptor limit; a stop closes connections without
+//! a request at once and lets requests in flight finish. The checks' details are tested in process (`src/cmd/serve/server/site.rs`).
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::serve::{CITATIONS, Response, Server, TRANSCRIPTS, multipart, parse, problem, read};
+use crate::serve::{
+    CITATIONS, Response, Server, TRANSCRIPTS, claim_set, multipart, parse, problem, read, stalled_check,
+    wait_for_log,
+};
 
 /// One request over a fresh connection with exactly the header lines given (`Host` among them,
 /// or not), `Connection: close` and the body's length added.
@@ -120,4 +125,161 @@ fn serve_with_a_token_checks_host_and_origin_too() {
     problem(&raw(s.port, "POST", "/v1/cases", &posted, &read(TRANSCRIPTS[0])), 403, Some("header.origin"));
     let sent = [("Host", own.as_str()), ("Authorization", bearer.as_str())];
     assert_eq!(raw(s.port, "POST", "/v1/cases", &sent, &read(TRANSCRIPTS[0])).status, 201);
+}
+
+/// Raises this process's soft limit on open files to `n` (the test holds more connections than
+/// a default 1,024), with `prlimit` (util-linux) on its own process id.
+fn allow_open_files(n: u64) {
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+    let line = limits.lines().find(|l| l.starts_with("Max open files")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (soft, hard) =
+        (words[3].parse::<u64>().unwrap_or(u64::MAX), words[4].parse::<u64>().unwrap_or(u64::MAX));
+    if soft >= n {
+        return;
+    }
+    assert!(hard >= n, "this test needs {n} open files; the hard limit is {hard}");
+    let pid = std::process::id().to_string();
+    let set = std::process::Command::new("prlimit").args(["--pid", &pid, &format!("--nofile={n}:")]).status();
+    assert!(set.is_ok_and(|s| s.success()), "prlimit --pid {pid} --nofile={n}: failed");
+}
+
+/// `GET /healthz` on a fresh connection within `within`: whether it was answered 200.
+fn healthy(port: u16, within: Duration) -> bool {
+    let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), within) else { return false };
+    let _ = s.set_read_timeout(Some(within));
+    let head = format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if s.write_all(head.as_bytes()).is_err() {
+        return false;
+    }
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out.starts_with(b"HTTP/1.1 200")
+}
+
+#[test]
+fn serve_keeps_answering_healthz_while_idle_connections_outnumber_its_descriptors() {
+    allow_open_files(4096);
+    let timeout = 2;
+    let s = Server::start_under(&["prlimit", "--nofile=1024"], &["--header-timeout", &timeout.to_string()]);
+    // 1,100 connections that send nothing: more than the server has descriptors.
+    let mut idle = Vec::new();
+    for _ in 0..1100 {
+        if let Ok(c) =
+            TcpStream::connect_timeout(&([127, 0, 0, 1], s.port).into(), Duration::from_millis(500))
+        {
+            idle.push(c);
+        }
+    }
+    assert!(idle.len() >= 1000, "only {} connections were made", idle.len());
+    // Those past the cap are answered 503 and closed; those within it time out; then a health
+    // check is answered while the idle ones are all still connected on this side.
+    let start = Instant::now();
+    let limit = Duration::from_secs(timeout + 8);
+    while !healthy(s.port, Duration::from_secs(1)) {
+        assert!(start.elapsed() < limit, "/healthz did not answer within {limit:?}: {}", s.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(s.log().contains("connections open (--max-connections)"), "{}", s.log());
+    assert!(!s.log().contains("Too many open files"), "{}", s.log());
+    // And the idle ones were closed by the server (503, or the timeout): all were accepted
+    // before the health check's connection, behind them in the backlog.
+    std::thread::sleep(Duration::from_secs(timeout + 1));
+    let mut open = 0;
+    for c in &mut idle {
+        c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let mut b = [0u8; 512];
+        let waiting = c.read(&mut b);
+        open += usize::from(
+            matches!(waiting, Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)),
+        );
+    }
+    assert_eq!(open, 0, "connections the server kept open past its header timeout");
+    drop(idle);
+}
+
+/// Whether the server closed `c` within `within` while the test trickles `trickle` to it every
+/// 300 ms (a slowloris) or sends nothing: how long it took.
+fn closed_within(c: &mut TcpStream, trickle: &[u8], within: Duration) -> Option<Duration> {
+    let start = Instant::now();
+    c.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let mut buf = [0u8; 1024];
+    while start.elapsed() < within {
+        if !trickle.is_empty() && c.write_all(trickle).is_err() {
+            return Some(start.elapsed());
+        }
+        match c.read(&mut buf) {
+            Ok(0) => return Some(start.elapsed()),
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return Some(start.elapsed()),
+        }
+    }
+    None
+}
+
+#[test]
+fn serve_closes_slow_and_idle_connections_after_the_header_timeout() {
+    let s = Server::start(&["--header-timeout", "2"]);
+    let within = Duration::from_secs(6);
+    let connect = || TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    // A slowloris: a header that never ends, a line at a time.
+    let mut slow = connect();
+    slow.write_all(format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n", s.port).as_bytes()).unwrap();
+    let took = closed_within(&mut slow, b"X-Slow: 1\r\n", within);
+    assert!(took.is_some_and(|t| t >= Duration::from_millis(1500)), "slowloris: {took:?}");
+    // A connection that sends nothing.
+    let took = closed_within(&mut connect(), b"", within);
+    assert!(took.is_some(), "a silent connection stayed open past {within:?}");
+    // A kept-alive connection after its response: the same timeout, from the response's end.
+    let mut kept = connect();
+    kept.write_all(format!("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n", s.port).as_bytes())
+        .unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !got.ends_with(b"ok\n") {
+        let n = kept.read(&mut buf).expect("the health check's answer");
+        assert!(n > 0, "closed before answering");
+        got.extend_from_slice(&buf[..n]);
+    }
+    let took = closed_within(&mut kept, b"", within);
+    assert!(took.is_some(), "an idle kept-alive connection stayed open past {within:?}");
+    assert_eq!(s.request("GET", "/healthz", &[], b"").status, 200);
+}
+
+#[test]
+fn serve_stops_at_once_with_a_half_sent_header_and_an_idle_connection() {
+    let mut s = Server::start(&[]);
+    let mut half = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    half.write_all(
+        format!("POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Le", s.port).as_bytes(),
+    )
+    .unwrap();
+    let _idle = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    s.signal("TERM");
+    let status = s.exited_within(Duration::from_secs(2));
+    assert!(status.is_some(), "recite serve still ran 2 s after SIGTERM: {}", s.log());
+    assert_eq!(status.unwrap().code(), Some(0), "{}", s.log());
+    assert!(s.log().contains("recite serve: stopped"), "{}", s.log());
+}
+
+#[test]
+fn serve_lets_a_request_in_flight_finish_when_stopped() {
+    let mut s = Server::start(&["--time-limit", "120"]);
+    let mut stuck = stalled_check(s.port, &claim_set(20_000));
+    wait_for_log(&s, "POST /v1/check 200");
+    s.signal("TERM");
+    wait_for_log(&s, "recite serve: stopping");
+    // Still running: the report is read to its end, then the server exits.
+    assert!(s.exited_within(Duration::from_millis(300)).is_none(), "it did not wait: {}", s.log());
+    stuck.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut out = Vec::new();
+    let _ = stuck.read_to_end(&mut out);
+    let r = parse(&out);
+    assert_eq!(r.status, 200);
+    assert!(r.complete, "the report in flight was cut: {}", s.log());
+    let status = s.exited_within(Duration::from_secs(10));
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", s.log());
 }

@@ -14,6 +14,7 @@
 
 #[cfg(feature = "agents")]
 pub mod a2a;
+pub mod conn;
 pub mod http;
 pub mod ledger;
 #[cfg(feature = "agents")]
@@ -573,13 +574,15 @@ pub struct Listen {
     pub public_url: Option<String>,
     /// Host names answered besides loopback, the address and the public URL's host.
     pub allowed_hosts: Vec<String>,
+    /// How connections are bounded.
+    pub conns: conn::Options,
 }
 
 /// `recite serve`: listens as `l` says and serves the API, MCP and A2A, and the workbench on
 /// the ledger at `ledger`, until SIGTERM or SIGINT; the Agent Card and the permalinks
 /// name the public URL, else the address.
 pub fn serve(c: &Config, l: Listen, ledger: &std::path::Path, open: bool) -> Result<()> {
-    let Listen { addr: listen, token, public_url, allowed_hosts } = l;
+    let Listen { addr: listen, token, public_url, allowed_hosts, conns } = l;
     if !listen.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
             "refusing to listen on {listen} without a token: a non-loopback address needs --token-file FILE \
@@ -610,7 +613,7 @@ pub fn serve(c: &Config, l: Listen, ledger: &std::path::Path, open: bool) -> Res
         let public = public.merge(workbench::assets());
         let guard = token.map(|t| Arc::new(signin::Guard::new(t, &base)));
         let app = http::app(svc.clone(), site, guard, protected, public);
-        http::run(svc.clone(), listener, guarded, app, stop_agents).await
+        http::run(svc.clone(), listener, guarded, app, conns, stop_agents).await
     });
     // Work still running past the grace period is abandoned; the engine is dropped here, outside
     // the runtime.

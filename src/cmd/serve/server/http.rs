@@ -413,14 +413,16 @@ pub fn app(
         .layer(middleware::from_fn(log))
 }
 
-/// Serves `app` on `listener` until SIGTERM or SIGINT; then stops taking work (`on_stop`
-/// closes the MCP sessions) and lets what is running finish, for at most the time limit and a
-/// second more.
+/// Serves `app` on `listener` (connections bounded by `conns`) until SIGTERM or SIGINT; then
+/// stops taking work (`on_stop` closes the MCP sessions), closes the connections with no request
+/// in flight and lets the requests in flight finish, for at most the time limit and a second
+/// more.
 pub async fn run(
     svc: Arc<Service>,
     listener: tokio::net::TcpListener,
     guarded: bool,
     app: Router,
+    conns: super::conn::Options,
     on_stop: impl FnOnce(),
 ) -> Result<()> {
     let bound = listener.local_addr()?;
@@ -429,20 +431,16 @@ pub async fn run(
         if cfg!(feature = "agents") { "API /v1, MCP /mcp, A2A /a2a" } else { "API /v1" },
         if guarded { "bearer token required" } else { "no token: loopback only" }
     ));
-    let stop = Arc::new(tokio::sync::Notify::new());
-    let stopped = stop.clone();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).with_graceful_shutdown(async move { stopped.notified().await }).await
-    });
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let server = tokio::spawn(super::conn::serve(listener, app, conns, stopped));
     shutdown_signal().await;
     crate::cmd::warn("recite serve: stopping: finishing the requests in flight");
     svc.stop();
     on_stop();
-    stop.notify_one();
+    let _ = stop.send(true);
     let grace = svc.time_limit() + Duration::from_secs(1);
     match tokio::time::timeout(grace, server).await {
-        Ok(Ok(Ok(()))) => crate::cmd::warn("recite serve: stopped"),
-        Ok(Ok(Err(e))) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
+        Ok(Ok(())) => crate::cmd::warn("recite serve: stopped"),
         Ok(Err(e)) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
         Err(_) => crate::cmd::warn("recite serve: stopped with requests still running past the time limit"),
     }
