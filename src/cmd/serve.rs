@@ -35,8 +35,8 @@ address, --public-url's host or an --allowed-host is refused (421, against DNS r
 is a change (POST…) from another site's page (`Origin`, 403); bodies over --max-input-size get
 413; at most --concurrency requests run and --queue wait, more get 503 with Retry-After; each
 request has --time-limit; a connection gets --header-timeout to send its request header, and at
-most --max-connections are open. Request bodies are never logged. SIGTERM finishes the requests
-in flight, then exits 0.
+most --max-connections are open. Request bodies are never logged. SIGTERM, SIGINT or SIGHUP
+finishes the requests in flight, then exits 0.
 Running it for a team, behind a proxy, from agent frameworks: docs/service.md.";
 
 use std::net::SocketAddr;

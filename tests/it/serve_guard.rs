@@ -2,7 +2,8 @@
 //! `Host` from DNS rebinding and a change posted from another site are refused on every route,
 //! token or not; idle and slow connections are closed by the header timeout and capped, so
 //! `/healthz` keeps answering under a 1,024-descriptor limit; a stop closes connections without
-//! a request at once and lets requests in flight finish. The checks' details are tested in process (`src/cmd/serve/server/site.rs`).
+//! a request at once, lets requests in flight finish, and is handled from the moment the
+//! address is printed. The checks' details are tested in process (`src/cmd/serve/server/site.rs`).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -271,7 +272,7 @@ fn serve_lets_a_request_in_flight_finish_when_stopped() {
     let mut stuck = stalled_check(s.port, &claim_set(20_000));
     wait_for_log(&s, "POST /v1/check 200");
     s.signal("TERM");
-    wait_for_log(&s, "recite serve: stopping");
+    wait_for_log(&s, "SIGTERM: stopping");
     // Still running: the report is read to its end, then the server exits.
     assert!(s.exited_within(Duration::from_millis(300)).is_none(), "it did not wait: {}", s.log());
     stuck.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
@@ -282,4 +283,16 @@ fn serve_lets_a_request_in_flight_finish_when_stopped() {
     assert!(r.complete, "the report in flight was cut: {}", s.log());
     let status = s.exited_within(Duration::from_secs(10));
     assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", s.log());
+}
+
+#[test]
+fn serve_drains_on_sighup_and_sigint_sent_as_soon_as_it_listens() {
+    for signal in ["HUP", "INT"] {
+        let mut s = Server::start(&[]);
+        s.signal(signal);
+        let status = s.exited_within(Duration::from_secs(10));
+        assert_eq!(status.and_then(|st| st.code()), Some(0), "SIG{signal}: {status:?} {}", s.log());
+        assert!(s.log().contains(&format!("SIG{signal}: stopping")), "{}", s.log());
+        assert!(s.log().contains("recite serve: stopped"), "{}", s.log());
+    }
 }

@@ -579,7 +579,7 @@ pub struct Listen {
 }
 
 /// `recite serve`: listens as `l` says and serves the API, MCP and A2A, and the workbench on
-/// the ledger at `ledger`, until SIGTERM or SIGINT; the Agent Card and the permalinks
+/// the ledger at `ledger`, until SIGTERM, SIGINT or SIGHUP; the Agent Card and the permalinks
 /// name the public URL, else the address.
 pub fn serve(c: &Config, l: Listen, ledger: &std::path::Path, open: bool) -> Result<()> {
     let Listen { addr: listen, token, public_url, allowed_hosts, conns } = l;

@@ -413,10 +413,11 @@ pub fn app(
         .layer(middleware::from_fn(log))
 }
 
-/// Serves `app` on `listener` (connections bounded by `conns`) until SIGTERM or SIGINT; then
-/// stops taking work (`on_stop` closes the MCP sessions), closes the connections with no request
-/// in flight and lets the requests in flight finish, for at most the time limit and a second
-/// more.
+/// Serves `app` on `listener` (connections bounded by `conns`) until SIGTERM, SIGINT or
+/// SIGHUP, whose handlers are in place before the address is printed; then stops taking work
+/// (`on_stop` closes the MCP sessions), closes the connections with no request in flight and
+/// lets the requests in flight finish, for at most the time limit and a second more (a second
+/// signal stops waiting).
 pub async fn run(
     svc: Arc<Service>,
     listener: tokio::net::TcpListener,
@@ -425,6 +426,7 @@ pub async fn run(
     conns: super::conn::Options,
     on_stop: impl FnOnce(),
 ) -> Result<()> {
+    let mut signals = Signals::install()?;
     let bound = listener.local_addr()?;
     crate::cmd::warn(&format!(
         "recite serve: listening on http://{bound} ({}; {})",
@@ -432,33 +434,54 @@ pub async fn run(
         if guarded { "bearer token required" } else { "no token: loopback only" }
     ));
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let server = tokio::spawn(super::conn::serve(listener, app, conns, stopped));
-    shutdown_signal().await;
-    crate::cmd::warn("recite serve: stopping: finishing the requests in flight");
+    let mut server = tokio::spawn(super::conn::serve(listener, app, conns, stopped));
+    let first = signals.next().await;
+    crate::cmd::warn(&format!("recite serve: {first}: stopping, finishing the requests in flight"));
     svc.stop();
     on_stop();
     let _ = stop.send(true);
     let grace = svc.time_limit() + Duration::from_secs(1);
-    match tokio::time::timeout(grace, server).await {
-        Ok(Ok(())) => crate::cmd::warn("recite serve: stopped"),
-        Ok(Err(e)) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
-        Err(_) => crate::cmd::warn("recite serve: stopped with requests still running past the time limit"),
+    tokio::select! {
+        done = tokio::time::timeout(grace, &mut server) => match done {
+            Ok(Ok(())) => crate::cmd::warn("recite serve: stopped"),
+            Ok(Err(e)) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
+            Err(_) => crate::cmd::warn("recite serve: stopped with requests still running past the time limit"),
+        },
+        second = signals.next() => {
+            crate::cmd::warn(&format!("recite serve: {second} again: stopped without waiting for the requests in flight"));
+        }
     }
+    server.abort();
     Ok(())
 }
 
-/// SIGTERM or SIGINT.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+/// The signals that stop the server: SIGTERM, SIGINT and SIGHUP, each drained alike.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Handles the three from now on (their default is to end the process at once).
+    fn install() -> Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let on = |kind: SignalKind, name: &str| {
+            signal(kind).map_err(|e| anyhow::anyhow!("cannot handle {name}: {e}"))
+        };
+        Ok(Signals {
+            term: on(SignalKind::terminate(), "SIGTERM")?,
+            int: on(SignalKind::interrupt(), "SIGINT")?,
+            hup: on(SignalKind::hangup(), "SIGHUP")?,
+        })
+    }
+
+    /// The next one to come, by name.
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+            _ = self.hup.recv() => "SIGHUP",
         }
     }
 }
