@@ -30,9 +30,13 @@ byte for byte.
 Errors are application/problem+json with a `location`.
 
 Safe by default: loopback only unless --token-file (then every request but /healthz, /readyz and
-the Agent Card needs `Authorization: Bearer TOKEN`); bodies over --max-input-size get 413; at most
---concurrency requests run and --queue wait, more get 503 with Retry-After; each request has
---time-limit. Request bodies are never logged. SIGTERM finishes the requests in flight, then exits 0.
+the Agent Card needs `Authorization: Bearer TOKEN`); a `Host` other than loopback, the listen
+address, --public-url's host or an --allowed-host is refused (421, against DNS rebinding), and so
+is a change (POST…) from another site's page (`Origin`, 403); bodies over --max-input-size get
+413; at most --concurrency requests run and --queue wait, more get 503 with Retry-After; each
+request has --time-limit; a connection gets --header-timeout to send its request header, and at
+most --max-connections are open. Request bodies are never logged. SIGTERM, SIGINT or SIGHUP
+finishes the requests in flight, then exits 0.
 Running it for a team, behind a proxy, from agent frameworks: docs/service.md.";
 
 use std::net::SocketAddr;
@@ -60,6 +64,19 @@ pub struct Args {
     /// bound); set it behind a reverse proxy.
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
+    /// A host name clients reach this server by, besides localhost, the loopback and listen
+    /// addresses and --public-url's host; a request naming any other `Host` is refused (421),
+    /// against DNS rebinding. Repeatable.
+    #[arg(long = "allowed-host", value_name = "NAME", value_parser = host_name)]
+    allowed_hosts: Vec<String>,
+    /// The longest a connection may take to send a request's header, in seconds, counted from
+    /// when it opens and again from the end of each response (so idle kept-alive connections
+    /// close after it too).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+    /// Connections open at once; past them, a new connection is answered 503 and closed.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    max_connections: u64,
     /// The workbench's case ledger, an SQLite file (created if need be). Default:
     /// $XDG_DATA_HOME/recite/ledger.sqlite3, else ~/.local/share/recite/ledger.sqlite3.
     #[arg(long, value_name = "PATH")]
@@ -132,6 +149,32 @@ pub fn run(a: Args) -> Result<ExitCode> {
         })?,
     };
     let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    server::serve(&config, a.listen, token, a.public_url, &ledger, a.open)?;
+    let listen = server::Listen {
+        addr: a.listen,
+        token,
+        public_url: a.public_url,
+        allowed_hosts: a.allowed_hosts,
+        conns: server::conn::Options {
+            header_timeout: std::time::Duration::from_secs(a.header_timeout),
+            max_connections: a.max_connections as usize,
+        },
+    };
+    server::serve(&config, listen, &ledger, a.open)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--allowed-host`: a DNS name or an IP address, without a port.
+fn host_name(v: &str) -> Result<String, String> {
+    let name = v.trim().trim_end_matches('.');
+    let ip = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')).unwrap_or(name);
+    let dns = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .split('.')
+            .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    if dns || ip.parse::<std::net::IpAddr>().is_ok() {
+        Ok(name.to_ascii_lowercase())
+    } else {
+        Err(format!("{v:?} is not a host name or IP address (a name, without scheme or port)"))
+    }
 }

@@ -28,6 +28,8 @@ mod series;
 mod serve;
 #[cfg(feature = "agents")]
 mod serve_agents;
+#[cfg(feature = "serve")]
+mod serve_guard;
 #[cfg(feature = "agents")]
 mod serve_jsonrpc;
 #[cfg(feature = "agents")]

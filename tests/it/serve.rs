@@ -31,6 +31,21 @@ impl Server {
     pub(crate) fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut c = command(&["serve", "--listen", "127.0.0.1:0"]);
         c.args(args).envs(env.iter().copied());
+        Server::spawn(c)
+    }
+
+    /// [`Server::start`] run by `wrapper` (`prlimit --nofile=…`), which runs the rest of its
+    /// command line in its own process.
+    pub(crate) fn start_under(wrapper: &[&str], args: &[&str]) -> Server {
+        let base = command(&["serve", "--listen", "127.0.0.1:0"]);
+        let mut c = Command::new(wrapper[0]);
+        c.args(&wrapper[1..]).arg("--").arg(base.get_program()).args(base.get_args()).args(args);
+        c.current_dir(root()).env("NO_COLOR", "1").env_remove("RECITE_DATA").env_remove("RECITE_CACHE");
+        Server::spawn(c)
+    }
+
+    /// Starts `c` and waits until it says where it listens.
+    fn spawn(mut c: Command) -> Server {
         c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = c.spawn().expect("start recite serve");
         let stderr = child.stderr.take().expect("stderr");
@@ -78,6 +93,26 @@ impl Server {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// Sends the server `signal` (`TERM`, `INT`, `HUP`), as `kill -SIGNAL` does.
+    pub(crate) fn signal(&self, signal: &str) {
+        let sent = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -{signal} failed");
+    }
+
+    /// Waits up to `within` for the server to exit: its status, or `None` if it still runs.
+    pub(crate) fn exited_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return Some(st);
+            }
+            if start.elapsed() >= within {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Kills the server (SIGKILL) and waits for it.
     pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
@@ -99,11 +134,11 @@ pub(crate) struct Response {
     headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
     /// Whether a chunked body ended with its last chunk (not cut short).
-    complete: bool,
+    pub(crate) complete: bool,
 }
 
 impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
@@ -134,7 +169,7 @@ fn request(port: u16, method: &str, target: &str, headers: &[(&str, &str)], body
     parse(&raw)
 }
 
-fn parse(raw: &[u8]) -> Response {
+pub(crate) fn parse(raw: &[u8]) -> Response {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
     let head = String::from_utf8_lossy(&raw[..end]).into_owned();
     let mut lines = head.split("\r\n");
@@ -335,7 +370,7 @@ fn serve_catalog_and_extractors_list_what_the_cli_lists() {
 }
 
 /// A problem+json response: its status, and the member `location`.
-fn problem(r: &Response, status: u16, location: Option<&str>) {
+pub(crate) fn problem(r: &Response, status: u16, location: Option<&str>) {
     assert_eq!(r.status, status, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.header("content-type"), Some("application/problem+json"));
     let p = r.json();
@@ -437,6 +472,17 @@ fn serve_with_a_token_answers_only_requests_that_carry_it() {
     }
     let right = format!("Bearer {token}");
     assert_eq!(s.request("GET", "/v1/catalog", &[("Authorization", &right)], b"").status, 200);
+    // The scheme is matched without regard to case (RFC 9110 §11.1), as clients may send it.
+    for scheme in ["bearer", "BEARER", "bEaReR"] {
+        let sent = format!("{scheme}  {token}");
+        assert_eq!(s.request("GET", "/v1/catalog", &[("Authorization", &sent)], b"").status, 200, "{scheme}");
+    }
+    let basic = format!("Basic {token}");
+    problem(
+        &s.request("GET", "/v1/catalog", &[("Authorization", &basic)], b""),
+        401,
+        Some("header.authorization"),
+    );
     assert_eq!(s.request("GET", "/healthz", &[], b"").status, 200);
     // The card is public and declares the scheme.
     #[cfg(feature = "agents")]
@@ -543,7 +589,7 @@ fn serve_stops_on_sigterm_and_exits_0() {
 }
 
 /// A claim set of `count` claims (`recite generate claims`): a check long enough to watch.
-fn claim_set(count: usize) -> Vec<u8> {
+pub(crate) fn claim_set(count: usize) -> Vec<u8> {
     let body = cli(&["generate", "claims", "--count", &count.to_string()], b"");
     assert!(body.len() > count * 100, "recite generate claims wrote {} bytes", body.len());
     body
@@ -551,7 +597,7 @@ fn claim_set(count: usize) -> Vec<u8> {
 
 /// Sends a check of `body` asking for JSON lines, and does not read the report: the check
 /// stalls once the connection's buffers are full, holding its turn.
-fn stalled_check(port: u16, body: &[u8]) -> TcpStream {
+pub(crate) fn stalled_check(port: u16, body: &[u8]) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let head = format!(
         "POST /v1/check?format=jsonl HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n",
@@ -563,7 +609,7 @@ fn stalled_check(port: u16, body: &[u8]) -> TcpStream {
 }
 
 /// Waits until the server's log has `line`.
-fn wait_for_log(s: &Server, line: &str) {
+pub(crate) fn wait_for_log(s: &Server, line: &str) {
     let start = Instant::now();
     while !s.log().contains(line) {
         assert!(start.elapsed() < Duration::from_secs(240), "no {line:?} in the log: {}", s.log());

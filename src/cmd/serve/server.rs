@@ -14,12 +14,14 @@
 
 #[cfg(feature = "agents")]
 pub mod a2a;
+pub mod conn;
 pub mod http;
 pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
 pub mod signin;
+pub mod site;
 #[cfg(feature = "agents")]
 pub mod wholes;
 pub mod workbench;
@@ -561,17 +563,26 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// `recite serve`: listens on `listen` (a non-loopback address only with a token) and serves
-/// the API, MCP and A2A, and the workbench on the ledger at `ledger`, until SIGTERM; the Agent
-/// Card and the permalinks name `public_url`, else the address.
-pub fn serve(
-    c: &Config,
-    listen: std::net::SocketAddr,
-    token: Option<Vec<u8>>,
-    public_url: Option<String>,
-    ledger: &std::path::Path,
-    open: bool,
-) -> Result<()> {
+/// Where and how `recite serve` listens, beyond what every front end shares ([`Config`]). (Not
+/// `Debug`: it holds the token.)
+pub struct Listen {
+    /// The address to bind (a non-loopback one only with a token).
+    pub addr: std::net::SocketAddr,
+    /// The bearer token every request but the public ones must carry.
+    pub token: Option<Vec<u8>>,
+    /// The URL clients reach the server at (`--public-url`).
+    pub public_url: Option<String>,
+    /// Host names answered besides loopback, the address and the public URL's host.
+    pub allowed_hosts: Vec<String>,
+    /// How connections are bounded.
+    pub conns: conn::Options,
+}
+
+/// `recite serve`: listens as `l` says and serves the API, MCP and A2A, and the workbench on
+/// the ledger at `ledger`, until SIGTERM, SIGINT or SIGHUP; the Agent Card and the permalinks
+/// name the public URL, else the address.
+pub fn serve(c: &Config, l: Listen, ledger: &std::path::Path, open: bool) -> Result<()> {
+    let Listen { addr: listen, token, public_url, allowed_hosts, conns } = l;
     if !listen.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
             "refusing to listen on {listen} without a token: a non-loopback address needs --token-file FILE \
@@ -590,20 +601,19 @@ pub fn serve(
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-        let base = public_url.unwrap_or_else(|| match listener.local_addr() {
-            Ok(a) => format!("http://{a}"),
-            Err(_) => format!("http://{listen}"),
-        });
+        let bound = listener.local_addr().unwrap_or(listen);
+        let site = Arc::new(site::Site::new(bound, public_url.as_deref(), &allowed_hosts));
+        let base = public_url.unwrap_or_else(|| format!("http://{bound}"));
         let guarded = token.is_some();
-        if open && let Ok(bound) = listener.local_addr() {
+        if open {
             open_in_browser(bound, guarded);
         }
         let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
         let protected = protected.merge(workbench::routes(svc.clone(), ledger, base.trim_end_matches('/')));
         let public = public.merge(workbench::assets());
         let guard = token.map(|t| Arc::new(signin::Guard::new(t, &base)));
-        let app = http::app(svc.clone(), guard, protected, public);
-        http::run(svc.clone(), listener, guarded, app, stop_agents).await
+        let app = http::app(svc.clone(), site, guard, protected, public);
+        http::run(svc.clone(), listener, guarded, app, conns, stop_agents).await
     });
     // Work still running past the grace period is abandoned; the engine is dropped here, outside
     // the runtime.
@@ -661,7 +671,7 @@ fn agents(
     base: &str,
     guarded: bool,
 ) -> (axum::Router, axum::Router, Box<dyn FnOnce() + Send>) {
-    let (mcp, stop) = mcp::http(svc.clone(), guarded);
+    let (mcp, stop) = mcp::http(svc.clone());
     let agent = a2a::routes(svc.clone(), base, guarded);
     (mcp.merge(agent.protected), agent.public, Box::new(stop))
 }

@@ -374,8 +374,15 @@ async fn log(req: Request, next: Next) -> Response {
 
 /// The whole application: the API and health checks, and the agents' routes (MCP and A2A,
 /// feature `agents`), protected by the token when there is one (the health checks and the
-/// Agent Card, among `public`, are not).
-pub fn app(svc: Arc<Service>, guard: Option<Arc<Guard>>, agents: Router, public: Router) -> Router {
+/// Agent Card, among `public`, are not); every request, to any of them, first passes the
+/// site's `Host` and `Origin` checks ([`Site`](super::site::Site)).
+pub fn app(
+    svc: Arc<Service>,
+    site: Arc<super::site::Site>,
+    guard: Option<Arc<Guard>>,
+    agents: Router,
+    public: Router,
+) -> Router {
     let openapi = Arc::new(format!("{:#}\n", super::openapi::document(guard.is_some())));
     let describe = move || {
         let doc = openapi.clone();
@@ -402,57 +409,79 @@ pub fn app(svc: Arc<Service>, guard: Option<Arc<Guard>>, agents: Router, public:
         .merge(protected)
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
+        .layer(middleware::from_fn_with_state(site, super::site::check))
         .layer(middleware::from_fn(log))
 }
 
-/// Serves `app` on `listener` until SIGTERM or SIGINT; then stops taking work (`on_stop`
-/// closes the MCP sessions) and lets what is running finish, for at most the time limit and a
-/// second more.
+/// Serves `app` on `listener` (connections bounded by `conns`) until SIGTERM, SIGINT or
+/// SIGHUP, whose handlers are in place before the address is printed; then stops taking work
+/// (`on_stop` closes the MCP sessions), closes the connections with no request in flight and
+/// lets the requests in flight finish, for at most the time limit and a second more (a second
+/// signal stops waiting).
 pub async fn run(
     svc: Arc<Service>,
     listener: tokio::net::TcpListener,
     guarded: bool,
     app: Router,
+    conns: super::conn::Options,
     on_stop: impl FnOnce(),
 ) -> Result<()> {
+    let mut signals = Signals::install()?;
     let bound = listener.local_addr()?;
     crate::cmd::warn(&format!(
         "recite serve: listening on http://{bound} ({}; {})",
         if cfg!(feature = "agents") { "API /v1, MCP /mcp, A2A /a2a" } else { "API /v1" },
         if guarded { "bearer token required" } else { "no token: loopback only" }
     ));
-    let stop = Arc::new(tokio::sync::Notify::new());
-    let stopped = stop.clone();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).with_graceful_shutdown(async move { stopped.notified().await }).await
-    });
-    shutdown_signal().await;
-    crate::cmd::warn("recite serve: stopping: finishing the requests in flight");
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut server = tokio::spawn(super::conn::serve(listener, app, conns, stopped));
+    let first = signals.next().await;
+    crate::cmd::warn(&format!("recite serve: {first}: stopping, finishing the requests in flight"));
     svc.stop();
     on_stop();
-    stop.notify_one();
+    let _ = stop.send(true);
     let grace = svc.time_limit() + Duration::from_secs(1);
-    match tokio::time::timeout(grace, server).await {
-        Ok(Ok(Ok(()))) => crate::cmd::warn("recite serve: stopped"),
-        Ok(Ok(Err(e))) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
-        Ok(Err(e)) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
-        Err(_) => crate::cmd::warn("recite serve: stopped with requests still running past the time limit"),
+    tokio::select! {
+        done = tokio::time::timeout(grace, &mut server) => match done {
+            Ok(Ok(())) => crate::cmd::warn("recite serve: stopped"),
+            Ok(Err(e)) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
+            Err(_) => crate::cmd::warn("recite serve: stopped with requests still running past the time limit"),
+        },
+        second = signals.next() => {
+            crate::cmd::warn(&format!("recite serve: {second} again: stopped without waiting for the requests in flight"));
+        }
     }
+    server.abort();
     Ok(())
 }
 
-/// SIGTERM or SIGINT.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+/// The signals that stop the server: SIGTERM, SIGINT and SIGHUP, each drained alike.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Handles the three from now on (their default is to end the process at once).
+    fn install() -> Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let on = |kind: SignalKind, name: &str| {
+            signal(kind).map_err(|e| anyhow::anyhow!("cannot handle {name}: {e}"))
+        };
+        Ok(Signals {
+            term: on(SignalKind::terminate(), "SIGTERM")?,
+            int: on(SignalKind::interrupt(), "SIGINT")?,
+            hup: on(SignalKind::hangup(), "SIGHUP")?,
+        })
+    }
+
+    /// The next one to come, by name.
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+            _ = self.hup.recv() => "SIGHUP",
         }
     }
 }

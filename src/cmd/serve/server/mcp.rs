@@ -185,17 +185,15 @@ impl Tools {
 impl ServerHandler for Tools {}
 
 /// The streamable-HTTP endpoint, to mount at `/mcp` (a session per client, bodies capped at
-/// the service's input limit), and what closes its sessions when the server stops. Host
-/// checks: loopback names only when serving loopback (against DNS rebinding); any host when a
-/// bearer token guards the server.
-pub fn http(svc: Arc<Service>, any_host: bool) -> (axum::Router, impl FnOnce() + Send + 'static) {
+/// the service's input limit), and what closes its sessions when the server stops. rmcp's own
+/// `Host` check is off: the server's, before every route ([`super::site`]), is the one, so
+/// `/mcp` answers the same names as the rest (`--public-url`'s host, `--allowed-host`).
+pub fn http(svc: Arc<Service>) -> (axum::Router, impl FnOnce() + Send + 'static) {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-    let mut config = StreamableHttpServerConfig::default()
-        .with_max_request_body_bytes(usize::try_from(svc.max_input).unwrap_or(usize::MAX));
-    if any_host {
-        config = config.disable_allowed_hosts();
-    }
+    let config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(usize::try_from(svc.max_input).unwrap_or(usize::MAX))
+        .disable_allowed_hosts();
     let stop = config.cancellation_token.clone();
     let limit = usize::try_from(svc.max_input).unwrap_or(usize::MAX);
     let service = StreamableHttpService::new(

@@ -3,9 +3,8 @@
 //! posts the token once and gets a session cookie in return (`HttpOnly`, `SameSite=Strict`,
 //! `Secure` behind an `https` public URL). The cookie holds a digest of the token, never the
 //! token, and is compared in constant time as the token is. A request the cookie authorises
-//! that changes something (not GET or HEAD) must come from this server's own pages: its
-//! `Origin`, when sent, is the public URL's or names the host it was sent to (a second guard
-//! beside `SameSite`).
+//! that changes something comes from this server's own pages: the site's `Origin` check, before
+//! every route and in every mode ([`super::site`]), is a second guard beside `SameSite`.
 
 use std::sync::Arc;
 
@@ -28,9 +27,8 @@ const COOKIE: &str = "recite_session";
 pub struct Guard {
     token: Vec<u8>,
     session: String,
-    /// The public URL's origin (`https://host[:port]`), which the pages' `Origin` names behind
-    /// a proxy that rewrites `Host`.
-    origin: String,
+    /// Whether the server is reached over `https` (the cookie is then `Secure`).
+    secure: bool,
 }
 
 impl Guard {
@@ -39,15 +37,12 @@ impl Guard {
     pub fn new(token: Vec<u8>, base: &str) -> Guard {
         let mut salted = b"recite session\0".to_vec();
         salted.extend_from_slice(&token);
-        let origin = match base.split_once("://") {
-            Some((scheme, rest)) => format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest)),
-            None => base.to_string(),
-        };
-        Guard { session: sha256_hex(&salted), token, origin }
+        let secure = base.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+        Guard { session: sha256_hex(&salted), token, secure }
     }
 
     fn cookie(&self) -> String {
-        let secure = if self.origin.starts_with("https://") { "; Secure" } else { "" };
+        let secure = if self.secure { "; Secure" } else { "" };
         format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", self.session)
     }
 }
@@ -64,45 +59,26 @@ fn session_of(req: &Request) -> Option<&str> {
         .map(|(_, v)| v.trim())
 }
 
-/// Whether a request's `Origin` (when it has one) is this server's: the public URL's origin,
-/// or the host the request was sent to.
-fn same_origin(req: &Request, public: &str) -> bool {
-    let Some(origin) = req.headers().get(header::ORIGIN) else { return true };
-    let Ok(origin) = origin.to_str() else { return false };
-    if origin.eq_ignore_ascii_case(public) {
-        return true;
-    }
-    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok());
-    matches!((origin.split_once("://"), host), (Some((_, o)), Some(h)) if o.eq_ignore_ascii_case(h))
+/// The bearer token of an `Authorization` header: the scheme is matched without regard to case
+/// (RFC 9110 §11.1), one or more spaces before the token.
+fn bearer(v: &str) -> Option<&str> {
+    let (scheme, token) = v.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// The token check, in constant time: the bearer token, else the session cookie (from this
 /// server's pages for a change). A page asked for without either is sent to the sign-in form.
 pub async fn authorize(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    let bearer = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
+    let bearer = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
     if bearer.is_some_and(|t| same_token(t.as_bytes(), &guard.token)) {
         return next.run(req).await;
     }
+    // A change made with the cookie comes from this server's own pages: the site's Origin check
+    // ([`super::site`]) has refused any other before this.
     if bearer.is_none()
         && session_of(&req).is_some_and(|s| same_token(s.as_bytes(), guard.session.as_bytes()))
     {
-        let reads = matches!(*req.method(), Method::GET | Method::HEAD);
-        if reads || same_origin(&req, &guard.origin) {
-            return next.run(req).await;
-        }
-        return Problem {
-            status: 403,
-            title: "forbidden",
-            detail: "a change with the session cookie must come from this server's own pages (Origin)".into(),
-            location: Some("header.origin".into()),
-            retry_after: None,
-        }
-        .into_response();
+        return next.run(req).await;
     }
     let page = req.method() == Method::GET
         && !req.uri().path().starts_with("/v1/")
@@ -170,4 +146,19 @@ async fn sign_in(State(guard): State<Arc<Guard>>, req: Request) -> Response {
 /// `GET /signin` and `POST /signin`, outside the token's guard.
 pub fn routes(guard: Arc<Guard>) -> Router {
     Router::new().route("/signin", get(|| async { form(StatusCode::OK, "") }).post(sign_in)).with_state(guard)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer;
+
+    #[test]
+    fn the_bearer_scheme_is_matched_in_any_case() {
+        for v in ["Bearer t0k", "bearer t0k", "BEARER t0k", "Bearer   t0k ", "bEaReR t0k"] {
+            assert_eq!(bearer(v), Some("t0k"), "{v}");
+        }
+        for v in ["Basic t0k", "Bearert0k", "Bearer", "Bear t0k"] {
+            assert_ne!(bearer(v), Some("t0k"), "{v}");
+        }
+    }
 }
