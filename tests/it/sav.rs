@@ -298,6 +298,54 @@ fn catalog_init_reads_parquet_csv_and_arrow_too() {
     }
 }
 
+#[test]
+fn catalog_init_proposes_the_universe_routing_shows_and_check_proves_it() {
+    // The Versant tracker asks satisfaction (q30rN) only of the brand's purchasers (funnel
+    // s14rN 4 or 5) and the recommendation (q20rN) of those familiar (2 to 5): the generator's
+    // routing (recite::synth::model), which nothing in the file states.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("init");
+    let out_s = out.display().to_string();
+    let parquet = root().join("datasets/versant/versant_flat.parquet");
+    let made = recite(&["catalog", "init", parquet.to_str().unwrap(), "--out", &out_s]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let text = std::fs::read_to_string(out.join("study.toml")).unwrap();
+    let universe_of = |column: &str| {
+        let at =
+            text.find(&format!("[tables.columns.{column}]\n")).unwrap_or_else(|| panic!("{column}: {text}"));
+        let block = &text[at..];
+        let block = &block[..block[1..].find("\n[").map_or(block.len(), |e| e + 1)];
+        block.lines().find(|l| l.starts_with("universe = ")).map(str::to_string)
+    };
+    for b in 1..=12 {
+        let q30 = universe_of(&format!("q30r{b}")).unwrap_or_else(|| panic!("q30r{b} has no universe"));
+        assert!(q30.contains(&format!(r#"filter = "\"s14r{b}\" >= 4""#)), "{q30}");
+        let q20 = universe_of(&format!("q20r{b}")).unwrap_or_else(|| panic!("q20r{b} has no universe"));
+        assert!(q20.contains(&format!(r#"filter = "\"s14r{b}\" >= 2""#)), "{q20}");
+    }
+    // Columns everyone answers have none.
+    for column in ["s14r5", "age", "gender", "region"] {
+        assert_eq!(universe_of(column), None, "{column}");
+    }
+    let check = recite(&["catalog", "check", "--data", &out_s]);
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    // A universe narrower than who answers is refused by check, with the count and the filter.
+    let wrong = text.replacen(r#"filter = "\"s14r5\" >= 4""#, r#"filter = "\"s14r5\" >= 5""#, 1);
+    assert_ne!(wrong, text);
+    std::fs::write(out.join("study.toml"), wrong).unwrap();
+    let check = recite(&["catalog", "check", "--data", &out_s]);
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert!(!check.status.success(), "{said}");
+    assert!(said.contains("column \"q30r5\": universe") && said.contains("outside its filter"), "{said}");
+}
+
 /// Every row of an SPSS file as recite's table scans it (bytecode files decompressed as they
 /// stream), in DataFusion's arrow.
 fn rows_streamed(path: &Path) -> datafusion::arrow::array::RecordBatch {

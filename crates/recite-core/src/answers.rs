@@ -463,6 +463,8 @@ pub struct Context<'a> {
     /// and ends (answer offsets), in order. A list pairs them with its brands, periods or
     /// populations ([`Pairing`]).
     levels: Vec<(usize, usize)>,
+    /// The levels themselves, in the same order: a change may be derived from two of them.
+    stated_levels: Vec<Stated>,
     /// How the levels pair with each dimension's options, by the options' names.
     pairings: RefCell<HashMap<String, Rc<Pairing>>>,
     /// The population phrases the sentence states (`among women`, `of men aged 18-34`): where
@@ -519,15 +521,16 @@ impl<'a> Context<'a> {
         let sentence = &text[span.0..span.1];
         work(sentence.len() + numbers.len());
         let lower = sentence.to_lowercase();
-        let levels: Vec<(usize, usize)> = numbers
+        let stated_levels: Vec<Stated> = numbers
             .iter()
             .enumerate()
             .filter(|(i, n)| {
                 matches!(n.kind, Kind::Percent | Kind::Number)
                     && !(n.range.is_some() && *i > 0 && numbers[i - 1].range == n.range)
             })
-            .map(|(_, n)| (n.start, n.end))
+            .map(|(_, n)| (*n).clone())
             .collect();
+        let levels: Vec<(usize, usize)> = stated_levels.iter().map(|n| (n.start, n.end)).collect();
         let populations =
             if lower.len() == sentence.len() { population_phrases(&lower, span.0) } else { Vec::new() };
         let starts: Vec<usize> = numbers.iter().map(|n| n.start).collect();
@@ -564,6 +567,7 @@ impl<'a> Context<'a> {
             refs: RefCell::default(),
             phrases: RefCell::default(),
             levels,
+            stated_levels,
             pairings: RefCell::default(),
             populations,
         }
@@ -751,6 +755,22 @@ impl<'a> Context<'a> {
             })
     }
 
+    /// How many words of the population phrases said of the number at `at` (`among adults
+    /// aware of Versant`) `src`'s cited base has ([`attribution::base_says`]): what tells
+    /// candidates on two bases apart when the sentence names one of them.
+    fn population_said(&self, src: &Source, at: usize) -> usize {
+        let Some(base) = src.covers.as_ref().and_then(|c| c.base.as_ref()) else { return 0 };
+        let Ok(i) = self.starts.binary_search(&at) else { return 0 };
+        let (lo, hi) = self.near[i];
+        let from = self.populations.partition_point(|(p, _, _)| *p < lo);
+        self.populations[from..]
+            .iter()
+            .take_while(|(p, _, _)| *p <= hi)
+            .flat_map(|(_, _, words)| words)
+            .filter(|w| attribution::base_says(base, w))
+            .count()
+    }
+
     /// The population phrase nearest the number at `at` that is its own (`among aware adults`
     /// after it, nearer to it than to any other number), if any.
     fn own_population(&self, at: usize) -> Option<&str> {
@@ -788,6 +808,18 @@ impl<'a> Context<'a> {
             }
         });
         fits && (differ <= 1 || both_named)
+    }
+
+    /// Whether the two ends of a pair differ in a dimension whose two options, one each end's,
+    /// the sentence both names (`Versant's … Corvana's`).
+    fn contrasts(&self, a: &Source, b: &Source, at: usize) -> bool {
+        let (Some(ca), Some(cb)) = (&a.covers, &b.covers) else { return false };
+        let named = |marks: &[String]| marks.iter().any(|m| self.says(m, at, true));
+        ca.dims.iter().any(|d| {
+            cb.dims
+                .iter()
+                .any(|e| e.what == d.what && e.cited != d.cited && named(&d.marks) && named(&e.marks))
+        })
     }
 
     /// How the sentence's levels pair with the options of `d` (computed once per sentence and
@@ -883,7 +915,7 @@ impl<'a> Context<'a> {
             return pair(&|_| String::new());
         }
         // All options at one end, one per level: in order, where the sentence says so.
-        let in_order = d.what == "period" || self.lower.contains("respectively");
+        let in_order = d.what == "period" || IN_ORDER.iter().any(|w| self.lower.contains(w));
         for end in [0, kf] {
             if slots[end].len() == kf
                 && in_order
@@ -995,6 +1027,49 @@ impl<'a> Context<'a> {
         })
     }
 
+    /// What the sentence's mention of `src`'s measure nearest the number at `at` is said to be
+    /// of, when that is something the citation does not cover: `awareness of the new campaign`
+    /// (a determiner, then words naming neither the cited column nor a sibling, nor a brand or
+    /// product in general). Such a sentence is not about the cited measure: its number is not a
+    /// misquote of it.
+    fn measure_of_another(&self, src: &Source, at: usize) -> Option<String> {
+        if src.record.is_some() || !self.same_len || src.measure.contains('→') {
+            return None;
+        }
+        let st = stem(&src.measure);
+        if st.len() < 2 {
+            return None;
+        }
+        let found = self.stem_mentions(&st);
+        let p = found.iter().copied().min_by_key(|&p| p.abs_diff(at))?;
+        let rest = self.lower.get(p - self.offset..)?;
+        let rest = rest.trim_start_matches(|c: char| c.is_alphanumeric() || c == '-');
+        let mut words = rest.split_whitespace();
+        if words.next() != Some("of") {
+            return None;
+        }
+        if !matches!(words.next(), Some("the" | "a" | "an" | "this" | "that" | "its" | "their" | "our")) {
+            return None;
+        }
+        let object: Vec<&str> = words
+            .take(3)
+            .map(|w| w.trim_end_matches(|c: char| !c.is_alphanumeric()))
+            .take_while(|w| !w.is_empty() && !OBJECT_STOPS.contains(w))
+            .collect();
+        let covered = |w: &str| {
+            GENERIC_OBJECTS.contains(&w)
+                || attribution::population_word(w)
+                || src.covers.as_ref().is_some_and(|c| {
+                    c.dims
+                        .iter()
+                        .filter(|d| d.what == "column label")
+                        .any(|d| d.marks.iter().chain(d.others.iter().flat_map(|(_, m)| m)).any(|m| m == w))
+                })
+        };
+        let named = object.iter().any(|w| w.chars().count() >= 4 && w.chars().all(char::is_alphabetic));
+        (named && !object.iter().any(|w| covered(w))).then(|| object.join(" "))
+    }
+
     /// Byte distance from the number at `at` to the nearest place the sentence names `src`: its
     /// measure, or for a MOCA-cited record its marker or node reference (as [`Self::mention`]).
     fn names(&self, src: &Source, at: usize, owned: bool) -> Option<usize> {
@@ -1008,6 +1083,20 @@ impl<'a> Context<'a> {
             .min()
     }
 }
+
+/// What says a list's options pair with its levels in the order both are written (`Versant and
+/// Corvana are at 44% and 31% respectively`, `…, in that order`).
+const IN_ORDER: &[&str] = &["respectively", "in that order", "in this order", "in the same order"];
+
+/// Words that end what a measure is said to be of (`awareness of the campaign is 33%`).
+const OBJECT_STOPS: &[&str] = &[
+    "is", "was", "are", "were", "stands", "stood", "sits", "rose", "fell", "reached", "at", "in", "among",
+    "for", "has", "had", "remains", "stays",
+];
+
+/// What a measure may be said to be of that is the cited column's thing in general.
+const GENERIC_OBJECTS: &[&str] =
+    &["brand", "brands", "product", "products", "company", "category", "label", "name", "range", "line"];
 
 /// How a sentence names the net promoter score in words; [`NPS_STEMS`] are its measures' stems
 /// (`NPS`, `Net promoter score`).
@@ -1986,6 +2075,8 @@ mod tests {
         // `respectively` pairs in order.
         assert_eq!(st("Versant and Corvana are at 31% and 44% respectively."), [Status::Misattributed; 2]);
         assert_eq!(st("Versant and Corvana are at 44% and 31% respectively."), [Status::Traced; 2]);
+        assert_eq!(st("Versant and Corvana are at 31% and 44%, in that order."), [Status::Misattributed; 2]);
+        assert_eq!(st("Versant and Corvana: 44% and 31%, in that order."), [Status::Traced; 2]);
         // Both brands before both numbers: unsure, never TRACED, never MISATTRIBUTED.
         assert_eq!(st("Versant leads Corvana, 44% vs 31%."), [Status::AttributionUnsure; 2]);
     }
@@ -1994,6 +2085,34 @@ mod tests {
     /// the bundled data, their coverage from the bundled catalog).
     fn on_data(text: &str) -> Vec<Status> {
         with_scope(text, &corpus::data_sources()).into_iter().map(|n| n.status).collect()
+    }
+
+    #[test]
+    fn answers_change_between_two_levels_the_sentence_states_is_derived_from_them() {
+        // Women's 31.5% and the aware adults' 44.2% (two claims of consideration): the gap is
+        // the difference of what the reader was shown. Before: UNCITED, the aware base having
+        // no word of its own for the sentence to name.
+        let s = "Among women, 31.5% would consider Versant, against 44.2% among aware adults overall, a gap of 12.7 points.";
+        assert_eq!(on_data(s), [Status::Traced; 3]);
+        let wrong = on_data(&s.replace("12.7", "10.7"));
+        assert_eq!(wrong[..2], [Status::Traced; 2]);
+        assert!(matches!(wrong[2], Status::Misquoted | Status::Uncited), "{wrong:?}");
+    }
+
+    #[test]
+    fn answers_measure_of_something_the_citation_does_not_cover_is_not_misquoted() {
+        let scope = two_brands();
+        let one = |text: &str| with_scope(text, &scope).remove(0).status;
+        // The campaign's consideration is not the brand's: no misquote of the cited one.
+        assert_eq!(one("Consideration of the new campaign is 33%."), Status::Uncited);
+        for text in [
+            "Consideration of the brand is 33%.",
+            "Consideration of Versant is 33%.",
+            "Consideration of the Versant range is 33%.",
+            "Consideration is 33%.",
+        ] {
+            assert_eq!(one(text), Status::Misquoted, "{text}");
+        }
     }
 
     #[test]
@@ -2082,6 +2201,75 @@ mod tests {
         ] {
             assert_eq!(one(text).status, Status::Traced, "{text}");
         }
+    }
+
+    #[test]
+    fn answers_population_the_sentence_names_picks_the_candidate_before_doubt_does() {
+        // Issue 45: one citation (aware adults) reproduces 44.2%, another (all adults, claimed
+        // 0.442) is refuted. Before: TRACED_TO_DISCREPANT, ambiguous, though the sentence names
+        // the aware adults.
+        use crate::extractor::Unit::Proportion as P;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
+        let cite = |base: &str| {
+            serde_json::json!({
+                "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+                "base": {"name": base, "n": 4654}, "weight": "main_weight",
+                "source": {"table": "versant_flat", "column": "s14r5", "function": "extractFunnel"}
+            })
+        };
+        let claim = |i: usize, base: &str, verdict: Verdict, rec: f64| {
+            let s = corpus::settled(verdict, Some(4654), &[("Considered", P, Some("0.442"), rec)]);
+            with_covers(sources(i, &s, &[], None), attribution::covers(&catalog, &cite(base)).map(Arc::new))
+        };
+        let scope = [
+            claim(0, "Adults 18-74, aware of brand", Verdict::Reproduced, 0.4421),
+            claim(1, "All adults 18-74", Verdict::Discrepant, 0.3085),
+        ]
+        .concat();
+        let one = |text: &str| with_scope(text, &scope).remove(0);
+        let n = one("Among adults aware of Versant in W6, 44% have considered it.");
+        assert_eq!((n.status, n.ambiguous, n.claim), (Status::Traced, false, Some(0)), "{n:?}");
+        // A sentence that names neither base still cannot tell them apart: doubt wins.
+        let n = one("In W6, 44% have considered Versant.");
+        assert_eq!(n.status, Status::TracedToDiscrepant, "{n:?}");
+        assert!(n.ambiguous, "{n:?}");
+    }
+
+    #[test]
+    fn answers_population_a_question_is_asked_of_is_the_population_of_its_figures() {
+        // Satisfaction (q30r5) is asked only of Versant's purchasers (the bundled catalog's
+        // `universe`), so its rows are purchasers whatever the cited base is named.
+        use crate::extractor::Unit::Proportion as P;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let catalog = crate::catalog::Catalog::load(&root.join("datasets")).unwrap();
+        let cite = |column: &str| {
+            serde_json::json!({
+                "study": "Versant Mega Tracker", "period": "W6 (April 2026)",
+                "base": {"name": "All adults 18-74", "n": 1225}, "weight": "main_weight",
+                "source": {"table": "versant_flat", "column": column, "function": "extractShare"}
+            })
+        };
+        let scope_of = |column: &str| {
+            let s = corpus::settled(Verdict::Reproduced, Some(1225), &[("share", P, Some("0.69"), 0.6903)]);
+            with_covers(sources(0, &s, &[], None), attribution::covers(&catalog, &cite(column)).map(Arc::new))
+        };
+        let one = |text: &str, column: &str| with_scope(text, &scope_of(column)).remove(0);
+        for text in [
+            "Among purchasers, 69% are satisfied with Versant (n = 1,225).",
+            "69% of Versant's purchasers are satisfied.",
+        ] {
+            let n = one(text, "q30r5");
+            assert_eq!(n.status, Status::Traced, "{text}: {n:?}");
+        }
+        // Another population is still not the purchasers', and the question's own universe
+        // says nothing for a column asked of everyone: the same words on the funnel (s14r5,
+        // no universe) are not the base's.
+        assert_eq!(
+            one("Among women, 69% are satisfied with Versant.", "q30r5").status,
+            Status::Misattributed
+        );
+        assert_ne!(one("Among purchasers, 69% are satisfied with Versant.", "s14r5").status, Status::Traced);
     }
 
     // The cited results of the tests below are corpus-claims.json's (make_data_corpus.py's

@@ -426,6 +426,27 @@ pub struct Column {
     /// The answer scale `[min, max]`, when the labels do not span it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<[f64; 2]>,
+    /// The rows the question is asked of, when routing asks it of fewer than everyone
+    /// (satisfaction asked only of purchasers): the population of the rows that answer it,
+    /// whatever the cited base is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub universe: Option<Universe>,
+}
+
+/// `universe = { name = "…", filter = "…" }` of a column: who the question is asked of. The
+/// answer audit reads a sentence's population against the base *and* this
+/// (`Among purchasers, 69% are satisfied` under a base of all adults), and `catalog check`
+/// proves on every row that the column holds no answer outside the filter.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Universe {
+    /// Who, in words (`Purchasers of the brand`): the words the audit reads.
+    pub name: String,
+    /// Other names of the same people.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// SQL filter selecting them (trusted: written by the data-layer owner), on other columns.
+    pub filter: String,
 }
 
 impl Column {

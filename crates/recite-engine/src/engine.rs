@@ -206,6 +206,7 @@ pub mod gram;
 mod grouped;
 pub mod remote;
 mod summed;
+pub mod universe;
 
 pub use crate::scan::sums;
 pub use crate::scan::{

@@ -280,6 +280,31 @@ pub fn prove_study(study: &Study, engine: &Engine) -> Vec<Problem> {
                 }
             }
         }
+        // A declared universe is read by the answer audit as who answered: it must be true of
+        // every row that holds an answer.
+        for (name, col) in &t.columns {
+            let Some(u) = &col.universe else { continue };
+            let what = format!("{at}: column {name:?}: universe {:?}", u.name);
+            if numeric(name).is_err() {
+                continue;
+            }
+            if let Err(e) = catalog::check_filter_size(&u.filter) {
+                say(&mut p, format!("{what}: filter {:?} {e}", catalog::shorten(&u.filter)));
+                continue;
+            }
+            match engine.check_universe(&location, name, col, &u.filter) {
+                Err(e) => say(&mut p, format!("{what}: filter {:?}: {e}", u.filter)),
+                Ok(c) if c.outside > 0 => say(
+                    &mut p,
+                    format!(
+                        "{what}: {} of the {} rows that answer it are outside its filter {:?}: \
+                         the question is asked of more people than that",
+                        c.outside, c.answered, u.filter
+                    ),
+                ),
+                Ok(_) => {}
+            }
+        }
         for (b, cell) in &cells {
             if let Err(e) = engine.check_filter(&location, &cell.filter) {
                 say(

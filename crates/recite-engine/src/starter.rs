@@ -282,9 +282,50 @@ fn table(o: &mut String, s: &Source, engine: &Engine, wave: Option<&str>, labels
         "# DECIDE: a sampling design, if the data has one: design = {{ strata = \"…\", psu = \"…\" }}\n"
     );
     let questions = guess_questions(s.profiles.iter().map(|p| p.name.as_str()));
+    let routings = routings(s, engine, wave, &weights);
     for p in &s.profiles {
-        column(o, s, p, questions.get(&p.name), wave == Some(p.name.as_str()), labels);
+        let routed = routings.iter().find(|r| r.target == p.name);
+        column(o, s, p, questions.get(&p.name), wave == Some(p.name.as_str()), routed, labels);
     }
+}
+
+/// The routing the data shows (docs/catalog.md, "Universe"): columns answered on some rows
+/// only, against the coded columns that may route them — those ending as the routed column
+/// does first (`q30r5` after `s14r5`: one brand of two grids), then in the file's order. A
+/// scan that fails proposes nothing: a starter never fails for a guess.
+fn routings(
+    s: &Source,
+    engine: &Engine,
+    wave: Option<&str>,
+    weights: &[(String, String)],
+) -> Vec<crate::engine::universe::Routing> {
+    let targets: Vec<&str> = s
+        .profiles
+        .iter()
+        .filter(|p| p.numeric && p.nulls > 0 && p.nulls < p.rows)
+        .map(|p| p.name.as_str())
+        .collect();
+    if targets.is_empty() {
+        return Vec::new();
+    }
+    let is_weight = |n: &str| weights.iter().any(|(w, _)| w == n);
+    let coded: Vec<&str> = s
+        .profiles
+        .iter()
+        .filter(|p| p.numeric && p.integral && p.nulls == 0 && (2..=MAX_CODES).contains(&p.values.len()))
+        .filter(|p| Some(p.name.as_str()) != wave && !is_weight(&p.name))
+        .map(|p| p.name.as_str())
+        .collect();
+    // Conditions that end as some routed column does (`s14r5`, `q30r5`: one brand of two
+    // grids) first, then the file's order; one grouped aggregate each, at most
+    // MAX_CONDITIONS, every open target counted in each.
+    let tail = |c: &str| {
+        let shared = |t: &str| t.chars().rev().zip(c.chars().rev()).take_while(|(a, b)| a == b).count();
+        targets.iter().filter(|t| **t != c).map(|t| shared(t)).max().unwrap_or(0).min(2)
+    };
+    let mut conditions = coded;
+    conditions.sort_by_key(|c| std::cmp::Reverse(tail(c)));
+    engine.routings(&s.location, &targets, &conditions).unwrap_or_default()
 }
 
 fn column(
@@ -293,6 +334,7 @@ fn column(
     p: &ColumnProfile,
     question: Option<&String>,
     is_wave: bool,
+    routed: Option<&crate::engine::universe::Routing>,
     labels: &mut Labels,
 ) {
     let meta = s.meta(&p.name);
@@ -370,7 +412,44 @@ fn column(
             meta.missing_ranges.iter().map(|[a, b]| format!("[{}, {}]", num(*a), num(*b))).collect();
         let _ = writeln!(o, "missing_ranges = [{}]", list.join(", "));
     }
+    if let Some(r) = routed {
+        universe(o, s, r);
+    }
     let _ = writeln!(o);
+}
+
+/// `universe = …` for a routed column, as a guess: the condition's codes as a range where they
+/// are its top or bottom codes, else as a list; named by the condition's label and the codes'.
+fn universe(o: &mut String, s: &Source, r: &crate::engine::universe::Routing) {
+    let all = s.profile(&r.condition).map(|p| p.values.clone()).unwrap_or_default();
+    let quoted = crate::catalog::quote_ident(&r.condition);
+    let k = r.codes.len();
+    let filter = if all.len() > k && all[all.len() - k..] == r.codes[..] {
+        format!("{quoted} >= {}", num(r.codes[0]))
+    } else if all.len() > k && all[..k] == r.codes[..] {
+        format!("{quoted} <= {}", num(r.codes[k - 1]))
+    } else {
+        let list: Vec<String> = r.codes.iter().map(|c| num(*c)).collect();
+        format!("{quoted} IN ({})", list.join(", "))
+    };
+    let meta = s.meta(&r.condition);
+    let who: Vec<String> =
+        r.codes.iter().map(|c| meta.label_of(*c).map_or_else(|| num(*c), str::to_string)).collect();
+    let of = if meta.label.is_empty() { r.condition.clone() } else { meta.label.clone() };
+    let _ = writeln!(
+        o,
+        "# GUESS: asked only where {} is {} ({} rows answer it, none elsewhere): who answers it,\n\
+         # which the answer audit reads as the population of its figures. DECIDE the name.",
+        line(&r.condition),
+        line(&who.join(" or ")),
+        r.answered
+    );
+    let _ = writeln!(
+        o,
+        "universe = {{ name = {}, filter = {} }}",
+        q(&format!("{of}: {}", who.join(" or "))),
+        q(&filter)
+    );
 }
 
 fn periods(o: &mut String, sources: &[Source], wave: Option<&Wave>) {

@@ -529,8 +529,10 @@ pub fn study_toml(spec: &VersantSpec) -> String {
             format!(
                 "label = {}\nquestion = \"q20\"\nscale = [0, 10]\n\
                  values = {{ \"0\" = \"Not at all likely\", \"10\" = \"Extremely likely\" }}\n\
-                 share = [9, 10]\n",
-                q(&format!("Likelihood to recommend: {brand}"))
+                 share = [9, 10]\n\
+                 universe = {{ name = {}, filter = \"s14r{b} >= 2\" }}\n",
+                q(&format!("Likelihood to recommend: {brand}")),
+                q(&format!("Adults familiar with {brand}"))
             ),
         );
     }
@@ -538,8 +540,10 @@ pub fn study_toml(spec: &VersantSpec) -> String {
         column(
             &format!("q30r{b}"),
             format!(
-                "label = {}\nquestion = \"q30\"\nvalues = {satisfaction_labels}\nmissing = [9]\nshare = [4, 5]\n",
-                q(&format!("Satisfaction: {brand}"))
+                "label = {}\nquestion = \"q30\"\nvalues = {satisfaction_labels}\nmissing = [9]\nshare = [4, 5]\n\
+                 universe = {{ name = {}, filter = \"s14r{b} >= 4\" }}\n",
+                q(&format!("Satisfaction: {brand}")),
+                q(&format!("Purchasers of {brand}"))
             ),
         );
     }

@@ -4,7 +4,7 @@
 //! No model and no network: only the names, aliases, labels and breakdown cells the study
 //! declares.
 
-use crate::catalog::{BaseDef, Catalog, Table};
+use crate::catalog::{BaseDef, Catalog, Table, Universe};
 
 /// One dimension a citation is specific in.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +139,23 @@ pub fn base_has(base: &Base, w: &str) -> bool {
         .any(|b| one(b) == one(w) || (b.chars().count() >= 5 && w.chars().count() >= 5 && five(b) == five(w)))
 }
 
+/// Whether the cited base's own words say `w` (lower case): the same word, singular or
+/// plural, or the same first five letters; an age band when the base states it. Unlike
+/// [`base_has`], a word that names no population is not passed: this weighs how much of a
+/// sentence's population phrase one base covers beside another.
+pub fn base_says(base: &Base, w: &str) -> bool {
+    if let Some(a) = age(w) {
+        return base.ages.contains(&a);
+    }
+    let one = |x: &str| x.strip_suffix('s').unwrap_or(x).to_string();
+    let five = |x: &str| x.chars().take(5).collect::<String>();
+    w.chars().count() >= 3
+        && !STOPWORDS.contains(&w)
+        && base.words.iter().any(|b| {
+            one(b) == one(w) || (b.chars().count() >= 5 && w.chars().count() >= 5 && five(b) == five(w))
+        })
+}
+
 /// The base named `name` (with `aliases`), in words.
 fn base_words(name: &str, aliases: &[String]) -> Base {
     let all: Vec<&str> = std::iter::once(name).chain(aliases.iter().map(String::as_str)).collect();
@@ -153,6 +170,21 @@ fn base_words(name: &str, aliases: &[String]) -> Base {
     ages.sort();
     ages.dedup();
     Base { name: name.to_string(), words, ages }
+}
+
+/// The cited base as the rows that answer a routed column are: its words and ages, and the
+/// universe's (`All adults 18-74` asked of `Purchasers of Versant`).
+fn answering(base: Base, universe: &Universe) -> Base {
+    let u = base_words(&universe.name, &universe.aliases);
+    let mut words = base.words;
+    words.extend(u.words);
+    words.sort();
+    words.dedup();
+    let mut ages = base.ages;
+    ages.extend(u.ages);
+    ages.sort();
+    ages.dedup();
+    Base { name: format!("{} (asked of {})", base.name, universe.name), words, ages }
 }
 
 /// Words that never tell two populations apart.
@@ -210,10 +242,22 @@ pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers>
     let Some(study) = text("/study").and_then(|s| catalog.study(s).ok()) else {
         return stated_base.map(|base| Covers { dims: Vec::new(), base: Some(base) });
     };
+    let table: Option<&Table> = text("/source/table").and_then(|t| study.table(t).ok());
+    let column = text("/source/column");
+    // Who answers the cited column when routing asks it of fewer people (satisfaction of
+    // purchasers): the rows of the figure are the base's *and* these, whatever the base's name.
+    let universe = match (table, column) {
+        (Some(t), Some(c)) => t.column_meta(c).universe,
+        _ => None,
+    };
     let base = text("/base/name")
         .and_then(|b| study.base(b).ok())
         .map(|d| base_words(&d.name, &d.aliases))
-        .or(stated_base);
+        .or(stated_base)
+        .map(|b| match &universe {
+            Some(u) => answering(b, u),
+            None => b,
+        });
     let mut dims = Vec::new();
     let names = |name: &String, aliases: &[String]| -> Vec<String> {
         std::iter::once(name)
@@ -235,8 +279,6 @@ pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers>
                 .collect(),
         });
     }
-    let table: Option<&Table> = text("/source/table").and_then(|t| study.table(t).ok());
-    let column = text("/source/column");
     // Measure words (the cited column's value labels, by their six-letter stem) never name a
     // population: `familiar` is a funnel stage before it is `familiar with brand`.
     let measures: Vec<String> = match (table, column) {
@@ -254,8 +296,28 @@ pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers>
         let of_base = |d: &BaseDef| -> Vec<String> {
             std::iter::once(&d.name).chain(&d.aliases).flat_map(|n| content(n.as_str())).collect()
         };
-        let mut options: Vec<(String, Vec<String>)> =
-            study.bases.iter().map(|d| (d.name.clone(), of_base(d))).collect();
+        // The universe's words name people, not the column's brand (`Purchasers of Versant`).
+        let label: Vec<String> = match (table, column) {
+            (Some(t), Some(c)) => words(&t.column_meta(c).label, 1),
+            _ => Vec::new(),
+        };
+        let universe_words: Vec<String> = universe
+            .iter()
+            .flat_map(|u| std::iter::once(&u.name).chain(&u.aliases))
+            .flat_map(|n| content(n.as_str()))
+            .filter(|w| !label.contains(w))
+            .collect();
+        let mut options: Vec<(String, Vec<String>)> = study
+            .bases
+            .iter()
+            .map(|d| {
+                let mut words = of_base(d);
+                if d.name == b.name {
+                    words.extend(universe_words.iter().cloned());
+                }
+                (d.name.clone(), words)
+            })
+            .collect();
         // Breakdown cells are populations a sentence may name (`Female`); a citation never
         // covers one.
         options.extend(

@@ -161,40 +161,28 @@ fn parse_line(line: &str) -> (String, Vec<(usize, Status)>) {
 
 #[test]
 fn answers_corpus_precision_and_recall_per_status() {
-    audit_corpus("corpus.txt", (150, 60, 500), PerStatus::AtLeast99);
+    audit_corpus("corpus.txt", (150, 60, 500));
 }
 
 /// The corpus written by a tester who read docs/answers.md and the data, never recite's code,
 /// its output or the other corpus (the cited results are the data part's).
 #[test]
 fn answers_corpus_independent_precision_and_recall_per_status() {
-    audit_corpus("corpus-independent.txt", (60, 60, 400), PerStatus::AtLeast99);
+    audit_corpus("corpus-independent.txt", (60, 60, 400));
 }
 
 /// The second independent corpus (issue 45), written by another tester who read only
 /// docs/answers.md, `corpus-claims.json` and the data, with sub-population questions, derived
 /// differences, identifiers, explicit pairings and decimal commas among its 440 numbers
-/// (`corpus-independent-2.md`). Overall recall ≥ 0.99 and no false alarm on a non-claim hold;
-/// ≥ 0.99 per status does not yet (UNCITED and MISQUOTED: three misses, listed in
-/// docs/answers.md), so the per-status table is printed, not asserted.
+/// (`corpus-independent-2.md`), with the same assertions as the other corpora.
 #[test]
-fn answers_corpus_independent_2_precision_and_recall() {
-    audit_corpus("corpus-independent-2.txt", (130, 130, 320), PerStatus::Printed);
-}
-
-/// Whether a corpus's precision and recall per status are asserted.
-#[derive(PartialEq)]
-enum PerStatus {
-    /// Each ≥ 0.99.
-    AtLeast99,
-    /// Printed only (overall recall and false alarms are asserted all the same).
-    Printed,
+fn answers_corpus_independent_2_precision_and_recall_per_status() {
+    audit_corpus("corpus-independent-2.txt", (130, 130, 320));
 }
 
 /// Audits every answer of `tests/fixtures/answers/FILE` and asserts overall recall ≥ 0.99, no
-/// UNCITED or MISQUOTED alarm on a non-claim, precision and recall ≥ 0.99 per status (unless
-/// `per_status` says printed only), and at least `min` = (answers, answers in the data part, numbers there).
-fn audit_corpus(file: &str, min: (usize, usize, usize), per_status: PerStatus) {
+/// UNCITED or MISQUOTED alarm on a non-claim, precision and recall ≥ 0.99 per status, and at least `min` = (answers, answers in the data part, numbers there).
+fn audit_corpus(file: &str, min: (usize, usize, usize)) {
     let path = format!("{}/tests/fixtures/answers/{file}", env!("CARGO_MANIFEST_DIR"));
     let corpus = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let (hand, data) = (corpus_sources(), data_sources());
@@ -276,7 +264,7 @@ fn audit_corpus(file: &str, min: (usize, usize, usize), per_status: PerStatus) {
         false_alarms.iter().filter(|a| a.contains("UNCITED") || a.contains("MISQUOTED")).collect();
     assert!(alarms.is_empty(), "false alarms on non-claims:\n{alarms:#?}");
     assert!(recall >= 0.99, "recall {recall:.3} < 0.99; misses:\n{wrong:#?}");
-    for (s, (tp, predicted, labels)) in tally.iter().filter(|_| per_status == PerStatus::AtLeast99) {
+    for (s, (tp, predicted, labels)) in &tally {
         let r = if *labels == 0 { 1.0 } else { *tp as f64 / *labels as f64 };
         let p = if *predicted == 0 { 1.0 } else { *tp as f64 / *predicted as f64 };
         assert!(r >= 0.99 && p >= 0.99, "{s}: precision {p:.3}, recall {r:.3}\n{table}\nmisses:\n{wrong:#?}");

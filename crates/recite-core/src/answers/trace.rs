@@ -347,7 +347,7 @@ fn about<'s>(stated: &Stated, ctx: &Context, sources: &'s [Source]) -> Vec<(usiz
     };
     let mut about: Vec<(usize, &Source)> = sources
         .iter()
-        .filter(|s| compatible(s) && !degenerate(s))
+        .filter(|s| compatible(s) && !degenerate(s) && ctx.measure_of_another(s, stated.start).is_none())
         .filter_map(|s| {
             // A count stated as `n =` is about a base.
             let d = if s.count && s.record.is_none() { Some(0) } else { ctx.names(s, stated.start, true) };
@@ -409,6 +409,16 @@ fn narrow<'a>(tier: Vec<&'a Source>, ctx: &Context, at: usize) -> Vec<&'a Source
             picked.iter().filter_map(|s| ctx.names(s, at, false).map(|d| (d, *s))).collect();
         if let Some(nearest) = named.iter().map(|(d, _)| *d).min() {
             picked = named.into_iter().filter(|(d, _)| *d == nearest).map(|(_, s)| s).collect();
+        }
+    }
+    if distinct(&picked) > 1 {
+        // Those whose cited base the sentence's population phrase says most of: `Among
+        // adults aware of Versant, 44%` is the aware adults' 44%, not all adults'. Before any
+        // rule that settles a tie by doubt: the attribution is sure here.
+        let said: Vec<usize> = picked.iter().map(|s| ctx.population_said(s, at)).collect();
+        let most = said.iter().copied().max().unwrap_or(0);
+        if most > 0 && said.iter().any(|&n| n < most) {
+            picked = picked.into_iter().zip(said).filter(|(_, n)| *n == most).map(|(s, _)| s).collect();
         }
     }
     if distinct(&picked) > 1 {
@@ -496,7 +506,10 @@ fn pairs<'s>(ctx: &Context, at: usize, props: &[&'s Source]) -> Vec<Pair<'s>> {
     let mut pairs = Vec::new();
     for (i, &a) in props.iter().enumerate() {
         for &b in &props[i + 1..] {
-            if fold(&a.measure) == fold(&b.measure) && a.claim != b.claim && ctx.fits_pair(a, b, at) {
+            if fold(&a.measure) == fold(&b.measure)
+                && a.claim != b.claim
+                && (ctx.fits_pair(a, b, at) || states_both(ctx, at, a, b))
+            {
                 pairs.push((a, b));
             }
         }
@@ -504,6 +517,31 @@ fn pairs<'s>(ctx: &Context, at: usize, props: &[&'s Source]) -> Vec<Pair<'s>> {
     work(pairs.len());
     pairs
 }
+
+/// Whether the sentence itself states both values of the pair as two of its levels (`31.5%
+/// … against 44.2% …, a gap of 12.7 points`): a change between them is derived from what the
+/// reader was shown, whatever the two are of, so it may be traced to that pair though the
+/// sentence's words would not pair them by themselves.
+fn states_both(ctx: &Context, at: usize, a: &Source, b: &Source) -> bool {
+    let says = |s: &Source, l: &Stated| {
+        s.claimed.as_ref().is_some_and(|c| {
+            let (unit, v) = claimed_value(s, c);
+            agrees(l, unit, v, s.count)
+        }) || s.recomputed.is_some_and(|v| s.unit.is_some_and(|u| agrees(l, u, v, s.count)))
+    };
+    // The levels nearest the change, a few each side: the operands stand next to what is
+    // derived from them, and the work per change stays constant in a long sentence.
+    let k = ctx.stated_levels.partition_point(|l| l.start < at);
+    let levels =
+        &ctx.stated_levels[k.saturating_sub(NEAR_OPERANDS)..(k + NEAR_OPERANDS).min(ctx.stated_levels.len())];
+    levels
+        .iter()
+        .enumerate()
+        .any(|(i, l)| says(a, l) && levels.iter().enumerate().any(|(j, m)| j != i && says(b, m)))
+}
+
+/// Levels each side of a change that may be what it is derived from.
+const NEAR_OPERANDS: usize = 3;
 
 /// A cited number as claimed, in its measure's units.
 fn claimed_of(s: &Source) -> Option<f64> {
@@ -535,6 +573,12 @@ fn fitting_pairs<'s>(stated: &Stated, pairs: &[Pair<'s>]) -> (Vec<Pair<'s>>, boo
 /// it states (each only when it leaves some out, and some in).
 fn narrow_pairs<'s>(ctx: &Context, at: usize, tier: Vec<Pair<'s>>) -> Vec<Pair<'s>> {
     let mut picked = tier;
+    // Those whose two ends are the two options the sentence contrasts (`Versant's
+    // consideration is 1.4 times Corvana's`: Versant's against Corvana's, not two of Versant's).
+    let contrasted: Vec<Pair> = picked.iter().copied().filter(|(a, b)| ctx.contrasts(a, b, at)).collect();
+    if !contrasted.is_empty() && contrasted.len() < picked.len() {
+        picked = contrasted;
+    }
     let named: Vec<Pair> = picked.iter().copied().filter(|(a, _)| ctx.names(a, at, true).is_some()).collect();
     if !named.is_empty() && named.len() < picked.len() {
         picked = named;
