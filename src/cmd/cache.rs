@@ -13,7 +13,7 @@ entry is used only while the table's files (size, times, inode, Parquet footer o
 the declarations it was computed under are unchanged; a damaged entry is rebuilt. Jobs whose
 declarations call now(), current_date, random() or another volatile function are never cached.
 
-Trust: DIR/recite-sums-v3 must be yours and writable by you alone (recite creates it so); a
+Trust: DIR/recite-sums-v4 must be yours and writable by you alone (recite creates it so); a
 folder or entry that is a link, another user's or group/other-writable is refused with a
 warning and its claims scanned. Anyone who can write the folder can forge an entry.
 
@@ -33,7 +33,7 @@ use recite::engine::{Engine, cache};
 #[derive(Debug, Clone, clap::Args)]
 pub struct CacheArgs {
     /// Keep the sums of each scan in DIR and answer later claims on the same rows from them
-    /// (docs/cache.md). Off unless given. DIR/recite-sums-v3 must be yours and writable by you
+    /// (docs/cache.md). Off unless given. DIR/recite-sums-v4 must be yours and writable by you
     /// alone; what the cache trusts and what it cannot notice: `recite cache show --help`.
     #[arg(long, value_name = "DIR", env = "RECITE_CACHE")]
     pub cache: Option<PathBuf>,

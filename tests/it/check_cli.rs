@@ -841,8 +841,8 @@ fn odd_numbers_one_unreadable_number_does_not_sink_the_batch() {
 // Hostile data layers: a declaration or study file that fails, fails only the claims on it
 
 /// A copy of the NHANES II study as `dir/folder`: its CSV gains three weight columns that
-/// cannot be summed (`hugewgt` = finalwgt·10^12, `negwgt` with one negative value, `textwgt`
-/// with one "n/a"), its study.toml declares them and is then edited by `edit`.
+/// cannot be summed (`hugewgt` = finalwgt·10^300, beyond 2^256, `negwgt` with one negative
+/// value, `textwgt` with one "n/a"), its study.toml declares them and is then edited by `edit`.
 fn nhanes_copy(dir: &Path, folder: &str, edit: impl Fn(String) -> String) -> PathBuf {
     let to = dir.join(folder);
     std::fs::create_dir_all(&to).unwrap();
@@ -855,7 +855,7 @@ fn nhanes_copy(dir: &Path, folder: &str, edit: impl Fn(String) -> String) -> Pat
             let w: u64 = line.split(',').nth(5).unwrap().parse().unwrap();
             let odd = i == 1;
             format!(
-                "{w}000000000000,{},{}",
+                "{w}e300,{},{}",
                 if odd { "-1".to_string() } else { w.to_string() },
                 if odd { "n/a".to_string() } else { w.to_string() }
             )

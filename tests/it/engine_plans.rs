@@ -373,8 +373,9 @@ fn grouped_and_summed_scans_agree_on_a_design() {
 
 /// A data layer of one table, `days.parquet`: 70 days of 50 rows, an integer code `x`, the
 /// same as a float `xf` and as `big` with one code of 2^43 (beyond the grouped key) on day 70,
-/// and weights `w` (fine), `neg`, `nan`, `inf` (one bad value each, on day 70) and `huge`
-/// (10^13, beyond the fixed point).
+/// and weights `w` (fine), `neg`, `nan`, `inf` and `huge` (one bad value each, on day 70:
+/// -1, NaN, +∞, 10^300, beyond the largest weight summed) and `large` (`w` ×10^13, past the
+/// old fixed point's 2^31).
 fn days_layer(dir: &Path) {
     use datafusion::arrow::array::{Float64Array, Int64Array};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -407,7 +408,8 @@ fn days_layer(dir: &Path) {
         float("neg", bad(-1.0)),
         float("nan", bad(f64::NAN)),
         float("inf", bad(f64::INFINITY)),
-        float("huge", vec![1e13; rows]),
+        float("huge", bad(1e300)),
+        float("large", w.iter().map(|v| v * 1e13).collect()),
     ];
     let schema = Arc::new(Schema::new(columns.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>()));
     let batch = RecordBatch::try_new(schema.clone(), columns.into_iter().map(|(_, a)| a).collect()).unwrap();
@@ -419,7 +421,7 @@ fn days_layer(dir: &Path) {
         (1..=70).map(|d| format!("[[periods]]\nname = \"D{d}\"\nfilter = \"day = {d}\"\n\n")).collect();
     let toml = format!(
         "[study]\nname = \"Days\"\n\n[[tables]]\nname = \"days\"\npath = \"days.parquet\"\n\
-         weights = [\"w\", \"neg\", \"nan\", \"inf\", \"huge\"]\n\n\
+         weights = [\"w\", \"neg\", \"nan\", \"inf\", \"huge\", \"large\"]\n\n\
          [tables.columns.x]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
          [tables.columns.xf]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
          [tables.columns.big]\nvalues = {{ \"0\" = \"No\", \"1\" = \"Yes\" }}\nshare = [1]\n\n\
@@ -462,7 +464,7 @@ fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
     // Day 70 holds the bad values; day 1 does not. x takes the grouped plan, xf the summed one.
     for (column, reduction) in [("x", Reduction::InProcess), ("x", Reduction::Plan), ("xf", Reduction::Plan)]
     {
-        let claims: Vec<Claim> = ["w", "neg", "nan", "inf", "huge"]
+        let claims: Vec<Claim> = ["w", "neg", "nan", "inf", "huge", "large"]
             .iter()
             .flat_map(|w| [day_share(1, w, column), day_share(70, w, column)])
             .collect();
@@ -484,8 +486,20 @@ fn weights_that_cannot_be_summed_fail_alike_in_both_plans() {
             expect(i, "Reproduced");
             expect(i + 1, &format!("weight \"{w}\" has negative, NaN or infinite values"));
         }
-        expect(8, "weight \"huge\" is too large");
+        // 1e300 is beyond 2^256, the largest weight summed: its day fails, the other day is
+        // summed as if it were not in the table (its scale is not coarsened by it).
+        expect(8, "Reproduced");
         expect(9, "weight \"huge\" is too large");
+        let estimate = |i: usize| settled[i].measures[0].estimate.map(|e| (e.value, e.se, e.deff));
+        assert_eq!(estimate(8), estimate(0), "{column}: day 1 on \"huge\" and on \"w\"");
+        // Weights ×10^13 (past the old 2^31 limit) are summed, to the same statistics.
+        expect(10, "Reproduced");
+        expect(11, "Reproduced");
+        for (i, j) in [(10, 0), (11, 1)] {
+            let (a, b) = (estimate(i).unwrap(), estimate(j).unwrap());
+            let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs());
+            assert!(close(a.0, b.0) && close(a.1, b.1), "{column}, claim {i}: {a:?} vs {b:?}");
+        }
     }
 }
 
@@ -614,10 +628,11 @@ fn both_reductions_give_byte_identical_reports_on_bad_weights_and_codes() {
     let dir = tempfile::tempdir().unwrap();
     days_layer(dir.path());
     let mut citations = Vec::new();
-    // Several weights on one scan, the invalid ones (negative, NaN, infinite) and the one beyond
-    // the fixed point; days with and without the bad values; unweighted.
+    // Several weights on one scan, the invalid ones (negative, NaN, infinite), one beyond the
+    // largest summed and one past the old fixed point's 2^31; days with and without the bad
+    // values; unweighted.
     for day in [1, 2, 69, 70] {
-        for weight in ["w", "neg", "nan", "inf", "huge", "unweighted"] {
+        for weight in ["w", "neg", "nan", "inf", "huge", "large", "unweighted"] {
             citations.push(day_share(day, weight, "x").citation);
         }
     }

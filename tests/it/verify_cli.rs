@@ -313,15 +313,15 @@ fn catalog_check_runs_every_declaration_on_the_data() {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("nhanes2");
     copy_study(&root().join("datasets/nhanes2"), &study);
-    // A weight column too large for the fixed point, and one with a negative value; replicate
-    // weights (checked in one scan) with the same faults, and one that is not numbers.
+    // A weight column beyond 2^256, the largest weight summed, and one with a negative value;
+    // replicate weights (checked in one scan) with the same faults, and one that is not numbers.
     let csv = std::fs::read_to_string(study.join("nhanes2.csv")).unwrap();
     let mut out = String::new();
     for (i, line) in csv.lines().enumerate() {
         let extra = match i {
             0 => "hugewgt,negwgt,rep_1,rep_2,rep_3,rep_4".to_string(),
-            1 => "1000000000000000,-1,1,-1,1000000000000000,x".to_string(),
-            _ => "1000000000000000,1,1,1,1000000000000000,1".to_string(),
+            1 => "1e300,-1,1,-1,1e300,x".to_string(),
+            _ => "1e300,1,1,1,1e300,1".to_string(),
         };
         out.push_str(&format!("{line},{extra}\n"));
     }

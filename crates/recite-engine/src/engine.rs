@@ -137,23 +137,19 @@ pub(crate) fn block_on_within<T>(
     }
 }
 
-/// The largest weight the fixed point takes: each row's w² · 2^130 must stay under 2^192
-/// (`grouped::FIXED_LIMIT`), so w < 2^31.
-const LARGEST_WEIGHT: &str = "2^31 (≈ 2.1·10^9)";
+/// The first weight recite does not sum ([`grouped::LARGEST_WEIGHT`]), in words. Sums scale
+/// with each column's largest weight, so any magnitude below is summed as exactly; the bound
+/// keeps w², Σw² and the statistics made of them far inside f64.
+const LARGEST_WEIGHT: &str = "2^256 (≈ 1.2·10^77)";
 
-/// 2^255: no fixed-point sum (units of 2^-130) reaches it, the i256 range.
-const SUM_LIMIT: f64 = f64::from_bits(((1023 + 255) as u64) << 52);
-
-/// Checks a weighted job's sums against the fixed point, the same way in both plans, so a
-/// claim's verdict never depends on which plan its batch took. (Rows whose weight is too large
-/// fail first, in both plans; this catches a sum that is NaN or beyond the i256 range.)
+/// Checks a weighted job's sums, the same way in both plans, so a claim's verdict never
+/// depends on which plan its batch took. (Rows whose weight is too large fail first, in both
+/// plans; this catches a sum that is NaN or infinite.)
 fn check_weight_sums(weight: Option<&str>, sums: &Sums) -> Result<(), EngineError> {
     let Some(w) = weight else { return Ok(()) };
     let total = sums.totals.first().copied().unwrap_or(0.0);
     let squares = sums.moments.get(&(0, 0)).copied().unwrap_or(0.0);
-    // NaN fits nowhere: it fails too.
-    let fits = |v: f64| v * grouped::FIXED_SCALE < SUM_LIMIT;
-    if !fits(total) || !fits(squares) {
+    if !total.is_finite() || !squares.is_finite() {
         return Err(overflow(w));
     }
     Ok(())
@@ -164,7 +160,7 @@ fn overflow(weight: &str) -> EngineError {
         weight: weight.to_string(),
         error: format!(
             "is too large: some value among the claim's base rows is not under {LARGEST_WEIGHT}, \
-             the most the fixed point recite sums weights in holds (w² · 2^130 < 2^192)"
+             the largest weight recite sums"
         ),
     }
 }
@@ -177,28 +173,21 @@ fn invalid_weight(weight: &str) -> EngineError {
 }
 
 /// A weight's check from its values over the table ([`Engine::check_weights`]): the count of
-/// bad values and the largest w².
-fn weight_verdict(bad: f64, largest_square: f64) -> Result<(), String> {
+/// bad values and the largest of the others.
+fn weight_verdict(bad: f64, largest: f64) -> Result<(), String> {
     if bad > 0.0 {
         return Err(format!(
             "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
         ));
     }
-    if !too_large(largest_square) {
+    // The same comparison as both plans' (a weight of 2^256 or more is OVERFLOW).
+    if largest < grouped::LARGEST_WEIGHT {
         return Ok(());
     }
     Err(format!(
-        "is too large: its largest value is {:e}, not under {LARGEST_WEIGHT}, the most the fixed \
-         point holds; claims whose base includes it would be UNVERIFIABLE",
-        largest_square.sqrt()
+        "is too large: its largest value is {largest:e}, not under {LARGEST_WEIGHT}, the largest \
+         weight recite sums; claims whose base includes it would be UNVERIFIABLE"
     ))
-}
-
-/// Whether a weight whose square is `squared` is beyond the fixed point: the same f64
-/// comparison as both reductions' (w² · 2^130 against 2^192).
-fn too_large(squared: f64) -> bool {
-    let fits = squared * grouped::FIXED_SCALE < grouped::FIXED_LIMIT;
-    !fits
 }
 
 pub mod cache;
@@ -703,8 +692,8 @@ impl Engine {
     }
 
     /// Proves a declared weight against a table (used by `catalog check`): its values read as
-    /// numbers, none is negative, NaN or infinite, and Σw² over the whole table fits the fixed
-    /// point (so no base of the table can overflow it).
+    /// numbers, none is negative, NaN or infinite, and every one is under 2^256 (so no base of
+    /// the table holds a weight recite does not sum).
     pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), String> {
         self.check_weights(location, &[weight]).remove(0)
     }
@@ -714,14 +703,14 @@ impl Engine {
     /// is checked alone, so the error names the one at fault.
     pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), String>> {
         match self.weight_sums(location, weights) {
-            Ok(sums) => sums.into_iter().map(|(bad, squares)| weight_verdict(bad, squares)).collect(),
+            Ok(sums) => sums.into_iter().map(|(bad, largest)| weight_verdict(bad, largest)).collect(),
             Err(e) if weights.len() == 1 => vec![Err(e)],
             Err(_) => weights.iter().map(|w| self.check_weight(location, w)).collect(),
         }
     }
 
     /// Per weight, over the whole table: the count of negative, NaN or infinite values, and the
-    /// largest w² among the others. One scan.
+    /// largest of the others. One scan.
     fn weight_sums(&self, location: &Path, weights: &[&str]) -> Result<Vec<(f64, f64)>, String> {
         let reg = self.register(location).map_err(|e| e.to_string())?;
         let mut exprs = Vec::with_capacity(2 * weights.len());
@@ -731,7 +720,7 @@ impl Engine {
             exprs.push(sum(when(bad_weight(&w), lit(1i64))
                 .otherwise(lit(0i64))
                 .map_err(|e| e.to_string())?));
-            exprs.push(max(when(positive, w.clone() * w.clone()).end().map_err(|e| e.to_string())?));
+            exprs.push(max(when(positive, w.clone()).end().map_err(|e| e.to_string())?));
         }
         let batches = self
             .run_on(&reg.ctx, async {
@@ -747,9 +736,9 @@ impl Engine {
         let mut sums = vec![(0.0, 0.0); weights.len()];
         for b in &batches {
             for r in 0..b.num_rows() {
-                for (i, (bad, squares)) in sums.iter_mut().enumerate() {
+                for (i, (bad, largest)) in sums.iter_mut().enumerate() {
                     *bad += value_at(b.column(2 * i), r);
-                    *squares = f64::max(*squares, value_at(b.column(2 * i + 1), r));
+                    *largest = f64::max(*largest, value_at(b.column(2 * i + 1), r));
                 }
             }
         }

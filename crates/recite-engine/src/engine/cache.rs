@@ -1,6 +1,6 @@
 //! The sufficient-statistics cache (docs/cache.md): what the grouped scan sums for one set of base
 //! rows — per code the count, Σw and Σw², per PSU and code Σw, the cells' counts and the weight's
-//! flags (`grouped::BaseSums`) — kept in Arrow IPC files under `DIR/recite-sums-v3/`, so a later
+//! flags (`grouped::BaseSums`) — kept in Arrow IPC files under `DIR/recite-sums-v4/`, so a later
 //! run settles claims on the same rows without scanning. Every measure on those rows (any share,
 //! mean, total, ratio) is taken from the same per-code sums, so new claims on a cached column hit.
 //!
@@ -38,10 +38,11 @@ use crate::scan::JobKey;
 
 /// The entry format; a change of layout or meaning bumps it (and the folder name). 2: sums
 /// from the exact 2^-130 fixed point (1 held sums rounded to 10^-12, wrong for small weights).
-/// 3: keys made from the job's [`JobKey`].
-pub const FORMAT: u32 = 3;
+/// 3: keys made from the job's [`JobKey`]. 4: sums at each weight column's own scale (any
+/// magnitude under 2^256): a format-3 entry may hold a weight's OVERFLOW from 2^31 on.
+pub const FORMAT: u32 = 4;
 /// The folder under the cache directory that holds this format's entries.
-pub const FOLDER: &str = "recite-sums-v3";
+pub const FOLDER: &str = "recite-sums-v4";
 /// The extension of entry files.
 const EXT: &str = "arrow";
 /// The largest entry file read: entries hold kilobytes (a megabyte or two with thousands of PSUs
@@ -276,7 +277,6 @@ impl Digest {
 struct Key<'a> {
     format: u32,
     recite: &'static str,
-    fixed_shift: i32,
     /// The table's files, canonical (`recite cache stats` counts entries by it).
     location: &'a str,
     /// The [`JobKey`] of [`rows_job`], in hex.
@@ -288,7 +288,6 @@ fn key(job: &Job, location: &str) -> String {
     let k = Key {
         format: FORMAT,
         recite: env!("CARGO_PKG_VERSION"),
-        fixed_shift: grouped::FIXED_SHIFT,
         location,
         job: hex(&rows_job(job, location)),
     };

@@ -217,15 +217,14 @@ impl Engine {
             Some(wc) => {
                 let w = cast(ident(wc), DataType::Float64);
                 // Rows of the base with a value no weight may have fail the job (both plans),
-                // and so do rows whose weight the fixed point cannot hold (as the grouped
-                // reducer's OVERFLOW: w²·2^130 not under 2^192, the same f64 comparison).
+                // and so do rows whose weight recite does not sum (as the grouped reducer's
+                // OVERFLOW: 2^256 or more, the same f64 comparison).
                 let bad = aggs.slot(sum_when(base.clone().and(bad_weight(&w)), lit(1.0))?, None);
                 base = base.and(w.clone().is_not_null()).and(w.clone().gt(lit(0.0)));
-                let squared = w.clone() * w.clone() * lit(grouped::FIXED_SCALE);
                 let beyond = base
                     .clone()
                     .and(std::ops::Not::not(bad_weight(&w)))
-                    .and(squared.gt_eq(lit(grouped::FIXED_LIMIT)));
+                    .and(w.clone().gt_eq(lit(grouped::LARGEST_WEIGHT)));
                 let over = aggs.slot(sum_when(beyond, lit(1.0))?, None);
                 (w, Some((bad, over)), ranges.bits(wc))
             }
@@ -235,7 +234,10 @@ impl Engine {
         // fail the job or poison its sums, above), so no cast can fail.
         let mut valid = base.clone();
         if r.weight.is_some() {
-            valid = valid.and(std::ops::Not::not(bad_weight(&w)));
+            // Nor of weights of 2^256 or more: they fail the job, and the range leaves them out,
+            // so their terms would not cast (10^300 ·2^85 is beyond any Decimal128).
+            let summed = w.clone().lt(lit(grouped::LARGEST_WEIGHT));
+            valid = valid.and(std::ops::Not::not(bad_weight(&w))).and(summed);
         }
         let x_bits = ranges.bits(&r.column);
         let finite_x = x.clone().lt_eq(lit(f64::MAX)).and(x.clone().gt_eq(lit(f64::MIN)));
@@ -255,7 +257,8 @@ impl Engine {
                 cond = cond.and(finite_x.clone());
             }
             // The term's bound 2^b, and those of its partial products (w^a, then w^a·x): all
-            // must be finite for the cast (a weight beyond 2^31 fails its job anyway).
+            // must be finite for the cast (a weight of 2^256 or more fails its job anyway, and
+            // is left out of the range).
             let bounds = match (w_bits, x_bits) {
                 (Some(wb), _) if pow == 0 => Some((a * wb, a * wb)),
                 (Some(wb), Some(xb)) => Some((a * wb + i32::from(pow) * xb, (a * wb).max(a * wb + xb))),
@@ -361,8 +364,9 @@ impl Ranges {
         self.bits.get(column).copied().flatten()
     }
 
-    /// Measures every wanted range over the rows `keep` selects: MAX of the valid weights, and
-    /// MIN and MAX of the finite values.
+    /// Measures every wanted range over the rows `keep` selects: MAX of the weights summed
+    /// (positive, under 2^256: a larger one fails its own jobs, and must not coarsen the scale
+    /// of the others'), and MIN and MAX of the finite values.
     fn measure(
         &mut self,
         engine: &Engine,
@@ -378,7 +382,8 @@ impl Ranges {
         let mut exprs = Vec::new();
         for w in &self.weights {
             let v = cast(ident(w), DataType::Float64);
-            let valid = v.clone().gt(lit(0.0)).and(std::ops::Not::not(bad_weight(&v)));
+            let valid = v.clone().gt(lit(0.0)).and(v.clone().lt(lit(grouped::LARGEST_WEIGHT)));
+            let valid = valid.and(std::ops::Not::not(bad_weight(&v)));
             exprs.push(max(when(valid, v).end().map_err(internal)?));
         }
         for c in &self.values {
@@ -419,7 +424,7 @@ fn value_or_nan(col: &datafusion::arrow::array::ArrayRef) -> f64 {
 
 /// The least b with |v| < 2^b, from v's exponent bits (exact, no logarithm); `None` for NaN or
 /// an infinite v, 0 for 0.
-fn bits_above(v: f64) -> Option<i32> {
+pub(super) fn bits_above(v: f64) -> Option<i32> {
     let v = v.abs();
     if !v.is_finite() {
         return None;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use datafusion::arrow::datatypes::i256;
 
 use super::reduce::{Exact, Fixed, FxMap, add_fixed};
-use super::{INVALID, OVERFLOW, Plan, unfixed, whole};
+use super::{INVALID, OVERFLOW, Plan, Scale, whole};
 use crate::engine::{
     EngineError, Job, Outcome, Sums, Var, check_weight_sums, invalid_weight, needed_pairs, overflow, vars_for,
 };
@@ -96,9 +96,11 @@ pub(super) fn period_runs(rows: &[Row]) -> Vec<PeriodRun> {
 }
 
 /// Sums the rows of a column (with their [`period_runs`]) that a job's period, base, weight
-/// and missing codes select; `codes_in`: the codes each of the base's code predicates holds for.
+/// and missing codes select; `codes_in`: the codes each of the base's code predicates holds for;
+/// `scale`: the scan's scale of the job's weight.
 pub(super) fn accumulate(
     plan: &Plan,
+    scale: Option<Scale>,
     selected: &Rows,
     (rows, runs): (&[Row], &[PeriodRun]),
     codes_in: &[&HashSet<i64>],
@@ -157,17 +159,18 @@ pub(super) fn accumulate(
             }
         }
     }
-    // Fixed point back in weight units; unweighted sums are counts.
-    let float = |x: i256| if plan.weight.is_some() { unfixed(x) } else { whole(x) };
+    // Fixed point back in weight units at the weight's scale; unweighted sums are counts.
+    let weights = |x: i256| scale.map_or_else(|| whole(x), |s| s.weights(x));
+    let squares = |x: i256| scale.map_or_else(|| whole(x), |s| s.squares(x));
     // A code's groups are added in row order whichever slot it has: the same integers.
     let codes: BTreeMap<i64, Acc> = codes
         .into_iter()
-        .map(|(code, (n, w, w2))| (code, Acc { n: n as f64, w: float(w), w2: float(w2), bad: 0 }))
+        .map(|(code, (n, w, w2))| (code, Acc { n: n as f64, w: weights(w), w2: squares(w2), bad: 0 }))
         .collect();
     let per_psu = per_psu
         .into_iter()
         .map(|by_code| {
-            by_code.into_iter().map(|(code, w)| (code, Acc { w: float(w), ..Acc::default() })).collect()
+            by_code.into_iter().map(|(code, w)| (code, Acc { w: weights(w), ..Acc::default() })).collect()
         })
         .collect();
     let cells = cells.into_iter().map(|n| n as f64).collect();

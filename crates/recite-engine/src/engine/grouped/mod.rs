@@ -59,29 +59,90 @@ const MAX_CODE: i64 = 1 << 42;
 /// The key of a row whose code is beyond ±2^42: no packed key can be this (|key| < 2^62), so
 /// the reduction sees it, and the table is scanned by the summed plan instead of losing rows.
 const OUT_OF_RANGE: i64 = i64::MIN;
-/// Weights and squared weights are summed as exact integers in units of 2^-FIXED_SHIFT
-/// (docs/design.md, "Exact sums"): a weight of 10^-12 is 2^90 units and its square 2^50 (15
-/// significant digits kept), a weight under 2^31 (≈ 2.1·10^9) squares to under 2^192 units
-/// ([`FIXED_LIMIT`]), so fewer than 2^63 rows (an Int64 count) never overflow the i256 sums.
-pub const FIXED_SHIFT: i32 = 130;
-/// 2^FIXED_SHIFT: multiplying by it is exact in f64, so each term's only rounding is to the
-/// nearest unit.
-pub const FIXED_SCALE: f64 = f64::from_bits(((1023 + FIXED_SHIFT) as u64) << 52);
-/// Each row's w·2^130 and w²·2^130 must stay under 2^192 (a weight under 2^31): beyond, the
-/// row's group is OVERFLOW and the jobs that select it fail, naming the weight.
-pub const FIXED_LIMIT: f64 = f64::from_bits(((1023 + 192) as u64) << 52);
-/// 2^127: below it an integer-valued f64 converts to i128 exactly with `as`.
-const I128_RANGE: f64 = f64::from_bits(((1023 + 127) as u64) << 52);
-/// 2^128, to weigh the high half of an i256.
-const TWO_128: f64 = f64::from_bits(((1023 + 128) as u64) << 52);
+/// Bits of every fixed-point term: a weight column summed at [`Scale`] `b` (all its weights
+/// under 2^b) has terms w·2^(192−b) and (w·2^−b)²·2^192, both under 2^192 whatever the weights'
+/// magnitude, so fewer than 2^63 rows (an Int64 count) never overflow the i256 sums
+/// (docs/design.md, "Exact sums").
+const TERM_BITS: i32 = 192;
+/// Each row's terms must stay under 2^192: beyond (a weight of 2^256 or more, or one above the
+/// largest its scan measured), the row's group is OVERFLOW and the jobs that select it fail,
+/// naming the weight.
+pub const FIXED_LIMIT: f64 = pow2(TERM_BITS);
+/// The largest [`Scale`]: weights are summed up to 2^256 (≈ 1.2·10^77), so that w² (< 2^512)
+/// and every statistic made of the sums stay far inside f64.
+const MOST_BITS: i32 = 256;
+/// The smallest [`Scale`]: a column whose weights are all under 2^-256 is summed in units of
+/// 2^-448 (its Σw² would leave f64's normal range anyway).
+const LEAST_BITS: i32 = -256;
+/// The first weight recite does not sum, 2^256: the same comparison in both plans and in
+/// `catalog check`.
+pub const LARGEST_WEIGHT: f64 = pow2(MOST_BITS);
 
-/// A weight (or squared weight) as its exact fixed-point term: `v·2^130` rounded half away
-/// from zero, as `f64::round` and Arrow's cast to `Decimal256(76, 0)` both do, so the in-process
-/// reducer and the plan hold the same integers. `v` is ≥ 0 with `v·2^130` under
-/// [`FIXED_LIMIT`].
+/// 2^k, for k within f64's normal exponents (-1022..=1023).
+const fn pow2(k: i32) -> f64 {
+    f64::from_bits(((1023 + k) as u64) << 52)
+}
+
+/// A weight column's power of two in one scan: every weight it sums is under 2^bits, measured
+/// from the column's largest weight over the scan's rows ([`Engine::weight_scales`]). The terms
+/// (w·2^(192−bits) and (w·2^−bits)²·2^192) are then under 2^192 whatever the magnitude, and
+/// every weight within 2^-139 of the largest is an exact integer: NHANES weights ×10^6 sum as
+/// exactly as ×10^-6. Both reductions take the scale from the projection, so they hold the
+/// same integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Scale {
+    bits: i32,
+}
+
+impl Scale {
+    /// The scale of a column whose largest weight summed is `largest` (NaN: none), clamped to
+    /// 2^±256: weights of 2^256 or more are OVERFLOW, not summed.
+    pub(super) fn of(largest: f64) -> Scale {
+        let bits = super::summed::bits_above(largest).unwrap_or(0);
+        Scale { bits: bits.clamp(LEAST_BITS, MOST_BITS) }
+    }
+
+    /// The factor of a weight's Σw term, 2^(192−bits).
+    fn weight_factor(self) -> f64 {
+        pow2(TERM_BITS - self.bits)
+    }
+
+    /// The factor a weight is brought under 1 by before it is squared, 2^−bits.
+    fn unit(self) -> f64 {
+        pow2(-self.bits)
+    }
+
+    /// The Σw term of a positive weight: `v·2^(192−bits)` rounded half away from zero, as
+    /// `f64::round` and Arrow's cast to `Decimal256(76, 0)` both do (the plan's own f64
+    /// operations, in the same order).
+    #[inline]
+    fn weight_term(self, v: f64) -> f64 {
+        rounded(v * self.weight_factor())
+    }
+
+    /// The Σw² term: `(v·2^−bits)²·2^192`, rounded as [`Scale::weight_term`]. The square is
+    /// taken after scaling so that neither 10^-200² nor 10^200² leaves f64 on the way.
+    #[inline]
+    fn square_term(self, v: f64) -> f64 {
+        let t = v * self.unit();
+        rounded(t * t * FIXED_LIMIT)
+    }
+
+    /// A fixed-point Σw back in weight units: one rounding, the same f64 for the same integer
+    /// whichever reduction, partitioning or (for exact sums) scale produced it.
+    fn weights(self, x: i256) -> f64 {
+        whole(x) * pow2(self.bits - TERM_BITS)
+    }
+
+    /// A fixed-point Σw² back in squared weight units, as [`Scale::weights`].
+    fn squares(self, x: i256) -> f64 {
+        whole(x) * pow2(2 * self.bits - TERM_BITS)
+    }
+}
+
+/// A term (an integer-valued f64 under 2^192, [`Scale::weight_term`]) as its exact integer.
 #[inline]
-fn fixed(v: f64) -> i256 {
-    let t = scaled(v);
+fn fixed(t: f64) -> i256 {
     if t < I128_RANGE {
         return i256::from_i128(t as i128);
     }
@@ -92,28 +153,34 @@ fn fixed(v: f64) -> i256 {
     i256::from_i128(i128::from(m)) << (e as u8)
 }
 
-/// `v·2^130` rounded half away from zero, as `f64::round` does. A product of 2^52 or more is
-/// already an integer (a weight above 2^-78 gives one), so the call (a library function on
-/// the baseline x86-64 target, twice a weight value in the grouped scan) is made only below.
+/// 2^127: below it an integer-valued f64 converts to i128 exactly with `as`.
+const I128_RANGE: f64 = pow2(127);
+
+/// `t` rounded half away from zero, as `f64::round` does. A product of 2^52 or more is
+/// already an integer, so the call (a library function on the baseline x86-64 target, twice a
+/// weight value in the grouped scan) is made only below.
 #[inline]
-fn scaled(v: f64) -> f64 {
-    let t = v * FIXED_SCALE;
+fn rounded(t: f64) -> f64 {
     if t >= TWO_52 { t } else { t.round() }
 }
 
 /// 2^52: from here on every f64 is an integer.
 const TWO_52: f64 = 4_503_599_627_370_496.0;
 
-/// A non-negative fixed-point sum back in weight units: the same f64 for the same integer,
-/// whichever reduction or partitioning produced it (two roundings, ≤ 2^-52 relative).
-fn unfixed(x: i256) -> f64 {
-    whole(x) / FIXED_SCALE
-}
-
-/// A non-negative integer sum as a float (a count: exact below 2^53).
+/// A non-negative integer sum as the nearest f64 (ties to even): one rounding, so the float
+/// of an exact sum does not depend on how it was scaled. (A count is exact below 2^53.)
 fn whole(x: i256) -> f64 {
     let (low, high) = x.to_parts();
-    high as f64 * TWO_128 + low as f64
+    let high = high.max(0) as u128;
+    if high == 0 {
+        return low as f64;
+    }
+    // The top 128 bits, with every bit below them folded into the last one (sticky): that bit
+    // lies far under the 53 kept, so `as` rounds the 128 bits as it would the whole number.
+    let shift = 128 - high.leading_zeros();
+    let top = (high << (128 - shift)) | (low >> shift);
+    let sticky = u128::from(low << (128 - shift) != 0);
+    (top | sticky) as f64 * pow2(shift as i32)
 }
 
 /// Most bases cited with one column.
@@ -262,8 +329,14 @@ impl KeptGroups {
         let placed: Vec<Result<Plan, EngineError>> =
             plans.into_iter().map(|p| p.ok_or_else(|| EngineError::Internal("not kept".into()))).collect();
         let designed = self.design.is_some();
-        let (sums, job_key) =
-            accumulate_distinct(jobs, &placed, &self.by_column, &passing, &self.psus, designed);
+        let (sums, job_key) = accumulate_distinct(
+            jobs,
+            &placed,
+            (&self.by_column, &cited.scales),
+            &passing,
+            &self.psus,
+            designed,
+        );
         jobs.par_iter()
             .zip(placed.par_iter().zip(job_key.par_iter()))
             .map(|(job, (plan, key))| {
@@ -384,6 +457,8 @@ fn passing_codes(
 struct Cited {
     columns: Vec<String>,
     weights: Vec<String>,
+    /// Per weight, its scale in this scan ([`Engine::weight_scales`]), once measured.
+    scales: Vec<Scale>,
     periods: Flags,
     cells: Flags,
     /// Per cited column, its bases' flags.
@@ -549,7 +624,7 @@ impl Cited {
                 "the grouped projection is out of layout".into(),
             )));
         }
-        Ok(Projection { select, layout, keep })
+        Ok(Projection { select, layout, keep, scales: self.scales.clone() })
     }
 
     /// The rows worth reading: those in some cited period, when every job planned into this
@@ -605,6 +680,8 @@ struct Projection {
     select: Vec<Expr>,
     layout: Layout,
     keep: Option<Expr>,
+    /// Per weight, the scale both reductions sum its terms at.
+    scales: Vec<Scale>,
 }
 
 impl Engine {
@@ -657,6 +734,12 @@ impl Engine {
             .collect();
         let keep = cited.keep(&plans, &deferred, design.is_some());
         let period_rows_only = keep.is_some();
+        // No column planned: nothing is summed, so no aggregate to measure the weights with.
+        cited.scales = if cited.columns.is_empty() {
+            cited.weights.iter().map(|_| Scale::of(f64::NAN)).collect()
+        } else {
+            self.weight_scales(&reg, &cited.weights, keep.clone())?
+        };
         let replicated = jobs.iter().any(|j| j.rows.replicates.is_some());
         let projection = cited.projection(design, keep, replicated)?;
         let mut grams = cited.grams(jobs, &projection.layout);
@@ -679,7 +762,7 @@ impl Engine {
         let passing = code_sets(&self.ctx, &reg.schema, &cited.columns, &cited.codes, &by_column)
             .map_err(ScanError::Data)?;
         let (sums, job_key) =
-            accumulate_distinct(jobs, &plans, &by_column, &passing, &psus, design.is_some());
+            accumulate_distinct(jobs, &plans, (&by_column, &cited.scales), &passing, &psus, design.is_some());
         let mut accumulated = Accumulated { sums, psus, reduction: None };
         let mut outcomes = finish_all(jobs, &plans, &job_key, &accumulated, design.is_some(), &grams, &cited);
         accumulated.reduction = Some(std::sync::Arc::new(KeptGroups {
@@ -717,7 +800,7 @@ impl Engine {
         projection: Projection,
         grams: &super::gram::Grams,
     ) -> Result<Reduced, ScanError> {
-        let Projection { select, layout, keep } = projection;
+        let Projection { select, layout, keep, scales } = projection;
         if cited.columns.is_empty() {
             return Ok(Reduced::empty(0));
         }
@@ -728,6 +811,7 @@ impl Engine {
                 columns: &cited.columns,
                 bases: cited.bases.iter().map(|b| b.exprs.as_slice()).collect(),
                 weights: &cited.weights,
+                scales: &scales,
                 design,
             };
             return self
@@ -737,7 +821,56 @@ impl Engine {
                 })
                 .map_err(|e| scan_error(&e));
         }
-        self.reduce_in_process(&reg.ctx, &reg.name, keep, select, &layout, grams)
+        self.reduce_in_process(&reg.ctx, &reg.name, (keep, select), &layout, &scales, grams)
+    }
+
+    /// Each weight's [`Scale`] over the rows the grouped scan reads (`keep`): one aggregate, a
+    /// MAX per weight of its values that are summed (positive, under 2^256), run before the
+    /// scan because both reductions need the scale before the first row. The largest weight
+    /// depends on the data alone, so the sums are the same integers whatever the partitioning;
+    /// weights of 2^256 or more are left out, to fail their own jobs (OVERFLOW) without
+    /// coarsening the others' sums.
+    fn weight_scales(
+        &self,
+        reg: &super::Registered,
+        weights: &[String],
+        keep: Option<Expr>,
+    ) -> Result<Vec<Scale>, ScanError> {
+        use datafusion::functions_aggregate::expr_fn::max;
+        use datafusion::prelude::{lit, when};
+        if weights.is_empty() {
+            return Ok(Vec::new());
+        }
+        let internal = |e: datafusion::error::DataFusionError| {
+            ScanError::Fatal(EngineError::Internal(e.strip_backtrace()))
+        };
+        let mut largest = Vec::with_capacity(weights.len());
+        for (i, w) in weights.iter().enumerate() {
+            let v = cast(ident(w), DataType::Float64);
+            let summed = v.clone().gt(lit(0.0)).and(v.clone().lt(lit(LARGEST_WEIGHT)));
+            let summed = summed.and(std::ops::Not::not(super::bad_weight(&v)));
+            largest.push(max(when(summed, v).end().map_err(internal)?).alias(format!("m{i}")));
+        }
+        let batches = self
+            .run_on(&reg.ctx, async {
+                let mut df = reg.ctx.table(reg.name.as_str()).await?;
+                if let Some(keep) = keep {
+                    df = df.filter(keep)?;
+                }
+                df.aggregate(vec![], largest)?.collect().await
+            })
+            .map_err(|e| scan_error(&e))?;
+        let row = batches.iter().find(|b| b.num_rows() > 0);
+        Ok((0..weights.len())
+            .map(|i| {
+                // NULL: no weight summed at all; any scale sums nothing exactly.
+                let m = row.map_or(f64::NAN, |b| {
+                    let c = b.column(i);
+                    if c.is_null(0) { f64::NAN } else { super::value_at(c, 0) }
+                });
+                Scale::of(m)
+            })
+            .collect())
     }
 
     /// The in-process reduction: DataFusion streams the projected rows (`select`, laid out as
@@ -747,9 +880,9 @@ impl Engine {
         &self,
         ctx: &datafusion::prelude::SessionContext,
         table: &str,
-        keep: Option<Expr>,
-        select: Vec<Expr>,
+        (keep, select): (Option<Expr>, Vec<Expr>),
         layout: &Layout,
+        scales: &[Scale],
         grams: &super::gram::Grams,
     ) -> Result<Reduced, ScanError> {
         let n_columns = layout.columns();
@@ -763,8 +896,9 @@ impl Engine {
             for (i, stream) in streams.into_iter().enumerate() {
                 let mut stream = grams.tap(i, stream); // replicate weights' ranks
                 let layout = layout.clone();
+                let scales = scales.to_vec();
                 tasks.spawn(async move {
-                    let mut part = Partial::new(n_columns);
+                    let mut part = Partial::new(n_columns, scales);
                     while let Some(batch) = futures::StreamExt::next(&mut stream).await {
                         part.add(&batch?, &layout)?;
                     }
@@ -838,7 +972,7 @@ fn rows_by_column(merged: Vec<HashMap<MergedKey, Exact>>, bases: &[Flags]) -> Ve
 fn accumulate_distinct<'a>(
     jobs: &[&'a Job],
     plans: &[Result<Plan, EngineError>],
-    by_column: &[Vec<Row>],
+    (by_column, scales): (&[Vec<Row>], &[Scale]),
     passing: &[Vec<HashSet<i64>>],
     psus: &[(String, String)],
     designed: bool,
@@ -872,7 +1006,8 @@ fn accumulate_distinct<'a>(
         .map(|(plan, job)| {
             let codes: Vec<&HashSet<i64>> = plan.codes.iter().map(|&k| &passing[plan.column][k]).collect();
             let rows = (&by_column[plan.column][..], &runs[plan.column][..]);
-            (*job, accumulate(plan, &job.rows, rows, &codes, &psu_index, designed))
+            let scale = plan.weight.map(|k| scales[k]);
+            (*job, accumulate(plan, scale, &job.rows, rows, &codes, &psu_index, designed))
         })
         .collect();
     (sums, job_key)
@@ -979,33 +1114,81 @@ mod tests {
         assert!(passing_codes(&ctx, &field, &null, &[1, 2]).unwrap()[0].is_empty());
     }
 
-    /// The fixed point keeps at least 15 significant digits of every w and w² for weights from
-    /// 10^-12 to 10^9: the term read back is within 5·10^-16 relative of the f64 it came from.
+    /// A scale is the least power of two above the largest weight, within 2^±256.
     #[test]
-    fn fixed_point_keeps_15_digits_from_1e_minus_12_to_1e9() {
-        for e in -12..=9 {
-            for m in [1.0, 1.234_567_890_123_456_7, 2.0, 2.147] {
-                let w = m * 10f64.powi(e);
-                for v in [w, w * w] {
-                    let back = unfixed(fixed(v));
-                    assert!((back - v).abs() <= 5e-16 * v, "{v:e} came back as {back:e}");
-                }
-                assert!(w * w * FIXED_SCALE < FIXED_LIMIT, "{w:e} must fit");
+    fn a_scale_is_the_least_power_of_two_above_the_largest_weight() {
+        assert_eq!(Scale::of(8e10), Scale { bits: 37 }, "NHANES weights ×10^6: 2^36 ≤ 8·10^10 < 2^37");
+        assert_eq!(Scale::of(1.0), Scale { bits: 1 });
+        assert_eq!(Scale::of(0.75), Scale { bits: 0 });
+        assert_eq!(Scale::of(1e-9), Scale { bits: -29 });
+        assert_eq!(Scale::of(f64::NAN), Scale { bits: 0 }, "no weight summed");
+        assert_eq!(Scale::of(1e300), Scale { bits: 256 });
+        assert_eq!(Scale::of(1e-300), Scale { bits: -256 });
+    }
+
+    /// Every weight within 2^-70 (≈ 10^-21) of the largest keeps all 53 bits of w and w², at
+    /// any magnitude from 10^-70 to 10^70: each term read back is the f64 it came from.
+    #[test]
+    fn the_scaled_fixed_point_keeps_every_bit_whatever_the_magnitude() {
+        for e in (-70..=70).step_by(7) {
+            let largest = 9.87 * 10f64.powi(e);
+            let scale = Scale::of(largest);
+            for ratio in [1.0, 0.5, 1.234_567_890_123_456_7e-3, 1e-12, 7e-21] {
+                let w = largest * ratio;
+                let (t, t2) = (scale.weight_term(w), scale.square_term(w));
+                assert!(t2 < FIXED_LIMIT, "{w:e} must fit");
+                assert_eq!(scale.weights(fixed(t)), w, "Σw of {w:e} at 2^{}", scale.bits);
+                assert_eq!(scale.squares(fixed(t2)), w * w, "Σw² of {w:e} at 2^{}", scale.bits);
             }
+        }
+    }
+
+    /// Weights scaled by a power of two sum to the same floats scaled alike: the exact sums do
+    /// not depend on the scale, and each becomes a float with one rounding.
+    #[test]
+    fn weights_times_a_power_of_two_sum_to_the_same_floats_times_it() {
+        let weights: Vec<f64> = (1..500).map(|i| 0.1 + f64::from(i) * 0.037).collect();
+        let sums = |k: i32| {
+            let w: Vec<f64> = weights.iter().map(|v| v * 2f64.powi(k)).collect();
+            let scale = Scale::of(w.iter().copied().fold(f64::NAN, f64::max));
+            let sw = w.iter().fold(i256::ZERO, |a, &v| a + fixed(scale.weight_term(v)));
+            let sq = w.iter().fold(i256::ZERO, |a, &v| a + fixed(scale.square_term(v)));
+            (scale.weights(sw), scale.squares(sq))
+        };
+        let (sw, sq) = sums(0);
+        for k in [-200, -30, -1, 1, 20, 36, 200] {
+            assert_eq!(sums(k), (sw * 2f64.powi(k), sq * 2f64.powi(2 * k)), "×2^{k}");
         }
     }
 
     /// Binary fractions are exact in the fixed point: sums of them are the exact sums.
     #[test]
     fn fixed_point_sums_binary_fractions_exactly() {
+        let scale = Scale::of(2f64.powi(30));
         let terms = [0.5, 1.5, 2.0, 0.25, 2f64.powi(-40), 2f64.powi(30)];
-        let sum = terms.iter().fold(i256::ZERO, |a, &t| a + fixed(t));
-        assert_eq!(unfixed(sum), 0.5 + 1.5 + 2.0 + 0.25 + 2f64.powi(-40) + 2f64.powi(30));
-        // Large terms take the shifted path: (2^31 - 2^8)² = 2^62 - 2^40 + 2^16, exact in f64.
+        let sum = terms.iter().fold(i256::ZERO, |a, &t| a + fixed(scale.weight_term(t)));
+        assert_eq!(scale.weights(sum), 0.5 + 1.5 + 2.0 + 0.25 + 2f64.powi(-40) + 2f64.powi(30));
+        // Large terms take the shifted path: (2^31 - 2^8)² = 2^62 - 2^40 + 2^16, exact in f64,
+        // in units of 2^(192 - 62) at the scale 2^31.
         let w = 2f64.powi(31) - 256.0;
-        assert_eq!(fixed(w * w), i256::from_i128((1i128 << 62) - (1i128 << 40) + (1i128 << 16)) << 130u8);
-        assert!(w * w * FIXED_SCALE < FIXED_LIMIT);
-        assert!(2f64.powi(31) * 2f64.powi(31) * FIXED_SCALE >= FIXED_LIMIT, "2^31 is beyond");
+        let scale = Scale::of(w);
+        let square = fixed(scale.square_term(w));
+        assert_eq!(square, i256::from_i128((1i128 << 62) - (1i128 << 40) + (1i128 << 16)) << 130u8);
+        assert!(scale.square_term(2f64.powi(31)) >= FIXED_LIMIT, "2^31 is beyond its scale");
+    }
+
+    /// A sum becomes the nearest float, once rounded: 2^128 + 2^75 + 1 is just above the half
+    /// way between 2^128 and 2^128 + 2^76, where rounding the low half first (to 2^75) and the
+    /// total then (a tie, to even) gave 2^128.
+    #[test]
+    fn a_sum_becomes_the_nearest_float() {
+        let two = |k: u8| i256::ONE << k;
+        assert_eq!(whole(two(128) + two(75) + i256::ONE), 2f64.powi(128) + 2f64.powi(76));
+        assert_eq!(whole(two(128) + two(75)), 2f64.powi(128), "a tie goes to even");
+        assert_eq!(whole(two(128) + two(75) * i256::from_i128(3)), 2f64.powi(128) + 2f64.powi(77));
+        assert_eq!(whole(two(254)), 2f64.powi(254));
+        assert_eq!(whole(i256::from_i128(12_345)), 12_345.0);
+        assert_eq!(whole(i256::ZERO), 0.0);
     }
 
     /// The in-process term equals what Arrow's cast to `Decimal256(76, 0)` makes of the same
@@ -1015,13 +1198,12 @@ mod tests {
         use datafusion::arrow::array::{AsArray, Float64Array};
         use datafusion::arrow::compute::cast;
         use datafusion::arrow::datatypes::{DataType, Decimal256Type};
-        let values =
-            [0.0, 1e-40, 0.3 * 2f64.powi(-130), 2.5 * 2f64.powi(-130), 1e-24, 1e-12, 0.7, 1.0, 3e8, 1e18];
-        let scaled = Float64Array::from_iter_values(values.iter().map(|v| v * FIXED_SCALE));
-        let cast = cast(&scaled, &DataType::Decimal256(76, 0)).unwrap();
+        let values = [0.0, 1e-40, 0.3, 2.5, 1e-24, 1e-12, 0.7, 1.0, 3e8, 1e18, 3.3e50, 6e57];
+        let products = Float64Array::from_iter_values(values);
+        let cast = cast(&products, &DataType::Decimal256(76, 0)).unwrap();
         let cast = cast.as_primitive::<Decimal256Type>();
         for (i, v) in values.iter().enumerate() {
-            assert_eq!(cast.value(i), fixed(*v), "{v:e}");
+            assert_eq!(cast.value(i), fixed(rounded(*v)), "{v:e}");
         }
     }
 }

@@ -4,16 +4,17 @@
 //!
 //! Per row, a projection turns the flags into a period mask, a cell mask and per cited column
 //! the packed key `code·2^B + base mask` (`i64::MIN` for a code beyond ±2^42), and each weight
-//! into its fixed-point w and w² (`Decimal256` units of 2^-130, the reducer's own rounding) and INVALID /
-//! OVERFLOW flags. A cross join with the column indices `0..C` (a `VALUES` list, the small
-//! build side: each output batch is one index beside a whole batch of rows, sharing its
-//! arrays) makes one row per (row, cited column), whose key a `CASE index WHEN c THEN key_c`
-//! picks; one `GROUP BY (index, period mask, cell mask, key[, stratum, PSU])` then counts rows
-//! and sums the fixed-point weights exactly (`Decimal256` sums wrap, but terms under 2^192 in
-//! fewer than 2^63 rows cannot reach 2^255). The groups become the same per-column exact sums the
-//! in-process reducer merges ([`Reduced`]), so everything after is shared and reports are
-//! byte-identical. Arrays of keys and `unnest` would be the obvious form, but `make_array`
-//! lives in DataFusion's `nested_expressions` feature, which recite does not build.
+//! into its fixed-point w and w² (`Decimal256` integers at the weight's [`super::Scale`], the
+//! reducer's own f64 operations and rounding) and INVALID / OVERFLOW flags. A cross join with
+//! the column indices `0..C` (a `VALUES` list, the small build side: each output batch is one
+//! index beside a whole batch of rows, sharing its arrays) makes one row per (row, cited
+//! column), whose key a `CASE index WHEN c THEN key_c` picks; one `GROUP BY (index, period
+//! mask, cell mask, key[, stratum, PSU])` then counts rows and sums the fixed-point weights
+//! exactly (`Decimal256` sums wrap, but terms under 2^192 in fewer than 2^63 rows cannot reach
+//! 2^255). The groups become the same per-column exact sums the in-process reducer merges
+//! ([`Reduced`]), so everything after is shared and reports are byte-identical. Arrays of keys
+//! and `unnest` would be the obvious form, but `make_array` lives in DataFusion's
+//! `nested_expressions` feature, which recite does not build.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -26,7 +27,7 @@ use datafusion::logical_expr::{Expr, LogicalPlanBuilder, bitwise_or, case};
 use datafusion::prelude::{SessionContext, cast, coalesce, col, ident, lit, when};
 
 use super::reduce::{Exact, MergedKey};
-use super::{FIXED_LIMIT, FIXED_SCALE, INVALID, MAX_CODE, OUT_OF_RANGE, OVERFLOW, Reduced};
+use super::{FIXED_LIMIT, INVALID, MAX_CODE, OUT_OF_RANGE, OVERFLOW, Reduced, Scale};
 use crate::engine::bad_weight;
 
 /// Exact sums of fixed-point weights: terms under 2^192 (< 10^58) always fit 76 digits, and no
@@ -41,6 +42,8 @@ pub(super) struct Shape<'a> {
     /// Per cited column, its base flags.
     pub(super) bases: Vec<&'a [Expr]>,
     pub(super) weights: &'a [String],
+    /// Per weight, the scale its terms are summed at (the reducer's).
+    pub(super) scales: &'a [Scale],
     pub(super) design: Option<&'a (String, String)>,
 }
 
@@ -75,17 +78,22 @@ pub(super) async fn plan(
         let packed = code * lit(1i64 << bases.len()) + mask(bases)?;
         select.push(when(beyond, lit(OUT_OF_RANGE)).otherwise(packed)?.alias(format!("k{c}")));
     }
-    let scale = FIXED_SCALE;
-    for (i, w) in shape.weights.iter().enumerate() {
-        // As the reducer: a negative, NaN or infinite value is INVALID; a positive one whose
-        // w²·2^130 is not under 2^192 is OVERFLOW; a positive one that fits is summed, rounded
-        // as `f64::round` (the cast's own rounding); NULL and zero add nothing.
+    if shape.scales.len() != shape.weights.len() {
+        return Err(DataFusionError::Internal("the grouped plan has a weight without its scale".into()));
+    }
+    for (i, (w, scale)) in shape.weights.iter().zip(shape.scales).enumerate() {
+        // As the reducer ([`Scale::weight_term`], [`Scale::square_term`]): a negative, NaN or
+        // infinite value is INVALID; a positive one whose (w·2^−b)²·2^192 is not under 2^192
+        // is OVERFLOW; a positive one that fits is summed, rounded as `f64::round` (the cast's
+        // own rounding); NULL and zero add nothing.
         let v = cast(ident(w), DataType::Float64);
-        let squared = v.clone() * v.clone() * lit(scale);
+        let unit = v.clone() * lit(scale.unit());
+        let squared = unit.clone() * unit * lit(FIXED_LIMIT);
         let positive = v.clone().gt(lit(0.0));
         let fits = squared.clone().lt(lit(FIXED_LIMIT));
         let ok = std::ops::Not::not(bad_weight(&v)).and(positive.clone()).and(fits.clone());
-        select.push(when(ok.clone(), cast(v.clone() * lit(scale), FIXED)).end()?.alias(format!("w{i}")));
+        let term = v.clone() * lit(scale.weight_factor());
+        select.push(when(ok.clone(), cast(term, FIXED)).end()?.alias(format!("w{i}")));
         select.push(when(ok, cast(squared, FIXED)).end()?.alias(format!("q{i}")));
         let flag = when(bad_weight(&v), lit(i64::from(INVALID)))
             .when(positive.and(std::ops::Not::not(fits)), lit(i64::from(OVERFLOW)))

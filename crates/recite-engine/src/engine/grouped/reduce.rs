@@ -8,10 +8,10 @@
 //! in a loop of nothing else (DataFusion's model: key → group index, then accumulate by index).
 //! Rows without a code are never listed: most cited columns of a tracker are asked of a few
 //! respondents, so their nulls, 27-99% of the rows, cost a bit test each. Sums are exact:
-//! weights in fixed point (i256 units of 2^-130, see [`super::FIXED_SHIFT`]), counts as
+//! weights in fixed point (i256 integers at each weight's [`super::Scale`]), counts as
 //! integers, so no order of rows or partitions moves a bit.
 //!
-//! Most batches are summed narrow: each term `round(w·2^130)` is `m·2^e` with a 53-bit `m`, so
+//! Most batches are summed narrow: each term (`round(w·2^(192−b))`, …) is `m·2^e`, `m` of 53 bits, so
 //! a batch's terms are whole multiples of a shared `2^shift` and their sums, bounded from the
 //! terms' exponents and the rows added, fit an i128 ([`Groups::pending`]). Those partial sums
 //! are flushed into the i256 ones only when the bound or the shift would change: the same
@@ -27,7 +27,7 @@ use datafusion::arrow::datatypes::{
 };
 
 use super::flags::{Layout, pack};
-use super::{FIXED_LIMIT, FIXED_SCALE, INVALID, OUT_OF_RANGE, OVERFLOW, fixed};
+use super::{FIXED_LIMIT, INVALID, OUT_OF_RANGE, OVERFLOW, Scale, fixed};
 
 /// Bits of rows the narrow sums leave room for when their shift is chosen (2^40 rows); the
 /// bound is still checked for every batch.
@@ -35,12 +35,11 @@ const ROW_BITS: u32 = 40;
 /// Most bits a narrow sum may need: an i128 and its sign, with a bit to spare.
 const NARROW_BITS: u32 = 126;
 
-/// The exact term `round(v·2^130)` of a positive weight or squared weight (below
-/// [`FIXED_LIMIT`]) as `(m, e)` with `m·2^e` the same integer as [`fixed`] gives, `m` odd, or
-/// `(0, 0)` when it rounds to nothing.
+/// An exact term (an integer-valued f64 below [`FIXED_LIMIT`], [`Scale::weight_term`] or
+/// [`Scale::square_term`]) as `(m, e)` with `m·2^e` the same integer as [`fixed`] gives, `m`
+/// odd, or `(0, 0)` when it rounded to nothing.
 #[inline]
-pub(super) fn split(v: f64) -> (u64, u32) {
-    let t = super::scaled(v);
+pub(super) fn split(t: f64) -> (u64, u32) {
     let (m, e) = if t < TWO_64 {
         (t as u64, 0)
     } else {
@@ -566,6 +565,8 @@ pub(super) struct Partial {
     /// Stratum → PSU → index into `psu_names`: two levels, so a row's names are looked up as
     /// borrowed text and only a new PSU's are copied.
     psu_index: HashMap<String, HashMap<String, u32>>,
+    /// Per weight, the scale its terms are made at (the projection's).
+    scales: Vec<Scale>,
     /// Per weight, where its pending narrow Σw and Σw² stand (`None`: nothing pending).
     shifts: Vec<[Option<Shift>; 2]>,
     /// Rows added narrow since the last flush.
@@ -619,13 +620,13 @@ enum WeightValue {
     Out,
     /// Negative, NaN or infinite (INVALID), or squared beyond the fixed point (OVERFLOW).
     Bad(u8),
-    /// Positive and within the fixed point: the weight and its square.
+    /// Positive and within the fixed point: its Σw and Σw² terms.
     In(f64, f64),
 }
 
-/// Row `r` of a weight column, told apart.
+/// Row `r` of a weight column summed at `scale`, told apart.
 #[inline]
-fn weight_value(w: &datafusion::arrow::array::Float64Array, r: usize) -> WeightValue {
+fn weight_value(w: &datafusion::arrow::array::Float64Array, r: usize, scale: Scale) -> WeightValue {
     if w.is_null(r) {
         return WeightValue::Out;
     }
@@ -633,10 +634,11 @@ fn weight_value(w: &datafusion::arrow::array::Float64Array, r: usize) -> WeightV
     if v.is_nan() || v < 0.0 || v.is_infinite() {
         WeightValue::Bad(INVALID)
     } else if v > 0.0 {
-        // The same f64 operations as the plan's: (v·v)·2^130, compared in f64.
-        let squared = v * v;
-        if squared * FIXED_SCALE < FIXED_LIMIT {
-            WeightValue::In(v, squared)
+        // The same f64 operations as the plan's, compared in f64 (rounding moves no term of
+        // 2^52 or more, so the rounded term compares as the plan's unrounded one).
+        let squared = scale.square_term(v);
+        if squared < FIXED_LIMIT {
+            WeightValue::In(scale.weight_term(v), squared)
         } else {
             WeightValue::Bad(OVERFLOW)
         }
@@ -654,8 +656,10 @@ enum Terms {
 }
 
 impl Partial {
-    pub(super) fn new(columns: usize) -> Partial {
+    /// A partition's reduction of `columns` cited columns, its weights summed at `scales`.
+    pub(super) fn new(columns: usize, scales: Vec<Scale>) -> Partial {
         Partial {
+            scales,
             rows: 0,
             row_keys: FxMap::default(),
             row_key_list: Vec::new(),
@@ -721,9 +725,9 @@ impl Partial {
         // Per weight and kind: the lowest exponent and the highest bit of its terms.
         let mut range = vec![[None::<Shift>; 2]; n_weights];
         let mut narrow = true;
-        for (i, w) in ws.iter().enumerate() {
+        for (i, (w, &scale)) in ws.iter().zip(&self.scales).enumerate() {
             for r in 0..n {
-                let (v, squared) = match weight_value(w, r) {
+                let (term, square) = match weight_value(w, r, scale) {
                     WeightValue::Out => {
                         sc.outs.push((r as u32, i as u32, 0));
                         continue;
@@ -733,9 +737,9 @@ impl Partial {
                         narrow = false;
                         continue;
                     }
-                    WeightValue::In(v, squared) => (v, squared),
+                    WeightValue::In(term, square) => (term, square),
                 };
-                let terms = [split(v), split(squared)];
+                let terms = [split(term), split(square)];
                 // A positive weight counts as a valid row through its Σw term.
                 narrow &= terms[0].0 != 0;
                 for (k, (m, e)) in terms.into_iter().enumerate() {
@@ -808,10 +812,10 @@ impl Partial {
         let sc = &mut self.scratch;
         sc.wide.clear();
         sc.wide.resize(n * n_weights, [i256::ZERO; 2]);
-        for (i, w) in ws.iter().enumerate() {
+        for (i, (w, &scale)) in ws.iter().zip(&self.scales).enumerate() {
             for r in 0..n {
-                if let WeightValue::In(v, squared) = weight_value(w, r) {
-                    sc.wide[r * n_weights + i] = [fixed(v), fixed(squared)];
+                if let WeightValue::In(term, square) = weight_value(w, r, scale) {
+                    sc.wide[r * n_weights + i] = [fixed(term), fixed(square)];
                 }
             }
         }
@@ -875,11 +879,16 @@ impl Partial {
     /// Adds one batch of rows laid out as `layout` says: the row keys, the weights' terms, then
     /// column by column each row's group and the groups' sums.
     pub(super) fn add(&mut self, b: &RecordBatch, layout: &Layout) -> datafusion::error::Result<()> {
-        if b.num_columns() != layout.width() || self.columns.len() != layout.columns() {
+        if b.num_columns() != layout.width()
+            || self.columns.len() != layout.columns()
+            || self.scales.len() != layout.weights
+        {
             return Err(datafusion::error::DataFusionError::Internal(format!(
-                "a grouped batch has {} columns, its layout {}",
+                "a grouped batch has {} columns and {} scales, its layout {} and {} weights",
                 b.num_columns(),
-                layout.width()
+                self.scales.len(),
+                layout.width(),
+                layout.weights
             )));
         }
         let n_weights = layout.weights;
@@ -932,8 +941,9 @@ impl Partial {
 /// reduced as one partition's task reduces them, into exact sums per group. Each batch is laid
 /// out as the grouped projection is: `periods` period flags and `cells` cell flags (Boolean),
 /// then per cited column its code (any integer type but UInt64) followed by its `bases[c]` base flags (Boolean), then
-/// `weights` weights (Float64); no design. Returns the rows read and the groups made over all
-/// columns. A batch of another width is an error; columns of other types panic.
+/// `weights` weights (Float64); no design. Each weight is summed at the scale of its largest
+/// value in `batches`, as a scan measures it. Returns the rows read and the groups made over
+/// all columns. A batch of another width is an error; columns of other types panic.
 #[doc(hidden)]
 pub fn reduce_batches(
     batches: &[RecordBatch],
@@ -943,12 +953,27 @@ pub fn reduce_batches(
     weights: usize,
 ) -> datafusion::error::Result<(u64, usize)> {
     let layout = Layout::new(periods, cells, bases.to_vec(), weights, false);
-    let mut part = Partial::new(bases.len());
+    let mut part = Partial::new(bases.len(), scales_of(batches, &layout));
     for b in batches {
         part.add(b, &layout)?;
     }
     part.finish();
     Ok((part.rows, part.group_count()))
+}
+
+/// Each weight's [`Scale`] from its largest summed value in `batches` (laid out as `layout`),
+/// as `Engine::weight_scales` measures it over a table.
+fn scales_of(batches: &[RecordBatch], layout: &Layout) -> Vec<Scale> {
+    (0..layout.weights)
+        .map(|i| {
+            let summed = batches
+                .iter()
+                .filter(|b| b.num_columns() == layout.width())
+                .flat_map(|b| b.column(layout.weight(i)).as_primitive::<Float64Type>().iter().flatten())
+                .filter(|v| *v > 0.0 && *v < super::LARGEST_WEIGHT);
+            Scale::of(summed.fold(f64::NAN, f64::max))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -969,7 +994,7 @@ mod tests {
         let base: ArrayRef =
             Arc::new(BooleanArray::from(vec![Some(true), Some(true), None, Some(true), Some(false)]));
         let batch = RecordBatch::try_from_iter([("p0", period), ("x0", codes), ("b0_0", base)]).unwrap();
-        let mut part = Partial::new(1);
+        let mut part = Partial::new(1, Vec::new());
         part.add(&batch, &layout).unwrap();
         part.finish();
         let mut groups: Vec<((i64, i64, i64), u64)> =
@@ -1006,8 +1031,9 @@ mod tests {
                 ("b0_0", base.clone()),
                 ("w0", weight.clone()),
             ];
-            let mut part = Partial::new(1);
-            part.add(&RecordBatch::try_from_iter(cols).unwrap(), &layout).unwrap();
+            let batch = RecordBatch::try_from_iter(cols).unwrap();
+            let mut part = Partial::new(1, scales_of(std::slice::from_ref(&batch), &layout));
+            part.add(&batch, &layout).unwrap();
             part.finish();
             let mut g: Vec<_> = part.groups(0, 1).map(|(k, s)| (k, s.n, s.weighted, s.bad)).collect();
             g.sort_by_key(|(k, ..)| *k);
@@ -1029,8 +1055,9 @@ mod tests {
     type Key = (i64, i64, i64);
 
     /// Reference sums of one column's rows, straight from the definition: per (period mask,
-    /// packed key), each row's `fixed` terms added in i256, its flags OR-ed.
-    fn reference(batches: &[RecordBatch]) -> Vec<(Key, u64, Vec<Fixed>, Vec<u8>)> {
+    /// packed key), each row's `fixed` terms at its weight's scale added in i256, its flags
+    /// OR-ed.
+    fn reference(batches: &[RecordBatch], scales: &[Scale]) -> Vec<(Key, u64, Vec<Fixed>, Vec<u8>)> {
         let mut out: HashMap<Key, (u64, Vec<Fixed>, Vec<u8>)> = HashMap::new();
         for b in batches {
             let period = b.column(0).as_boolean();
@@ -1043,7 +1070,7 @@ mod tests {
                 let key = (i64::from(period.value(r)), 0, pack(codes.value(r), 1, i64::from(base.value(r))));
                 let e = out.entry(key).or_insert_with(|| (0, vec![ZERO; 2], vec![0; 2]));
                 e.0 += 1;
-                for i in 0..2 {
+                for (i, scale) in scales.iter().enumerate() {
                     let w = b.column(3 + i).as_primitive::<Float64Type>();
                     if w.is_null(r) {
                         continue;
@@ -1052,10 +1079,11 @@ mod tests {
                     if v.is_nan() || v < 0.0 || v.is_infinite() {
                         e.2[i] |= INVALID;
                     } else if v > 0.0 {
-                        if v * v * FIXED_SCALE >= FIXED_LIMIT {
+                        let (w, w2) = (scale.weight_term(v), scale.square_term(v));
+                        if w2 >= FIXED_LIMIT {
                             e.2[i] |= OVERFLOW;
                         } else {
-                            e.2[i] |= add_fixed(&mut e.1[i], &(1, fixed(v), fixed(v * v)));
+                            e.2[i] |= add_fixed(&mut e.1[i], &(1, fixed(w), fixed(w2)));
                         }
                     }
                 }
@@ -1123,7 +1151,8 @@ mod tests {
             batch(400, false, &mut |x| Some(0.25 + unit(x))),
         ];
         let layout = Layout::new(1, 0, vec![1], 2, false);
-        let mut part = Partial::new(1);
+        let scales = scales_of(&batches, &layout);
+        let mut part = Partial::new(1, scales.clone());
         for b in &batches {
             part.add(b, &layout).unwrap();
         }
@@ -1131,7 +1160,7 @@ mod tests {
         let mut got: Vec<_> =
             part.groups(0, 2).map(|((pm, cm, key, _), e)| ((pm, cm, key), e.n, e.weighted, e.bad)).collect();
         got.sort_by_key(|g| g.0);
-        let want = reference(&batches);
+        let want = reference(&batches, &scales);
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
             assert_eq!(g, w, "group {:?}", g.0);
@@ -1143,15 +1172,37 @@ mod tests {
 
     #[test]
     fn split_terms_are_the_fixed_point_integers() {
-        let mut v = 1e-40;
-        while v < 2e9 {
-            for x in [v, v * 1.37, v * 0.999_999_9] {
-                let (m, e) = split(x);
-                assert_eq!(i256::from_i128(i128::from(m)) << (e as u8), fixed(x), "weight {x:e}");
-                assert!(m == 0 || m % 2 == 1);
+        // Weights over 49 decimal orders below a largest of 2e9, and over 60 up to 2^200.
+        for (smallest, largest) in [(1e-40, 2e9), (1.0, 2f64.powi(200))] {
+            let scale = Scale::of(largest);
+            let mut v = smallest;
+            while v < largest {
+                for x in [v, v * 1.37, v * 0.999_999_9] {
+                    for t in [scale.weight_term(x), scale.square_term(x)] {
+                        let (m, e) = split(t);
+                        assert_eq!(i256::from_i128(i128::from(m)) << (e as u8), fixed(t), "weight {x:e}");
+                        assert!(m == 0 || m % 2 == 1);
+                    }
+                }
+                v *= 3.1;
             }
-            v *= 3.1;
         }
         assert_eq!(split(0.0), (0, 0));
+    }
+
+    #[test]
+    fn a_weight_at_or_beyond_2_to_256_is_overflow_and_the_largest_below_fits() {
+        use datafusion::arrow::array::Float64Array;
+        let below = 2f64.powi(256) * (1.0 - f64::EPSILON);
+        let w = Float64Array::from(vec![below, 2f64.powi(256), 1e300, 1.0]);
+        let scale = Scale::of(below);
+        assert!(matches!(weight_value(&w, 0, scale), WeightValue::In(..)));
+        assert!(matches!(weight_value(&w, 1, scale), WeightValue::Bad(OVERFLOW)));
+        assert!(matches!(weight_value(&w, 2, scale), WeightValue::Bad(OVERFLOW)));
+        // A weight above the largest measured (the data changed under the scan) is refused too.
+        assert!(matches!(weight_value(&w, 0, Scale::of(1.0)), WeightValue::Bad(OVERFLOW)));
+        // Beside weights near 2^256, a weight of 1 is 2^-64 units: it rounds to nothing.
+        let WeightValue::In(t, t2) = weight_value(&w, 3, scale) else { panic!("1 is a valid weight") };
+        assert_eq!((t, t2), (0.0, 0.0));
     }
 }
