@@ -37,8 +37,9 @@ pub mod catalog;
 pub mod check;
 pub mod cluster;
 pub mod extractors;
-pub mod fail_on;
-pub mod files;
+// `--fail-on` and the input and output files are the library's (recite-core), so other
+// front ends (the Python package) apply the same rules.
+pub use recite::{fail_on, files};
 pub mod generate;
 #[cfg(feature = "agents")]
 pub mod mcp;

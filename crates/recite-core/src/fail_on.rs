@@ -6,10 +6,10 @@ use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 
-use recite::answers::Status;
-use recite::claim::fold;
-use recite::input::Level;
-use recite::settle::Verdict;
+use crate::answers::Status;
+use crate::claim::fold;
+use crate::input::Level;
+use crate::settle::Verdict;
 
 /// One thing that makes `recite check` exit 1: a claim's verdict, a finding's level, or the
 /// status of a number in an agent's answer.
@@ -88,7 +88,7 @@ impl FailOn {
 
     /// Whether anything a batch counted (verdicts, finding levels, answer statuses) is one of
     /// `list`.
-    pub fn any_in(list: &[FailOn], ran: &recite::check::Ran) -> bool {
+    pub fn any_in(list: &[FailOn], ran: &crate::check::Ran) -> bool {
         let some = |n: Option<&usize>| n.is_some_and(|n| *n > 0);
         list.iter().any(|f| match f.target() {
             Target::Verdict(v) => some(ran.summary.verdicts.get(&v)),
