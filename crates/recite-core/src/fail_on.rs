@@ -98,6 +98,24 @@ impl FailOn {
     }
 }
 
+/// What `recite check` fails on when `--fail-on` is not given.
+pub const DEFAULT: &str = "invalid,unverifiable,discrepant,base-mismatch,must";
+
+/// Parses one `--fail-on` value: a comma-separated list of items, matched whatever their case or
+/// separators (`BASE_MISMATCH`, `base-mismatch`); blank items are skipped. The error names the
+/// unknown item and every known one.
+pub fn parse_list(text: &str) -> Result<Vec<FailOn>, String> {
+    let mut list = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let wanted = fold(item);
+        match FailOn::value_variants().iter().find(|v| fold(&v.name()) == wanted) {
+            Some(v) => list.push(*v),
+            None => return Err(format!("unknown item {item:?} ({})", expected())),
+        }
+    }
+    Ok(list)
+}
+
 /// One `--fail-on` value: a comma-separated list of [`FailOn`] items.
 #[derive(Debug, Clone)]
 pub struct FailOnList(pub Vec<FailOn>);
@@ -116,19 +134,12 @@ impl TypedValueParser for ListParser {
         _arg: Option<&clap::Arg>,
         value: &OsStr,
     ) -> Result<FailOnList, clap::Error> {
-        let text = value.to_string_lossy();
-        let mut list = Vec::new();
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let wanted = fold(item);
-            match FailOn::value_variants().iter().find(|v| fold(&v.name()) == wanted) {
-                Some(v) => list.push(*v),
-                None => {
-                    let message = format!("--fail-on: unknown item {item:?} ({})\n", expected());
-                    return Err(clap::Error::raw(ErrorKind::InvalidValue, message).with_cmd(cmd));
-                }
+        match parse_list(&value.to_string_lossy()) {
+            Ok(list) => Ok(FailOnList(list)),
+            Err(e) => {
+                Err(clap::Error::raw(ErrorKind::InvalidValue, format!("--fail-on: {e}\n")).with_cmd(cmd))
             }
         }
-        Ok(FailOnList(list))
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
