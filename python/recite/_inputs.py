@@ -52,7 +52,7 @@ def _plain(obj: Any) -> Any:
         f = getattr(obj, method, None)
         if callable(f):
             try:
-                return f(by_alias=True, mode="json") if method == "model_dump" else f()
+                return f(by_alias=True, mode="json", exclude_none=True) if method == "model_dump" else f()
             except TypeError:
                 return f()
     raise TypeError(

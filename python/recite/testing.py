@@ -24,7 +24,7 @@ sentence and status, every finding.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Union
 
 from . import _recite
 from ._check import FailOn, Report, check, fail_on_text

@@ -102,8 +102,9 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// Rows of `value[outer]` each with its `value[outer][..][inner]` items (at least one row per
-/// outer item, with a null inner when it has none).
+/// One row per item of `value[outer]` and item of its `inner` list, as `{"o": outer item, "i":
+/// inner item}`; an outer item with no inner items is one row, its `i` null (a measure nobody
+/// claimed still has its row).
 pub fn nested_rows(value: &Value, outer: &str, inner: &str) -> Vec<Value> {
     let items = value.get(outer).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let mut rows = Vec::new();

@@ -2,9 +2,9 @@
 //! recite-core and recite-engine, never the command line.
 //!
 //! Each function takes what Python hands it (names, bytes, keyword options), does the engine's
-//! work on a worker thread with the GIL released ([`worker`]), and returns an object holding the
+//! work on a worker thread with the GIL released (`worker`), and returns an object holding the
 //! settled result in Rust: the JSON, text, HTML and JUnit reports are recite's own writers, and
-//! frames cross as Arrow tables ([`frame`]). Polars stays on the Python side.
+//! frames cross as Arrow tables (`frame`). Polars stays on the Python side.
 
 use pyo3::prelude::*;
 
