@@ -59,7 +59,7 @@ pub struct Args {
     max_input_size: u64,
     /// What makes the exit status 1: verdicts, finding levels and answer statuses, in a
     /// comma-separated list (repeatable).
-    #[arg(long, value_name = "LIST", value_parser = ListParser, default_value = "invalid,unverifiable,discrepant,base-mismatch,must")]
+    #[arg(long, value_name = "LIST", value_parser = ListParser, default_value = recite::fail_on::DEFAULT)]
     fail_on: Vec<FailOnList>,
     /// Exit 0, not 5, when the inputs held nothing to check (no claim, no moca.citations event,
     /// no number in an agent's answer).

@@ -16,7 +16,7 @@ use recite::catalog::Catalog;
 use recite::claim::DecimalMark;
 use recite::engine::{Engine, EngineUrl};
 use recite::extractor::Registry;
-use recite::report::{DataLayer, DataSource};
+use recite::report::DataLayer;
 use recite::settle::pipeline::Options;
 use recite::stats::{DfRule, Interval};
 
@@ -37,8 +37,9 @@ pub mod catalog;
 pub mod check;
 pub mod cluster;
 pub mod extractors;
-pub mod fail_on;
-pub mod files;
+// `--fail-on` and the input and output files are the library's (recite-core), so other
+// front ends (the Python package) apply the same rules.
+pub use recite::{fail_on, files};
 pub mod generate;
 #[cfg(feature = "agents")]
 pub mod mcp;
@@ -107,41 +108,10 @@ fn bundled_data() -> PathBuf {
 
 impl DataArgs {
     /// The data layer to use and how it was chosen: `--data`, else `RECITE_DATA`, else a
-    /// `./datasets` in the working directory, else the bundled datasets. A working-directory
-    /// layer that is not the bundled one carries a warning: it shadows the bundled layer.
+    /// `./datasets` in the working directory, else the bundled datasets
+    /// ([`DataLayer::choose`]).
     pub fn data_layer(&self) -> DataLayer {
-        let env = std::env::var_os("RECITE_DATA").filter(|v| !v.is_empty());
-        let (path, source) = if let Some(d) = &self.data {
-            (d.clone(), DataSource::Flag)
-        } else if let Some(d) = env {
-            (PathBuf::from(d), DataSource::Environment)
-        } else {
-            let here = Path::new("datasets");
-            let bundled = bundled_data();
-            if here.join("versant").is_dir() || here.join("nhanes2").is_dir() {
-                let here_abs = here.canonicalize().unwrap_or_else(|_| here.to_path_buf());
-                match bundled.canonicalize() {
-                    Ok(b) if b == here_abs => (bundled, DataSource::Bundled),
-                    Ok(b) => {
-                        let warning = format!(
-                            "the data layer ./datasets in the working directory ({}) shadows the bundled one ({}); \
-                             pass --data to choose",
-                            here_abs.display(),
-                            b.display()
-                        );
-                        return DataLayer {
-                            path: here_abs.display().to_string(),
-                            source: DataSource::WorkingDirectory,
-                            warning: Some(warning),
-                        };
-                    }
-                    Err(_) => (here_abs, DataSource::WorkingDirectory),
-                }
-            } else {
-                (bundled, DataSource::Bundled)
-            }
-        };
-        DataLayer { path: path.display().to_string(), source, warning: None }
+        DataLayer::choose(self.data.as_deref(), bundled_data())
     }
 
     /// Loads the catalog, after saying on stderr when the data layer shadows another.
@@ -150,20 +120,7 @@ impl DataArgs {
         if let Some(w) = &layer.warning {
             warn(&format!("warning: {w}"));
         }
-        let root = Path::new(&layer.path);
-        match std::fs::metadata(root) {
-            Ok(m) if !m.is_dir() => {
-                anyhow::bail!(
-                    "data folder {} is a file, not a folder (set --data DIR or RECITE_DATA)",
-                    layer.path
-                )
-            }
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                anyhow::bail!("cannot read data folder {}: {e}", layer.path)
-            }
-            _ => {}
-        }
-        recite::sav::load_catalog(root)
+        recite::sav::load_layer(&layer)
     }
 
     /// Loads the extractor registry.

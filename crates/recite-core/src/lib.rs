@@ -28,6 +28,10 @@
 //! one table still in one scan; both take any [`scan::Scan`]. The fuzz targets (fuzz/) build this
 //! crate alone, in a minute instead of DataFusion's twenty.
 //!
+//! [`files`] finds and reads a batch's input files and writes reports without overwriting an
+//! input; [`fail_on`] is what makes a batch fail (`--fail-on`). Every front end (the command line,
+//! the Python package) applies their rules.
+//!
 //! [`answers`] traces every number of an agent's answer text to the cited, re-run results.
 //!
 //! [`json`] is the JSON toolkit they all share (pointers, numeric leaves, citation shape, media
@@ -41,6 +45,8 @@ pub mod check;
 pub mod citation;
 pub mod claim;
 pub mod extractor;
+pub mod fail_on;
+pub mod files;
 pub mod input;
 pub mod json;
 pub mod moca;

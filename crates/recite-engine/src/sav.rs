@@ -51,6 +51,25 @@ const QUEUE: usize = 2;
 
 pub use crate::catalog::is_sav;
 
+/// The catalog of a chosen data layer ([`load_catalog`]); a layer that is a file, or a folder
+/// that cannot be read, is an error (a missing folder is an empty catalog).
+pub fn load_layer(layer: &recite_core::report::DataLayer) -> anyhow::Result<Catalog> {
+    let root = Path::new(&layer.path);
+    match std::fs::metadata(root) {
+        Ok(m) if !m.is_dir() => {
+            anyhow::bail!(
+                "data folder {} is a file, not a folder (set --data DIR or RECITE_DATA)",
+                layer.path
+            )
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            anyhow::bail!("cannot read data folder {}: {e}", layer.path)
+        }
+        _ => {}
+    }
+    load_catalog(root)
+}
+
 /// Every study of the data layer at `root` ([`Catalog::load`]), with each SPSS table's columns
 /// completed from its file's dictionary ([`adopt_dictionaries`]): what the commands use.
 pub fn load_catalog(root: &Path) -> anyhow::Result<Catalog> {

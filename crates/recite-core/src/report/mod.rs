@@ -104,6 +104,45 @@ impl DataSource {
 }
 
 impl DataLayer {
+    /// The data layer to use and how it was chosen: `flag` (`--data`), else `RECITE_DATA`, else
+    /// a `./datasets` in the working directory, else `bundled` (the datasets bundled with the
+    /// build). A working-directory layer that is not the bundled one carries a warning: it
+    /// shadows the bundled layer.
+    pub fn choose(flag: Option<&std::path::Path>, bundled: std::path::PathBuf) -> DataLayer {
+        use std::path::{Path, PathBuf};
+        let env = std::env::var_os("RECITE_DATA").filter(|v| !v.is_empty());
+        let (path, source) = if let Some(d) = flag {
+            (d.to_path_buf(), DataSource::Flag)
+        } else if let Some(d) = env {
+            (PathBuf::from(d), DataSource::Environment)
+        } else {
+            let here = Path::new("datasets");
+            if here.join("versant").is_dir() || here.join("nhanes2").is_dir() {
+                let here_abs = here.canonicalize().unwrap_or_else(|_| here.to_path_buf());
+                match bundled.canonicalize() {
+                    Ok(b) if b == here_abs => (bundled, DataSource::Bundled),
+                    Ok(b) => {
+                        let warning = format!(
+                            "the data layer ./datasets in the working directory ({}) shadows the bundled one ({}); \
+                             pass --data to choose",
+                            here_abs.display(),
+                            b.display()
+                        );
+                        return DataLayer {
+                            path: here_abs.display().to_string(),
+                            source: DataSource::WorkingDirectory,
+                            warning: Some(warning),
+                        };
+                    }
+                    Err(_) => (here_abs, DataSource::WorkingDirectory),
+                }
+            } else {
+                (bundled, DataSource::Bundled)
+            }
+        };
+        DataLayer { path: path.display().to_string(), source, warning: None }
+    }
+
     /// One line for a report: `data layer: PATH (how chosen)`.
     pub fn line(&self) -> String {
         format!("data layer: {} ({})", self.path, self.source.as_str())

@@ -478,8 +478,8 @@ impl StdinSpool {
     }
 
     /// The batch's inputs, standard input and pipes read from their spools.
-    pub fn sources(&self, sources: &[Source]) -> Vec<recite::check::Source> {
-        use recite::check::Source as In;
+    pub fn sources(&self, sources: &[Source]) -> Vec<crate::check::Source> {
+        use crate::check::Source as In;
         sources
             .iter()
             .map(|s| match (s, self.spooled.get(s.path())) {

@@ -6,10 +6,10 @@ use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 
-use recite::answers::Status;
-use recite::claim::fold;
-use recite::input::Level;
-use recite::settle::Verdict;
+use crate::answers::Status;
+use crate::claim::fold;
+use crate::input::Level;
+use crate::settle::Verdict;
 
 /// One thing that makes `recite check` exit 1: a claim's verdict, a finding's level, or the
 /// status of a number in an agent's answer.
@@ -88,7 +88,7 @@ impl FailOn {
 
     /// Whether anything a batch counted (verdicts, finding levels, answer statuses) is one of
     /// `list`.
-    pub fn any_in(list: &[FailOn], ran: &recite::check::Ran) -> bool {
+    pub fn any_in(list: &[FailOn], ran: &crate::check::Ran) -> bool {
         let some = |n: Option<&usize>| n.is_some_and(|n| *n > 0);
         list.iter().any(|f| match f.target() {
             Target::Verdict(v) => some(ran.summary.verdicts.get(&v)),
@@ -96,6 +96,24 @@ impl FailOn {
             Target::Answer(s) => some(ran.summary.answer_numbers.get(&s)),
         })
     }
+}
+
+/// What `recite check` fails on when `--fail-on` is not given.
+pub const DEFAULT: &str = "invalid,unverifiable,discrepant,base-mismatch,must";
+
+/// Parses one `--fail-on` value: a comma-separated list of items, matched whatever their case or
+/// separators (`BASE_MISMATCH`, `base-mismatch`); blank items are skipped. The error names the
+/// unknown item and every known one.
+pub fn parse_list(text: &str) -> Result<Vec<FailOn>, String> {
+    let mut list = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let wanted = fold(item);
+        match FailOn::value_variants().iter().find(|v| fold(&v.name()) == wanted) {
+            Some(v) => list.push(*v),
+            None => return Err(format!("unknown item {item:?} ({})", expected())),
+        }
+    }
+    Ok(list)
 }
 
 /// One `--fail-on` value: a comma-separated list of [`FailOn`] items.
@@ -116,19 +134,12 @@ impl TypedValueParser for ListParser {
         _arg: Option<&clap::Arg>,
         value: &OsStr,
     ) -> Result<FailOnList, clap::Error> {
-        let text = value.to_string_lossy();
-        let mut list = Vec::new();
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let wanted = fold(item);
-            match FailOn::value_variants().iter().find(|v| fold(&v.name()) == wanted) {
-                Some(v) => list.push(*v),
-                None => {
-                    let message = format!("--fail-on: unknown item {item:?} ({})\n", expected());
-                    return Err(clap::Error::raw(ErrorKind::InvalidValue, message).with_cmd(cmd));
-                }
+        match parse_list(&value.to_string_lossy()) {
+            Ok(list) => Ok(FailOnList(list)),
+            Err(e) => {
+                Err(clap::Error::raw(ErrorKind::InvalidValue, format!("--fail-on: {e}\n")).with_cmd(cmd))
             }
         }
-        Ok(FailOnList(list))
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {

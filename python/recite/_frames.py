@@ -1,0 +1,16 @@
+"""Arrow tables from the compiled core, as polars frames.
+
+The core hands over objects with ``__arrow_c_stream__`` (the Arrow PyCapsule interface): polars
+takes them without copying row by row, and so would pyarrow (``pa.table(t)``) or pandas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+
+def to_polars(table: Any) -> pl.DataFrame:
+    """A polars frame of an Arrow C stream (the same columns, types and nulls)."""
+    return pl.DataFrame(table)
