@@ -28,6 +28,9 @@
 //! one table still in one scan; both take any [`scan::Scan`]. The fuzz targets (fuzz/) build this
 //! crate alone, in a minute instead of DataFusion's twenty.
 //!
+//! [`version`] names the versions of a table a claim may be pinned to and says which one a
+//! settlement ran on (Delta Lake tables keep every version).
+//!
 //! [`answers`] traces every number of an agent's answer text to the cited, re-run results.
 //!
 //! [`json`] is the JSON toolkit they all share (pointers, numeric leaves, citation shape, media
@@ -52,3 +55,4 @@ pub mod settle;
 pub mod stats;
 pub mod transcript;
 pub mod verify;
+pub mod version;
