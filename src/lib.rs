@@ -11,9 +11,9 @@
 
 pub use recite_core::{
     answers, card, catalog, check, citation, claim, extractor, fail_on, files, input, json, moca, redact,
-    report, resolve, scan, settle, stats, transcript, verify,
+    report, resolve, scan, settle, stats, transcript, verify, version,
 };
 #[cfg(feature = "ballista")]
 pub use recite_engine::cluster;
 #[cfg(feature = "engine")]
-pub use recite_engine::{claimset, engine, objstore, prove, sav, starter, synth, transcode};
+pub use recite_engine::{claimset, delta, engine, objstore, prove, sav, starter, synth, transcode};

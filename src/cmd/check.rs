@@ -93,6 +93,8 @@ pub struct Args {
     #[arg(long, value_name = "HOW", env = "RECITE_REDUCTION", hide = true)]
     reduction: Option<recite::engine::Reduction>,
     #[command(flatten)]
+    as_of: super::AsOfArgs,
+    #[command(flatten)]
     data: DataArgs,
     #[command(flatten)]
     cache: super::cache::CacheArgs,
@@ -126,7 +128,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let (color, layer) = (a.report.colored(), opts.data_layer.clone());
     let mut w = report::writer(a.format, a.answers_only, color, layer, out.writer()?);
-    let mut engine = a.cache.engine(&a.engine)?;
+    let mut engine = a.as_of.apply(a.cache.engine(&a.engine)?);
     if let Some(r) = a.reduction {
         engine = engine.with_reduction(r);
     }

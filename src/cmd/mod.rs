@@ -190,6 +190,27 @@ impl EngineArgs {
     }
 }
 
+/// Which version of each versioned table claims are re-run on; shared by `check` and `verify`.
+#[derive(Debug, Clone, Args)]
+pub struct AsOfArgs {
+    /// Re-run every claim on a Delta Lake table on the latest version committed at or before
+    /// TIMESTAMP (RFC 3339, e.g. 2026-04-20T00:00:00Z), over a period's or a citation's pin.
+    /// Tables of plain files are read as they are, with a note. Default: the pin, else the
+    /// latest version; every report says which version it ran on.
+    #[arg(long, value_name = "TIMESTAMP")]
+    pub as_of: Option<String>,
+}
+
+impl AsOfArgs {
+    /// The engine, reading versioned tables as of the moment asked for, if any.
+    pub fn apply(&self, engine: Engine) -> Engine {
+        match &self.as_of {
+            Some(moment) => engine.with_as_of(moment.clone()),
+            None => engine,
+        }
+    }
+}
+
 /// How claims are settled; shared by `check` and `verify`.
 #[derive(Debug, Clone, Args)]
 pub struct SettleArgs {

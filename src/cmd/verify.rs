@@ -55,6 +55,8 @@ pub struct Args {
     #[command(flatten)]
     settle: SettleArgs,
     #[command(flatten)]
+    as_of: super::AsOfArgs,
+    #[command(flatten)]
     report: ReportArgs,
     #[command(flatten)]
     data: DataArgs,
@@ -78,7 +80,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             e => anyhow!("{e}"),
         })?;
     let (data_layer, catalog, registry) = (a.data.data_layer(), a.data.catalog()?, a.data.registry()?);
-    let engine = a.cache.engine(&a.engine)?;
+    let engine = a.as_of.apply(a.cache.engine(&a.engine)?);
     let (settlement, stats) =
         verify::verify(&a.citation, &bytes, claimed, &catalog, &registry, &engine, a.settle.options())?;
     super::tell_placements(&engine);

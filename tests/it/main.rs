@@ -10,6 +10,7 @@ mod check_cli;
 #[cfg(feature = "ballista")]
 mod cluster;
 mod deadline;
+mod delta;
 mod engine_plans;
 mod explain;
 mod frameworks;

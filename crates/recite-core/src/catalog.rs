@@ -496,6 +496,29 @@ pub struct Period {
     /// When it was fielded (ISO-8601 date or interval).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fielded: Option<String>,
+    /// For a versioned table (Delta Lake): the version its claims are re-run on
+    /// (`delta_version = 12`), unless the citation or `--as-of` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_version: Option<u64>,
+    /// For a versioned table: the moment its claims are re-run as of (RFC 3339): the latest
+    /// version committed then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
+}
+
+impl Period {
+    /// The version the period pins its claims to, if any; both keys at once is an error.
+    pub fn pin(&self) -> Result<Option<crate::version::Pin>, String> {
+        use crate::version::Pin;
+        match (self.delta_version, &self.as_of) {
+            (Some(_), Some(_)) => {
+                Err(format!("period {:?} declares both delta_version and as_of: keep one", self.name))
+            }
+            (Some(v), None) => Ok(Some(Pin::Version(v))),
+            (None, Some(t)) => Ok(Some(Pin::AsOf(t.clone()))),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// `[[bases]]`.

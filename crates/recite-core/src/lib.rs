@@ -31,6 +31,8 @@
 //! [`files`] finds and reads a batch's input files and writes reports without overwriting an
 //! input; [`fail_on`] is what makes a batch fail (`--fail-on`). Every front end (the command line,
 //! the Python package) applies their rules.
+//! [`version`] names the versions of a table a claim may be pinned to and says which one a
+//! settlement ran on (Delta Lake tables keep every version).
 //!
 //! [`answers`] traces every number of an agent's answer text to the cited, re-run results.
 //!
@@ -58,3 +60,4 @@ pub mod settle;
 pub mod stats;
 pub mod transcript;
 pub mod verify;
+pub mod version;

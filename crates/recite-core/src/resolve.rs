@@ -12,11 +12,38 @@ use serde::Serialize;
 use crate::catalog::{self, Catalog, Column, Design, NotFound, Replication, Study, Thresholds};
 use crate::citation::Citation;
 use crate::extractor::{Extractor, Measure, Registry};
+use crate::version::{DataVersion, Found, Pin, PinSource};
 
 /// Where the resolver gets a table's columns from (the engine, in practice).
 pub trait Schemas {
     /// The schema of a declared table, or why it cannot be read.
     fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, String>;
+
+    /// For a table that keeps versions (a Delta Lake table): the version `pin` names (`None`:
+    /// the latest) and where to scan it; `Ok(None)` for a table without versions, or why the
+    /// version cannot be read (not in the log, a log with a gap, a moment before the first
+    /// commit). By default no table has versions.
+    fn version(
+        &self,
+        study: &Study,
+        table: &catalog::Table,
+        pin: Option<&Pin>,
+    ) -> Result<Option<Found>, String> {
+        let _ = (study, table, pin);
+        Ok(None)
+    }
+
+    /// The moment the run re-runs every claim on a versioned table as of (`--as-of`), over any
+    /// pin; `None` by default.
+    fn as_of(&self) -> Option<&str> {
+        None
+    }
+
+    /// The schema of a table at a version [`Schemas::version`] found (columns may come and go
+    /// between versions). Only asked of a scanner whose `version` found one.
+    fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, String> {
+        Err(format!("{}: versions are not read by this scanner", found.location.display()))
+    }
 }
 
 /// A table's columns as the resolver checks them: names in the table's order, and whether each
@@ -138,6 +165,8 @@ pub struct Resolved {
     pub function: String,
     /// The rows to compute over.
     pub rows: Rows,
+    /// The version of the table the rows are read at, for a table that keeps versions.
+    pub data_version: Option<DataVersion>,
     /// The measures, expanded for the column.
     pub measures: Vec<Measure>,
     /// Small-base thresholds of the study.
@@ -166,8 +195,16 @@ pub fn resolve(
     let base = study.base(&c.base.name).map_err(|e| p.miss(e));
     let extractor = registry.get(&c.source.function).map_err(|e| p.miss(e));
     let table = study.table(&c.source.table).map_err(|e| p.miss(e));
+    // The version first: the cited columns are checked against the schema of the version read.
+    let before = p.why.len();
+    let version = match (&table, &period) {
+        (Ok(table), Ok(period)) => version_of(c, study, table, period, schemas, &mut p),
+        _ => None,
+    };
     let on = match &table {
-        Ok(table) => on_table(c, study, table, schemas, &mut p),
+        // A version that cannot be read has been said; its schema would only say it again.
+        Ok(_) if p.why.len() > before => OnTable::default(),
+        Ok(table) => on_table(c, study, table, version.as_ref().map(|(f, _)| f), schemas, &mut p),
         Err(_) => OnTable::default(),
     };
     check_filters(study, &period, &base, &mut p);
@@ -183,6 +220,19 @@ pub fn resolve(
     else {
         return Err(Unresolvable(vec!["the citation could not be resolved".into()], Vec::new()));
     };
+    let (location, data_version) = match version {
+        Some((found, v)) => (found.location, Some(v)),
+        None => (table.location(study), None),
+    };
+    let mut notes: Vec<String> = fielded_note(c, period).into_iter().collect();
+    if data_version.is_none()
+        && let Some(moment) = schemas.as_of()
+    {
+        notes.push(format!(
+            "--as-of {moment} does not apply to table {:?}: it keeps no versions, and is read as it is now",
+            table.name
+        ));
+    }
     Ok(Resolved {
         study: study.study.name.clone(),
         period: period.name.clone(),
@@ -191,7 +241,7 @@ pub fn resolve(
         column_label: on.meta.label.clone(),
         function: extractor.name.clone(),
         rows: Rows {
-            location: table.location(study),
+            location,
             table: table.name.clone(),
             design: on.design,
             period_filter: Some(period.filter.clone()),
@@ -208,8 +258,65 @@ pub fn resolve(
             .cells()
             .map(|(b, cell)| (b.name.clone(), cell.name.clone(), cell.filter.clone()))
             .collect(),
-        notes: fielded_note(c, period).into_iter().collect(),
+        notes,
+        data_version,
     })
+}
+
+/// The version of a versioned table the claim is re-run on: `--as-of` over the citation's
+/// `data_version` over the period's pin, else the latest; `None` for a table without versions,
+/// where a pin from the citation or the period cannot be honoured and is a problem (the claim
+/// would be settled on data nobody can say is the pinned one).
+fn version_of(
+    c: &Citation,
+    study: &Study,
+    table: &catalog::Table,
+    period: &catalog::Period,
+    schemas: &dyn Schemas,
+    p: &mut Problems,
+) -> Option<(Found, DataVersion)> {
+    let from_citation = c.extra.get("data_version").map(Pin::of_citation).transpose();
+    let (pin, chosen) = match (schemas.as_of(), from_citation, period.pin()) {
+        (Some(moment), _, _) => (Some(Pin::AsOf(moment.to_string())), PinSource::AsOfFlag),
+        (None, Err(e), _) | (None, Ok(None), Err(e)) => {
+            p.why.push(e);
+            return None;
+        }
+        (None, Ok(Some(pin)), _) => (Some(pin), PinSource::Citation),
+        (None, Ok(None), Ok(Some(pin))) => (Some(pin), PinSource::Period),
+        (None, Ok(None), Ok(None)) => (None, PinSource::Latest),
+    };
+    match schemas.version(study, table, pin.as_ref()) {
+        Ok(Some(found)) => {
+            let v = DataVersion {
+                format: "delta".into(),
+                version: found.version,
+                committed: found.committed.clone(),
+                chosen,
+                pin,
+            };
+            Some((found, v))
+        }
+        Ok(None) => {
+            if let (Some(pin), PinSource::Period | PinSource::Citation) = (&pin, chosen) {
+                let by = if chosen == PinSource::Period {
+                    format!("period {:?}", period.name)
+                } else {
+                    "the citation's data_version".to_string()
+                };
+                p.why.push(format!(
+                    "{by} pins {pin}, but table {:?} keeps no versions (it is not a Delta table): \
+                     the pinned data cannot be read",
+                    table.name
+                ));
+            }
+            None
+        }
+        Err(e) => {
+            p.why.push(format!("table {:?}: {e}", table.name));
+            None
+        }
+    }
 }
 
 /// What a citation's look-ups found wrong so far: each problem in words, in the order they are
@@ -264,10 +371,15 @@ fn on_table(
     c: &Citation,
     study: &Study,
     table: &catalog::Table,
+    version: Option<&Found>,
     schemas: &dyn Schemas,
     p: &mut Problems,
 ) -> OnTable {
-    let schema = match schemas.schema(study, table) {
+    let schema = match version {
+        Some(found) => schemas.schema_at(found),
+        None => schemas.schema(study, table),
+    };
+    let schema = match schema {
         Ok(schema) => schema,
         Err(e) => {
             p.why.push(format!("table {:?}: {e}", table.name));

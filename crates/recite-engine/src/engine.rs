@@ -35,6 +35,7 @@ use crate::catalog::{self, Study};
 use crate::resolve::{self, Rows, Schemas};
 use crate::scan::Scan;
 use grouped::Accumulated;
+use recite_core::version::{Found, Pin};
 
 /// How the grouped scan reduces the rows DataFusion reads to exact sums per group
 /// (docs/design.md). Both give the same sums, so the same reports, byte for byte.
@@ -222,6 +223,10 @@ pub(crate) enum Place {
     Cluster,
 }
 
+/// The versions of Delta tables an engine found, by table folder and pin: when the log folder
+/// was last modified (the latest only) and the version, or why none.
+type KnownVersions = HashMap<(PathBuf, Option<Pin>), (Option<std::time::SystemTime>, Result<Found, String>)>;
+
 /// A DataFusion session with the catalog's tables registered on demand: in this process, or
 /// on a Ballista cluster ([`Engine::connect`]).
 pub struct Engine {
@@ -240,6 +245,12 @@ pub struct Engine {
     /// Where each table's scans ran on a cluster engine (table → where), for the command to
     /// tell; kept out of the report, which is the same wherever the scans ran.
     placements: Mutex<BTreeMap<String, String>>,
+    /// The moment every versioned table is read as of (`--as-of`), over any pin.
+    as_of: Option<String>,
+    /// The version each Delta table and pin resolved to, so a batch's claims do not each load
+    /// the log. What a pin names does not move; the latest does (a server's engine lives long),
+    /// so it is kept with its log folder's modification time, which a commit moves.
+    versions: Mutex<KnownVersions>,
 }
 
 impl Default for Engine {
@@ -290,6 +301,8 @@ impl Engine {
             cache: None,
             cluster: None,
             placements: Mutex::new(BTreeMap::new()),
+            as_of: None,
+            versions: Mutex::new(HashMap::new()),
         }
     }
 
@@ -307,6 +320,32 @@ impl Engine {
     /// This engine, reading and writing base sums in `cache` (docs/cache.md).
     pub fn with_cache(self, cache: cache::Cache) -> Engine {
         Engine { cache: Some(cache), ..self }
+    }
+
+    /// This engine, reading every versioned table (Delta Lake) as of `moment` (RFC 3339,
+    /// `--as-of`): the latest version committed then, whatever a period or citation pins.
+    pub fn with_as_of(self, moment: impl Into<String>) -> Engine {
+        Engine { as_of: Some(moment.into()), ..self }
+    }
+
+    /// The version of the Delta table at `location` that `pin` names (`None`: the latest).
+    #[cfg(feature = "delta")]
+    pub fn delta_version(
+        &self,
+        location: &Path,
+        pin: Option<&Pin>,
+    ) -> Result<Found, crate::delta::VersionError> {
+        self.rt.block_on(crate::delta::find(location, pin))
+    }
+
+    /// Without the `delta` feature no Delta table is read.
+    #[cfg(not(feature = "delta"))]
+    pub fn delta_version(
+        &self,
+        _location: &Path,
+        _pin: Option<&Pin>,
+    ) -> Result<Found, crate::delta::VersionError> {
+        Err(crate::delta::VersionError::NotBuilt)
     }
 
     /// This engine, reducing grouped scans as `reduction` says. Reports are byte-identical
@@ -353,6 +392,11 @@ impl Engine {
             // On object storage: never joined onto the study folder, never looked up on disk.
             self.register_object(&ctx, &name, location, &scheme).map_err(table_error)?;
             return self.registered(ctx, &mut tables, key, name, csv);
+        }
+        if let Some((root, version)) = crate::delta::of_location(location) {
+            // A Delta table, at the version its commit file names (or the latest).
+            self.register_delta(&ctx, &name, &root, version).map_err(|e| table_error(e.to_string()))?;
+            return self.registered(ctx, &mut tables, key, name, false);
         }
         let is_glob = text.contains(['*', '?', '[']);
         if !is_glob && !location.exists() {
@@ -420,6 +464,31 @@ impl Engine {
             }
             Format::Parquet => ctx.register_parquet(name, text, ParquetReadOptions::default()).await,
         }
+    }
+
+    /// Registers a version of a Delta table (`None`: the latest) as `name` in `ctx`.
+    #[cfg(feature = "delta")]
+    fn register_delta(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        root: &Path,
+        version: Option<u64>,
+    ) -> Result<(), crate::delta::VersionError> {
+        self.rt.block_on(crate::delta::register(ctx, name, root, version))
+    }
+
+    /// Without the `delta` feature a Delta table is refused, saying how to build a recite that
+    /// reads it (its folder is never read as plain Parquet: it keeps every version's files).
+    #[cfg(not(feature = "delta"))]
+    fn register_delta(
+        &self,
+        _ctx: &SessionContext,
+        _name: &str,
+        _root: &Path,
+        _version: Option<u64>,
+    ) -> Result<(), crate::delta::VersionError> {
+        Err(crate::delta::VersionError::NotBuilt)
     }
 
     /// The CSV format the catalog declared for a table ([`Engine::declare`]), if any.
@@ -1315,6 +1384,47 @@ impl Schemas for Engine {
     fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<resolve::Schema>, String> {
         self.declare(study, table);
         let schema = self.schema_of(&table.location(study))?;
+        let fields = schema.fields().iter().map(|f| {
+            resolve::Field::new(f.name().clone(), f.data_type().to_string(), f.data_type().is_numeric())
+        });
+        Ok(Arc::new(resolve::Schema::new(fields.collect())))
+    }
+
+    fn version(
+        &self,
+        study: &Study,
+        table: &catalog::Table,
+        pin: Option<&Pin>,
+    ) -> Result<Option<Found>, String> {
+        let location = table.location(study);
+        if !crate::delta::is_table(&location) {
+            return Ok(None);
+        }
+        // The latest is known while no commit was added or removed in the log folder since.
+        let stamp = match pin {
+            Some(_) => None,
+            None => crate::delta::log_modified(&location),
+        };
+        let key = (location, pin.cloned());
+        let known = self.versions.lock().ok().and_then(|m| m.get(&key).cloned());
+        if let Some((when, found)) = known
+            && (pin.is_some() || (stamp.is_some() && when == stamp))
+        {
+            return found.map(Some);
+        }
+        let found = self.delta_version(&key.0, pin).map_err(|e| e.to_string());
+        if let Ok(mut m) = self.versions.lock() {
+            m.insert(key, (stamp, found.clone()));
+        }
+        found.map(Some)
+    }
+
+    fn as_of(&self) -> Option<&str> {
+        self.as_of.as_deref()
+    }
+
+    fn schema_at(&self, found: &Found) -> Result<Arc<resolve::Schema>, String> {
+        let schema = self.schema_of(&found.location)?;
         let fields = schema.fields().iter().map(|f| {
             resolve::Field::new(f.name().clone(), f.data_type().to_string(), f.data_type().is_numeric())
         });

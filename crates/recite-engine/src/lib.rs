@@ -5,7 +5,8 @@
 //!   on an Apache Ballista cluster ([`engine::remote`]);
 //! - [`sav`] reads SPSS files, and adopts their dictionaries into a loaded catalog
 //!   ([`sav::load_catalog`]); [`transcode`] converts CSV files in other encodings or with decimal
-//!   commas; [`objstore`] reads tables on object storage (feature `object-store`);
+//!   commas; [`objstore`] reads tables on object storage (feature `object-store`); [`delta`]
+//!   reads Delta Lake tables at a version of their log (feature `delta`);
 //! - [`prove`] proves a data layer against its data (`recite catalog check`); [`starter`]
 //!   writes a starter catalog for data files (`recite catalog init`);
 //! - [`synth`] makes the Versant data and [`claimset`] claim sets over it, for benchmarks.
@@ -19,6 +20,7 @@ use recite_core::{catalog, citation, extractor, redact, resolve, scan, settle};
 pub mod claimset;
 #[cfg(feature = "ballista")]
 pub mod cluster;
+pub mod delta;
 pub mod engine;
 pub mod objstore;
 pub mod prove;

@@ -356,6 +356,9 @@ fn details(o: &mut String, s: &Settlement) {
             text(&r.base),
             text(&r.base_filter)
         );
+        if let Some(v) = &r.data_version {
+            let _ = write!(o, "<div class=\"muted\">data: {}</div>", text(&v.describe()));
+        }
     }
     if !s.measures.is_empty() {
         o.push_str("<table><tr><th>measure</th><th>claimed</th><th>recomputed</th><th>SE</th><th>95% CI</th><th>gap</th></tr>");

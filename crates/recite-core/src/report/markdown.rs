@@ -61,7 +61,15 @@ impl Writer {
 fn claim_text(c: &ClaimReport) -> [String; 3] {
     let mut o = String::new();
     let st = &c.settlement;
-    let what = st.rerun.as_ref().map(|r| r.label()).unwrap_or_default();
+    // A versioned table's version is part of what was re-run: `… @ Delta v0`.
+    let what = st
+        .rerun
+        .as_ref()
+        .map(|r| match &r.data_version {
+            Some(v) => format!("{} @ Delta v{}", r.label(), v.version),
+            None => r.label(),
+        })
+        .unwrap_or_default();
     let base = st.base.as_ref().map(|b| format!("{} → {}", b.claimed_n, b.facts.n)).unwrap_or_default();
     let compared: Vec<_> = st.measures.iter().flat_map(|m| m.claims.iter().map(move |cl| (m, cl))).collect();
     if compared.is_empty() {

@@ -63,6 +63,9 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
         let _ = writeln!(o, "  source   {}.{}{label} × {}", e(&r.table), e(&r.column), e(&r.function));
         let _ = writeln!(o, "  weight   {}  {}", e(&r.weight), st.dim(&format!("[{}]", e(&r.design))));
         let _ = writeln!(o, "  base     {}  {}", e(&r.base), st.dim(&format!("[{}]", e(&r.base_filter))));
+        if let Some(v) = &r.data_version {
+            let _ = writeln!(o, "  data     {}", e(&v.describe()));
+        }
         if let Some(est) = s.measures.iter().find_map(|m| m.estimate) {
             let _ = writeln!(o, "  sample   {}", st.dim(est.sample.describe()));
         }

@@ -196,6 +196,8 @@ const MAX_RESOLUTIONS: usize = 1 << 16;
 /// Everything [`resolve::resolve`] reads of a citation, each part length-prefixed so no two
 /// citations that resolve differently share a key.
 fn resolution_key(c: &Citation) -> String {
+    // A pin picks the version of the table the rows are read at.
+    let data_version = c.extra.get("data_version").map(|v| v.to_string());
     let parts = [
         Some(&c.study),
         Some(&c.period),
@@ -205,6 +207,7 @@ fn resolution_key(c: &Citation) -> String {
         Some(&c.source.function),
         c.weight.as_ref(),
         c.fielded.as_ref(),
+        data_version.as_ref(),
     ];
     let mut k = String::with_capacity(parts.iter().flatten().map(|p| p.len() + 8).sum());
     for p in parts {

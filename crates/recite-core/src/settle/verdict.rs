@@ -174,6 +174,10 @@ pub struct Rerun {
     pub base: String,
     /// The base's SQL filter, `{column}` filled in.
     pub base_filter: String,
+    /// The version of the table the claim ran on, for a table that keeps versions (a Delta Lake
+    /// table); absent for tables of plain files, which are read as they are now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_version: Option<crate::version::DataVersion>,
 }
 
 impl Rerun {

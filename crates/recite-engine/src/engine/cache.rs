@@ -1064,6 +1064,11 @@ impl Engine {
     /// The identity of a table's files ([`identity`]), or of its objects when it is on object
     /// storage ([`Engine::object_identity`]).
     fn identity(&self, location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
+        if let Some((root, version)) = crate::delta::of_location(location) {
+            // A version of a Delta table: its commit files and the data files it reads; the
+            // latest (a bare folder, whose version moves) is never cached.
+            return identity(location, None, self.delta_files(&root, version?)?);
+        }
         if crate::catalog::url_scheme(&location.to_string_lossy()).is_none() {
             return identity(location, csv, self.listed(location)?);
         }
@@ -1076,6 +1081,19 @@ impl Engine {
 }
 
 impl Engine {
+    /// The files version `version` of the Delta table at `root` is made of (canonical paths).
+    #[cfg(feature = "delta")]
+    fn delta_files(&self, root: &Path, version: u64) -> Option<Vec<PathBuf>> {
+        let files = self.rt.block_on(crate::delta::files(root, version))?;
+        files.iter().map(|f| f.canonicalize().ok()).collect()
+    }
+
+    /// Without the `delta` feature no Delta table is read, so none is cached.
+    #[cfg(not(feature = "delta"))]
+    fn delta_files(&self, _root: &Path, _version: u64) -> Option<Vec<PathBuf>> {
+        None
+    }
+
     /// The files DataFusion reads for a table on disk that names a folder or a glob, listed as
     /// its listing table lists them (the local store's recursive walk, then its file extension
     /// and `ListingTableUrl::contains`, with this session's `ignore_subdirectory`), as

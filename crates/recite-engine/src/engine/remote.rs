@@ -372,6 +372,11 @@ impl Engine {
         if crate::sav::is_sav(location) {
             return Some("an SPSS table is read by recite's own reader, which the executors do not run");
         }
+        if crate::delta::of_location(location).is_some() {
+            return Some(
+                "a Delta table is read through delta-rs's table provider, which the executors do not run",
+            );
+        }
         if self.declared_csv(location).is_some_and(|f| f.needs_transcoding()) {
             return Some(
                 "a CSV table in another encoding or with decimal commas is read from a converted copy on this machine",

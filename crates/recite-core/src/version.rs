@@ -1,0 +1,131 @@
+//! Versions of the data a claim is re-run on. A Delta Lake table keeps every version it had; a
+//! claim may be pinned to one ([`Pin`]: by its period in `study.toml`, by the citation's
+//! `data_version`, or by `--as-of`), and its settlement says which version it ran on
+//! ([`DataVersion`]). Tables of plain files have no versions: they are read as they are now.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which version of a versioned table to read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Pin {
+    /// A version of the table's log (Delta's version number).
+    Version(u64),
+    /// The latest version committed at or before this moment (RFC 3339, as written).
+    AsOf(String),
+}
+
+impl std::fmt::Display for Pin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pin::Version(v) => write!(f, "version {v}"),
+            Pin::AsOf(t) => write!(f, "as of {t}"),
+        }
+    }
+}
+
+impl Pin {
+    /// A citation's `data_version` (recite's extension of the citation): a whole number is a
+    /// version, a string of digits too, any other string a moment (RFC 3339).
+    pub fn of_citation(v: &Value) -> Result<Pin, String> {
+        let bad = || {
+            format!(
+                "data_version {v} is neither a version (a whole number, 0 or more) nor a moment \
+                 (an RFC 3339 timestamp such as \"2026-04-20T00:00:00Z\")"
+            )
+        };
+        match v {
+            Value::Number(n) => n.as_u64().map(Pin::Version).ok_or_else(bad),
+            Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                s.parse().map(Pin::Version).map_err(|_| bad())
+            }
+            Value::String(s) if looks_like_moment(s) => Ok(Pin::AsOf(s.clone())),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Whether `s` has the shape of an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS…`); the engine
+/// parses it in full.
+fn looks_like_moment(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 20 && b[4] == b'-' && b[7] == b'-' && matches!(b[10], b'T' | b't' | b' ')
+}
+
+/// Who chose the version a claim ran on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PinSource {
+    /// Nobody: the latest version when the claim was settled.
+    Latest,
+    /// The cited period's `delta_version` or `as_of` in `study.toml`.
+    Period,
+    /// The citation's `data_version`.
+    Citation,
+    /// The run's `--as-of`.
+    AsOfFlag,
+}
+
+/// A version of a table as the engine found it: where its scan reads, its number, its commit time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The location the engine scans for this version (for a Delta table, the version's commit
+    /// file in `_delta_log/`): it names the version, so every key made of it (the engine's
+    /// table registrations, the sums cache) tells versions apart.
+    pub location: std::path::PathBuf,
+    /// The version.
+    pub version: u64,
+    /// When it was committed (RFC 3339, UTC).
+    pub committed: String,
+}
+
+/// What a settlement ran on, for a table that keeps versions (a Delta Lake table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct DataVersion {
+    /// The table's format: `delta`.
+    pub format: String,
+    /// The version read.
+    pub version: u64,
+    /// When that version was committed (RFC 3339, UTC; Delta: its commit file's modification
+    /// time, as delta-rs reads it).
+    pub committed: String,
+    /// Who chose the version.
+    pub chosen: PinSource,
+    /// The pin asked for, when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<Pin>,
+}
+
+impl DataVersion {
+    /// In words, for the text reports: `Delta version 0, committed …, pinned by the period
+    /// (version 0)`.
+    pub fn describe(&self) -> String {
+        let why = match (&self.chosen, &self.pin) {
+            (PinSource::Latest, _) | (_, None) => "the latest".to_string(),
+            (PinSource::Period, Some(p)) => format!("pinned by the period ({p})"),
+            (PinSource::Citation, Some(p)) => format!("pinned by the citation's data_version ({p})"),
+            (PinSource::AsOfFlag, Some(p)) => format!("chosen by --as-of ({p})"),
+        };
+        format!("Delta version {}, committed {}, {why}", self.version, self.committed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_citation_pins_a_version_or_a_moment() {
+        assert_eq!(Pin::of_citation(&json!(3)), Ok(Pin::Version(3)));
+        assert_eq!(Pin::of_citation(&json!("12")), Ok(Pin::Version(12)));
+        assert_eq!(
+            Pin::of_citation(&json!("2026-04-20T00:00:00Z")),
+            Ok(Pin::AsOf("2026-04-20T00:00:00Z".into()))
+        );
+        for bad in [json!(-1), json!(1.5), json!("latest"), json!(null), json!([1])] {
+            assert!(Pin::of_citation(&bad).unwrap_err().contains("neither a version"), "{bad}");
+        }
+    }
+}
