@@ -32,13 +32,13 @@ use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use serde_json::{Map, Value, json};
 
-use recite::json::{CITATION_MEDIA_TYPE, looks_like_citation};
-use recite::report::ReportFormat;
+use recite_core::json::{CITATION_MEDIA_TYPE, looks_like_citation};
+use recite_core::report::ReportFormat;
 
 use super::Service;
-use crate::cmd::TextOrJson;
+use crate::TextOrJson;
 
-pub use recite::json::REPORT_MEDIA_TYPE;
+pub use recite_core::json::REPORT_MEDIA_TYPE;
 
 /// The Upperhand Citations v1 extension's URI, declared on the card.
 const CITATIONS_EXTENSION: &str = "https://standards.upperhandai.com/ext/citations/v1";

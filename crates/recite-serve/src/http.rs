@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -18,11 +17,11 @@ use axum::routing::{get, post};
 use futures::StreamExt as _;
 use serde_json::json;
 
-use recite::report::ReportFormat;
+use recite_core::report::ReportFormat;
 
 use super::signin::{self, Guard};
-use super::{Problem, Service};
-use crate::cmd::TextOrJson;
+use super::{Problem, Result, Service};
+use crate::TextOrJson;
 
 /// The media type of errors.
 const PROBLEM: &str = "application/problem+json";
@@ -364,7 +363,7 @@ async fn log(req: Request, next: Next) -> Response {
     let r = next.run(req).await;
     let path: String =
         if path.chars().count() > 200 { path.chars().take(200).chain(['…']).collect() } else { path };
-    crate::cmd::warn(&format!(
+    crate::warn(&format!(
         "recite serve: {method} {path} {} {} ms",
         r.status().as_u16(),
         t.elapsed().as_millis()
@@ -428,7 +427,7 @@ pub async fn run(
 ) -> Result<()> {
     let mut signals = Signals::install()?;
     let bound = listener.local_addr()?;
-    crate::cmd::warn(&format!(
+    crate::warn(&format!(
         "recite serve: listening on http://{bound} ({}; {})",
         if cfg!(feature = "agents") { "API /v1, MCP /mcp, A2A /a2a" } else { "API /v1" },
         if guarded { "bearer token required" } else { "no token: loopback only" }
@@ -436,19 +435,19 @@ pub async fn run(
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut server = tokio::spawn(super::conn::serve(listener, app, conns, stopped));
     let first = signals.next().await;
-    crate::cmd::warn(&format!("recite serve: {first}: stopping, finishing the requests in flight"));
+    crate::warn(&format!("recite serve: {first}: stopping, finishing the requests in flight"));
     svc.stop();
     on_stop();
     let _ = stop.send(true);
     let grace = svc.time_limit() + Duration::from_secs(1);
     tokio::select! {
         done = tokio::time::timeout(grace, &mut server) => match done {
-            Ok(Ok(())) => crate::cmd::warn("recite serve: stopped"),
-            Ok(Err(e)) => crate::cmd::warn(&format!("recite serve: stopped: {e}")),
-            Err(_) => crate::cmd::warn("recite serve: stopped with requests still running past the time limit"),
+            Ok(Ok(())) => crate::warn("recite serve: stopped"),
+            Ok(Err(e)) => crate::warn(&format!("recite serve: stopped: {e}")),
+            Err(_) => crate::warn("recite serve: stopped with requests still running past the time limit"),
         },
         second = signals.next() => {
-            crate::cmd::warn(&format!("recite serve: {second} again: stopped without waiting for the requests in flight"));
+            crate::warn(&format!("recite serve: {second} again: stopped without waiting for the requests in flight"));
         }
     }
     server.abort();
@@ -467,7 +466,7 @@ impl Signals {
     fn install() -> Result<Signals> {
         use tokio::signal::unix::{SignalKind, signal};
         let on = |kind: SignalKind, name: &str| {
-            signal(kind).map_err(|e| anyhow::anyhow!("cannot handle {name}: {e}"))
+            signal(kind).map_err(|e| std::io::Error::new(e.kind(), format!("cannot handle {name}: {e}")))
         };
         Ok(Signals {
             term: on(SignalKind::terminate(), "SIGTERM")?,

@@ -1,6 +1,8 @@
-//! `recite serve` and `recite mcp`: one engine and settlement session for the whole process,
-//! reached over an HTTP API ([`http`]) and, with the feature `agents`, as an A2A agent (`a2a`)
-//! and as an MCP tool server (`mcp`). Every front end calls the operations of [`Service`],
+//! `recite serve` and `recite mcp` as a library: one engine and settlement session for the
+//! whole process, reached over an HTTP API ([`http`]) and, with the feature `agents`, as an A2A
+//! agent (`a2a`) and as an MCP tool server (`mcp`). The `recite` binary turns its flags into
+//! [`Backend`], [`Limits`] and [`Listen`] and calls [`serve`] or [`mcp_stdio`]. Every front end
+//! calls the operations of [`Service`],
 //! which call the library just as `recite verify` and `recite check` do (same input name `-`,
 //! same data layer, same options), so the service's report for an input is the command
 //! line's, byte for byte.
@@ -31,34 +33,52 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use anyhow::Result;
 use axum::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant;
 
-use recite::catalog::Catalog;
-use recite::check;
-use recite::engine::Engine;
-use recite::extractor::Registry;
-use recite::report::{self, DataLayer, ReportFormat};
-use recite::settle::{Verdict, pipeline};
-use recite::verify;
+use recite_core::catalog::Catalog;
+use recite_core::check;
+use recite_engine::engine::Engine;
+use recite_core::extractor::Registry;
+use recite_core::report::{self, DataLayer, ReportFormat};
+use recite_core::settle::{Verdict, pipeline};
+use recite_core::verify;
 
-use crate::cmd::cache::CacheArgs;
-use crate::cmd::{DataArgs, EngineArgs, SettleArgs, TextOrJson, files};
+/// A line on stderr. Never fails: a closed or broken stderr is not a reason to stop (nor to
+/// panic, as `eprintln!` would).
+pub(crate) fn warn(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
 
-/// What every front end shares: where the data is and how claims settle, and the limits.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The data layer and extractors.
-    pub data: DataArgs,
+/// A report for a person or for a program: what `POST /v1/verify?format=` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextOrJson {
+    /// For a person at a terminal.
+    Text,
+    /// The JSON report `recite check --format json` writes.
+    Json,
+}
+
+/// What the service settles with, loaded by the caller as `recite check` loads it: the data
+/// layer and extractors, the engine (with its cache), and how claims are settled.
+pub struct Backend {
+    /// The data layer's studies.
+    pub catalog: Catalog,
+    /// The registered extractors.
+    pub registry: Registry,
+    /// The engine the scans run on.
+    pub engine: Engine,
+    /// Where the data layer is and how it was chosen.
+    pub layer: DataLayer,
     /// How claims are settled.
-    pub settle: SettleArgs,
-    /// The sufficient-statistics cache, when asked for.
-    pub cache: CacheArgs,
-    /// Where scans run.
-    pub engine: EngineArgs,
+    pub settle: pipeline::Options,
+}
+
+/// How much one process takes on.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
     /// The largest input (request body, transcript, citation) accepted, in bytes.
     pub max_input_size: u64,
     /// Operations run at once.
@@ -68,6 +88,63 @@ pub struct Config {
     /// The longest one operation may take, waiting included.
     pub time_limit: Duration,
 }
+
+/// Why `recite serve` or `recite mcp` could not start, or stopped on an error.
+#[derive(Debug)]
+pub enum ServeError {
+    /// A non-loopback address without a token.
+    Unguarded(std::net::SocketAddr),
+    /// The ledger could not be opened or read.
+    Ledger(ledger::LedgerError),
+    /// The data layer, extractors or engine could not be loaded (the caller's error).
+    Backend(Box<dyn std::error::Error + Send + Sync>),
+    /// The address could not be bound.
+    Listen(std::net::SocketAddr, std::io::Error),
+    /// The runtime, a signal handler or a transport failed.
+    Io(std::io::Error),
+    /// The MCP transport failed.
+    Mcp(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Unguarded(listen) => write!(
+                f,
+                "refusing to listen on {listen} without a token: a non-loopback address needs --token-file FILE \
+                 (a bearer token every request must carry; docs/service.md)"
+            ),
+            ServeError::Ledger(e) => write!(f, "{e}"),
+            ServeError::Backend(e) => write!(f, "{e}"),
+            ServeError::Listen(listen, e) => write!(f, "cannot listen on {listen}: {e}"),
+            ServeError::Io(e) => write!(f, "{e}"),
+            ServeError::Mcp(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServeError::Backend(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<ledger::LedgerError> for ServeError {
+    fn from(e: ledger::LedgerError) -> Self {
+        ServeError::Ledger(e)
+    }
+}
+
+impl From<std::io::Error> for ServeError {
+    fn from(e: std::io::Error) -> Self {
+        ServeError::Io(e)
+    }
+}
+
+type Result<T, E = ServeError> = std::result::Result<T, E>;
 
 /// Why an operation gave no report: an HTTP status, a title and what went wrong, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,7 +225,7 @@ impl Problem {
         Problem {
             status: 500,
             title: "internal error",
-            detail: recite::objstore::redact(&detail.into()).into_owned(),
+            detail: recite_engine::objstore::redact(&detail.into()).into_owned(),
             location: None,
             retry_after: None,
         }
@@ -293,7 +370,7 @@ impl Drop for Sink {
 }
 
 /// Turns for operations: a semaphore, and a count of those waiting for it.
-struct Limits {
+struct Turns {
     permits: Arc<Semaphore>,
     waiting: Arc<AtomicUsize>,
     concurrency: usize,
@@ -319,26 +396,24 @@ pub struct Service {
     settle: pipeline::Options,
     /// The largest input accepted, in bytes.
     pub max_input: u64,
-    limits: Limits,
+    limits: Turns,
     stopping: AtomicBool,
 }
 
 impl Service {
-    /// Loads the catalog and extractors and starts the engine, as `recite check` does. Must be
-    /// called outside any async runtime (the engine has its own).
-    pub fn open(c: &Config) -> Result<Service> {
-        let layer = c.data.data_layer();
-        let (catalog, registry) = (c.data.catalog()?, c.data.registry()?);
-        let engine = c.cache.engine(&c.engine)?;
+    /// The service over `b` within `c`. Must be called outside any async runtime (the
+    /// engine has its own).
+    pub fn new(b: Backend, c: Limits) -> Service {
+        let Backend { catalog, registry, engine, layer, settle } = b;
         let concurrency = c.concurrency.max(1);
-        Ok(Service {
+        Service {
             catalog,
             registry,
             engine,
             layer,
-            settle: c.settle.options(),
+            settle,
             max_input: c.max_input_size,
-            limits: Limits {
+            limits: Turns {
                 permits: Arc::new(Semaphore::new(concurrency)),
                 waiting: Arc::new(AtomicUsize::new(0)),
                 concurrency,
@@ -346,7 +421,7 @@ impl Service {
                 time_limit: c.time_limit,
             },
             stopping: AtomicBool::new(false),
-        })
+        }
     }
 
     /// The time limit of one operation.
@@ -406,7 +481,7 @@ impl Service {
         let job = tokio::task::spawn_blocking(move || {
             let _turn = permit;
             // The scan is given up at the deadline, so the turn is free when the caller hears 504.
-            let (settlement, stats) = recite::scan::with_deadline(Some(until), || {
+            let (settlement, stats) = recite_core::scan::with_deadline(Some(until), || {
                 verify::verify("-", &body, claimed, &svc.catalog, &svc.registry, &svc.engine, svc.settle)
             })?;
             let verdict = settlement.verdict;
@@ -418,7 +493,7 @@ impl Service {
                     report::json::render(&verify::report("-", settlement, stats, svc.layer.clone()))
                 }
             };
-            Ok::<_, recite::engine::EngineError>(Verified { text, verdict })
+            Ok::<_, recite_engine::engine::EngineError>(Verified { text, verdict })
         });
         match tokio::time::timeout_at(deadline, job).await {
             Err(_) => Err(Problem::time_limit(self.limits.time_limit)),
@@ -455,7 +530,7 @@ impl Service {
         tokio::task::spawn_blocking(move || {
             let _turn = permit;
             let sink = Sink { tx: tx.clone(), buf: Vec::new(), deadline: until };
-            let done = recite::scan::with_deadline(Some(until), || svc.check_into(&inputs, format, sink));
+            let done = recite_core::scan::with_deadline(Some(until), || svc.check_into(&inputs, format, sink));
             let _ = send_until(&tx, Chunk::Done(done), until);
         });
         Ok(Streaming { rx, deadline, limit: self.limits.time_limit, ended: false })
@@ -504,7 +579,7 @@ impl Service {
             held_bytes: check::HELD_BYTES,
             chunk: check::DEFAULT_CHUNK,
             max_input_size: max,
-            read: &|p| files::read_file(p, max),
+            read: &|p| read_spooled(p, max),
             record_schema: None,
             data_layer: Some(self.layer.clone()),
             timings: false,
@@ -554,6 +629,20 @@ impl Service {
     }
 }
 
+/// Reads an input this service spooled, at most `max` bytes (its size was checked before it
+/// was spooled).
+fn read_spooled(path: &str, max: u64) -> std::result::Result<Vec<u8>, check::Refusal> {
+    use std::io::Read as _;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max.saturating_add(1)).read_to_end(&mut buf))
+        .map_err(|e| ("input/unreadable", format!("cannot read {path}: {e}")))?;
+    if buf.len() as u64 > max {
+        return Err(("input/too-large", format!("{path} is larger than --max-input-size ({max} bytes); not read")));
+    }
+    Ok(buf)
+}
+
 /// The runtime the front ends run on (the engine has its own for its scans).
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
@@ -563,7 +652,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Where and how `recite serve` listens, beyond what every front end shares ([`Config`]). (Not
+/// Where and how `recite serve` listens, beyond what every front end shares ([`Backend`],
+/// [`Limits`]). (Not
 /// `Debug`: it holds the token.)
 pub struct Listen {
     /// The address to bind (a non-loopback one only with a token).
@@ -580,27 +670,29 @@ pub struct Listen {
 
 /// `recite serve`: listens as `l` says and serves the API, MCP and A2A, and the workbench on
 /// the ledger at `ledger`, until SIGTERM, SIGINT or SIGHUP; the Agent Card and the permalinks
-/// name the public URL, else the address.
-pub fn serve(c: &Config, l: Listen, ledger: &std::path::Path, open: bool) -> Result<()> {
+/// name the public URL, else the address. `backend` loads what the service settles with, once
+/// the ledger is open.
+pub fn serve<E>(
+    backend: impl FnOnce() -> Result<Backend, E>,
+    limits: Limits,
+    l: Listen,
+    ledger: &std::path::Path,
+    open: bool,
+) -> Result<()>
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let Listen { addr: listen, token, public_url, allowed_hosts, conns } = l;
     if !listen.ip().is_loopback() && token.is_none() {
-        anyhow::bail!(
-            "refusing to listen on {listen} without a token: a non-loopback address needs --token-file FILE \
-             (a bearer token every request must carry; docs/service.md)"
-        );
+        return Err(ServeError::Unguarded(listen));
     }
     let ledger = ledger::Ledger::open(ledger)?;
-    crate::cmd::warn(&format!(
-        "recite serve: ledger {} ({} cases)",
-        ledger.path.display(),
-        ledger.count().map_err(anyhow::Error::new)?
-    ));
-    let svc = Arc::new(Service::open(c)?);
+    crate::warn(&format!("recite serve: ledger {} ({} cases)", ledger.path.display(), ledger.count()?));
+    let svc = Arc::new(Service::new(backend().map_err(|e| ServeError::Backend(e.into()))?, limits));
     let rt = runtime()?;
     let done = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+        let listener =
+            tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Listen(listen, e))?;
         let bound = listener.local_addr().unwrap_or(listen);
         let site = Arc::new(site::Site::new(bound, public_url.as_deref(), &allowed_hosts));
         let base = public_url.unwrap_or_else(|| format!("http://{bound}"));
@@ -652,13 +744,13 @@ fn open_in_browser(bound: std::net::SocketAddr, guarded: bool) {
             .stderr(std::process::Stdio::null())
             .spawn();
         if let Ok(mut child) = spawned {
-            crate::cmd::warn(&format!("recite serve: opening {url} with {program}"));
+            crate::warn(&format!("recite serve: opening {url} with {program}"));
             // Reaped on its own thread, so no zombie is left behind.
             std::thread::spawn(move || child.wait());
             return;
         }
     }
-    crate::cmd::warn(&format!(
+    crate::warn(&format!(
         "recite serve: --open: no browser could be started ($BROWSER, xdg-open, open); open {url}"
     ));
 }
@@ -684,8 +776,8 @@ fn agents(_: &Arc<Service>, _: &str, _: bool) -> (axum::Router, axum::Router, Bo
 
 /// `recite mcp`: the MCP tools over standard input and output, until the client closes them.
 #[cfg(feature = "agents")]
-pub fn mcp_stdio(c: &Config) -> Result<()> {
-    let svc = Arc::new(Service::open(c)?);
+pub fn mcp_stdio(backend: Backend, limits: Limits) -> Result<()> {
+    let svc = Arc::new(Service::new(backend, limits));
     let rt = runtime()?;
     let done = rt.block_on(mcp::stdio(svc.clone()));
     rt.shutdown_timeout(Duration::from_secs(1));
@@ -700,27 +792,6 @@ pub fn same_token(bytes: &[u8], token: &[u8]) -> bool {
         diff |= usize::from(bytes.get(i).copied().unwrap_or(0) ^ t);
     }
     diff == 0
-}
-
-/// Reads the bearer token file: a regular file only its owner can read, holding one token of
-/// at least 16 characters (surrounding whitespace ignored).
-pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::os::unix::fs::PermissionsExt;
-    let shown = path.display();
-    let m = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("--token-file {shown}: {e}"))?;
-    if !m.is_file() {
-        anyhow::bail!("--token-file {shown}: not a regular file");
-    }
-    if m.permissions().mode() & 0o077 != 0 {
-        anyhow::bail!("--token-file {shown}: readable by others than its owner (chmod 600 {shown})");
-    }
-    let bytes = files::read_one(&path.to_string_lossy(), 4096)?;
-    let token = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("--token-file {shown}: not UTF-8"))?;
-    let token = token.trim();
-    if token.chars().count() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        anyhow::bail!("--token-file {shown}: the token must be one word of at least 16 characters");
-    }
-    Ok(token.as_bytes().to_vec())
 }
 
 #[cfg(test)]

@@ -17,10 +17,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use recite::report::ReportFormat;
+use recite_core::report::ReportFormat;
 
 use super::{Problem, Service};
-use crate::cmd::TextOrJson;
+use crate::TextOrJson;
 
 /// The tools, over the process's one service.
 #[derive(Clone)]
@@ -74,7 +74,7 @@ fn report_schema() -> Arc<JsonObject> {
     SCHEMA
         .get_or_init(|| {
             let v: Value =
-                serde_json::from_str(&recite::report::json::schema()).unwrap_or_else(|_| json!({}));
+                serde_json::from_str(&recite_core::report::json::schema()).unwrap_or_else(|_| json!({}));
             Arc::new(match v {
                 Value::Object(o) => o,
                 _ => JsonObject::new(),
@@ -251,9 +251,10 @@ async fn well_formed(
 }
 
 /// Serves the tools over standard input and output until the client closes them.
-pub async fn stdio(svc: Arc<Service>) -> anyhow::Result<()> {
+pub async fn stdio(svc: Arc<Service>) -> super::Result<()> {
     use rmcp::ServiceExt as _;
-    let running = Tools::new(svc).serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
+    let mcp = |e: &dyn std::fmt::Display| super::ServeError::Mcp(e.to_string());
+    let running = Tools::new(svc).serve(rmcp::transport::stdio()).await.map_err(|e| mcp(&e))?;
+    running.waiting().await.map_err(|e| mcp(&e))?;
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! The analyst's workbench (docs/workbench.md): cases settled from the browser or the API and
-//! kept in the [`ledger`](super::ledger). A case is settled as `POST /v1/check` settles a
+//! kept in the [`ledger`]. A case is settled as `POST /v1/check` settles a
 //! transcript, in one run that writes both the JSON and the HTML report (the HTML renderer is
 //! the report's own, so a case's page and its export are what `recite check --format html`
 //! writes); it is saved with its inputs' SHA-256 digests and the data layer's fingerprint, and
@@ -21,9 +21,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use recite::report::stream::{self, Closing, InputHead, InputTail};
-use recite::report::{self, ClaimReport};
-use recite::settle::Verdict;
+use recite_core::report::stream::{self, Closing, InputHead, InputTail};
+use recite_core::report::{self, ClaimReport};
+use recite_core::settle::Verdict;
 
 use super::http::{self, check_length, input_name, json_response, query, read_body_within, single};
 use super::ledger::{self, ClaimRow, Filter, Ledger, NewCase, NewInput, NewRerun};
@@ -536,8 +536,8 @@ impl Desk {
         for s in &catalog.studies {
             files.push(s.file.clone());
             for t in &s.tables {
-                if recite::catalog::url_scheme(&t.path).is_some() {
-                    remote.push(recite::objstore::redact(&t.path).into_owned());
+                if recite_core::catalog::url_scheme(&t.path).is_some() {
+                    remote.push(recite_engine::objstore::redact(&t.path).into_owned());
                 } else {
                     files.extend(files_of(&t.location(s)));
                 }

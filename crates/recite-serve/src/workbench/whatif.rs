@@ -1,5 +1,5 @@
 //! The workbench's "what if" (docs/workbench.md): a case's claims re-run under the alternatives
-//! the catalog declares ([`recite::settle::whatif`]). A claim is found again in the case's
+//! the catalog declares ([`recite_core::settle::whatif`]). A claim is found again in the case's
 //! stored inputs by its locator in the saved report, so what is re-run is the claim as the
 //! agent wrote it; an alternative is chosen by its id among those listed for that claim, so a
 //! request can only pick catalog names, never bring its own.
@@ -10,13 +10,13 @@ use axum::extract::{Path as UrlPath, Request, State};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use recite::citation::{self, Citation};
-use recite::claim::{self, Claimed};
-use recite::report::ClaimReport;
-use recite::resolve::{self, Resolved};
-use recite::settle::Explanation;
-use recite::settle::whatif::{self, Alternative};
-use recite::transcript::{self, Document, Item, Locator};
+use recite_core::citation::{self, Citation};
+use recite_core::claim::{self, Claimed};
+use recite_core::report::ClaimReport;
+use recite_core::resolve::{self, Resolved};
+use recite_core::settle::Explanation;
+use recite_core::settle::whatif::{self, Alternative};
+use recite_core::transcript::{self, Document, Item, Locator};
 
 use super::super::http::{json_response, query, read_body_within, single};
 use super::super::{Problem, TIMED_OUT};
@@ -214,13 +214,13 @@ pub(super) async fn run(
             }));
         };
         let method = d.svc.settle.method();
-        let ran = recite::scan::with_deadline(Some(until), || {
+        let ran = recite_core::scan::with_deadline(Some(until), || {
             whatif::settle(&f.citation, &f.numbers, alt, &d.svc.engine, method)
         });
         let (settlement, _) = ran.map_err(|e| e.to_string())?;
         let verdict = settlement.verdict;
         let reasons = settlement.reasons.clone();
-        let report_claim = recite::report::json::claim_value(&ClaimReport { locator: f.locator, settlement });
+        let report_claim = recite_core::report::json::claim_value(&ClaimReport { locator: f.locator, settlement });
         Ok(Ok(json!({
             "claim": k,
             "alternative": alt,
