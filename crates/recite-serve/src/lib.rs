@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod openapi;
 pub mod signin;
 pub mod site;
+mod spool;
 #[cfg(feature = "agents")]
 pub mod wholes;
 pub mod workbench;
@@ -560,26 +561,15 @@ impl Service {
         w: &mut dyn report::stream::Writer,
         series: bool,
     ) -> Result<(), String> {
-        // Spooled as `recite check -` spools standard input: the batch reads each more than once.
-        let mut spooled = Vec::with_capacity(inputs.len());
-        let mut sources = Vec::with_capacity(inputs.len());
-        for (name, body) in inputs {
-            let mut tmp =
-                tempfile::NamedTempFile::new().map_err(|e| format!("cannot spool the input: {e}"))?;
-            tmp.write_all(body)
-                .and_then(|_| tmp.flush())
-                .map_err(|e| format!("cannot spool the input: {e}"))?;
-            let path = tmp.path().to_string_lossy().into_owned();
-            sources.push(check::Source::File { name: name.to_string(), path });
-            spooled.push(tmp);
-        }
+        let spooled = spool::Spool::new(inputs).map_err(|e| e.to_string())?;
+        let sources = spooled.sources();
         let max = self.max_input;
         let opts = check::Options {
             settle: pipeline::Options { series, ..self.settle },
             held_bytes: check::HELD_BYTES,
             chunk: check::DEFAULT_CHUNK,
             max_input_size: max,
-            read: &|p| read_spooled(p, max),
+            read: &|p| spooled.read(p, max),
             record_schema: None,
             data_layer: Some(self.layer.clone()),
             timings: false,
@@ -627,20 +617,6 @@ impl Service {
     pub fn extractors_json(&self) -> Value {
         json!({ "extractors": self.registry.extractors })
     }
-}
-
-/// Reads an input this service spooled, at most `max` bytes (its size was checked before it
-/// was spooled).
-fn read_spooled(path: &str, max: u64) -> std::result::Result<Vec<u8>, check::Refusal> {
-    use std::io::Read as _;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max.saturating_add(1)).read_to_end(&mut buf))
-        .map_err(|e| ("input/unreadable", format!("cannot read {path}: {e}")))?;
-    if buf.len() as u64 > max {
-        return Err(("input/too-large", format!("{path} is larger than --max-input-size ({max} bytes); not read")));
-    }
-    Ok(buf)
 }
 
 /// The runtime the front ends run on (the engine has its own for its scans).
