@@ -1,8 +1,8 @@
 //! The HTTP side of `recite serve`: the API (`/v1/…`) and the health checks, and with the
 //! feature `agents` the MCP endpoint (`/mcp`) and the A2A agent (`/a2a/…`, its card at
-//! `/.well-known/agent-card.json`), on one listener. Errors are `application/problem+json` (RFC 9457) with a `location` member naming
-//! the part of the request that was wrong. Only the method, path, status and time of a request
-//! are logged, never its body or query.
+//! `/.well-known/agent-card.json`), on one listener. Errors are [`Problem`]s, with a `location`
+//! member naming the part of the request that was wrong. Only the method, path, status and
+//! time of a request are logged, never its body or query.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,164 +15,53 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::StreamExt as _;
-use serde_json::json;
 
 use recite_core::report::ReportFormat;
 
-use super::signin::{self, Guard};
-use super::{Problem, Result, Service};
-use crate::TextOrJson;
-
-/// The media type of errors.
-const PROBLEM: &str = "application/problem+json";
-
-impl IntoResponse for Problem {
-    fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut body = json!({
-            "type": "about:blank",
-            "title": self.title,
-            "status": self.status,
-            "detail": self.detail,
-        });
-        if let Some(at) = &self.location {
-            body["location"] = json!(at);
-        }
-        let mut r = (status, [(header::CONTENT_TYPE, PROBLEM)], format!("{body:#}\n")).into_response();
-        if let Some(s) = self.retry_after {
-            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
-        }
-        if self.status == 401 {
-            r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        r
-    }
-}
-
-/// The query string's parameters, decoded; each must be one of `allowed`.
-pub(super) fn query(uri: &Uri, allowed: &[&str]) -> Result<Vec<(String, String)>, Problem> {
-    let mut out = Vec::new();
-    for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let k = decode(k)
-            .ok_or_else(|| Problem::bad_request("query", "a parameter is not valid percent-encoded UTF-8"))?;
-        let at = format!("query.{k}");
-        if !allowed.contains(&k.as_str()) {
-            let known = allowed.join(", ");
-            return Err(Problem::bad_request(
-                &at,
-                format!("unknown parameter {k:?}; this endpoint takes {known}"),
-            ));
-        }
-        let v = decode(v).ok_or_else(|| Problem::bad_request(&at, "not valid percent-encoded UTF-8"))?;
-        out.push((k, v));
-    }
-    Ok(out)
-}
-
-/// The value of `key` in an `application/x-www-form-urlencoded` body, decoded.
-pub(super) fn decode_form(body: &str, key: &str) -> Option<String> {
-    body.split('&')
-        .filter_map(|p| p.split_once('='))
-        .find(|(k, _)| decode(k).as_deref() == Some(key))
-        .and_then(|(_, v)| decode(v))
-}
-
-/// `application/x-www-form-urlencoded` decoding (`+` is a space).
-fn decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
-}
-
-/// The one value of parameter `k`, if given (twice is an error).
-pub(super) fn single<'a>(q: &'a [(String, String)], k: &str) -> Result<Option<&'a str>, Problem> {
-    let mut it = q.iter().filter(|(n, _)| n == k);
-    let first = it.next().map(|(_, v)| v.as_str());
-    if it.next().is_some() {
-        return Err(Problem::bad_request(&format!("query.{k}"), format!("{k} is given more than once")));
-    }
-    Ok(first)
-}
-
-/// Reads the whole body within the time limit (408 past it: a caller that sends a body slowly
-/// or never finishes it cannot hold a connection for ever), at most `max` bytes (413 beyond),
-/// 400 when it is cut short.
-pub(super) async fn read_body_within(body: Body, max: u64, limit: Duration) -> Result<Vec<u8>, Problem> {
-    match tokio::time::timeout(limit, read_body(body, max)).await {
-        Ok(read) => read,
-        Err(_) => Err(Problem {
-            status: 408,
-            title: "request timeout",
-            detail: format!("the body did not arrive within {} s (--time-limit)", limit.as_secs()),
-            location: Some("body".into()),
-            retry_after: None,
-        }),
-    }
-}
-
-/// Reads the whole body, at most `max` bytes: 413 beyond, 400 when it is cut short.
-async fn read_body(body: Body, max: u64) -> Result<Vec<u8>, Problem> {
-    let mut stream = body.into_data_stream();
-    let mut all = Vec::new();
-    while let Some(piece) = stream.next().await {
-        let piece =
-            piece.map_err(|e| Problem::bad_request("body", format!("the body could not be read: {e}")))?;
-        if (all.len() + piece.len()) as u64 > max {
-            return Err(Problem::too_large(max));
-        }
-        all.extend_from_slice(&piece);
-    }
-    Ok(all)
-}
-
-/// Refuses a body declared larger than the limit before reading any of it.
-pub(super) fn check_length(req: &Request, max: u64) -> Result<(), Problem> {
-    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
-    match declared.map(str::parse::<u64>) {
-        Some(Ok(n)) if n > max => Err(Problem::too_large(max)),
-        Some(Err(_)) => Err(Problem::bad_request("header.content-length", "not a number")),
-        _ => Ok(()),
-    }
-}
+use crate::extract::{self, Boundary, Pairs, Params, Payload, Query, json_response};
+use crate::problem::Problem;
+use crate::signin::{self, Guard};
+use crate::{Result, Service, TextOrJson};
 
 /// `POST /v1/verify[?format=json|text][&claim=[MEASURE=]VALUE…]`: the body is what
 /// `recite verify -` reads; the answer is its report. `Recite-Verdict` carries the verdict.
-async fn verify(State(svc): State<Arc<Service>>, req: Request) -> Result<Response, Problem> {
-    let q = query(req.uri(), &["format", "claim"])?;
-    let format = match single(&q, "format")? {
-        None | Some("json") => TextOrJson::Json,
-        Some("text") => TextOrJson::Text,
-        Some(other) => {
-            return Err(Problem::bad_request(
-                "query.format",
-                format!("{other:?}: verify writes json or text"),
-            ));
-        }
-    };
-    let claims: Vec<String> = q.iter().filter(|(k, _)| k == "claim").map(|(_, v)| v.clone()).collect();
-    check_length(&req, svc.max_input)?;
-    let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
-    let v = svc.verify(body, claims, format).await?;
+async fn verify(
+    State(svc): State<Arc<Service>>,
+    Query(q): Query<VerifyQuery>,
+    Payload(body): Payload,
+) -> Result<Response, Problem> {
+    let format = q.format;
+    let v = svc.verify(body, q.claims, format).await?;
     let verdict = serde_json::to_value(v.verdict).ok().and_then(|v| v.as_str().map(str::to_string));
     let mut r = ([(header::CONTENT_TYPE, content_type_verify(format))], v.text).into_response();
     if let Some(h) = verdict.and_then(|s| HeaderValue::from_str(&s).ok()) {
         r.headers_mut().insert("recite-verdict", h);
     }
     Ok(r)
+}
+
+/// `POST /v1/verify`'s query: the report's format, and claimed numbers replacing the result's.
+struct VerifyQuery {
+    format: TextOrJson,
+    claims: Vec<String>,
+}
+
+impl Params for VerifyQuery {
+    const ALLOWED: &'static [&'static str] = &["format", "claim"];
+
+    fn read(q: &Pairs) -> Result<Self, Problem> {
+        let format = match q.single("format")? {
+            None | Some("json") => TextOrJson::Json,
+            Some("text") => TextOrJson::Text,
+            Some(other) => {
+                return Err(Problem::bad_request(
+                    "query.format",
+                    format!("{other:?}: verify writes json or text"),
+                ));
+            }
+        };
+        Ok(VerifyQuery { format, claims: q.all("claim") })
+    }
 }
 
 fn content_type_verify(f: TextOrJson) -> &'static str {
@@ -201,30 +90,14 @@ pub fn content_type(f: ReportFormat) -> &'static str {
 /// `recite check - --format FORMAT`, written as the claims settle (NAME, default `-`, is the
 /// input's name in the report, nothing more). A check stopped part-way (time limit) ends the
 /// response abruptly rather than cleanly, so a cut report is never taken for a whole one.
-async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response, Problem> {
-    let q = query(req.uri(), &["format", "name"])?;
-    let format = match single(&q, "format")? {
-        None | Some("json") => ReportFormat::Json,
-        Some("jsonl") => ReportFormat::Jsonl,
-        Some("html") => ReportFormat::Html,
-        Some("markdown") => ReportFormat::Markdown,
-        Some("junit") => ReportFormat::Junit,
-        Some("text") => ReportFormat::Text,
-        Some(other) => {
-            return Err(Problem::bad_request(
-                "query.format",
-                format!("{other:?}: check writes json, jsonl, html, markdown, junit or text"),
-            ));
-        }
-    };
-    let name = input_name(&q)?;
-    let boundary = multipart_boundary(&req)?;
-    check_length(&req, svc.max_input)?;
-    let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
-    let inputs = match boundary {
-        None => vec![(name, body)],
-        Some(boundary) => parts(body, boundary).await?,
-    };
+async fn check(
+    State(svc): State<Arc<Service>>,
+    Query(q): Query<CheckQuery>,
+    boundary: Boundary,
+    Payload(body): Payload,
+) -> Result<Response, Problem> {
+    let format = q.format;
+    let inputs = extract::inputs(body, q.name, boundary).await?;
     let mut report = svc.check_many(inputs, format).await?;
     // The first piece decides the status: a check that fails before writing anything is a
     // problem, not an empty report.
@@ -245,71 +118,32 @@ async fn check(State(svc): State<Arc<Service>>, req: Request) -> Result<Response
     Ok(([(header::CONTENT_TYPE, content_type(format))], body).into_response())
 }
 
-/// The boundary of a `multipart/…` body, `None` for any other body.
-pub(super) fn multipart_boundary(req: &Request) -> Result<Option<String>, Problem> {
-    match req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
-        Some(ct) if ct.trim_start().to_ascii_lowercase().starts_with("multipart/") => Ok(Some(
-            multer::parse_boundary(ct)
-                .map_err(|e| Problem::bad_request("header.content-type", format!("{ct:?}: {e}")))?,
-        )),
-        _ => Ok(None),
-    }
+/// `POST /v1/check`'s query: the report's format and the input's name.
+struct CheckQuery {
+    format: ReportFormat,
+    name: String,
 }
 
-/// What a name in a report may be (`?name=`, a part's file name).
-const NAME_RULE: &str = "a name is 1 to 256 characters, none of them control characters";
+impl Params for CheckQuery {
+    const ALLOWED: &'static [&'static str] = &["format", "name"];
 
-fn good_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().count() <= 256 && !name.chars().any(char::is_control)
-}
-
-/// Most parts a multipart body may have: each is an input of the report.
-const MAX_PARTS: usize = 1024;
-
-/// The inputs of a `multipart/form-data` body, one a part, in order: each named by its file
-/// name (else its field name, else `part N`). The body is already read within the size limit.
-pub(super) async fn parts(body: Vec<u8>, boundary: String) -> Result<Vec<(String, Vec<u8>)>, Problem> {
-    let stream = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(body)) });
-    let mut form = multer::Multipart::new(stream, boundary);
-    let mut out = Vec::new();
-    loop {
-        let at = format!("body.part[{}]", out.len());
-        let field = match form.next_field().await {
-            Ok(Some(f)) => f,
-            Ok(None) => break,
-            Err(e) => return Err(Problem::bad_request(&at, format!("not a multipart part: {e}"))),
+    fn read(q: &Pairs) -> Result<Self, Problem> {
+        let format = match q.single("format")? {
+            None | Some("json") => ReportFormat::Json,
+            Some("jsonl") => ReportFormat::Jsonl,
+            Some("html") => ReportFormat::Html,
+            Some("markdown") => ReportFormat::Markdown,
+            Some("junit") => ReportFormat::Junit,
+            Some("text") => ReportFormat::Text,
+            Some(other) => {
+                return Err(Problem::bad_request(
+                    "query.format",
+                    format!("{other:?}: check writes json, jsonl, html, markdown, junit or text"),
+                ));
+            }
         };
-        if out.len() == MAX_PARTS {
-            return Err(Problem::bad_request(&at, format!("a check takes at most {MAX_PARTS} parts")));
-        }
-        let name = field
-            .file_name()
-            .or(field.name())
-            .filter(|n| !n.is_empty())
-            .map_or_else(|| format!("part {}", out.len() + 1), str::to_string);
-        if !good_name(&name) {
-            return Err(Problem::bad_request(&at, NAME_RULE));
-        }
-        let bytes = field.bytes().await.map_err(|e| Problem::bad_request(&at, format!("{name}: {e}")))?;
-        out.push((name, bytes.to_vec()));
+        Ok(CheckQuery { format, name: extract::input_name(q)? })
     }
-    if out.is_empty() {
-        return Err(Problem::bad_request(
-            "body",
-            "the multipart body has no part: send one transcript a part",
-        ));
-    }
-    Ok(out)
-}
-
-/// The input's name in the report: `name`, default `-`; 1 to 256 characters, no control
-/// characters.
-pub(super) fn input_name(q: &[(String, String)]) -> Result<String, Problem> {
-    let name = single(q, "name")?.unwrap_or("-").to_string();
-    if !good_name(&name) {
-        return Err(Problem::bad_request("query.name", NAME_RULE));
-    }
-    Ok(name)
 }
 
 /// `GET /v1/catalog`.
@@ -320,10 +154,6 @@ async fn catalog(State(svc): State<Arc<Service>>) -> Response {
 /// `GET /v1/extractors`.
 async fn extractors(State(svc): State<Arc<Service>>) -> Response {
     json_response(&svc.extractors_json())
-}
-
-pub(super) fn json_response(v: &serde_json::Value) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], format!("{v:#}\n")).into_response()
 }
 
 /// `GET /readyz`: 200 while new work is taken, 503 once stopping.
@@ -482,19 +312,5 @@ impl Signals {
             _ = self.int.recv() => "SIGINT",
             _ = self.hup.recv() => "SIGHUP",
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::decode;
-
-    #[test]
-    fn query_values_decode() {
-        assert_eq!(decode("Considered%3D44%25").as_deref(), Some("Considered=44%"));
-        assert_eq!(decode("a+b").as_deref(), Some("a b"));
-        assert_eq!(decode("%zz"), None);
-        assert_eq!(decode("%4"), None);
-        assert_eq!(decode("%ff"), None);
     }
 }

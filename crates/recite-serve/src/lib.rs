@@ -1,7 +1,7 @@
 //! `recite serve` and `recite mcp` as a library: one engine and settlement session for the
 //! whole process, reached over an HTTP API ([`http`]) and, with the feature `agents`, as an A2A
 //! agent (`a2a`) and as an MCP tool server (`mcp`). The `recite` binary turns its flags into
-//! [`Backend`], [`Limits`] and [`Listen`] and calls [`serve`] or [`mcp_stdio`]. Every front end
+//! [`Backend`], [`Limits`] and [`Listen`] and calls [`serve`] or `mcp_stdio`. Every front end
 //! calls the operations of [`Service`],
 //! which call the library just as `recite verify` and `recite check` do (same input name `-`,
 //! same data layer, same options), so the service's report for an input is the command
@@ -17,14 +17,18 @@
 #[cfg(feature = "agents")]
 pub mod a2a;
 pub mod conn;
+mod extract;
+mod headers;
 pub mod http;
 pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
+pub mod problem;
 pub mod signin;
 pub mod site;
 mod spool;
+mod streaming;
 #[cfg(feature = "agents")]
 pub mod wholes;
 pub mod workbench;
@@ -34,18 +38,22 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant;
 
 use recite_core::catalog::Catalog;
 use recite_core::check;
-use recite_engine::engine::Engine;
 use recite_core::extractor::Registry;
 use recite_core::report::{self, DataLayer, ReportFormat};
 use recite_core::settle::{Verdict, pipeline};
 use recite_core::verify;
+use recite_engine::engine::Engine;
+
+pub use problem::Problem;
+use problem::Stopped;
+pub use streaming::Streaming;
+use streaming::{Chunk, Sink};
 
 /// A line on stderr. Never fails: a closed or broken stderr is not a reason to stop (nor to
 /// panic, as `eprintln!` would).
@@ -147,101 +155,6 @@ impl From<std::io::Error> for ServeError {
 
 type Result<T, E = ServeError> = std::result::Result<T, E>;
 
-/// Why an operation gave no report: an HTTP status, a title and what went wrong, where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// The HTTP status it maps to.
-    pub status: u16,
-    /// A short title, the same for every problem of its kind.
-    pub title: &'static str,
-    /// What went wrong, for this request.
-    pub detail: String,
-    /// Where in the request (`body`, `query.format`, `header.authorization`…), when it was the
-    /// request's fault.
-    pub location: Option<String>,
-    /// Seconds after which to try again (503).
-    pub retry_after: Option<u64>,
-}
-
-impl Problem {
-    /// The request itself is wrong at `location`.
-    pub fn bad_request(location: &str, detail: impl Into<String>) -> Problem {
-        Problem {
-            status: 400,
-            title: "bad request",
-            detail: detail.into(),
-            location: Some(location.to_string()),
-            retry_after: None,
-        }
-    }
-
-    /// The body is over the size limit.
-    pub fn too_large(max: u64) -> Problem {
-        Problem {
-            status: 413,
-            title: "request body too large",
-            detail: format!("the body is over {max} bytes (--max-input-size)"),
-            location: Some("body".into()),
-            retry_after: None,
-        }
-    }
-
-    /// Every turn is taken and the queue is full.
-    fn busy(concurrency: usize, queue: usize) -> Problem {
-        Problem {
-            status: 503,
-            title: "busy",
-            detail: format!(
-                "{concurrency} requests are running and {queue} waiting (--concurrency, --queue); try again later"
-            ),
-            location: None,
-            retry_after: Some(1),
-        }
-    }
-
-    /// The server is stopping.
-    fn stopping() -> Problem {
-        Problem {
-            status: 503,
-            title: "stopping",
-            detail: "the server is shutting down".into(),
-            location: None,
-            retry_after: Some(5),
-        }
-    }
-
-    /// The time limit passed.
-    pub fn time_limit(limit: Duration) -> Problem {
-        Problem {
-            status: 504,
-            title: "time limit",
-            detail: format!("the request did not finish within {} s (--time-limit)", limit.as_secs()),
-            location: None,
-            retry_after: None,
-        }
-    }
-
-    /// The server failed: nothing the request could change.
-    pub fn internal(detail: impl Into<String>) -> Problem {
-        Problem {
-            status: 500,
-            title: "internal error",
-            detail: recite_engine::objstore::redact(&detail.into()).into_owned(),
-            location: None,
-            retry_after: None,
-        }
-    }
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.location {
-            Some(at) => write!(f, "{} ({at}): {}", self.title, self.detail),
-            None => write!(f, "{}: {}", self.title, self.detail),
-        }
-    }
-}
-
 /// One verified citation: its report and verdict.
 #[derive(Debug, Clone)]
 pub struct Verified {
@@ -251,122 +164,10 @@ pub struct Verified {
     pub verdict: Verdict,
 }
 
-/// A piece of a report being written by a check, or its end.
-#[derive(Debug)]
-enum Chunk {
-    Data(Bytes),
-    Done(Result<(), String>),
-}
-
-/// A check's report as it is written: [`Streaming::next`] until `None`.
-pub struct Streaming {
-    rx: mpsc::Receiver<Chunk>,
-    deadline: Instant,
-    limit: Duration,
-    ended: bool,
-}
-
-impl Streaming {
-    /// The next piece of the report, `None` once it is complete, or why it stopped (after
-    /// which there is nothing more).
-    pub async fn next(&mut self) -> Option<Result<Bytes, Problem>> {
-        if self.ended {
-            return None;
-        }
-        let got = tokio::time::timeout_at(self.deadline, self.rx.recv()).await;
-        let out = match got {
-            Err(_) => Some(Err(Problem::time_limit(self.limit))),
-            Ok(None) => Some(Err(Problem::internal("the check stopped without finishing its report"))),
-            Ok(Some(Chunk::Data(b))) => return Some(Ok(b)),
-            Ok(Some(Chunk::Done(Ok(())))) => None,
-            Ok(Some(Chunk::Done(Err(e)))) if e == TIMED_OUT => Some(Err(Problem::time_limit(self.limit))),
-            Ok(Some(Chunk::Done(Err(e)))) => Some(Err(Problem::internal(e))),
-        };
-        self.ended = true;
-        out
-    }
-
-    /// The whole report (for the front ends that answer in one message).
-    #[cfg(feature = "agents")]
-    pub async fn collect(mut self) -> Result<Vec<u8>, Problem> {
-        let mut all = Vec::new();
-        while let Some(piece) = self.next().await {
-            all.extend_from_slice(&piece?);
-        }
-        Ok(all)
-    }
-}
-
-/// What a report writer's error says when the time limit stopped it.
-const TIMED_OUT: &str = "writing the report: the request's time limit passed";
-
-/// Where a check running on a blocking thread writes its report: in pieces of up to 64 KiB to
-/// the request, failing once the caller has gone or the time limit has passed, which stops
-/// the check at its next write.
-struct Sink {
-    tx: mpsc::Sender<Chunk>,
-    buf: Vec<u8>,
-    deadline: std::time::Instant,
-}
-
-impl Sink {
-    fn send(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let data = Bytes::from(std::mem::take(&mut self.buf));
-        send_until(&self.tx, Chunk::Data(data), self.deadline)
-    }
-}
-
-/// Sends `chunk`, waiting while the request is not reading (its buffer full) but never past
-/// `deadline`: a caller that stops reading cannot hold a turn beyond the time limit.
-fn send_until(
-    tx: &mpsc::Sender<Chunk>,
-    mut chunk: Chunk,
-    deadline: std::time::Instant,
-) -> std::io::Result<()> {
-    use mpsc::error::TrySendError;
-    loop {
-        match tx.try_send(chunk) {
-            Ok(()) => return Ok(()),
-            Err(TrySendError::Closed(_)) => {
-                return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the caller went away"));
-            }
-            Err(TrySendError::Full(c)) => {
-                if std::time::Instant::now() >= deadline {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "the request's time limit passed",
-                    ));
-                }
-                chunk = c;
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-    }
-}
-
-impl std::io::Write for Sink {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        if std::time::Instant::now() >= self.deadline {
-            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the request's time limit passed"));
-        }
-        self.buf.extend_from_slice(b);
-        if self.buf.len() >= 1 << 16 {
-            self.send()?;
-        }
-        Ok(b.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.send()
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        let _ = self.send();
+/// A request's body is read within the input limit and the time limit.
+impl axum::extract::FromRef<Arc<Service>> for extract::BodyLimits {
+    fn from_ref(svc: &Arc<Service>) -> extract::BodyLimits {
+        extract::BodyLimits { max: svc.max_input, within: svc.time_limit() }
     }
 }
 
@@ -528,13 +329,15 @@ impl Service {
         let (tx, rx) = mpsc::channel(8);
         let until = std::time::Instant::now() + deadline.saturating_duration_since(Instant::now());
         let svc = self.clone();
+        // Made here, on the runtime: the blocking thread waits on it for a slow reader.
+        let (sink, last) = (Sink::new(tx.clone(), until), Sink::new(tx, until));
         tokio::task::spawn_blocking(move || {
             let _turn = permit;
-            let sink = Sink { tx: tx.clone(), buf: Vec::new(), deadline: until };
-            let done = recite_core::scan::with_deadline(Some(until), || svc.check_into(&inputs, format, sink));
-            let _ = send_until(&tx, Chunk::Done(done), until);
+            let done =
+                recite_core::scan::with_deadline(Some(until), || svc.check_into(&inputs, format, sink));
+            let _ = last.put(Chunk::Done(done));
         });
-        Ok(Streaming { rx, deadline, limit: self.limits.time_limit, ended: false })
+        Ok(Streaming::new(rx, deadline, self.limits.time_limit))
     }
 
     /// Runs the check of the inputs onto `sink`, as `recite check -` runs it on one.
@@ -543,7 +346,7 @@ impl Service {
         inputs: &[(String, Vec<u8>)],
         format: ReportFormat,
         sink: Sink,
-    ) -> Result<(), String> {
+    ) -> Result<(), Stopped> {
         let mut w = report::writer(format, false, false, Some(self.layer.clone()), Box::new(sink));
         let inputs: Vec<(&str, &[u8])> = inputs.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
         // As `recite check --format html`: the HTML report charts each claim across periods.
@@ -554,13 +357,14 @@ impl Service {
 
     /// Runs the check of `inputs` (name, bytes) onto the report writer `w`, as `recite check`
     /// runs them (with each claim's series across periods when `series`,
-    /// [`pipeline::Options::series`]); a write past the time limit (`TimedOut`) is [`TIMED_OUT`].
+    /// [`pipeline::Options::series`]); a write past the time limit (`TimedOut`) is
+    /// [`Stopped::TimedOut`].
     fn check_onto(
         &self,
         inputs: &[(&str, &[u8])],
         w: &mut dyn report::stream::Writer,
         series: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Stopped> {
         let spooled = spool::Spool::new(inputs).map_err(|e| e.to_string())?;
         let sources = spooled.sources();
         let max = self.max_input;
@@ -580,9 +384,9 @@ impl Service {
         match ran {
             Ok(_) => Ok(()),
             Err(check::CheckError::Write(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
-                Err(TIMED_OUT.into())
+                Err(Stopped::TimedOut)
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(Stopped::Failed(e.to_string())),
         }
     }
 
@@ -759,27 +563,4 @@ pub fn mcp_stdio(backend: Backend, limits: Limits) -> Result<()> {
     rt.shutdown_timeout(Duration::from_secs(1));
     drop(svc);
     done
-}
-
-/// Whether `bytes` equal `token`, in time that depends on the token's length only.
-pub fn same_token(bytes: &[u8], token: &[u8]) -> bool {
-    let mut diff = bytes.len() ^ token.len();
-    for (i, t) in token.iter().enumerate() {
-        diff |= usize::from(bytes.get(i).copied().unwrap_or(0) ^ t);
-    }
-    diff == 0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::same_token;
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(same_token(b"0123456789abcdef", b"0123456789abcdef"));
-        assert!(!same_token(b"0123456789abcdeF", b"0123456789abcdef"));
-        assert!(!same_token(b"0123456789abcde", b"0123456789abcdef"));
-        assert!(!same_token(b"0123456789abcdef0", b"0123456789abcdef"));
-        assert!(!same_token(b"", b"0123456789abcdef"));
-    }
 }
