@@ -16,6 +16,8 @@
 
 #[cfg(feature = "agents")]
 pub mod a2a;
+#[cfg(feature = "agents")]
+mod bindings;
 pub mod conn;
 mod extract;
 mod headers;
@@ -25,6 +27,8 @@ pub mod ledger;
 pub mod mcp;
 pub mod openapi;
 pub mod problem;
+#[cfg(feature = "agents")]
+pub mod prose;
 pub mod signin;
 pub mod site;
 mod spool;
@@ -303,6 +307,40 @@ impl Service {
             Ok(Ok(Err(e))) => Err(Problem::internal(format!("the engine failed: {e}"))),
             Ok(Ok(Ok(v))) => Ok(v),
         }
+    }
+
+    /// The measures and the base a citation (or a `{citation, result}` pair) names, when it
+    /// resolves.
+    #[cfg(feature = "agents")]
+    fn cited(&self, bytes: &[u8]) -> Option<(Vec<recite_core::extractor::Measure>, String)> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let c = v.get("citation").unwrap_or(&v);
+        let citation = recite_core::citation::parse(c).ok()?;
+        let r = recite_core::resolve::resolve(&citation, &self.catalog, &self.registry, &self.engine).ok()?;
+        Some((r.measures, r.base))
+    }
+
+    /// The citation in `citation` settled against the numbers the prose `text` states about it
+    /// ([`prose`]), as `recite verify - --claim …` would settle them; and how the prose was read.
+    #[cfg(feature = "agents")]
+    pub async fn verify_prose(
+        self: &Arc<Self>,
+        citation: Vec<u8>,
+        text: String,
+    ) -> Result<(Verified, prose::Reading), Problem> {
+        if (citation.len() + text.len()) as u64 > self.max_input {
+            return Err(Problem::too_large(self.max_input));
+        }
+        let (svc, bytes) = (self.clone(), citation.clone());
+        // Resolving the citation may read the tables' schemas: off the async threads.
+        let reading = tokio::task::spawn_blocking(move || {
+            let (measures, base) = svc.cited(&bytes).unwrap_or_default();
+            prose::read(&text, &measures, &base, svc.settle.decimal_mark)
+        })
+        .await
+        .map_err(|e| Problem::internal(format!("reading the prose failed: {e}")))?;
+        let verified = self.verify(citation, reading.claims.clone(), TextOrJson::Json).await?;
+        Ok((verified, reading))
     }
 
     /// `recite check - --format FORMAT` with `body` as standard input named `name`: the report
