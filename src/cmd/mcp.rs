@@ -1,4 +1,4 @@
-//! `recite mcp`: the MCP tool server over standard input and output ([`super::serve::server::mcp`]).
+//! `recite mcp`: the MCP tool server over standard input and output (`recite_serve::mcp`).
 
 const USAGE: &str = "\
 Examples:
@@ -40,7 +40,7 @@ pub struct Args {
 
 /// Runs `recite mcp`.
 pub fn run(a: Args) -> Result<ExitCode> {
-    let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    super::serve::server::mcp_stdio(&config)?;
+    let backend = super::serve::backend(&a.data, &a.settle, &a.cache, &a.engine)?;
+    recite_serve::mcp_stdio(backend, a.limits.limits())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,5 @@
 //! `recite serve`: an HTTP API (and, with the feature `agents`, an A2A agent and an MCP server)
-//! over one engine ([`server`]).
-
-pub mod server;
+//! over one engine: the crate `recite_serve`, given the options these flags ask for.
 
 const USAGE: &str = "\
 Examples:
@@ -45,7 +43,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::{DataArgs, SettleArgs};
+use super::cache::CacheArgs;
+use super::{DataArgs, EngineArgs, SettleArgs, files};
 
 /// Serve verification to other programs and agents: an HTTP API (with the feature `agents`, an
 /// A2A agent and an MCP server too), over one engine and data layer.
@@ -92,9 +91,9 @@ pub struct Args {
     #[command(flatten)]
     data: DataArgs,
     #[command(flatten)]
-    cache: super::cache::CacheArgs,
+    cache: CacheArgs,
     #[command(flatten)]
-    engine: super::EngineArgs,
+    engine: EngineArgs,
 }
 
 /// How much one process takes on; shared by `serve` and `mcp`.
@@ -116,19 +115,9 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The service's configuration with these limits.
-    pub fn config(
-        &self,
-        data: DataArgs,
-        settle: SettleArgs,
-        cache: super::cache::CacheArgs,
-        engine: super::EngineArgs,
-    ) -> server::Config {
-        server::Config {
-            data,
-            settle,
-            cache,
-            engine,
+    /// The service's limits.
+    pub fn limits(&self) -> recite_serve::Limits {
+        recite_serve::Limits {
             max_input_size: self.max_input_size,
             concurrency: self.concurrency as usize,
             queue: self.queue as usize,
@@ -137,30 +126,65 @@ impl Limits {
     }
 }
 
+/// What the service settles with, loaded as `recite check` loads it: the catalog and
+/// extractors, then the engine (with its cache).
+pub fn backend(
+    data: &DataArgs,
+    settle: &SettleArgs,
+    cache: &CacheArgs,
+    engine: &EngineArgs,
+) -> Result<recite_serve::Backend> {
+    let layer = data.data_layer();
+    let (catalog, registry) = (data.catalog()?, data.registry()?);
+    let engine = cache.engine(engine)?;
+    Ok(recite_serve::Backend { catalog, registry, engine, layer, settle: settle.options() })
+}
+
 /// Runs `recite serve`.
 pub fn run(a: Args) -> Result<ExitCode> {
-    let token = a.token_file.as_deref().map(server::read_token).transpose()?;
+    let token = a.token_file.as_deref().map(read_token).transpose()?;
     let ledger = match a.ledger {
         Some(p) => p,
-        None => server::ledger::default_path().ok_or_else(|| {
+        None => recite_serve::ledger::default_path().ok_or_else(|| {
             anyhow::anyhow!(
                 "no place for the ledger: set --ledger PATH (neither XDG_DATA_HOME nor HOME is set)"
             )
         })?,
     };
-    let config = a.limits.config(a.data, a.settle, a.cache, a.engine);
-    let listen = server::Listen {
+    let listen = recite_serve::Listen {
         addr: a.listen,
         token,
         public_url: a.public_url,
         allowed_hosts: a.allowed_hosts,
-        conns: server::conn::Options {
+        conns: recite_serve::conn::Options {
             header_timeout: std::time::Duration::from_secs(a.header_timeout),
             max_connections: a.max_connections as usize,
         },
     };
-    server::serve(&config, listen, &ledger, a.open)?;
+    let load = || backend(&a.data, &a.settle, &a.cache, &a.engine);
+    recite_serve::serve(load, a.limits.limits(), listen, &ledger, a.open)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the bearer token file: a regular file only its owner can read, holding one token of
+/// at least 16 characters (surrounding whitespace ignored).
+fn read_token(path: &std::path::Path) -> Result<Vec<u8>> {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let m = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("--token-file {shown}: {e}"))?;
+    if !m.is_file() {
+        anyhow::bail!("--token-file {shown}: not a regular file");
+    }
+    if m.permissions().mode() & 0o077 != 0 {
+        anyhow::bail!("--token-file {shown}: readable by others than its owner (chmod 600 {shown})");
+    }
+    let bytes = files::read_one(&path.to_string_lossy(), 4096)?;
+    let token = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("--token-file {shown}: not UTF-8"))?;
+    let token = token.trim();
+    if token.chars().count() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        anyhow::bail!("--token-file {shown}: the token must be one word of at least 16 characters");
+    }
+    Ok(token.as_bytes().to_vec())
 }
 
 /// `--allowed-host`: a DNS name or an IP address, without a port.

@@ -82,8 +82,16 @@ fn check_mcp(got: &Value, citation: &str, transcript: &str) {
     let tool = |n: &str| got["tools"].as_array().unwrap().iter().find(|t| t["name"] == n).unwrap().clone();
     assert!(tool("verify_citation")["input_schema"]["properties"]["citation"].is_object());
     assert!(tool("check_transcript")["input_schema"]["properties"]["text"].is_object());
-    assert_eq!(tool("verify_citation")["has_output_schema"], true);
-    assert_eq!(tool("check_transcript")["has_output_schema"], true);
+    // Every tool declares its output schema (the SDK validates each structured result against it).
+    for t in ["verify_citation", "check_transcript", "list_catalog", "list_extractors"] {
+        assert_eq!(tool(t)["has_output_schema"], true, "{t}");
+    }
+    assert_eq!(got["extractors"]["is_error"], false, "{}", got["extractors"]);
+    assert!(got["extractors"]["structured"]["extractors"].as_array().is_some_and(|e| !e.is_empty()));
+    // An input over --max-input-size is a tool error saying so, over stdio and HTTP alike.
+    assert_eq!(got["oversize"]["is_error"], true, "{}", got["oversize"]);
+    let said = got["oversize"]["text"].to_string();
+    assert!(said.contains("--max-input-size"), "{said}");
     let cbytes = read(citation);
     let want = cli_json(&["verify", "-", "--format", "json"], &cbytes);
     assert_eq!(got["verify"]["is_error"], false, "{}", got["verify"]);
@@ -133,7 +141,7 @@ fn serve_mcp_python_sdk_over_streamable_http_gets_the_cli_reports() {
     else {
         return;
     };
-    let s = Server::start(&[]);
+    let s = Server::start(&["--max-input-size", "1MiB"]);
     let got = clients(&python, &["mcp-http", &format!("{}/mcp", s.url()), CITATIONS[0], TRANSCRIPTS[0]]);
     check_mcp(&got, CITATIONS[0], TRANSCRIPTS[0]);
 }
@@ -198,6 +206,25 @@ fn serve_a2a_python_sdk_sends_streams_and_gets_tasks() {
             Some("TASK_STATE_REJECTED"),
             "{binding}: {prose:?}"
         );
+    }
+    // A citation with its claim as a sentence: the sentence's number is settled against it
+    // (issue 46, item 4), and the artifact says what it was read as.
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        for (label, claim, verdict) in
+            [("said44", "Considered=44%", "REPRODUCED"), ("said47", "Considered=47%", "DISCREPANT")]
+        {
+            let events = got[format!("{label}:{binding}")].as_array().unwrap();
+            let settled = events
+                .iter()
+                .filter_map(|e| e.get("artifactUpdate"))
+                .find(|a| a["artifact"]["name"] == "settlement")
+                .unwrap_or_else(|| panic!("{label} {binding}: no settlement: {events:?}"));
+            let report = &settled["artifact"]["parts"][0]["data"];
+            let claims = report["inputs"][0]["claims"].as_array().unwrap();
+            assert_eq!(claims.len(), 1, "{label} {binding}: {report}");
+            assert_eq!(claims[0]["verdict"], verdict, "{label} {binding}: {report}");
+            assert_eq!(settled["artifact"]["metadata"]["prose"]["paired"][0]["claim"], claim, "{settled}");
+        }
     }
     // recite's own answer re-runs: each recomputed artifact's citation, checked by recite, is
     // REPRODUCED.
@@ -376,6 +403,19 @@ fn serve_a2a_js_sdk_sends_streams_and_gets_tasks_with_a_token() {
         assert!(b["prose"]["events"][0]["task"].is_object(), "{binding}: {}", b["prose"]["events"][0]);
         let prose = b["prose"]["states"].as_array().unwrap();
         assert_eq!(prose.last().and_then(Value::as_str), Some("TASK_STATE_REJECTED"), "{binding}: {prose:?}");
+
+        // The citation with its claim as a sentence: settled on the sentence's number.
+        for (label, verdict) in [("said44", "REPRODUCED"), ("said47", "DISCREPANT")] {
+            let said = &b[label];
+            let states = said["states"].as_array().unwrap();
+            assert_eq!(
+                states.last().and_then(Value::as_str),
+                Some("TASK_STATE_COMPLETED"),
+                "{label} {binding}: {states:?}"
+            );
+            let report = &said["reports"][0];
+            assert_eq!(report["inputs"][0]["claims"][0]["verdict"], verdict, "{label} {binding}: {report}");
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! token or not; idle and slow connections are closed by the header timeout and capped, so
 //! `/healthz` keeps answering under a 1,024-descriptor limit; a stop closes connections without
 //! a request at once, lets requests in flight finish, and is handled from the moment the
-//! address is printed. The checks' details are tested in process (`src/cmd/serve/server/site.rs`).
+//! address is printed. The checks' details are tested in process (`crates/recite-serve/src/site.rs`).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -295,4 +295,47 @@ fn serve_drains_on_sighup_and_sigint_sent_as_soon_as_it_listens() {
         assert!(s.log().contains(&format!("SIG{signal}: stopping")), "{}", s.log());
         assert!(s.log().contains("recite serve: stopped"), "{}", s.log());
     }
+}
+
+/// One claim as a line of JSON: the pair `examples/citations/versant-w6-considered.json` holds.
+fn one_claim() -> Vec<u8> {
+    let pair: serde_json::Value = serde_json::from_slice(&read(CITATIONS[0])).unwrap();
+    format!("{pair}\n").into_bytes()
+}
+
+/// A multipart check of `n` parts, one claim each, on a fresh connection: its response.
+fn check_parts(port: u16, n: usize) -> Response {
+    let one = one_claim();
+    let names: Vec<String> = (0..n).map(|i| format!("claim-{i}.jsonl")).collect();
+    let parts: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), one.as_slice())).collect();
+    let (body, typed) = multipart(&parts);
+    let host = format!("127.0.0.1:{port}");
+    raw(port, "POST", "/v1/check", &[("Host", host.as_str()), ("Content-Type", typed.as_str())], &body)
+}
+
+/// The report of a multipart check settled every part, and names no path of the server's.
+fn settled_every_part(r: &Response, n: usize) {
+    let text = String::from_utf8_lossy(&r.body);
+    let tmp = std::env::temp_dir().display().to_string();
+    assert!(!text.contains(&tmp) && !text.contains("/tmp/"), "a server path in the answer: {text:.2000}");
+    assert_eq!(r.status, 200, "{text:.2000}");
+    let report = r.json();
+    let inputs = report["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), n);
+    assert_eq!(report["summary"]["verdicts"]["REPRODUCED"], serde_json::json!(n), "{}", report["summary"]);
+}
+
+/// Issue 46, item 3: a part was spooled to a temporary file held open to the end of the check,
+/// so the documented maximum of 1,024 parts ran out of descriptors under systemd's default
+/// limit (500 "Too many open files … at path /tmp/…"), and so did four checks of 300 at once.
+#[test]
+fn serve_settles_the_most_parts_a_check_takes_under_a_1024_descriptor_limit() {
+    let s = Server::start_under(&["prlimit", "--nofile=1024"], &["--concurrency", "4"]);
+    settled_every_part(&check_parts(s.port, 1024), 1024);
+    let port = s.port;
+    let four: Vec<_> = (0..4).map(|_| std::thread::spawn(move || check_parts(port, 300))).collect();
+    for t in four {
+        settled_every_part(&t.join().unwrap(), 300);
+    }
+    assert!(!s.log().contains("Too many open files"), "{}", s.log());
 }

@@ -61,11 +61,56 @@ fn serve_a2a_answers_malformed_json_rpc_with_the_specifications_error_objects() 
         r#"{"jsonrpc": "2.0", "id": "x", "method": "SendMessage", "params": {"message": 3}}"#,
     ));
     assert_eq!((code, id), (-32602, Value::from("x")));
+    // No message at all (REQUIRED in a2a.proto's SendMessageRequest): Invalid params, not a
+    // rejected task (issue 46, item 4).
+    for params in [r#"{}"#, r#"{"message": null}"#] {
+        let req = format!(r#"{{"jsonrpc": "2.0", "id": 10, "method": "SendMessage", "params": {params}}}"#);
+        assert_eq!(rpc_error(&post(&s, path, &req)), (-32602, Value::from(10)), "{params}");
+    }
     // A caller that names no A2A version is taken as v0.3, which this agent does not speak.
     let req = r#"{"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": "t"}}"#;
     let r = s.request("POST", path, &[("content-type", "application/json")], req.as_bytes());
     assert_eq!(rpc_error(&r), (-32009, Value::from(9)));
     // Still serving.
+    let r = s.request("GET", "/healthz", &[], b"");
+    assert_eq!(r.status, 200);
+}
+
+/// The HTTP+JSON binding's error object (google.rpc.Status, as A2A v1.0 and the SDK's own errors
+/// have it): its code, status and the A2A reason of its ErrorInfo.
+fn rest_error(r: &Response) -> (u16, String, String) {
+    let text = String::from_utf8_lossy(&r.body);
+    assert_eq!(r.header("content-type"), Some("application/json"), "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert_eq!(v["error"]["code"].as_u64(), Some(u64::from(r.status)), "{v}");
+    assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+    let info = v["error"]["details"]
+        .as_array()
+        .and_then(|d| d.iter().find(|x| x["@type"] == "type.googleapis.com/google.rpc.ErrorInfo").cloned());
+    let info = info.unwrap_or_else(|| panic!("no ErrorInfo: {v}"));
+    assert_eq!(info["domain"], "a2a-protocol.org", "{v}");
+    (
+        r.status,
+        v["error"]["status"].as_str().unwrap_or("").into(),
+        info["reason"].as_str().unwrap_or("").into(),
+    )
+}
+
+#[test]
+fn serve_a2a_rest_answers_in_the_bindings_error_object() {
+    let s = Server::start(&["--max-input-size", "64KiB"]);
+    let send = "/a2a/rest/message:send";
+    // Not JSON: before, axum's text/plain "Failed to parse the request body as JSON".
+    let r = post(&s, send, r#"{"message": "#);
+    assert_eq!(rest_error(&r), (400, "INVALID_ARGUMENT".into(), "INVALID_PARAMS".into()));
+    // No message: before, a 200 with a rejected task.
+    let r = post(&s, send, "{}");
+    assert_eq!(rest_error(&r), (400, "INVALID_ARGUMENT".into(), "INVALID_PARAMS".into()));
+    // Declared over --max-input-size: refused before the body is read, in both bindings' shapes.
+    let big = format!(r#"{{"message": {{"parts": [{{"text": "{}"}}]}}}}"#, "x".repeat(80 << 10));
+    assert_eq!(rest_error(&post(&s, send, &big)).0, 413);
+    let r = post(&s, "/a2a/jsonrpc", &big);
+    assert_eq!((r.status, rpc_error(&r).0), (413, -32600));
     let r = s.request("GET", "/healthz", &[], b"");
     assert_eq!(r.status, 200);
 }

@@ -46,14 +46,18 @@ async def mcp_session(client, citation, transcript):
     )
     out['check'] = tool_out(await client.call_tool('check_transcript', {'text': transcript}))
     out['catalog'] = tool_out(await client.call_tool('list_catalog', {}))
+    out['extractors'] = tool_out(await client.call_tool('list_extractors', {}))
     out['bad'] = tool_out(await client.call_tool('check_transcript', {}))
+    # Over the server's --max-input-size (1 MiB, as the Rust tests start it): a tool error on
+    # every transport, not a transport failure.
+    out['oversize'] = tool_out(await client.call_tool('check_transcript', {'text': 'x' * (1536 << 10)}))
     return out
 
 
 async def mcp_stdio(recite, data, citation, transcript):
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=recite, args=['mcp', '--data', data])
+    params = StdioServerParameters(command=recite, args=['mcp', '--data', data, '--max-input-size', '1MiB'])
     async with Client(params) as client:
         return await mcp_session(client, citation, transcript)
 
@@ -116,6 +120,20 @@ async def a2a(base, citation, transcript):
             out[f'prose:{binding}'] = [
                 dump(e) async for e in streaming.send_message(pb.SendMessageRequest(message=prose))
             ]
+            # The claim as a sentence beside its citation: the sentence's numbers are settled.
+            bare = cited['citation'] if isinstance(cited, dict) and 'citation' in cited else cited
+            for label, sentence in (
+                ('said44', '44% of aware adults considered Versant in W6'),
+                ('said47', '47% of aware adults considered Versant in W6'),
+            ):
+                said = pb.Message(
+                    message_id=f'{label}-{binding}',
+                    role=pb.Role.ROLE_USER,
+                    parts=[data_part(bare, 'application/vnd.upperhand.citations+json'), pb.Part(text=sentence)],
+                )
+                out[f'{label}:{binding}'] = [
+                    dump(e) async for e in streaming.send_message(pb.SendMessageRequest(message=said))
+                ]
             await streaming.close()
     return out
 

@@ -9,7 +9,8 @@
 // binding the card offers that the SDK speaks (JSON-RPC, HTTP+JSON), chosen through the SDK's
 // card resolver and client factory: send a message carrying CITATION as a data Part, get the
 // task back by id, stream a message carrying each TRANSCRIPT as a file Part, get that task
-// too, and stream a prose message (which the agent rejects). Prints one JSON object: per
+// too, stream a prose message (which the agent rejects), and the citation with its claim as a
+// sentence (which it settles). Prints one JSON object: per
 // binding, the states seen, the report data Parts (in artifact order) and the raw events as the
 // SDK's ProtoJSON; any error an SDK call threw, by step, under `errors`.
 //
@@ -189,6 +190,16 @@ if (card) {
     }
     const prose = [part({ $case: "text", value: "is 44% right?" }, "text/plain")];
     b.prose = await step(`prose:${binding}`, () => stream(c, request(message(`prose-${binding}`, prose))));
+    // The claim as a sentence beside its citation (a data Part): the sentence's numbers are
+    // settled against the citation.
+    const bare = cited && typeof cited === "object" && "citation" in cited ? cited.citation : cited;
+    for (const [label, sentence] of [
+      ["said44", "44% of aware adults considered Versant in W6"],
+      ["said47", "47% of aware adults considered Versant in W6"],
+    ]) {
+      const said = [part({ $case: "data", value: bare }, CITATION), part({ $case: "text", value: sentence }, "text/plain")];
+      b[label] = await step(`${label}:${binding}`, () => stream(c, request(message(`${label}-${binding}`, said))));
+    }
   }
 }
 process.stdout.write(JSON.stringify(out) + "\n");

@@ -5,7 +5,10 @@
 //! A message carries what to settle, one input per Part: a citation (a data Part of the
 //! Upperhand media type, or any data Part shaped as a citation or a `{citation, result}` pair)
 //! is verified; a transcript (a file Part's bytes, or any other data Part) is checked; a text
-//! Part holding JSON is read as that JSON. A URL Part is refused: the server never fetches what
+//! Part holding JSON is read as that JSON. A text Part in prose is the claim of the message's
+//! one citation ("44% of aware adults considered Versant in W6", beside the citation as a data
+//! Part): the citation is settled against the numbers the prose states ([`crate::prose`]), and
+//! the settlement artifact's metadata says which were paired with a claim and which not. A URL Part is refused: the server never fetches what
 //! a request names. `metadata.skill` (`verify-citation`, `check-transcript`) overrides the guess.
 //!
 //! The reply is a Task. For each input an artifact holds the report (a data Part of
@@ -32,13 +35,14 @@ use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use serde_json::{Map, Value, json};
 
-use recite::json::{CITATION_MEDIA_TYPE, looks_like_citation};
-use recite::report::ReportFormat;
+use recite_core::json::{CITATION_MEDIA_TYPE, looks_like_citation};
+use recite_core::report::ReportFormat;
 
-use super::Service;
-use crate::cmd::TextOrJson;
+use crate::bindings::{self, Binding};
+use crate::extract::BodyLimits;
+use crate::{Service, TextOrJson};
 
-pub use recite::json::REPORT_MEDIA_TYPE;
+pub use recite_core::json::REPORT_MEDIA_TYPE;
 
 /// The Upperhand Citations v1 extension's URI, declared on the card.
 const CITATIONS_EXTENSION: &str = "https://standards.upperhandai.com/ext/citations/v1";
@@ -57,17 +61,33 @@ pub struct Routes {
 
 /// The agent's routes, its card naming `base` (`http://HOST:PORT`) as where it is reached.
 pub fn routes(svc: Arc<Service>, base: &str, token: bool) -> Routes {
+    let (svc_limit, svc_time) = (svc.max_input, svc.time_limit());
     let capabilities = capabilities();
     let handler = Arc::new(
         DefaultRequestHandler::new(Recite { svc }, Tasks::default()).with_capabilities(capabilities),
     );
     let card = Arc::new(StaticAgentCard::new(card(base, token)));
+    let limits = BodyLimits { max: svc_limit, within: svc_time };
+    // Each binding's bodies are read within the service's limits, its refusals in its own shape
+    // (`crate::bindings`); the SDK's extractors then take what the input limit allows.
+    let bound = |router: Router, binding: Binding| {
+        router
+            .layer(axum::middleware::from_fn(
+                move |req: axum::extract::Request, next: axum::middleware::Next| {
+                    bindings::guard(binding, limits, req, next)
+                },
+            ))
+            .layer(axum::extract::DefaultBodyLimit::max(usize::try_from(limits.max).unwrap_or(usize::MAX)))
+    };
     Routes {
         public: a2a_server::agent_card::agent_card_router(card),
         // Whole numbers go out as integers, not as the SDK's doubles (`super::wholes`).
         protected: Router::new()
-            .nest("/a2a/jsonrpc", a2a_server::jsonrpc::jsonrpc_router(handler.clone()))
-            .nest("/a2a/rest", a2a_server::rest::rest_router(handler))
+            .nest(
+                "/a2a/jsonrpc",
+                bound(a2a_server::jsonrpc::jsonrpc_router(handler.clone()), Binding::JsonRpc),
+            )
+            .nest("/a2a/rest", bound(a2a_server::rest::rest_router(handler), Binding::Rest))
             .layer(axum::middleware::map_response(super::wholes::as_integers)),
     }
 }
@@ -162,7 +182,15 @@ pub fn card(base: &str, token: bool) -> AgentCard {
 #[derive(Debug)]
 enum Input {
     Verify(Vec<u8>),
-    Check { name: String, bytes: Vec<u8> },
+    Check {
+        name: String,
+        bytes: Vec<u8>,
+    },
+    /// A citation, and the prose that states its numbers.
+    Prose {
+        citation: Vec<u8>,
+        text: String,
+    },
 }
 
 /// The inputs of a message, or why it cannot be read (which Part, and what is wrong).
@@ -172,6 +200,7 @@ fn inputs(m: &Message) -> Result<Vec<Input>, String> {
         return Err(format!("metadata.skill {s:?}: this agent's skills are {VERIFY} and {CHECK}"));
     }
     let mut out = Vec::new();
+    let mut prose: Vec<&str> = Vec::new();
     for (i, p) in m.parts.iter().enumerate() {
         let at = format!("parts[{i}]");
         let cited = p.media_type.as_deref().is_some_and(|t| t.eq_ignore_ascii_case(CITATION_MEDIA_TYPE));
@@ -183,10 +212,9 @@ fn inputs(m: &Message) -> Result<Vec<Input>, String> {
                     out.push(Input::Check { name: name_of(p), bytes: t.as_bytes().to_vec() });
                     continue;
                 }
-                Err(e) => {
-                    return Err(format!(
-                        "{at}: a text Part must hold JSON (a citation or a transcript), not prose ({e})"
-                    ));
+                Err(_) => {
+                    prose.push(t);
+                    continue;
                 }
             },
             PartContent::Raw(bytes) => {
@@ -210,10 +238,28 @@ fn inputs(m: &Message) -> Result<Vec<Input>, String> {
         let bytes = serde_json::to_vec(&value).map_err(|e| format!("{at}: {e}"))?;
         out.push(if verify { Input::Verify(bytes) } else { Input::Check { name: name_of(p), bytes } });
     }
+    if !prose.is_empty() {
+        pair_prose(&mut out, prose.join("\n"))?;
+    }
     if out.is_empty() {
         return Err("the message has no Part to settle: send a citation or a transcript".into());
     }
     Ok(out)
+}
+
+/// Makes the message's one citation the one its prose claims about; prose beside no citation,
+/// or beside several, cannot be settled.
+fn pair_prose(inputs: &mut [Input], text: String) -> Result<(), String> {
+    let mut cited = inputs.iter_mut().filter(|i| matches!(i, Input::Verify(_)));
+    let (Some(one), None) = (cited.next(), cited.next()) else {
+        return Err("a text Part in prose is settled against the message's one citation: send the citation \
+                    as a data Part beside it (or a text Part holding JSON, a citation or a transcript)"
+            .into());
+    };
+    if let Input::Verify(bytes) = one {
+        *one = Input::Prose { citation: std::mem::take(bytes), text };
+    }
+    Ok(())
 }
 
 /// The name a transcript is reported under: its file name, else `-` as for standard input.
@@ -331,9 +377,15 @@ impl AgentExecutor for Recite {
 
 /// Settles one input: its report artifact, then one artifact per re-run claim.
 async fn settle(svc: &Arc<Service>, input: Input) -> Result<Vec<Artifact>, String> {
+    let mut read = None;
     let text = match input {
         Input::Verify(bytes) => {
             svc.verify(bytes, Vec::new(), TextOrJson::Json).await.map_err(|p| p.to_string())?.text
+        }
+        Input::Prose { citation, text } => {
+            let (v, reading) = svc.verify_prose(citation, text).await.map_err(|p| p.to_string())?;
+            read = Some(reading.to_json());
+            v.text
         }
         Input::Check { name, bytes } => {
             let report = svc.check(bytes, name, ReportFormat::Json).await.map_err(|p| p.to_string())?;
@@ -342,7 +394,11 @@ async fn settle(svc: &Arc<Service>, input: Input) -> Result<Vec<Artifact>, Strin
         }
     };
     let report: Value = serde_json::from_str(&text).map_err(|e| format!("the report is not JSON: {e}"))?;
-    Ok(artifacts(report))
+    let mut out = artifacts(report);
+    if let (Some(read), Some(settlement)) = (read, out.first_mut()) {
+        settlement.metadata = Some(HashMap::from([("prose".to_string(), read)]));
+    }
+    Ok(out)
 }
 
 /// The artifacts of one report: the report with its summary, then each re-run claim's

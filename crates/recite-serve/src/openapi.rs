@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 description of the HTTP API, served at `GET /v1/openapi.json`. Its report
 //! schemas are generated from the same Rust types as docs/report.schema.json and
-//! docs/report-lines.schema.json (`recite::report::json::schema`, `…::jsonl::schema`), so the
+//! docs/report-lines.schema.json (`recite_core::report::json::schema`, `…::jsonl::schema`), so the
 //! description cannot drift from what the endpoints answer.
 
 use serde_json::{Map, Value, json};
@@ -144,8 +144,8 @@ pub fn document(token: bool) -> Value {
         },
         "components": {
             "schemas": {
-                "Report": component("Report", &recite::report::json::schema()),
-                "ReportLine": component("ReportLine", &recite::report::jsonl::schema()),
+                "Report": component("Report", &recite_core::report::json::schema()),
+                "ReportLine": component("ReportLine", &recite_core::report::jsonl::schema()),
                 "Problem": {
                     "type": "object",
                     "required": ["type", "title", "status", "detail"],

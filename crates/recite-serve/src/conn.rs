@@ -72,7 +72,7 @@ pub async fn serve(listener: TcpListener, app: Router, opts: Options, stop: watc
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             let _ = stream.try_write(&busy());
             if !full {
-                crate::cmd::warn(&format!(
+                crate::warn(&format!(
                     "recite serve: {} connections open (--max-connections): refusing new ones until some close",
                     opts.max_connections
                 ));

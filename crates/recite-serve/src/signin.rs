@@ -9,16 +9,17 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{FromRef, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
+use subtle::ConstantTimeEq as _;
 
-use super::http::{decode_form, read_body_within};
-use super::ledger::sha256_hex;
-use super::workbench::secure;
-use super::{Problem, same_token};
+use crate::extract::{BodyLimits, Payload};
+use crate::headers;
+use crate::ledger::sha256_hex;
+use crate::problem::Problem;
 
 /// The session cookie's name.
 const COOKIE: &str = "recite_session";
@@ -88,9 +89,7 @@ pub async fn authorize(State(guard): State<Arc<Guard>>, req: Request, next: Next
             .and_then(|v| v.to_str().ok())
             .is_some_and(|a| a.contains("text/html"));
     if page {
-        let mut r = StatusCode::SEE_OTHER.into_response();
-        r.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/signin"));
-        return r;
+        return Redirect::to("/signin").into_response();
     }
     Problem {
         status: 401,
@@ -108,31 +107,26 @@ const FORM: &str = include_str!("workbench/signin.html");
 
 fn form(status: StatusCode, message: &str) -> Response {
     let html = FORM.replace("{message}", message);
-    let mut r = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
-    secure(&mut r, "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'");
-    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    r
+    let kind = (header::CONTENT_TYPE, "text/html; charset=utf-8");
+    (status, [kind, (header::CACHE_CONTROL, "no-store")], html).into_response()
 }
 
-/// The token form is at most this long.
-const MAX_FORM: u64 = 4096;
+/// The token form is read whole within these: at most 4 KiB, in 10 s.
+impl FromRef<Arc<Guard>> for BodyLimits {
+    fn from_ref(_: &Arc<Guard>) -> BodyLimits {
+        BodyLimits { max: 4096, within: std::time::Duration::from_secs(10) }
+    }
+}
 
 /// `POST /signin` (`token=TOKEN`, form-encoded): the session cookie and a redirect to the
 /// index, or the form again, 401, saying the token was wrong.
-async fn sign_in(State(guard): State<Arc<Guard>>, req: Request) -> Response {
-    let body = match read_body_within(req.into_body(), MAX_FORM, std::time::Duration::from_secs(10)).await {
-        Ok(b) => b,
-        Err(p) => return p.into_response(),
-    };
-    let text = String::from_utf8_lossy(&body);
-    let token = decode_form(&text, "token");
+async fn sign_in(State(guard): State<Arc<Guard>>, Payload(body): Payload) -> Response {
+    let token = form_urlencoded::parse(&body).find(|(k, _)| k == "token").map(|(_, v)| v);
     match token {
         Some(t) if same_token(t.trim().as_bytes(), &guard.token) => {
-            let mut r = StatusCode::SEE_OTHER.into_response();
-            let h = r.headers_mut();
-            h.insert(header::LOCATION, HeaderValue::from_static("/"));
+            let mut r = Redirect::to("/").into_response();
             if let Ok(c) = HeaderValue::from_str(&guard.cookie()) {
-                h.insert(header::SET_COOKIE, c);
+                r.headers_mut().insert(header::SET_COOKIE, c);
             }
             r
         }
@@ -145,12 +139,30 @@ async fn sign_in(State(guard): State<Arc<Guard>>, req: Request) -> Response {
 
 /// `GET /signin` and `POST /signin`, outside the token's guard.
 pub fn routes(guard: Arc<Guard>) -> Router {
-    Router::new().route("/signin", get(|| async { form(StatusCode::OK, "") }).post(sign_in)).with_state(guard)
+    let signin = Router::new().route("/signin", get(|| async { form(StatusCode::OK, "") }).post(sign_in));
+    headers::pages(signin, FORM_CSP).with_state(guard)
+}
+
+/// The sign-in form's policy: its style, and posting to this server only.
+const FORM_CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'";
+
+/// Whether `bytes` equal `token`, in time that depends on the token's length only.
+pub fn same_token(bytes: &[u8], token: &[u8]) -> bool {
+    bool::from(bytes.ct_eq(token))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::bearer;
+    use super::{bearer, same_token};
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token(b"0123456789abcdef", b"0123456789abcdef"));
+        assert!(!same_token(b"0123456789abcdeF", b"0123456789abcdef"));
+        assert!(!same_token(b"0123456789abcde", b"0123456789abcdef"));
+        assert!(!same_token(b"0123456789abcdef0", b"0123456789abcdef"));
+        assert!(!same_token(b"", b"0123456789abcdef"));
+    }
 
     #[test]
     fn the_bearer_scheme_is_matched_in_any_case() {

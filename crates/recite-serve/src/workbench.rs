@@ -1,5 +1,5 @@
 //! The analyst's workbench (docs/workbench.md): cases settled from the browser or the API and
-//! kept in the [`ledger`](super::ledger). A case is settled as `POST /v1/check` settles a
+//! kept in the [`ledger`]. A case is settled as `POST /v1/check` settles a
 //! transcript, in one run that writes both the JSON and the HTML report (the HTML renderer is
 //! the report's own, so a case's page and its export are what `recite check --format html`
 //! writes); it is saved with its inputs' SHA-256 digests and the data layer's fingerprint, and
@@ -15,19 +15,21 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::extract::{Path as UrlPath, Request, State};
+use axum::extract::{FromRef, Path as UrlPath, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use recite::report::stream::{self, Closing, InputHead, InputTail};
-use recite::report::{self, ClaimReport};
-use recite::settle::Verdict;
+use recite_core::report::stream::{self, Closing, InputHead, InputTail};
+use recite_core::report::{self, ClaimReport};
+use recite_core::settle::Verdict;
 
-use super::http::{self, check_length, input_name, json_response, query, read_body_within, single};
-use super::ledger::{self, ClaimRow, Filter, Ledger, NewCase, NewInput, NewRerun};
-use super::{Problem, Service, TIMED_OUT};
+use crate::Service;
+use crate::extract::{self, BodyLimits, Boundary, Pairs, Params, Payload, Query, json_response};
+use crate::headers;
+use crate::ledger::{self, ClaimRow, Filter, Ledger, NewCase, NewInput, NewRerun};
+use crate::problem::{Problem, Stopped};
 
 mod whatif;
 
@@ -62,48 +64,47 @@ pub struct Desk {
 /// The pages' style and script: the same for everyone, so outside the token's guard (the
 /// sign-in form is styled by them).
 pub fn assets() -> Router {
-    Router::new()
+    let assets = Router::new()
         .route("/assets/workbench.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
-        .route("/assets/workbench.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
+        .route("/assets/workbench.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }));
+    headers::pages(assets, PAGE_CSP)
 }
 
 /// The workbench's routes over `svc` and `ledger`; permalinks start with `base`.
 pub fn routes(svc: Arc<Service>, ledger: Ledger, base: &str) -> Router {
     let desk = Arc::new(Desk { svc, ledger, hashed: Mutex::default(), base: base.to_string() });
-    Router::new()
-        .route("/", get(|| async { page(INDEX.to_string()) }))
+    let api = Router::new()
         .route("/v1/cases", post(create).get(list))
         .route("/v1/cases/{id}", get(case_json))
         .route("/v1/cases/{id}/report", get(case_report_json))
         .route("/v1/cases/{id}/inputs/{n}", get(case_input))
         .route("/v1/cases/{id}/rerun", post(rerun))
         .route("/v1/cases/{id}/alternatives", get(whatif::alternatives))
-        .route("/v1/cases/{id}/whatif", post(whatif::run))
-        .route("/cases/{id}", get(case_page))
+        .route("/v1/cases/{id}/whatif", post(whatif::run));
+    let pages = Router::new()
+        .route("/", get(|| async { page(INDEX.to_string()) }))
+        .route("/cases/{id}", get(case_page));
+    // A stored report is shown framed by this server's page, and runs no script.
+    let reports = Router::new()
         .route("/cases/{id}/report", get(case_report_html))
         .route("/cases/{id}/export", get(case_export))
-        .route("/cases/{id}/reruns/{n}/report", get(rerun_report_html))
-        .with_state(desk)
+        .route("/cases/{id}/reruns/{n}/report", get(rerun_report_html));
+    api.merge(headers::pages(pages, PAGE_CSP)).merge(headers::pages(reports, REPORT_CSP)).with_state(desk)
 }
 
 fn page(html: String) -> Response {
-    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
-    secure(&mut r, PAGE_CSP);
-    r
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
 }
 
 fn asset(kind: &'static str, body: &'static str) -> Response {
-    let mut r = ([(header::CONTENT_TYPE, kind)], body).into_response();
-    secure(&mut r, PAGE_CSP);
-    r
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
 }
 
-/// The headers every page and asset carries: its policy, `nosniff` and `no-referrer`.
-pub(super) fn secure(r: &mut Response, csp: &'static str) {
-    let h = r.headers_mut();
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(csp));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+/// A case's inputs are read as `POST /v1/check` reads them.
+impl FromRef<Arc<Desk>> for BodyLimits {
+    fn from_ref(desk: &Arc<Desk>) -> BodyLimits {
+        BodyLimits::from_ref(&desk.svc)
+    }
 }
 
 fn no_case(id: &str) -> Problem {
@@ -144,45 +145,34 @@ async fn load(desk: &Arc<Desk>, id: &str) -> Result<(String, ledger::Case), Prob
 /// `POST /v1/cases[?name=NAME][&progress=1]`: the body is one transcript, or
 /// `multipart/form-data` with one transcript a part, as `POST /v1/check` takes them; it is settled, saved, and answered 201 with the case's id and permalink. With
 /// `progress=1` the answer is JSON lines as the claims settle ([`progress`]), the case last.
-async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, Problem> {
-    let q = query(req.uri(), &["name", "progress"])?;
-    let name = input_name(&q)?;
-    let live = match single(&q, "progress")? {
-        None | Some("0") => false,
-        Some("1") => true,
-        Some(_) => return Err(Problem::bad_request("query.progress", "1 (claims as they settle) or 0")),
-    };
-    let svc = desk.svc.clone();
-    let boundary = http::multipart_boundary(&req)?;
-    check_length(&req, svc.max_input)?;
-    let body = read_body_within(req.into_body(), svc.max_input, svc.time_limit()).await?;
-    if body.len() as u64 > svc.max_input {
-        return Err(Problem::too_large(svc.max_input));
-    }
+async fn create(
+    State(desk): State<Arc<Desk>>,
+    Query(q): Query<CreateQuery>,
+    boundary: Boundary,
+    Payload(body): Payload,
+) -> Result<Response, Problem> {
+    let (live, svc) = (q.progress, desk.svc.clone());
     // Several files dropped at once are one case: a multipart body, one input a part.
-    let inputs: Vec<NewInput> = match boundary {
-        None => vec![NewInput { name, bytes: body }],
-        Some(boundary) => http::parts(body, boundary)
-            .await?
-            .into_iter()
-            .map(|(name, bytes)| NewInput { name, bytes })
-            .collect(),
-    };
+    let inputs: Vec<NewInput> = extract::inputs(body, q.name, boundary)
+        .await?
+        .into_iter()
+        .map(|(name, bytes)| NewInput { name, bytes })
+        .collect();
     let (permit, deadline, until) = turn(&svc).await?;
     let (lines, received) = tokio::sync::mpsc::channel::<String>(PROGRESS_LINES);
     let sent = live.then(|| lines.clone());
     let d = desk.clone();
-    let job = tokio::task::spawn_blocking(move || {
+    let job = tokio::task::spawn_blocking(move || -> Result<_, Stopped> {
         let _turn = permit;
         let settled = d.settle(&inputs, until, sent.map(Progress::new))?;
         let (fingerprint, files) = d.fingerprint();
         let case = new_case(settled, inputs, fingerprint, files);
         // Past the time limit the caller has been told it failed: nothing is saved then.
         if std::time::Instant::now() >= until {
-            return Err(TIMED_OUT.to_string());
+            return Err(Stopped::TimedOut);
         }
         let summary = json!({ "claims": case.claims, "verdict": case.verdict, "verdicts": case.verdicts });
-        let (id, created) = d.ledger.save(&case).map_err(|e| e.to_string())?;
+        let (id, created) = d.ledger.save(&case).map_err(|e| Stopped::Failed(e.to_string()))?;
         Ok((id, created, summary))
     });
     let made = move |(id, created, summary): (String, String, Value)| {
@@ -222,6 +212,26 @@ async fn create(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response,
         r.headers_mut().insert(header::LOCATION, v);
     }
     Ok(r)
+}
+
+/// `POST /v1/cases`'s query: the input's name, and whether to tell each claim as it settles.
+struct CreateQuery {
+    name: String,
+    progress: bool,
+}
+
+impl Params for CreateQuery {
+    const ALLOWED: &'static [&'static str] = &["name", "progress"];
+
+    fn read(q: &Pairs) -> Result<Self, Problem> {
+        let name = extract::input_name(q)?;
+        let progress = match q.single("progress")? {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(_) => return Err(Problem::bad_request("query.progress", "1 (claims as they settle) or 0")),
+        };
+        Ok(CreateQuery { name, progress })
+    }
 }
 
 /// Progress lines buffered for a slow reader; past them the check waits for it (within the
@@ -291,60 +301,71 @@ async fn turn(
 async fn finish<T>(
     svc: &Service,
     deadline: tokio::time::Instant,
-    job: tokio::task::JoinHandle<Result<T, String>>,
+    job: tokio::task::JoinHandle<Result<T, Stopped>>,
 ) -> Result<T, Problem> {
     match tokio::time::timeout_at(deadline, job).await {
         Err(_) => Err(Problem::time_limit(svc.time_limit())),
         Ok(Err(e)) => Err(Problem::internal(format!("the check failed: {e}"))),
-        Ok(Ok(Err(e))) if e == TIMED_OUT => Err(Problem::time_limit(svc.time_limit())),
-        Ok(Ok(Err(e))) => Err(Problem::internal(e)),
+        Ok(Ok(Err(stopped))) => Err(stopped.problem(svc.time_limit())),
         Ok(Ok(Ok(v))) => Ok(v),
+    }
+}
+
+/// `GET /v1/cases`'s query: the search, each term at most [`TERM_MAX`] characters.
+impl Params for Filter {
+    const ALLOWED: &'static [&'static str] = &["study", "period", "measure", "verdict", "limit"];
+
+    fn read(q: &Pairs) -> Result<Self, Problem> {
+        let term = |k: &str| -> Result<Option<String>, Problem> {
+            match q.single(k)? {
+                None | Some("") => Ok(None),
+                Some(v) if v.chars().count() > TERM_MAX || v.chars().any(char::is_control) => {
+                    Err(Problem::bad_request(
+                        &format!("query.{k}"),
+                        format!("at most {TERM_MAX} characters, no control characters"),
+                    ))
+                }
+                Some(v) => Ok(Some(v.to_string())),
+            }
+        };
+        let verdict = match q.single("verdict")? {
+            None | Some("") => None,
+            Some(v) => match Verdict::ALL.iter().find(|x| x.as_str().eq_ignore_ascii_case(v)) {
+                Some(x) => Some(x.as_str().to_string()),
+                None => {
+                    let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
+                    return Err(Problem::bad_request(
+                        "query.verdict",
+                        format!("{v:?} is not a verdict; one of {}", names.join(", ")),
+                    ));
+                }
+            },
+        };
+        let limit = match q.single("limit")? {
+            None => LIST_DEFAULT,
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=LIST_MAX).contains(&n) => n,
+                _ => {
+                    return Err(Problem::bad_request(
+                        "query.limit",
+                        format!("a whole number from 1 to {LIST_MAX}"),
+                    ));
+                }
+            },
+        };
+        Ok(Filter {
+            study: term("study")?,
+            period: term("period")?,
+            measure: term("measure")?,
+            verdict,
+            limit,
+        })
     }
 }
 
 /// `GET /v1/cases[?study=&period=&measure=&verdict=&limit=]`: the saved cases, newest first,
 /// each with its verdict counts; the filters must all hold for one claim of a case.
-async fn list(State(desk): State<Arc<Desk>>, req: Request) -> Result<Response, Problem> {
-    let q = query(req.uri(), &["study", "period", "measure", "verdict", "limit"])?;
-    let term = |k: &str| -> Result<Option<String>, Problem> {
-        match single(&q, k)? {
-            None | Some("") => Ok(None),
-            Some(v) if v.chars().count() > TERM_MAX || v.chars().any(char::is_control) => {
-                Err(Problem::bad_request(
-                    &format!("query.{k}"),
-                    format!("at most {TERM_MAX} characters, no control characters"),
-                ))
-            }
-            Some(v) => Ok(Some(v.to_string())),
-        }
-    };
-    let verdict = match single(&q, "verdict")? {
-        None | Some("") => None,
-        Some(v) => match Verdict::ALL.iter().find(|x| x.as_str().eq_ignore_ascii_case(v)) {
-            Some(x) => Some(x.as_str().to_string()),
-            None => {
-                let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
-                return Err(Problem::bad_request(
-                    "query.verdict",
-                    format!("{v:?} is not a verdict; one of {}", names.join(", ")),
-                ));
-            }
-        },
-    };
-    let limit = match single(&q, "limit")? {
-        None => LIST_DEFAULT,
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if (1..=LIST_MAX).contains(&n) => n,
-            _ => {
-                return Err(Problem::bad_request(
-                    "query.limit",
-                    format!("a whole number from 1 to {LIST_MAX}"),
-                ));
-            }
-        },
-    };
-    let f =
-        Filter { study: term("study")?, period: term("period")?, measure: term("measure")?, verdict, limit };
+async fn list(State(desk): State<Arc<Desk>>, Query(f): Query<Filter>) -> Result<Response, Problem> {
     let d = desk.clone();
     let cases = blocking(move || d.ledger.list(&f)).await?;
     let mut totals: serde_json::Map<String, Value> =
@@ -407,9 +428,7 @@ async fn case_report_html(
 }
 
 fn report_page(html: String) -> Response {
-    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
-    secure(&mut r, REPORT_CSP);
-    r
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
 }
 
 /// `GET /cases/{id}/export`: the self-contained HTML report, as a download.
@@ -448,7 +467,7 @@ async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> R
     let (permit, deadline, until) = turn(&svc).await?;
     let d = desk.clone();
     let key = id.clone();
-    let job = tokio::task::spawn_blocking(move || {
+    let job = tokio::task::spawn_blocking(move || -> Result<_, Stopped> {
         let _turn = permit;
         let Some(saved) = d.ledger.get(&key).map_err(|e| e.to_string())? else {
             return Ok(None);
@@ -462,7 +481,7 @@ async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> R
         let saved_print = saved.meta["fingerprint"].as_str().unwrap_or_default().to_string();
         let files_changed = files_changed(&saved.meta["data_files"], &files);
         if std::time::Instant::now() >= until {
-            return Err(TIMED_OUT.to_string());
+            return Err(Stopped::TimedOut);
         }
         let r = NewRerun {
             recite: env!("CARGO_PKG_VERSION").to_string(),
@@ -507,7 +526,7 @@ impl Desk {
         inputs: &[NewInput],
         until: std::time::Instant,
         progress: Option<Progress>,
-    ) -> Result<Settled, String> {
+    ) -> Result<Settled, Stopped> {
         let (json, html) = (Buffer::new(until), Buffer::new(until));
         let layer = Some(self.svc.layer.clone());
         let mut tee = Tee(vec![
@@ -536,8 +555,8 @@ impl Desk {
         for s in &catalog.studies {
             files.push(s.file.clone());
             for t in &s.tables {
-                if recite::catalog::url_scheme(&t.path).is_some() {
-                    remote.push(recite::objstore::redact(&t.path).into_owned());
+                if recite_core::catalog::url_scheme(&t.path).is_some() {
+                    remote.push(recite_engine::objstore::redact(&t.path).into_owned());
                 } else {
                     files.extend(files_of(&t.location(s)));
                 }

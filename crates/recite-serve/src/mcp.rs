@@ -17,10 +17,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use recite::report::ReportFormat;
+use recite_core::report::ReportFormat;
 
-use super::{Problem, Service};
-use crate::cmd::TextOrJson;
+use crate::TextOrJson;
+use crate::extract::BodyLimits;
+use crate::{Problem, Service};
 
 /// The tools, over the process's one service.
 #[derive(Clone)]
@@ -68,13 +69,60 @@ pub struct CheckParams {
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
+/// `list_catalog`'s output: the data layer's studies (each as `recite catalog show --format json`
+/// writes it, without the server's file locations), how many could not be read, and where the
+/// layer came from.
+fn catalog_schema() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "studies": { "type": "array", "items": { "type": "object" } },
+                    "unusable_studies": { "type": "integer", "minimum": 0 },
+                    "data_layer": {
+                        "type": "object",
+                        "properties": { "source": { "type": "string" } },
+                        "required": ["source"]
+                    }
+                },
+                "required": ["studies", "unusable_studies", "data_layer"]
+            }))
+        })
+        .clone()
+}
+
+/// `list_extractors`' output: the registered extractors, each with its measures.
+fn extractors_schema() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA.get_or_init(|| object(json!({
+        "type": "object",
+        "properties": {
+            "extractors": {
+                "type": "array",
+                "items": { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }
+            }
+        },
+        "required": ["extractors"]
+    }))).clone()
+}
+
+/// A JSON object as rmcp takes a schema.
+fn object(v: Value) -> Arc<JsonObject> {
+    Arc::new(match v {
+        Value::Object(o) => o,
+        _ => JsonObject::new(),
+    })
+}
+
 /// The JSON report's schema, the output schema of the tools that answer with a report.
 fn report_schema() -> Arc<JsonObject> {
     static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
     SCHEMA
         .get_or_init(|| {
             let v: Value =
-                serde_json::from_str(&recite::report::json::schema()).unwrap_or_else(|_| json!({}));
+                serde_json::from_str(&recite_core::report::json::schema()).unwrap_or_else(|_| json!({}));
             Arc::new(match v {
                 Value::Object(o) => o,
                 _ => JsonObject::new(),
@@ -165,7 +213,8 @@ impl Tools {
     #[tool(
         name = "list_catalog",
         description = "The data layer recite re-runs citations on: every study with its tables, columns \
-                       (labels, codes), periods, bases and weights. The names a citation must use."
+                       (labels, codes), periods, bases and weights. The names a citation must use.",
+        output_schema = catalog_schema()
     )]
     async fn list_catalog(&self, _params: Parameters<NoParams>) -> Result<CallToolResult, ErrorData> {
         Ok(CallToolResult::structured(self.svc.catalog_json()))
@@ -174,7 +223,8 @@ impl Tools {
     #[tool(
         name = "list_extractors",
         description = "The registered extractor functions (a citation's source.function) and the measures \
-                       each computes."
+                       each computes.",
+        output_schema = extractors_schema()
     )]
     async fn list_extractors(&self, _params: Parameters<NoParams>) -> Result<CallToolResult, ErrorData> {
         Ok(CallToolResult::structured(self.svc.extractors_json()))
@@ -184,59 +234,86 @@ impl Tools {
 #[tool_handler(name = "recite")]
 impl ServerHandler for Tools {}
 
-/// The streamable-HTTP endpoint, to mount at `/mcp` (a session per client, bodies capped at
-/// the service's input limit), and what closes its sessions when the server stops. rmcp's own
-/// `Host` check is off: the server's, before every route ([`super::site`]), is the one, so
-/// `/mcp` answers the same names as the rest (`--public-url`'s host, `--allowed-host`).
+/// The streamable-HTTP endpoint, to mount at `/mcp` (a session per client), and what closes
+/// its sessions when the server stops. rmcp's own `Host` check is off: the server's, before
+/// every route ([`super::site`]), is the one, so `/mcp` answers the same names as the rest
+/// (`--public-url`'s host, `--allowed-host`).
+///
+/// An input over the service's limit is a tool error, as over stdio: the transport takes a body
+/// of up to twice the limit and a little more (a transcript sent as a JSON string is escaped,
+/// so its envelope is larger than it), and the tool refuses the input itself. Only a body past
+/// that is refused by the transport: at once when its declared length is, with the JSON-RPC
+/// error object.
 pub fn http(svc: Arc<Service>) -> (axum::Router, impl FnOnce() + Send + 'static) {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    let envelope = svc.max_input.saturating_mul(2).saturating_add(64 * 1024);
+    let limits = BodyLimits { max: envelope, within: svc.time_limit() };
     let config = StreamableHttpServerConfig::default()
-        .with_max_request_body_bytes(usize::try_from(svc.max_input).unwrap_or(usize::MAX))
+        .with_max_request_body_bytes(usize::try_from(envelope).unwrap_or(usize::MAX))
         .disable_allowed_hosts();
     let stop = config.cancellation_token.clone();
-    let limit = usize::try_from(svc.max_input).unwrap_or(usize::MAX);
     let service = StreamableHttpService::new(
         move || Ok(Tools::new(svc.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| well_formed(req, next, limit),
+        move |req: axum::extract::Request, next: axum::middleware::Next| well_formed(req, next, limits),
     ));
     (router, move || stop.cancel())
 }
 
+/// The JSON-RPC 2.0 specification's error object (`id` null: the request's was not read).
+fn refuse(status: axum::http::StatusCode, code: i64, message: String) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message }, "id": null });
+    (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
 /// A POST whose body is not JSON-RPC gets the JSON-RPC 2.0 specification's error object
 /// (`-32700` parse error, `-32600` invalid request, `id` null) with 400, as MCP's streamable
-/// HTTP transport asks; rmcp alone answers 415 and plain text. Anything well-formed goes on.
+/// HTTP transport asks; rmcp alone answers 415 and plain text. A body declared over `limits`
+/// is refused before it is read, one that does not arrive within them when it stops; anything
+/// well-formed goes on.
 async fn well_formed(
     req: axum::extract::Request,
     next: axum::middleware::Next,
-    limit: usize,
+    limits: BodyLimits,
 ) -> axum::response::Response {
-    use axum::response::IntoResponse as _;
+    use axum::http::StatusCode;
     if req.method() != axum::http::Method::POST {
         return next.run(req).await;
     }
-    let (parts, body) = req.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
-        // Over the limit or cut short: rmcp's own answer (413) says which.
-        return (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "the body is over the input limit")
-            .into_response();
-    };
-    let refuse = |code: i64, message: String| {
-        let body = serde_json::json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message }, "id": null });
-        (
-            axum::http::StatusCode::BAD_REQUEST,
-            [(axum::http::header::CONTENT_TYPE, "application/json")],
-            body.to_string(),
+    let declared = req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    let too_large = |max: u64| {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            -32600,
+            format!("Invalid Request: the body is over {max} bytes, twice --max-input-size and more"),
         )
-            .into_response()
+    };
+    if declared.and_then(|d| d.parse::<u64>().ok()).is_some_and(|n| n > limits.max) {
+        return too_large(limits.max);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match crate::extract::read_within(body, limits).await {
+        Ok(b) => b,
+        Err(p) if p.status == 413 => return too_large(limits.max),
+        Err(p) => {
+            let status = StatusCode::from_u16(p.status).unwrap_or(StatusCode::BAD_REQUEST);
+            return refuse(status, -32600, format!("Invalid Request: {}", p.detail));
+        }
     };
     let v: Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
-        Err(e) => return refuse(-32700, format!("Parse error: the body is not JSON ({e})")),
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                format!("Parse error: the body is not JSON ({e})"),
+            );
+        }
     };
     // A message, or a batch of them: objects of JSON-RPC 2.0.
     let messages: Vec<&Value> = match &v {
@@ -245,15 +322,20 @@ async fn well_formed(
     };
     if messages.is_empty() || messages.iter().any(|m| m.get("jsonrpc").and_then(Value::as_str) != Some("2.0"))
     {
-        return refuse(-32600, "Invalid Request: not a JSON-RPC 2.0 message (`\"jsonrpc\": \"2.0\"`)".into());
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Invalid Request: not a JSON-RPC 2.0 message (`\"jsonrpc\": \"2.0\"`)".into(),
+        );
     }
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// Serves the tools over standard input and output until the client closes them.
-pub async fn stdio(svc: Arc<Service>) -> anyhow::Result<()> {
+pub async fn stdio(svc: Arc<Service>) -> super::Result<()> {
     use rmcp::ServiceExt as _;
-    let running = Tools::new(svc).serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
+    let mcp = |e: &dyn std::fmt::Display| super::ServeError::Mcp(e.to_string());
+    let running = Tools::new(svc).serve(rmcp::transport::stdio()).await.map_err(|e| mcp(&e))?;
+    running.waiting().await.map_err(|e| mcp(&e))?;
     Ok(())
 }

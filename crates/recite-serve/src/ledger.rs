@@ -536,24 +536,12 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Now, as `2026-05-04T09:12:44.318Z`.
 pub fn now_rfc3339() -> String {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    rfc3339(t.as_secs() as i64, t.subsec_millis())
+    rfc3339(chrono::Utc::now())
 }
 
-/// A Unix time as RFC 3339 in UTC, with milliseconds.
-fn rfc3339(secs: i64, millis: u32) -> String {
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+/// A time as RFC 3339 in UTC, with milliseconds.
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]
@@ -563,9 +551,12 @@ mod tests {
     #[test]
     fn times_are_rfc3339() {
         // Known instants (date -u -d @SECS).
-        assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.005Z");
-        assert_eq!(rfc3339(1_777_885_964, 318), "2026-05-04T09:12:44.318Z");
+        let at = |secs: i64, millis: u32| {
+            rfc3339(chrono::DateTime::from_timestamp(secs, millis * 1_000_000).unwrap())
+        };
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(at(1_777_885_964, 318), "2026-05-04T09:12:44.318Z");
     }
 
     #[test]

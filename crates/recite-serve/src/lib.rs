@@ -1,6 +1,8 @@
-//! `recite serve` and `recite mcp`: one engine and settlement session for the whole process,
-//! reached over an HTTP API ([`http`]) and, with the feature `agents`, as an A2A agent (`a2a`)
-//! and as an MCP tool server (`mcp`). Every front end calls the operations of [`Service`],
+//! `recite serve` and `recite mcp` as a library: one engine and settlement session for the
+//! whole process, reached over an HTTP API ([`http`]) and, with the feature `agents`, as an A2A
+//! agent (`a2a`) and as an MCP tool server (`mcp`). The `recite` binary turns its flags into
+//! [`Backend`], [`Limits`] and [`Listen`] and calls [`serve`] or `mcp_stdio`. Every front end
+//! calls the operations of [`Service`],
 //! which call the library just as `recite verify` and `recite check` do (same input name `-`,
 //! same data layer, same options), so the service's report for an input is the command
 //! line's, byte for byte.
@@ -14,14 +16,23 @@
 
 #[cfg(feature = "agents")]
 pub mod a2a;
+#[cfg(feature = "agents")]
+mod bindings;
 pub mod conn;
+mod extract;
+mod headers;
 pub mod http;
 pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
+pub mod problem;
+#[cfg(feature = "agents")]
+pub mod prose;
 pub mod signin;
 pub mod site;
+mod spool;
+mod streaming;
 #[cfg(feature = "agents")]
 pub mod wholes;
 pub mod workbench;
@@ -31,34 +42,56 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use anyhow::Result;
-use axum::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant;
 
-use recite::catalog::Catalog;
-use recite::check;
-use recite::engine::Engine;
-use recite::extractor::Registry;
-use recite::report::{self, DataLayer, ReportFormat};
-use recite::settle::{Verdict, pipeline};
-use recite::verify;
+use recite_core::catalog::Catalog;
+use recite_core::check;
+use recite_core::extractor::Registry;
+use recite_core::report::{self, DataLayer, ReportFormat};
+use recite_core::settle::{Verdict, pipeline};
+use recite_core::verify;
+use recite_engine::engine::Engine;
 
-use crate::cmd::cache::CacheArgs;
-use crate::cmd::{DataArgs, EngineArgs, SettleArgs, TextOrJson, files};
+pub use problem::Problem;
+use problem::Stopped;
+pub use streaming::Streaming;
+use streaming::{Chunk, Sink};
 
-/// What every front end shares: where the data is and how claims settle, and the limits.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The data layer and extractors.
-    pub data: DataArgs,
+/// A line on stderr. Never fails: a closed or broken stderr is not a reason to stop (nor to
+/// panic, as `eprintln!` would).
+pub(crate) fn warn(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// A report for a person or for a program: what `POST /v1/verify?format=` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextOrJson {
+    /// For a person at a terminal.
+    Text,
+    /// The JSON report `recite check --format json` writes.
+    Json,
+}
+
+/// What the service settles with, loaded by the caller as `recite check` loads it: the data
+/// layer and extractors, the engine (with its cache), and how claims are settled.
+pub struct Backend {
+    /// The data layer's studies.
+    pub catalog: Catalog,
+    /// The registered extractors.
+    pub registry: Registry,
+    /// The engine the scans run on.
+    pub engine: Engine,
+    /// Where the data layer is and how it was chosen.
+    pub layer: DataLayer,
     /// How claims are settled.
-    pub settle: SettleArgs,
-    /// The sufficient-statistics cache, when asked for.
-    pub cache: CacheArgs,
-    /// Where scans run.
-    pub engine: EngineArgs,
+    pub settle: pipeline::Options,
+}
+
+/// How much one process takes on.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
     /// The largest input (request body, transcript, citation) accepted, in bytes.
     pub max_input_size: u64,
     /// Operations run at once.
@@ -69,100 +102,62 @@ pub struct Config {
     pub time_limit: Duration,
 }
 
-/// Why an operation gave no report: an HTTP status, a title and what went wrong, where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// The HTTP status it maps to.
-    pub status: u16,
-    /// A short title, the same for every problem of its kind.
-    pub title: &'static str,
-    /// What went wrong, for this request.
-    pub detail: String,
-    /// Where in the request (`body`, `query.format`, `header.authorization`…), when it was the
-    /// request's fault.
-    pub location: Option<String>,
-    /// Seconds after which to try again (503).
-    pub retry_after: Option<u64>,
+/// Why `recite serve` or `recite mcp` could not start, or stopped on an error.
+#[derive(Debug)]
+pub enum ServeError {
+    /// A non-loopback address without a token.
+    Unguarded(std::net::SocketAddr),
+    /// The ledger could not be opened or read.
+    Ledger(ledger::LedgerError),
+    /// The data layer, extractors or engine could not be loaded (the caller's error).
+    Backend(Box<dyn std::error::Error + Send + Sync>),
+    /// The address could not be bound.
+    Listen(std::net::SocketAddr, std::io::Error),
+    /// The runtime, a signal handler or a transport failed.
+    Io(std::io::Error),
+    /// The MCP transport failed.
+    Mcp(String),
 }
 
-impl Problem {
-    /// The request itself is wrong at `location`.
-    pub fn bad_request(location: &str, detail: impl Into<String>) -> Problem {
-        Problem {
-            status: 400,
-            title: "bad request",
-            detail: detail.into(),
-            location: Some(location.to_string()),
-            retry_after: None,
-        }
-    }
-
-    /// The body is over the size limit.
-    pub fn too_large(max: u64) -> Problem {
-        Problem {
-            status: 413,
-            title: "request body too large",
-            detail: format!("the body is over {max} bytes (--max-input-size)"),
-            location: Some("body".into()),
-            retry_after: None,
-        }
-    }
-
-    /// Every turn is taken and the queue is full.
-    fn busy(concurrency: usize, queue: usize) -> Problem {
-        Problem {
-            status: 503,
-            title: "busy",
-            detail: format!(
-                "{concurrency} requests are running and {queue} waiting (--concurrency, --queue); try again later"
-            ),
-            location: None,
-            retry_after: Some(1),
-        }
-    }
-
-    /// The server is stopping.
-    fn stopping() -> Problem {
-        Problem {
-            status: 503,
-            title: "stopping",
-            detail: "the server is shutting down".into(),
-            location: None,
-            retry_after: Some(5),
-        }
-    }
-
-    /// The time limit passed.
-    pub fn time_limit(limit: Duration) -> Problem {
-        Problem {
-            status: 504,
-            title: "time limit",
-            detail: format!("the request did not finish within {} s (--time-limit)", limit.as_secs()),
-            location: None,
-            retry_after: None,
-        }
-    }
-
-    /// The server failed: nothing the request could change.
-    pub fn internal(detail: impl Into<String>) -> Problem {
-        Problem {
-            status: 500,
-            title: "internal error",
-            detail: recite::objstore::redact(&detail.into()).into_owned(),
-            location: None,
-            retry_after: None,
-        }
-    }
-}
-
-impl std::fmt::Display for Problem {
+impl std::fmt::Display for ServeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.location {
-            Some(at) => write!(f, "{} ({at}): {}", self.title, self.detail),
-            None => write!(f, "{}: {}", self.title, self.detail),
+        match self {
+            ServeError::Unguarded(listen) => write!(
+                f,
+                "refusing to listen on {listen} without a token: a non-loopback address needs --token-file FILE \
+                 (a bearer token every request must carry; docs/service.md)"
+            ),
+            ServeError::Ledger(e) => write!(f, "{e}"),
+            ServeError::Backend(e) => write!(f, "{e}"),
+            ServeError::Listen(listen, e) => write!(f, "cannot listen on {listen}: {e}"),
+            ServeError::Io(e) => write!(f, "{e}"),
+            ServeError::Mcp(e) => write!(f, "{e}"),
         }
     }
 }
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServeError::Backend(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<ledger::LedgerError> for ServeError {
+    fn from(e: ledger::LedgerError) -> Self {
+        ServeError::Ledger(e)
+    }
+}
+
+impl From<std::io::Error> for ServeError {
+    fn from(e: std::io::Error) -> Self {
+        ServeError::Io(e)
+    }
+}
+
+type Result<T, E = ServeError> = std::result::Result<T, E>;
 
 /// One verified citation: its report and verdict.
 #[derive(Debug, Clone)]
@@ -173,127 +168,15 @@ pub struct Verified {
     pub verdict: Verdict,
 }
 
-/// A piece of a report being written by a check, or its end.
-#[derive(Debug)]
-enum Chunk {
-    Data(Bytes),
-    Done(Result<(), String>),
-}
-
-/// A check's report as it is written: [`Streaming::next`] until `None`.
-pub struct Streaming {
-    rx: mpsc::Receiver<Chunk>,
-    deadline: Instant,
-    limit: Duration,
-    ended: bool,
-}
-
-impl Streaming {
-    /// The next piece of the report, `None` once it is complete, or why it stopped (after
-    /// which there is nothing more).
-    pub async fn next(&mut self) -> Option<Result<Bytes, Problem>> {
-        if self.ended {
-            return None;
-        }
-        let got = tokio::time::timeout_at(self.deadline, self.rx.recv()).await;
-        let out = match got {
-            Err(_) => Some(Err(Problem::time_limit(self.limit))),
-            Ok(None) => Some(Err(Problem::internal("the check stopped without finishing its report"))),
-            Ok(Some(Chunk::Data(b))) => return Some(Ok(b)),
-            Ok(Some(Chunk::Done(Ok(())))) => None,
-            Ok(Some(Chunk::Done(Err(e)))) if e == TIMED_OUT => Some(Err(Problem::time_limit(self.limit))),
-            Ok(Some(Chunk::Done(Err(e)))) => Some(Err(Problem::internal(e))),
-        };
-        self.ended = true;
-        out
-    }
-
-    /// The whole report (for the front ends that answer in one message).
-    #[cfg(feature = "agents")]
-    pub async fn collect(mut self) -> Result<Vec<u8>, Problem> {
-        let mut all = Vec::new();
-        while let Some(piece) = self.next().await {
-            all.extend_from_slice(&piece?);
-        }
-        Ok(all)
-    }
-}
-
-/// What a report writer's error says when the time limit stopped it.
-const TIMED_OUT: &str = "writing the report: the request's time limit passed";
-
-/// Where a check running on a blocking thread writes its report: in pieces of up to 64 KiB to
-/// the request, failing once the caller has gone or the time limit has passed, which stops
-/// the check at its next write.
-struct Sink {
-    tx: mpsc::Sender<Chunk>,
-    buf: Vec<u8>,
-    deadline: std::time::Instant,
-}
-
-impl Sink {
-    fn send(&mut self) -> std::io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let data = Bytes::from(std::mem::take(&mut self.buf));
-        send_until(&self.tx, Chunk::Data(data), self.deadline)
-    }
-}
-
-/// Sends `chunk`, waiting while the request is not reading (its buffer full) but never past
-/// `deadline`: a caller that stops reading cannot hold a turn beyond the time limit.
-fn send_until(
-    tx: &mpsc::Sender<Chunk>,
-    mut chunk: Chunk,
-    deadline: std::time::Instant,
-) -> std::io::Result<()> {
-    use mpsc::error::TrySendError;
-    loop {
-        match tx.try_send(chunk) {
-            Ok(()) => return Ok(()),
-            Err(TrySendError::Closed(_)) => {
-                return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the caller went away"));
-            }
-            Err(TrySendError::Full(c)) => {
-                if std::time::Instant::now() >= deadline {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "the request's time limit passed",
-                    ));
-                }
-                chunk = c;
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-    }
-}
-
-impl std::io::Write for Sink {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        if std::time::Instant::now() >= self.deadline {
-            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the request's time limit passed"));
-        }
-        self.buf.extend_from_slice(b);
-        if self.buf.len() >= 1 << 16 {
-            self.send()?;
-        }
-        Ok(b.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.send()
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        let _ = self.send();
+/// A request's body is read within the input limit and the time limit.
+impl axum::extract::FromRef<Arc<Service>> for extract::BodyLimits {
+    fn from_ref(svc: &Arc<Service>) -> extract::BodyLimits {
+        extract::BodyLimits { max: svc.max_input, within: svc.time_limit() }
     }
 }
 
 /// Turns for operations: a semaphore, and a count of those waiting for it.
-struct Limits {
+struct Turns {
     permits: Arc<Semaphore>,
     waiting: Arc<AtomicUsize>,
     concurrency: usize,
@@ -319,26 +202,24 @@ pub struct Service {
     settle: pipeline::Options,
     /// The largest input accepted, in bytes.
     pub max_input: u64,
-    limits: Limits,
+    limits: Turns,
     stopping: AtomicBool,
 }
 
 impl Service {
-    /// Loads the catalog and extractors and starts the engine, as `recite check` does. Must be
-    /// called outside any async runtime (the engine has its own).
-    pub fn open(c: &Config) -> Result<Service> {
-        let layer = c.data.data_layer();
-        let (catalog, registry) = (c.data.catalog()?, c.data.registry()?);
-        let engine = c.cache.engine(&c.engine)?;
+    /// The service over `b` within `c`. Must be called outside any async runtime (the
+    /// engine has its own).
+    pub fn new(b: Backend, c: Limits) -> Service {
+        let Backend { catalog, registry, engine, layer, settle } = b;
         let concurrency = c.concurrency.max(1);
-        Ok(Service {
+        Service {
             catalog,
             registry,
             engine,
             layer,
-            settle: c.settle.options(),
+            settle,
             max_input: c.max_input_size,
-            limits: Limits {
+            limits: Turns {
                 permits: Arc::new(Semaphore::new(concurrency)),
                 waiting: Arc::new(AtomicUsize::new(0)),
                 concurrency,
@@ -346,7 +227,7 @@ impl Service {
                 time_limit: c.time_limit,
             },
             stopping: AtomicBool::new(false),
-        })
+        }
     }
 
     /// The time limit of one operation.
@@ -406,7 +287,7 @@ impl Service {
         let job = tokio::task::spawn_blocking(move || {
             let _turn = permit;
             // The scan is given up at the deadline, so the turn is free when the caller hears 504.
-            let (settlement, stats) = recite::scan::with_deadline(Some(until), || {
+            let (settlement, stats) = recite_core::scan::with_deadline(Some(until), || {
                 verify::verify("-", &body, claimed, &svc.catalog, &svc.registry, &svc.engine, svc.settle)
             })?;
             let verdict = settlement.verdict;
@@ -418,7 +299,7 @@ impl Service {
                     report::json::render(&verify::report("-", settlement, stats, svc.layer.clone()))
                 }
             };
-            Ok::<_, recite::engine::EngineError>(Verified { text, verdict })
+            Ok::<_, recite_engine::engine::EngineError>(Verified { text, verdict })
         });
         match tokio::time::timeout_at(deadline, job).await {
             Err(_) => Err(Problem::time_limit(self.limits.time_limit)),
@@ -426,6 +307,40 @@ impl Service {
             Ok(Ok(Err(e))) => Err(Problem::internal(format!("the engine failed: {e}"))),
             Ok(Ok(Ok(v))) => Ok(v),
         }
+    }
+
+    /// The measures and the base a citation (or a `{citation, result}` pair) names, when it
+    /// resolves.
+    #[cfg(feature = "agents")]
+    fn cited(&self, bytes: &[u8]) -> Option<(Vec<recite_core::extractor::Measure>, String)> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let c = v.get("citation").unwrap_or(&v);
+        let citation = recite_core::citation::parse(c).ok()?;
+        let r = recite_core::resolve::resolve(&citation, &self.catalog, &self.registry, &self.engine).ok()?;
+        Some((r.measures, r.base))
+    }
+
+    /// The citation in `citation` settled against the numbers the prose `text` states about it
+    /// ([`prose`]), as `recite verify - --claim …` would settle them; and how the prose was read.
+    #[cfg(feature = "agents")]
+    pub async fn verify_prose(
+        self: &Arc<Self>,
+        citation: Vec<u8>,
+        text: String,
+    ) -> Result<(Verified, prose::Reading), Problem> {
+        if (citation.len() + text.len()) as u64 > self.max_input {
+            return Err(Problem::too_large(self.max_input));
+        }
+        let (svc, bytes) = (self.clone(), citation.clone());
+        // Resolving the citation may read the tables' schemas: off the async threads.
+        let reading = tokio::task::spawn_blocking(move || {
+            let (measures, base) = svc.cited(&bytes).unwrap_or_default();
+            prose::read(&text, &measures, &base, svc.settle.decimal_mark)
+        })
+        .await
+        .map_err(|e| Problem::internal(format!("reading the prose failed: {e}")))?;
+        let verified = self.verify(citation, reading.claims.clone(), TextOrJson::Json).await?;
+        Ok((verified, reading))
     }
 
     /// `recite check - --format FORMAT` with `body` as standard input named `name`: the report
@@ -452,13 +367,15 @@ impl Service {
         let (tx, rx) = mpsc::channel(8);
         let until = std::time::Instant::now() + deadline.saturating_duration_since(Instant::now());
         let svc = self.clone();
+        // Made here, on the runtime: the blocking thread waits on it for a slow reader.
+        let (sink, last) = (Sink::new(tx.clone(), until), Sink::new(tx, until));
         tokio::task::spawn_blocking(move || {
             let _turn = permit;
-            let sink = Sink { tx: tx.clone(), buf: Vec::new(), deadline: until };
-            let done = recite::scan::with_deadline(Some(until), || svc.check_into(&inputs, format, sink));
-            let _ = send_until(&tx, Chunk::Done(done), until);
+            let done =
+                recite_core::scan::with_deadline(Some(until), || svc.check_into(&inputs, format, sink));
+            let _ = last.put(Chunk::Done(done));
         });
-        Ok(Streaming { rx, deadline, limit: self.limits.time_limit, ended: false })
+        Ok(Streaming::new(rx, deadline, self.limits.time_limit))
     }
 
     /// Runs the check of the inputs onto `sink`, as `recite check -` runs it on one.
@@ -467,7 +384,7 @@ impl Service {
         inputs: &[(String, Vec<u8>)],
         format: ReportFormat,
         sink: Sink,
-    ) -> Result<(), String> {
+    ) -> Result<(), Stopped> {
         let mut w = report::writer(format, false, false, Some(self.layer.clone()), Box::new(sink));
         let inputs: Vec<(&str, &[u8])> = inputs.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
         // As `recite check --format html`: the HTML report charts each claim across periods.
@@ -478,33 +395,23 @@ impl Service {
 
     /// Runs the check of `inputs` (name, bytes) onto the report writer `w`, as `recite check`
     /// runs them (with each claim's series across periods when `series`,
-    /// [`pipeline::Options::series`]); a write past the time limit (`TimedOut`) is [`TIMED_OUT`].
+    /// [`pipeline::Options::series`]); a write past the time limit (`TimedOut`) is
+    /// [`Stopped::TimedOut`].
     fn check_onto(
         &self,
         inputs: &[(&str, &[u8])],
         w: &mut dyn report::stream::Writer,
         series: bool,
-    ) -> Result<(), String> {
-        // Spooled as `recite check -` spools standard input: the batch reads each more than once.
-        let mut spooled = Vec::with_capacity(inputs.len());
-        let mut sources = Vec::with_capacity(inputs.len());
-        for (name, body) in inputs {
-            let mut tmp =
-                tempfile::NamedTempFile::new().map_err(|e| format!("cannot spool the input: {e}"))?;
-            tmp.write_all(body)
-                .and_then(|_| tmp.flush())
-                .map_err(|e| format!("cannot spool the input: {e}"))?;
-            let path = tmp.path().to_string_lossy().into_owned();
-            sources.push(check::Source::File { name: name.to_string(), path });
-            spooled.push(tmp);
-        }
+    ) -> Result<(), Stopped> {
+        let spooled = spool::Spool::new(inputs).map_err(|e| e.to_string())?;
+        let sources = spooled.sources();
         let max = self.max_input;
         let opts = check::Options {
             settle: pipeline::Options { series, ..self.settle },
             held_bytes: check::HELD_BYTES,
             chunk: check::DEFAULT_CHUNK,
             max_input_size: max,
-            read: &|p| files::read_file(p, max),
+            read: &|p| spooled.read(p, max),
             record_schema: None,
             data_layer: Some(self.layer.clone()),
             timings: false,
@@ -515,9 +422,9 @@ impl Service {
         match ran {
             Ok(_) => Ok(()),
             Err(check::CheckError::Write(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
-                Err(TIMED_OUT.into())
+                Err(Stopped::TimedOut)
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(Stopped::Failed(e.to_string())),
         }
     }
 
@@ -563,7 +470,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Where and how `recite serve` listens, beyond what every front end shares ([`Config`]). (Not
+/// Where and how `recite serve` listens, beyond what every front end shares ([`Backend`],
+/// [`Limits`]). (Not
 /// `Debug`: it holds the token.)
 pub struct Listen {
     /// The address to bind (a non-loopback one only with a token).
@@ -580,27 +488,29 @@ pub struct Listen {
 
 /// `recite serve`: listens as `l` says and serves the API, MCP and A2A, and the workbench on
 /// the ledger at `ledger`, until SIGTERM, SIGINT or SIGHUP; the Agent Card and the permalinks
-/// name the public URL, else the address.
-pub fn serve(c: &Config, l: Listen, ledger: &std::path::Path, open: bool) -> Result<()> {
+/// name the public URL, else the address. `backend` loads what the service settles with, once
+/// the ledger is open.
+pub fn serve<E>(
+    backend: impl FnOnce() -> Result<Backend, E>,
+    limits: Limits,
+    l: Listen,
+    ledger: &std::path::Path,
+    open: bool,
+) -> Result<()>
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let Listen { addr: listen, token, public_url, allowed_hosts, conns } = l;
     if !listen.ip().is_loopback() && token.is_none() {
-        anyhow::bail!(
-            "refusing to listen on {listen} without a token: a non-loopback address needs --token-file FILE \
-             (a bearer token every request must carry; docs/service.md)"
-        );
+        return Err(ServeError::Unguarded(listen));
     }
     let ledger = ledger::Ledger::open(ledger)?;
-    crate::cmd::warn(&format!(
-        "recite serve: ledger {} ({} cases)",
-        ledger.path.display(),
-        ledger.count().map_err(anyhow::Error::new)?
-    ));
-    let svc = Arc::new(Service::open(c)?);
+    crate::warn(&format!("recite serve: ledger {} ({} cases)", ledger.path.display(), ledger.count()?));
+    let svc = Arc::new(Service::new(backend().map_err(|e| ServeError::Backend(e.into()))?, limits));
     let rt = runtime()?;
     let done = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+        let listener =
+            tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Listen(listen, e))?;
         let bound = listener.local_addr().unwrap_or(listen);
         let site = Arc::new(site::Site::new(bound, public_url.as_deref(), &allowed_hosts));
         let base = public_url.unwrap_or_else(|| format!("http://{bound}"));
@@ -652,13 +562,13 @@ fn open_in_browser(bound: std::net::SocketAddr, guarded: bool) {
             .stderr(std::process::Stdio::null())
             .spawn();
         if let Ok(mut child) = spawned {
-            crate::cmd::warn(&format!("recite serve: opening {url} with {program}"));
+            crate::warn(&format!("recite serve: opening {url} with {program}"));
             // Reaped on its own thread, so no zombie is left behind.
             std::thread::spawn(move || child.wait());
             return;
         }
     }
-    crate::cmd::warn(&format!(
+    crate::warn(&format!(
         "recite serve: --open: no browser could be started ($BROWSER, xdg-open, open); open {url}"
     ));
 }
@@ -684,55 +594,11 @@ fn agents(_: &Arc<Service>, _: &str, _: bool) -> (axum::Router, axum::Router, Bo
 
 /// `recite mcp`: the MCP tools over standard input and output, until the client closes them.
 #[cfg(feature = "agents")]
-pub fn mcp_stdio(c: &Config) -> Result<()> {
-    let svc = Arc::new(Service::open(c)?);
+pub fn mcp_stdio(backend: Backend, limits: Limits) -> Result<()> {
+    let svc = Arc::new(Service::new(backend, limits));
     let rt = runtime()?;
     let done = rt.block_on(mcp::stdio(svc.clone()));
     rt.shutdown_timeout(Duration::from_secs(1));
     drop(svc);
     done
-}
-
-/// Whether `bytes` equal `token`, in time that depends on the token's length only.
-pub fn same_token(bytes: &[u8], token: &[u8]) -> bool {
-    let mut diff = bytes.len() ^ token.len();
-    for (i, t) in token.iter().enumerate() {
-        diff |= usize::from(bytes.get(i).copied().unwrap_or(0) ^ t);
-    }
-    diff == 0
-}
-
-/// Reads the bearer token file: a regular file only its owner can read, holding one token of
-/// at least 16 characters (surrounding whitespace ignored).
-pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::os::unix::fs::PermissionsExt;
-    let shown = path.display();
-    let m = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("--token-file {shown}: {e}"))?;
-    if !m.is_file() {
-        anyhow::bail!("--token-file {shown}: not a regular file");
-    }
-    if m.permissions().mode() & 0o077 != 0 {
-        anyhow::bail!("--token-file {shown}: readable by others than its owner (chmod 600 {shown})");
-    }
-    let bytes = files::read_one(&path.to_string_lossy(), 4096)?;
-    let token = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("--token-file {shown}: not UTF-8"))?;
-    let token = token.trim();
-    if token.chars().count() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        anyhow::bail!("--token-file {shown}: the token must be one word of at least 16 characters");
-    }
-    Ok(token.as_bytes().to_vec())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::same_token;
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(same_token(b"0123456789abcdef", b"0123456789abcdef"));
-        assert!(!same_token(b"0123456789abcdeF", b"0123456789abcdef"));
-        assert!(!same_token(b"0123456789abcde", b"0123456789abcdef"));
-        assert!(!same_token(b"0123456789abcdef0", b"0123456789abcdef"));
-        assert!(!same_token(b"", b"0123456789abcdef"));
-    }
 }

@@ -1,26 +1,28 @@
 //! The workbench's "what if" (docs/workbench.md): a case's claims re-run under the alternatives
-//! the catalog declares ([`recite::settle::whatif`]). A claim is found again in the case's
+//! the catalog declares ([`recite_core::settle::whatif`]). A claim is found again in the case's
 //! stored inputs by its locator in the saved report, so what is re-run is the claim as the
 //! agent wrote it; an alternative is chosen by its id among those listed for that claim, so a
 //! request can only pick catalog names, never bring its own.
 
 use std::sync::Arc;
 
-use axum::extract::{Path as UrlPath, Request, State};
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, State};
 use axum::response::Response;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use recite::citation::{self, Citation};
-use recite::claim::{self, Claimed};
-use recite::report::ClaimReport;
-use recite::resolve::{self, Resolved};
-use recite::settle::Explanation;
-use recite::settle::whatif::{self, Alternative};
-use recite::transcript::{self, Document, Item, Locator};
+use recite_core::citation::{self, Citation};
+use recite_core::claim::{self, Claimed};
+use recite_core::report::ClaimReport;
+use recite_core::resolve::{self, Resolved};
+use recite_core::settle::Explanation;
+use recite_core::settle::whatif::{self, Alternative};
+use recite_core::transcript::{self, Document, Item, Locator};
 
-use super::super::http::{json_response, query, read_body_within, single};
-use super::super::{Problem, TIMED_OUT};
 use super::{Desk, claims, finish, load, turn};
+use crate::extract::{self, BodyLimits, Pairs, Params, Query, json_response};
+use crate::problem::{Problem, Stopped};
 
 /// The largest what-if request body (`{"claim": K, "alternative": "…"}`).
 const MAX_REQUEST: u64 = 64 * 1024;
@@ -103,26 +105,35 @@ fn read_case(desk: &Desk, id: &str, report_json: &str) -> Result<(Vec<Document>,
     Ok((docs, report))
 }
 
+/// `…/alternatives`'s query: one claim's index, else every claim.
+pub(super) struct Only(Option<usize>);
+
+impl Params for Only {
+    const ALLOWED: &'static [&'static str] = &["claim"];
+
+    fn read(q: &Pairs) -> Result<Self, Problem> {
+        match q.single("claim")? {
+            None => Ok(Only(None)),
+            Some(v) => v
+                .parse::<usize>()
+                .map(|k| Only(Some(k)))
+                .map_err(|_| Problem::bad_request("query.claim", "a claim's index: 0, 1, …")),
+        }
+    }
+}
+
 /// `GET /v1/cases/{id}/alternatives[?claim=K]`: each claim's alternatives, the one its
 /// explanation names first (`likely`). A claim that has none says why (`reason`).
 pub(super) async fn alternatives(
     State(desk): State<Arc<Desk>>,
     UrlPath(id): UrlPath<String>,
-    req: Request,
+    Query(Only(only)): Query<Only>,
 ) -> Result<Response, Problem> {
-    let q = query(req.uri(), &["claim"])?;
-    let only = match single(&q, "claim")? {
-        None => None,
-        Some(v) => Some(
-            v.parse::<usize>()
-                .map_err(|_| Problem::bad_request("query.claim", "a claim's index: 0, 1, …"))?,
-        ),
-    };
     let (id, case) = load(&desk, &id).await?;
     let svc = desk.svc.clone();
     let (permit, deadline, until) = turn(&svc).await?;
     let d = desk.clone();
-    let job = tokio::task::spawn_blocking(move || {
+    let job = tokio::task::spawn_blocking(move || -> Result<_, Stopped> {
         let _turn = permit;
         let (docs, report) = read_case(&d, &id, &case.report_json)?;
         let items = items(&docs);
@@ -140,7 +151,7 @@ pub(super) async fn alternatives(
         let mut listed = Vec::with_capacity(wanted.len());
         for k in wanted {
             if std::time::Instant::now() >= until {
-                return Err(TIMED_OUT.to_string());
+                return Err(Stopped::TimedOut);
             }
             listed.push(match d.claim_at(&items, &report, k) {
                 Ok(f) => json!({
@@ -160,32 +171,60 @@ pub(super) async fn alternatives(
     Ok(json_response(&finish(&svc, deadline, job).await??))
 }
 
+/// `POST /v1/cases/{id}/whatif`'s body.
+#[derive(Debug, Default, Deserialize)]
+struct WhatIf {
+    /// The claim's index in the case's report.
+    #[serde(default)]
+    claim: Field<u64>,
+    /// The alternative's id, as `…/alternatives` lists it.
+    #[serde(default)]
+    alternative: Field<String>,
+}
+
+/// A field read if it has the type asked for, else missing.
+#[derive(Debug)]
+struct Field<T>(Option<T>);
+
+impl<T> Default for Field<T> {
+    fn default() -> Self {
+        Field(None)
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Field<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Field(serde_json::from_value(Value::deserialize(d)?).ok()))
+    }
+}
+
 /// `POST /v1/cases/{id}/whatif` with `{"claim": K, "alternative": ID}`: claim `K` re-run under
 /// the alternative `ID` (one of those `…/alternatives` lists for it), with the verdict it would
 /// get and the claim as the JSON report would write it (`report_claim`).
 pub(super) async fn run(
     State(desk): State<Arc<Desk>>,
     UrlPath(id): UrlPath<String>,
-    req: Request,
+    body: Body,
 ) -> Result<Response, Problem> {
     let svc = desk.svc.clone();
-    let body = read_body_within(req.into_body(), MAX_REQUEST, svc.time_limit()).await?;
+    let limits = BodyLimits { max: MAX_REQUEST, within: svc.time_limit() };
+    let body = extract::read_within(body, limits).await?;
     let asked: Value =
         serde_json::from_slice(&body).map_err(|e| Problem::bad_request("body", format!("not JSON: {e}")))?;
-    let k = asked["claim"]
-        .as_u64()
-        .ok_or_else(|| Problem::bad_request("body.claim", "a claim's index (0, 1, …) in the case's report"))?
-        as usize;
-    let alt_id = asked["alternative"]
-        .as_str()
-        .ok_or_else(|| {
-            Problem::bad_request("body.alternative", "an alternative's id, as …/alternatives lists it")
-        })?
-        .to_string();
+    // Any JSON is read as the request, a field absent or of another type as missing: each
+    // field's problem names it.
+    let asked: WhatIf = serde_json::from_value(asked).unwrap_or_default();
+    let k =
+        asked.claim.0.ok_or_else(|| {
+            Problem::bad_request("body.claim", "a claim's index (0, 1, …) in the case's report")
+        })? as usize;
+    let alt_id = asked.alternative.0.ok_or_else(|| {
+        Problem::bad_request("body.alternative", "an alternative's id, as …/alternatives lists it")
+    })?;
     let (id, case) = load(&desk, &id).await?;
     let (permit, deadline, until) = turn(&svc).await?;
     let d = desk.clone();
-    let job = tokio::task::spawn_blocking(move || {
+    let job = tokio::task::spawn_blocking(move || -> Result<_, Stopped> {
         let _turn = permit;
         let (docs, report) = read_case(&d, &id, &case.report_json)?;
         let items = items(&docs);
@@ -214,13 +253,14 @@ pub(super) async fn run(
             }));
         };
         let method = d.svc.settle.method();
-        let ran = recite::scan::with_deadline(Some(until), || {
+        let ran = recite_core::scan::with_deadline(Some(until), || {
             whatif::settle(&f.citation, &f.numbers, alt, &d.svc.engine, method)
         });
-        let (settlement, _) = ran.map_err(|e| e.to_string())?;
+        let (settlement, _) = ran.map_err(|e| Stopped::Failed(e.to_string()))?;
         let verdict = settlement.verdict;
         let reasons = settlement.reasons.clone();
-        let report_claim = recite::report::json::claim_value(&ClaimReport { locator: f.locator, settlement });
+        let report_claim =
+            recite_core::report::json::claim_value(&ClaimReport { locator: f.locator, settlement });
         Ok(Ok(json!({
             "claim": k,
             "alternative": alt,

@@ -1,0 +1,252 @@
+//! What a handler takes from a request, typed: its query ([`Query`] of a [`Params`] type per
+//! endpoint, each parameter checked against the endpoint's own), its body read whole within the
+//! size and time limits ([`Payload`], refused unread when its declared length is over), and a
+//! `multipart/form-data` body's parts ([`Boundary`], [`inputs`]). Every refusal is a
+//! [`Problem`] naming where the request was wrong (`query.format`, `body.part[3]`…).
+
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
+use axum::http::header;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt as _;
+
+use crate::problem::Problem;
+
+/// The query string's parameters, decoded, in order; each one the endpoint takes.
+pub struct Pairs(Vec<(String, String)>);
+
+impl Pairs {
+    /// The parameters of `query` (`a=1&b=2`), each one of `allowed`.
+    fn parse(query: &str, allowed: &[&str]) -> Result<Pairs, Problem> {
+        let mut out = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let k = decode(k).ok_or_else(|| {
+                Problem::bad_request("query", "a parameter is not valid percent-encoded UTF-8")
+            })?;
+            let at = format!("query.{k}");
+            if !allowed.contains(&k.as_str()) {
+                let known = allowed.join(", ");
+                return Err(Problem::bad_request(
+                    &at,
+                    format!("unknown parameter {k:?}; this endpoint takes {known}"),
+                ));
+            }
+            let v = decode(v).ok_or_else(|| Problem::bad_request(&at, "not valid percent-encoded UTF-8"))?;
+            out.push((k, v));
+        }
+        Ok(Pairs(out))
+    }
+
+    /// The one value of parameter `k`, if given (twice is an error).
+    pub fn single(&self, k: &str) -> Result<Option<&str>, Problem> {
+        let mut it = self.0.iter().filter(|(n, _)| n == k);
+        let first = it.next().map(|(_, v)| v.as_str());
+        if it.next().is_some() {
+            return Err(Problem::bad_request(&format!("query.{k}"), format!("{k} is given more than once")));
+        }
+        Ok(first)
+    }
+
+    /// Every value of parameter `k`, in order.
+    pub fn all(&self, k: &str) -> Vec<String> {
+        self.0.iter().filter(|(n, _)| n == k).map(|(_, v)| v.clone()).collect()
+    }
+}
+
+/// `application/x-www-form-urlencoded` decoding (`+` is a space), of UTF-8 text only.
+fn decode(s: &str) -> Option<String> {
+    let spaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced).decode_utf8().ok().map(|c| c.into_owned())
+}
+
+/// An endpoint's query parameters, as a type.
+pub trait Params: Sized {
+    /// The parameters the endpoint takes; any other is refused.
+    const ALLOWED: &'static [&'static str];
+    /// The parameters read from the decoded pairs.
+    fn read(q: &Pairs) -> Result<Self, Problem>;
+}
+
+/// The query string as the endpoint's [`Params`].
+pub struct Query<T>(pub T);
+
+impl<S: Send + Sync, T: Params> FromRequestParts<S> for Query<T> {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Problem> {
+        let q = Pairs::parse(parts.uri.query().unwrap_or(""), T::ALLOWED)?;
+        T::read(&q).map(Query)
+    }
+}
+
+/// What a name in a report may be (`?name=`, a part's file name).
+const NAME_RULE: &str = "a name is 1 to 256 characters, none of them control characters";
+
+/// Whether `name` may name an input in a report.
+pub fn good_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().count() <= 256 && !name.chars().any(char::is_control)
+}
+
+/// The input's name in the report: `name`, default `-`; 1 to 256 characters, no control
+/// characters.
+pub fn input_name(q: &Pairs) -> Result<String, Problem> {
+    let name = q.single("name")?.unwrap_or("-").to_string();
+    if !good_name(&name) {
+        return Err(Problem::bad_request("query.name", NAME_RULE));
+    }
+    Ok(name)
+}
+
+/// How much of a body a route reads, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    /// The most bytes read (413 past them).
+    pub max: u64,
+    /// The longest the body may take to arrive (408 past it): a caller that sends it slowly or
+    /// never finishes it cannot hold a connection for ever.
+    pub within: Duration,
+}
+
+/// The whole body, read within the route's [`BodyLimits`]: refused unread (413) when its
+/// declared length is over them.
+pub struct Payload(pub Vec<u8>);
+
+impl<S> FromRequest<S> for Payload
+where
+    S: Send + Sync,
+    BodyLimits: FromRef<S>,
+{
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Problem> {
+        let limits = BodyLimits::from_ref(state);
+        let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+        match declared.map(str::parse::<u64>) {
+            Some(Ok(n)) if n > limits.max => return Err(Problem::too_large(limits.max)),
+            Some(Err(_)) => return Err(Problem::bad_request("header.content-length", "not a number")),
+            _ => {}
+        }
+        read_within(req.into_body(), limits).await.map(Payload)
+    }
+}
+
+/// Reads the whole body within `limits`: 408 past the time, 413 past the size, 400 when it is
+/// cut short.
+pub async fn read_within(body: Body, limits: BodyLimits) -> Result<Vec<u8>, Problem> {
+    match tokio::time::timeout(limits.within, read_body(body, limits.max)).await {
+        Ok(read) => read,
+        Err(_) => Err(Problem::body_timeout(limits.within)),
+    }
+}
+
+async fn read_body(body: Body, max: u64) -> Result<Vec<u8>, Problem> {
+    let mut stream = body.into_data_stream();
+    let mut all = Vec::new();
+    while let Some(piece) = stream.next().await {
+        let piece =
+            piece.map_err(|e| Problem::bad_request("body", format!("the body could not be read: {e}")))?;
+        if (all.len() + piece.len()) as u64 > max {
+            return Err(Problem::too_large(max));
+        }
+        all.extend_from_slice(&piece);
+    }
+    Ok(all)
+}
+
+/// The boundary of a `multipart/…` body, `None` for any other body.
+pub struct Boundary(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Boundary {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Problem> {
+        match parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+            Some(ct) if ct.trim_start().to_ascii_lowercase().starts_with("multipart/") => {
+                let b = multer::parse_boundary(ct)
+                    .map_err(|e| Problem::bad_request("header.content-type", format!("{ct:?}: {e}")))?;
+                Ok(Boundary(Some(b)))
+            }
+            _ => Ok(Boundary(None)),
+        }
+    }
+}
+
+/// Most parts a multipart body may have: each is an input of the report.
+pub const MAX_PARTS: usize = 1024;
+
+/// The inputs of a body: itself, named `name`, or with a multipart `boundary` one a part, in
+/// order, each named by its file name (else its field name, else `part N`). The body is
+/// already read within the size limit.
+pub async fn inputs(
+    body: Vec<u8>,
+    name: String,
+    boundary: Boundary,
+) -> Result<Vec<(String, Vec<u8>)>, Problem> {
+    let Some(boundary) = boundary.0 else { return Ok(vec![(name, body)]) };
+    let stream = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(Bytes::from(body)) });
+    let mut form = multer::Multipart::new(stream, boundary);
+    let mut out = Vec::new();
+    loop {
+        let at = format!("body.part[{}]", out.len());
+        let field = match form.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return Err(Problem::bad_request(&at, format!("not a multipart part: {e}"))),
+        };
+        if out.len() == MAX_PARTS {
+            return Err(Problem::bad_request(&at, format!("a check takes at most {MAX_PARTS} parts")));
+        }
+        let name = field
+            .file_name()
+            .or(field.name())
+            .filter(|n| !n.is_empty())
+            .map_or_else(|| format!("part {}", out.len() + 1), str::to_string);
+        if !good_name(&name) {
+            return Err(Problem::bad_request(&at, NAME_RULE));
+        }
+        let bytes = field.bytes().await.map_err(|e| Problem::bad_request(&at, format!("{name}: {e}")))?;
+        out.push((name, bytes.to_vec()));
+    }
+    if out.is_empty() {
+        return Err(Problem::bad_request(
+            "body",
+            "the multipart body has no part: send one transcript a part",
+        ));
+    }
+    Ok(out)
+}
+
+/// A JSON answer as the API writes them: pretty, with a final newline.
+pub fn json_response(v: &serde_json::Value) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], format!("{v:#}\n")).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Pairs, decode};
+
+    #[test]
+    fn query_values_decode() {
+        assert_eq!(decode("Considered%3D44%25").as_deref(), Some("Considered=44%"));
+        assert_eq!(decode("a+b").as_deref(), Some("a b"));
+        assert_eq!(decode("%ff"), None);
+        // A `%` not followed by two hex digits stays as written, as WHATWG's form decoding has it.
+        assert_eq!(decode("%zz").as_deref(), Some("%zz"));
+    }
+
+    #[test]
+    fn a_parameter_is_one_the_endpoint_takes_and_given_once() {
+        let q =
+            Pairs::parse("claim=0.44&claim=Considered%3D44%25&format=text", &["format", "claim"]).unwrap();
+        assert_eq!(q.single("format").unwrap(), Some("text"));
+        assert_eq!(q.all("claim"), ["0.44", "Considered=44%"]);
+        assert_eq!(q.single("claim").unwrap_err().location.as_deref(), Some("query.claim"));
+        let p = Pairs::parse("fromat=json", &["format"]).err().unwrap();
+        assert_eq!(p.location.as_deref(), Some("query.fromat"));
+        assert!(p.detail.contains("this endpoint takes format"), "{}", p.detail);
+    }
+}
