@@ -405,13 +405,13 @@ impl Ranges {
             batches.iter().find(|b| b.num_rows() > 0).map(|b| value_or_nan(b.column(i))).unwrap_or(f64::NAN)
         };
         for (i, w) in self.weights.iter().enumerate() {
-            self.bits.insert(w.clone(), bits_above(at(i)));
+            self.bits.insert(w.clone(), grouped::bits_above(at(i)));
         }
         let from = self.weights.len();
         for (i, c) in self.values.iter().enumerate() {
             let (hi, lo) = (at(from + 2 * i), at(from + 2 * i + 1));
             let largest = if hi.is_nan() || lo.is_nan() { f64::NAN } else { hi.abs().max(lo.abs()) };
-            self.bits.insert(c.clone(), bits_above(largest));
+            self.bits.insert(c.clone(), grouped::bits_above(largest));
         }
         Ok(())
     }
@@ -420,21 +420,6 @@ impl Ranges {
 /// An aggregate's f64 at row 0, NaN when NULL (no value to measure).
 fn value_or_nan(col: &datafusion::arrow::array::ArrayRef) -> f64 {
     if col.is_null(0) { f64::NAN } else { value_at(col, 0) }
-}
-
-/// The least b with |v| < 2^b, from v's exponent bits (exact, no logarithm); `None` for NaN or
-/// an infinite v, 0 for 0.
-pub(super) fn bits_above(v: f64) -> Option<i32> {
-    let v = v.abs();
-    if !v.is_finite() {
-        return None;
-    }
-    if v == 0.0 {
-        return Some(0);
-    }
-    let exponent = ((v.to_bits() >> 52) & 0x7ff) as i32;
-    // A subnormal is under 2^-1022.
-    Some(if exponent == 0 { -1022 } else { exponent - 1023 + 1 })
 }
 
 /// Where each sum of one job sits among the scan's aggregates.
@@ -538,14 +523,14 @@ mod tests {
     #[test]
     fn a_range_is_the_least_power_of_two_above_every_value() {
         for (v, b) in [(1.0, 1), (0.999, 0), (2.0, 2), (3.5, 2), (-3.5, 2), (1e-7, -23), (0.0, 0)] {
-            assert_eq!(bits_above(v), Some(b), "{v}");
+            assert_eq!(grouped::bits_above(v), Some(b), "{v}");
             if v != 0.0 {
                 assert!(v.abs() < pow2(b) && v.abs() >= pow2(b - 1), "{v} against 2^{b}");
             }
         }
-        assert_eq!(bits_above(f64::MIN_POSITIVE / 4.0), Some(-1022), "a subnormal");
-        assert_eq!(bits_above(f64::NAN), None);
-        assert_eq!(bits_above(f64::INFINITY), None);
+        assert_eq!(grouped::bits_above(f64::MIN_POSITIVE / 4.0), Some(-1022), "a subnormal");
+        assert_eq!(grouped::bits_above(f64::NAN), None);
+        assert_eq!(grouped::bits_above(f64::INFINITY), None);
     }
 
     #[test]

@@ -98,7 +98,7 @@ impl Scale {
     /// The scale of a column whose largest weight summed is `largest` (NaN: none), clamped to
     /// 2^±256: weights of 2^256 or more are OVERFLOW, not summed.
     pub(super) fn of(largest: f64) -> Scale {
-        let bits = super::summed::bits_above(largest).unwrap_or(0);
+        let bits = bits_above(largest).unwrap_or(0);
         Scale { bits: bits.clamp(LEAST_BITS, MOST_BITS) }
     }
 
@@ -181,6 +181,21 @@ fn whole(x: i256) -> f64 {
     let top = (high << (128 - shift)) | (low >> shift);
     let sticky = u128::from(low << (128 - shift) != 0);
     (top | sticky) as f64 * pow2(shift as i32)
+}
+
+/// The least b with |v| < 2^b, from v's exponent bits (exact, no logarithm); `None` for NaN or
+/// an infinite v, 0 for 0.
+pub(in crate::engine) fn bits_above(v: f64) -> Option<i32> {
+    let v = v.abs();
+    if !v.is_finite() {
+        return None;
+    }
+    if v == 0.0 {
+        return Some(0);
+    }
+    let exponent = ((v.to_bits() >> 52) & 0x7ff) as i32;
+    // A subnormal is under 2^-1022.
+    Some(if exponent == 0 { -1022 } else { exponent - 1023 + 1 })
 }
 
 /// Most bases cited with one column.
