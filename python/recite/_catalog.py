@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 from . import _recite
 from ._frames import to_polars

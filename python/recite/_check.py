@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from functools import cached_property
-from typing import Any, Dict, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Sequence, Union
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 from . import _recite
 from ._frames import to_polars
@@ -69,14 +70,10 @@ class Report:
         return to_polars(self._native.inputs_table())
 
     @cached_property
-    def _dict(self) -> Dict[str, Any]:
-        return json.loads(self._native.json())
-
-    @property
     def summary(self) -> Dict[str, Any]:
         """Counts: claims, claims per verdict, findings, unreadable inputs, answer numbers per
         status, and the coverage over all inputs."""
-        return self._dict["summary"]
+        return json.loads(self._native.summary_json())
 
     @property
     def exit_code(self) -> int:
@@ -182,5 +179,7 @@ def check(
         max_input_size=max_input_size,
     )
     report = Report(native)
-    warn_shadowing(report._dict.get("data_layer"))
+    # The data layer alone: rendering and parsing a 10k-claim report to read it cost more than
+    # the batch's own settling (benches/python.py).
+    warn_shadowing(json.loads(native.data_layer_json()))
     return report

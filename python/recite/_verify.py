@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 from functools import cached_property
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 from . import _recite
 from ._frames import to_polars
@@ -179,5 +180,5 @@ def verify(
         decimal_mark=decimal_mark,
     )
     settlement = Settlement(native)
-    warn_shadowing(settlement.to_dict().get("data_layer"))
+    warn_shadowing(json.loads(native.data_layer_json()))
     return settlement

@@ -233,6 +233,18 @@ impl Report {
         report::json::render(&self.report)
     }
 
+    /// The report's `summary` alone, as the JSON report writes it (JSON text): what
+    /// `Report.summary` reads without rendering and parsing the whole report.
+    fn summary_json(&self) -> String {
+        report::json::part_value(&self.report.summary).to_string()
+    }
+
+    /// The report's `data_layer` alone (JSON text, `null` when none): where the data was read
+    /// and the warning when it hides another layer.
+    fn data_layer_json(&self) -> String {
+        report::json::part_value(&self.report.data_layer).to_string()
+    }
+
     /// The text report `recite check` prints; with `fail_on`, only the inputs holding something
     /// it fails on.
     #[pyo3(signature = (fail_on=None))]

@@ -50,6 +50,21 @@ impl Writer for Collect {
         Ok(())
     }
 
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        if let Some(input) = &mut self.current {
+            input.claims.extend_from_slice(cs);
+        }
+        Ok(())
+    }
+
+    // The run's own claims, kept without a copy.
+    fn owned_claims(&mut self, cs: Vec<ClaimReport>) -> io::Result<()> {
+        if let Some(input) = &mut self.current {
+            input.claims.extend(cs);
+        }
+        Ok(())
+    }
+
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
         if let Some(mut input) = self.current.take() {
             input.findings = tail.findings.to_vec();

@@ -150,6 +150,12 @@ impl Settlement {
         report::json::render(&self.report())
     }
 
+    /// The report's `data_layer` alone (JSON text): where the data was read, and the warning
+    /// when it hides another layer.
+    fn data_layer_json(&self) -> String {
+        report::json::part_value(&self.data_layer).to_string()
+    }
+
     /// The settled claim alone as the JSON report writes it (JSON text).
     fn claim_json(&self) -> String {
         self.claim().to_string()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -193,3 +195,22 @@ def test_ctrl_c_interrupts_a_long_check(tmp_path):
         stop.set()
         presser.join()
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("folder", example_folders())
+def test_summary_is_the_reports_without_rendering_it(spss_layer, folder):
+    # Report.summary is read from the core alone (a 10k-claim report is not rendered and parsed
+    # for it): it must still be the JSON report's summary, field for field.
+    data = str(spss_layer) if "spss" in folder else DATA
+    report = recite.check(folder, data=data)
+    assert report.summary == report.to_dict()["summary"]
+
+
+def test_importing_recite_and_checking_leaves_polars_unimported():
+    # polars is imported when a frame is asked for, not before: a pytest gate pays nothing for it.
+    code = (
+        "import sys, recite; r = recite.check(%r, data=%r); r.exit_code; r.summary; "
+        "print('polars' in sys.modules); r.claims; print('polars' in sys.modules)" % (TRANSCRIPTS, DATA)
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
