@@ -428,7 +428,7 @@ impl Ctx<'_> {
                             self.settle_chunk(items, Some(parsed), &mut coverage)
                         };
                         claims.iter().for_each(|c| ran.claim(c));
-                        w.claims(&claims)?;
+                        w.owned_claims(claims)?;
                     }
                     h.found.into_iter().for_each(|f| capped.push(f));
                 }
@@ -448,7 +448,7 @@ impl Ctx<'_> {
                             Batch::Items(items, found, _) => {
                                 let claims = self.settle_chunk(&items, None, &mut coverage);
                                 claims.iter().for_each(|c| ran.claim(c));
-                                w.claims(&claims)?;
+                                w.owned_claims(claims)?;
                                 found.into_iter().for_each(|f| capped.push(f));
                             }
                             Batch::End => break,
@@ -509,8 +509,13 @@ impl Ctx<'_> {
         transcript::cap_findings(&mut findings, &d.file);
         w.begin_input(InputHead { file: &d.file, format: Some(d.format), turns: &d.turns })?;
         claims.iter().for_each(|c| ran.claim(c));
-        for chunk in claims.chunks(self.opts.chunk.max(1)) {
-            w.claims(chunk)?;
+        let mut claims = claims.into_iter();
+        loop {
+            let chunk: Vec<ClaimReport> = claims.by_ref().take(self.opts.chunk.max(1)).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            w.owned_claims(chunk)?;
         }
         ran.input(Some(d.format), &findings, &answers, &coverage);
         ran.moca_events += events.len();

@@ -72,18 +72,27 @@ pub trait Writer {
     fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
         cs.iter().try_for_each(|c| self.claim(c))
     }
+    /// Claims of the current input handed over, as [`claims`](Writer::claims) takes them: a
+    /// writer that keeps the claims (a report held in memory) takes them without a copy.
+    fn owned_claims(&mut self, cs: Vec<ClaimReport>) -> io::Result<()> {
+        self.claims(&cs)
+    }
     /// The current input ends.
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()>;
     /// Writes what is left (the opening, for formats that put totals first) and flushes.
     fn finish(&mut self, closing: Closing<'_>) -> io::Result<()>;
 }
 
+/// Claims rendered at a time when a report held in memory is written (a run's own chunk).
+const WHOLE_CHUNK: usize = 1024;
+
 /// Feeds a whole report through `w`.
 pub fn write_whole(report: &Report, w: &mut dyn Writer) -> io::Result<()> {
     for input in &report.inputs {
         w.begin_input(InputHead { file: &input.file, format: input.format, turns: &input.turns })?;
-        for c in &input.claims {
-            w.claim(c)?;
+        // In chunks, as a run hands them over: each chunk is rendered in parallel.
+        for chunk in input.claims.chunks(WHOLE_CHUNK) {
+            w.claims(chunk)?;
         }
         w.end_input(InputTail {
             findings: &input.findings,
