@@ -16,6 +16,7 @@
 
 #[cfg(feature = "agents")]
 pub mod a2a;
+pub mod access;
 #[cfg(feature = "agents")]
 mod bindings;
 pub mod conn;
@@ -504,6 +505,7 @@ where
     if !listen.ip().is_loopback() && token.is_none() {
         return Err(ServeError::Unguarded(listen));
     }
+    access::install();
     let ledger = ledger::Ledger::open(ledger)?;
     crate::warn(&format!("recite serve: ledger {} ({} cases)", ledger.path.display(), ledger.count()?));
     let svc = Arc::new(Service::new(backend().map_err(|e| ServeError::Backend(e.into()))?, limits));
