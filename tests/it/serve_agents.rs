@@ -122,6 +122,14 @@ fn serve_mcp_python_sdk_over_stdio_gets_the_cli_reports() {
     let (citation, transcript) = (CITATIONS[0], TRANSCRIPTS[0]);
     let got = clients(&python, &["mcp-stdio", env!("CARGO_BIN_EXE_recite"), &data, citation, transcript]);
     check_mcp_with_data(&got, citation, transcript, &data);
+    // Resources over stdio: the catalog (list_catalog's answer) and the extractors; `recite mcp`
+    // keeps no ledger, so no cases, and reading them is "not found".
+    assert_eq!(got["resources"], serde_json::json!(["recite://catalog", "recite://extractors"]));
+    assert_eq!(got["templates"], serde_json::json!([]));
+    let catalog = serde_json::json!({ "read": { "recite://catalog": got["read_catalog"].clone() } });
+    assert!(same(&resource_json(&catalog["read"], "recite://catalog"), &got["catalog"]["structured"]));
+    let not_found = if got["protocol_version"] == "2025-11-25" { -32002 } else { -32602 };
+    assert_eq!(got["read_cases"]["error"]["code"], not_found, "{}", got["read_cases"]);
 }
 
 /// [`check_mcp`] for a server run with `--data DATA`: the reports name that layer as given.

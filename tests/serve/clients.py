@@ -64,7 +64,17 @@ async def mcp_stdio(recite, data, citation, transcript):
 
     params = StdioServerParameters(command=recite, args=['mcp', '--data', data, '--max-input-size', '1MiB'])
     async with Client(params) as client:
-        return await mcp_session(client, citation, transcript)
+        out = await mcp_session(client, citation, transcript)
+        # The resources over stdio: the catalog and the extractors; no ledger, so no cases.
+        out['protocol_version'] = client.protocol_version
+        out['resources'] = [str(r.uri) for r in (await client.list_resources()).resources]
+        out['templates'] = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        out['read_catalog'] = resource_text(await client.read_resource('recite://catalog'))
+        try:
+            out['read_cases'] = resource_text(await client.read_resource('recite://cases'))
+        except Exception as e:  # noqa: BLE001 - the test reads what failed
+            out['read_cases'] = {'error': mcp_failure(e)}
+        return out
 
 
 class Warnings:
