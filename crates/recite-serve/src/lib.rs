@@ -546,7 +546,7 @@ where
         let (protected, public, stop_agents) = agents(&svc, base, guarded, &ledger, mcp_sessions);
         let protected = protected.merge(workbench::routes(svc.clone(), ledger, base));
         let public = public.merge(workbench::assets());
-        let guard = token.map(|t| Arc::new(signin::Guard::new(t, &base)));
+        let guard = token.map(|t| Arc::new(signin::Guard::new(t, base)));
         let app = http::app(svc.clone(), site, guard, protected, public);
         http::run(svc.clone(), listener, guarded, app, conns, stop_agents).await
     });
