@@ -117,7 +117,8 @@ pub struct McpSessions {
 }
 
 impl Default for McpSessions {
-    /// 128 sessions (about 68 KiB each), closed after 5 minutes idle (rmcp's own default).
+    /// 128 sessions (about 56 KiB each, measured: some 7 MiB in all), closed after 5 minutes
+    /// idle (rmcp's own default).
     fn default() -> Self {
         McpSessions { max: 128, idle: std::time::Duration::from_secs(300) }
     }
