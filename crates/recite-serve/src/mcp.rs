@@ -428,7 +428,7 @@ pub const SESSIONS_FULL: i64 = -32000;
 /// error object.
 ///
 /// Sessions are bounded by `sessions`; a client's `DELETE /mcp` that ends its session is
-/// answered 204 No Content, not rmcp's 202 (see [`ended`]).
+/// answered 204 No Content, not rmcp's 202 (docs/service.md says why).
 pub fn http(
     svc: Arc<Service>,
     cases: Option<Cases>,
