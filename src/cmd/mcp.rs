@@ -11,9 +11,10 @@ Examples:
 Tools: verify_citation {citation, result?, claims?}, check_transcript {transcript | text, name?},
 list_catalog, list_extractors. verify_citation and check_transcript answer with recite's JSON
 report as structured output (schema: docs/report.schema.json), the same report `recite verify
---format json` and `recite check --format json` write. Standard output carries only the protocol;
-messages go to standard error. The same tools are served over streamable HTTP at /mcp by
-`recite serve`. docs/service.md.";
+--format json` and `recite check --format json` write. Resources: recite://catalog and
+recite://extractors (the cases of the workbench's ledger are resources of `recite serve` only).
+Standard output carries only the protocol; messages go to standard error. The same tools are
+served over streamable HTTP at /mcp by `recite serve`. docs/service.md.";
 
 use std::process::ExitCode;
 

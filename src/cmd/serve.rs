@@ -33,8 +33,9 @@ address, --public-url's host or an --allowed-host is refused (421, against DNS r
 is a change (POST…) from another site's page (`Origin`, 403); bodies over --max-input-size get
 413; at most --concurrency requests run and --queue wait, more get 503 with Retry-After; each
 request has --time-limit; a connection gets --header-timeout to send its request header, and at
-most --max-connections are open. Request bodies are never logged. SIGTERM, SIGINT or SIGHUP
-finishes the requests in flight, then exits 0.
+most --max-connections are open, and at most --max-mcp-sessions MCP sessions (each closed after
+--mcp-session-idle). Request bodies are never logged. SIGTERM, SIGINT or SIGHUP finishes the
+requests in flight, then exits 0.
 Running it for a team, behind a proxy, from agent frameworks: docs/service.md.";
 
 use std::net::SocketAddr;
@@ -76,6 +77,14 @@ pub struct Args {
     /// Connections open at once; past them, a new connection is answered 503 and closed.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     max_connections: u64,
+    /// MCP sessions kept at once (clients of the 2025-11-25 protocol open one each; the
+    /// 2026-07-28 protocol needs none); past them, a new session is refused (503, JSON-RPC
+    /// error -32000) until one ends.
+    #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    max_mcp_sessions: u64,
+    /// An MCP session without a request for this long, in seconds, is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    mcp_session_idle: u64,
     /// The workbench's case ledger, an SQLite file (created if need be). Default:
     /// $XDG_DATA_HOME/recite/ledger.sqlite3, else ~/.local/share/recite/ledger.sqlite3.
     #[arg(long, value_name = "PATH")]
@@ -159,6 +168,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         conns: recite_serve::conn::Options {
             header_timeout: std::time::Duration::from_secs(a.header_timeout),
             max_connections: a.max_connections as usize,
+        },
+        mcp_sessions: recite_serve::McpSessions {
+            max: a.max_mcp_sessions as usize,
+            idle: std::time::Duration::from_secs(a.mcp_session_idle),
         },
     };
     let load = || backend(&a.data, &a.settle, &a.cache, &a.engine);

@@ -8,7 +8,9 @@
 //! tests are skipped with a message, unless `RECITE_REQUIRE_SERVE_CLIENTS=1` makes that a
 //! failure. A second, independent A2A client is the official JavaScript SDK (`@a2a-js/sdk`,
 //! protocol v1.0) under node, from `tests/serve/a2a-js/install.sh` (a cached `node_modules`);
-//! without it its test is skipped, unless `RECITE_REQUIRE_NODE=1`.
+//! a second MCP client is the official TypeScript SDK (`@modelcontextprotocol/sdk`), from
+//! `tests/serve/mcp-js/install.sh`; without them their tests are skipped, unless
+//! `RECITE_REQUIRE_NODE=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -120,6 +122,14 @@ fn serve_mcp_python_sdk_over_stdio_gets_the_cli_reports() {
     let (citation, transcript) = (CITATIONS[0], TRANSCRIPTS[0]);
     let got = clients(&python, &["mcp-stdio", env!("CARGO_BIN_EXE_recite"), &data, citation, transcript]);
     check_mcp_with_data(&got, citation, transcript, &data);
+    // Resources over stdio: the catalog (list_catalog's answer) and the extractors; `recite mcp`
+    // keeps no ledger, so no cases, and reading them is "not found".
+    assert_eq!(got["resources"], serde_json::json!(["recite://catalog", "recite://extractors"]));
+    assert_eq!(got["templates"], serde_json::json!([]));
+    let catalog = serde_json::json!({ "read": { "recite://catalog": got["read_catalog"].clone() } });
+    assert!(same(&resource_json(&catalog["read"], "recite://catalog"), &got["catalog"]["structured"]));
+    let not_found = if got["protocol_version"] == "2025-11-25" { -32002 } else { -32602 };
+    assert_eq!(got["read_cases"]["error"]["code"], not_found, "{}", got["read_cases"]);
 }
 
 /// [`check_mcp`] for a server run with `--data DATA`: the reports name that layer as given.
@@ -135,6 +145,12 @@ fn check_mcp_with_data(got: &Value, citation: &str, transcript: &str, data: &str
     check_mcp(&got, citation, transcript);
 }
 
+/// The MCP protocols the Python SDK speaks over streamable HTTP, as its `mode` and the version
+/// it then reports: the 2025-11-25 handshake (a session), the stateless 2026-07-28 protocol (no
+/// session), and `auto` (the SDK's default: it discovers the server's newest, 2026-07-28).
+const MCP_MODES: [(&str, &str); 3] =
+    [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28"), ("auto", "2026-07-28")];
+
 #[test]
 fn serve_mcp_python_sdk_over_streamable_http_gets_the_cli_reports() {
     let Some(python) = clients_python("serve_mcp_python_sdk_over_streamable_http_gets_the_cli_reports")
@@ -142,8 +158,212 @@ fn serve_mcp_python_sdk_over_streamable_http_gets_the_cli_reports() {
         return;
     };
     let s = Server::start(&["--max-input-size", "1MiB"]);
-    let got = clients(&python, &["mcp-http", &format!("{}/mcp", s.url()), CITATIONS[0], TRANSCRIPTS[0]]);
-    check_mcp(&got, CITATIONS[0], TRANSCRIPTS[0]);
+    for (mode, version) in MCP_MODES {
+        let url = format!("{}/mcp", s.url());
+        let got = clients(&python, &["mcp-http", &url, CITATIONS[0], TRANSCRIPTS[0], mode]);
+        assert_eq!(got["protocol_version"], version, "mode {mode}");
+        check_mcp(&got, CITATIONS[0], TRANSCRIPTS[0]);
+        // Ending the session (DELETE /mcp, on the way out) draws no warning from the SDK: it
+        // takes 200 and 204 only, and logged "Session termination failed: 202" for rmcp's 202.
+        assert_eq!(got["warnings"], serde_json::json!([]), "mode {mode}");
+    }
+}
+
+/// A case saved through the API, for the MCP resources to read: its id.
+fn saved_case(s: &Server) -> String {
+    let r = s.request("POST", "/v1/cases", &[("Content-Type", "application/json")], &read(TRANSCRIPTS[0]));
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
+/// A resource's contents read by a client, as JSON (one content, `application/json`, its URI).
+fn resource_json(read: &Value, uri: &str) -> Value {
+    let contents = read[uri].as_array().unwrap_or_else(|| panic!("{uri}: {}", read[uri]));
+    assert_eq!(contents.len(), 1, "{uri}: {contents:?}");
+    assert_eq!(contents[0]["uri"], uri);
+    assert_eq!(contents[0]["mime_type"], "application/json", "{uri}");
+    serde_json::from_str(contents[0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn serve_mcp_resources_are_the_catalog_the_extractors_and_the_ledgers_cases() {
+    let Some(python) =
+        clients_python("serve_mcp_resources_are_the_catalog_the_extractors_and_the_ledgers_cases")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3").display().to_string();
+    let s = Server::start(&["--ledger", &ledger]);
+    let id = saved_case(&s);
+    let url = format!("{}/mcp", s.url());
+    // What the HTTP API answers for the same things.
+    let catalog = s.request("GET", "/v1/catalog", &[], b"").json();
+    let extractors = s.request("GET", "/v1/extractors", &[], b"").json();
+    let case = s.request("GET", &format!("/v1/cases/{id}"), &[], b"").json();
+    assert!(case["report"]["summary"].is_object(), "{case}");
+    let case_uri = format!("recite://cases/{id}");
+    for (mode, version) in MCP_MODES {
+        let got = clients(&python, &["mcp-resources", &url, mode, &id]);
+        assert_eq!(got["protocol_version"], version, "mode {mode}");
+        let uris: Vec<&str> =
+            got["resources"].as_array().unwrap().iter().filter_map(|r| r["uri"].as_str()).collect();
+        for uri in ["recite://catalog", "recite://extractors", "recite://cases", case_uri.as_str()] {
+            assert!(uris.contains(&uri), "mode {mode}: {uri} is not listed: {uris:?}");
+        }
+        assert_eq!(
+            got["templates"],
+            serde_json::json!([{ "uri_template": "recite://cases/{id}", "name": "case", "mime_type": "application/json" }]),
+            "mode {mode}"
+        );
+        let read = &got["read"];
+        assert!(same(&resource_json(read, "recite://catalog"), &catalog), "mode {mode}: catalog");
+        assert!(same(&resource_json(read, "recite://extractors"), &extractors), "mode {mode}: extractors");
+        assert!(
+            same(&resource_json(read, &case_uri), &case),
+            "mode {mode}: the case is not GET /v1/cases/{id}'s"
+        );
+        let cases = resource_json(read, "recite://cases");
+        assert_eq!(cases["count"], 1, "{cases}");
+        assert_eq!(cases["cases"][0]["id"], id.as_str());
+        // An unknown resource is the protocol's "not found": -32002 up to 2025-11-25, -32602
+        // (invalid params) from 2026-07-28 (SEP-2164).
+        let not_found = if version == "2025-11-25" { -32002 } else { -32602 };
+        for uri in ["recite://cases/000000000000000000000000", "recite://nothing", "file:///etc/passwd"] {
+            assert_eq!(read[uri]["error"]["code"], not_found, "mode {mode}: {uri}: {}", read[uri]);
+        }
+        assert!(!got.to_string().contains(&ledger), "mode {mode}: a server path in a resource: {got}");
+    }
+}
+
+/// Whether the official MCP TypeScript SDK is installed where `tests/serve/mcp-js/install.sh`
+/// puts it (and node runs); when not, a SKIPPED line, unless `RECITE_REQUIRE_NODE` makes that a
+/// failure.
+fn mcp_js_installed(test: &str) -> bool {
+    sdk_installed(
+        test,
+        "mcp-js/node_modules/@modelcontextprotocol/sdk/package.json",
+        "tests/serve/mcp-js/install.sh",
+    )
+}
+
+#[test]
+fn serve_mcp_js_sdk_calls_the_tools_reads_the_resources_and_ends_its_session() {
+    if !mcp_js_installed("serve_mcp_js_sdk_calls_the_tools_reads_the_resources_and_ends_its_session") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3").display().to_string();
+    let s = Server::start(&["--ledger", &ledger]);
+    let id = saved_case(&s);
+    let url = format!("{}/mcp", s.url());
+    let out = Command::new("node")
+        .arg(root().join("tests/serve/mcp-js/client.mjs"))
+        .args([url.as_str(), CITATIONS[0], &id])
+        .current_dir(root())
+        .output()
+        .expect("run node");
+    assert!(out.status.success(), "client.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
+    let got: Value = serde_json::from_slice(&out.stdout).expect("client.mjs prints JSON");
+    // Every call went through: the SDK validated each tool's structured result against its
+    // output schema, and took the answer to DELETE.
+    assert_eq!(got["errors"], serde_json::json!({}), "{got}");
+    // The TypeScript SDK (1.32) speaks up to 2025-11-25: a session, ended by the client.
+    assert_eq!(got["protocol_version"], "2025-11-25", "{got}");
+    assert_eq!(got["session"], true);
+    assert_eq!(got["session_after_termination"], false);
+    assert!(got["capabilities"]["resources"].is_object(), "{got}");
+    for t in got["tools"].as_array().unwrap() {
+        assert_eq!(t["has_output_schema"], true, "{t}");
+    }
+    assert_eq!(got["tools"].as_array().unwrap().len(), 4, "{got}");
+    let want = cli_json(&["verify", "-", "--format", "json"], &read(CITATIONS[0]));
+    assert_eq!(got["verify"]["is_error"], false);
+    assert!(same(&got["verify"]["structured"], &want), "verify_citation: {}", got["verify"]);
+    assert_eq!(got["catalog"]["is_error"], false);
+    assert_eq!(got["extractors"]["is_error"], false);
+    let catalog = s.request("GET", "/v1/catalog", &[], b"").json();
+    assert!(same(&resource_json(&got["read"], "recite://catalog"), &catalog));
+    let case = s.request("GET", &format!("/v1/cases/{id}"), &[], b"").json();
+    assert!(same(&resource_json(&got["read"], &format!("recite://cases/{id}")), &case));
+    assert_eq!(got["templates"][0]["uri_template"], "recite://cases/{id}");
+    assert_eq!(got["missing"]["code"], -32002, "{got}");
+}
+
+/// One JSON-RPC message POSTed to `/mcp` (with a session id, when given), over plain HTTP.
+fn mcp_post(s: &Server, session: Option<&str>, message: &Value) -> crate::serve::Response {
+    let mut headers =
+        vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    if let Some(id) = session {
+        headers.push(("Mcp-Session-Id", id));
+        headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    }
+    s.request("POST", "/mcp", &headers, message.to_string().as_bytes())
+}
+
+/// An `initialize` of the 2025-11-25 protocol.
+fn initialize() -> Value {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
+    })
+}
+
+#[test]
+fn serve_mcp_sessions_are_capped_refused_in_the_protocols_shape_and_closed_when_idle() {
+    let Some(python) =
+        clients_python("serve_mcp_sessions_are_capped_refused_in_the_protocols_shape_and_closed_when_idle")
+    else {
+        return;
+    };
+    // The official client: two sessions held, a third refused with the JSON-RPC error the
+    // server sent (not a transport failure), the stateless protocol served all the same, and a
+    // session ended by its client (DELETE, without a warning) makes room for a new one.
+    let s = Server::start(&["--max-mcp-sessions", "2"]);
+    let got = clients(&python, &["mcp-sessions", &format!("{}/mcp", s.url()), "2"]);
+    assert_eq!(got["held"], serde_json::json!(["2025-11-25", "2025-11-25"]), "{got}");
+    assert_eq!(got["refused"]["code"], -32000, "{got}");
+    assert!(got["refused"]["message"].as_str().unwrap().contains("--max-mcp-sessions"), "{got}");
+    assert_eq!(got["stateless_tools"], 4, "{got}");
+    assert_eq!(got["after_one_ended"], 4, "{got}");
+    assert_eq!(got["held_still_work"], serde_json::json!([4]), "{got}");
+    assert_eq!(got["warnings"], serde_json::json!([]), "{got}");
+    drop(s);
+
+    // On the wire: 503 with Retry-After and the JSON-RPC error object carrying the request's
+    // id; DELETE answered 204; an idle session closed after --mcp-session-idle, its room freed.
+    let s = Server::start(&["--max-mcp-sessions", "2", "--mcp-session-idle", "2"]);
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let r = mcp_post(&s, None, &initialize());
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        ids.push(r.header("mcp-session-id").expect("a session id").to_string());
+    }
+    let full = mcp_post(&s, None, &initialize());
+    assert_eq!(full.status, 503);
+    assert_eq!(full.header("retry-after"), Some("1"));
+    let e = full.json();
+    assert_eq!(e["jsonrpc"], "2.0");
+    assert_eq!(e["id"], 1);
+    assert_eq!(e["error"]["code"], -32000, "{e}");
+    let ended = s.request(
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", &ids[0]), ("MCP-Protocol-Version", "2025-11-25")],
+        b"",
+    );
+    assert_eq!(ended.status, 204, "{}", String::from_utf8_lossy(&ended.body));
+    assert!(ended.body.is_empty());
+    let r = mcp_post(&s, None, &initialize());
+    assert_eq!(r.status, 200, "a session ended by DELETE still counts");
+    // Nothing for longer than --mcp-session-idle: both sessions are closed, and their ids are
+    // unknown (404, which tells a client to open a new one).
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    let ping = serde_json::json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    assert_eq!(mcp_post(&s, Some(&ids[1]), &ping).status, 404, "an idle session was kept");
+    for _ in 0..2 {
+        assert_eq!(mcp_post(&s, None, &initialize()).status, 200, "idle sessions still count");
+    }
 }
 
 /// The data Part of `mediaType` in an artifact named `name` of a Task (ProtoJSON).
@@ -273,17 +493,23 @@ fn serve_agent_card_passes_recite_card_with_no_finding() {
 /// puts it (and node runs); when not, a SKIPPED line, unless `RECITE_REQUIRE_NODE` makes that a
 /// failure.
 fn a2a_js_installed(test: &str) -> bool {
+    sdk_installed(test, "a2a-js/node_modules/@a2a-js/sdk/package.json", "tests/serve/a2a-js/install.sh")
+}
+
+/// Whether `file` is in the npm SDK cache (and node runs); when not, a SKIPPED line naming
+/// `install`, unless `RECITE_REQUIRE_NODE` makes that a failure.
+fn sdk_installed(test: &str, file: &str, install: &str) -> bool {
     let cache = std::env::var_os("RECITE_SDK_CACHE").map(PathBuf::from).unwrap_or_else(|| {
         let xdg = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
         xdg.unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
             .join("recite-sdk")
     });
-    let sdk = cache.join("a2a-js/node_modules/@a2a-js/sdk/package.json");
+    let sdk = cache.join(file);
     let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
     let why = if !node {
         "node is not installed (Debian's `nodejs`)".to_string()
     } else if !sdk.is_file() {
-        format!("{} is not installed (run tests/serve/a2a-js/install.sh)", sdk.display())
+        format!("{} is not installed (run {install})", sdk.display())
     } else {
         return true;
     };

@@ -348,3 +348,51 @@ fn serve_settles_the_most_parts_a_check_takes_under_a_1024_descriptor_limit() {
     }
     assert!(!s.log().contains("Too many open files"), "{}", s.log());
 }
+
+/// A body that stalls (`Content-Length: 1000`, 11 bytes sent) to each agent endpoint: an answer
+/// within the time limit, not a connection held for ever (on `4528a7d` A2A and MCP answered
+/// nothing in 18 s under `--time-limit 10`; `/v1/check` answered 408). And a body declared over
+/// the limit is refused at once, before any of it is sent.
+#[cfg(feature = "agents")]
+#[test]
+fn serve_answers_stalled_and_oversized_agent_bodies_within_the_time_limit() {
+    let s = Server::start(&["--time-limit", "3", "--max-input-size", "1MiB"]);
+    let own = format!("127.0.0.1:{}", s.port);
+    for target in ["/a2a/jsonrpc", "/a2a/rest/message:send", "/mcp"] {
+        let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        let head = format!(
+            "POST {target} HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n"
+        );
+        slow.write_all(head.as_bytes()).unwrap();
+        slow.write_all(b"{\"jsonrpc\":").unwrap();
+        slow.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let start = Instant::now();
+        let mut out = Vec::new();
+        let _ = slow.read_to_end(&mut out);
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(3 + 3), "{target}: the server waited {took:?} for the body");
+        let r = parse(&out);
+        assert_eq!(r.status, 408, "{target}: {}", String::from_utf8_lossy(&r.body));
+
+        // 1 GiB declared: refused before the body, in the endpoint's own error shape.
+        let mut big = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        let head = format!(
+            "POST {target} HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 1073741824\r\nConnection: close\r\n\r\n"
+        );
+        big.write_all(head.as_bytes()).unwrap();
+        big.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let start = Instant::now();
+        let mut out = Vec::new();
+        let _ = big.read_to_end(&mut out);
+        assert!(start.elapsed() < Duration::from_secs(2), "{target}: 1 GiB took {:?}", start.elapsed());
+        let r = parse(&out);
+        assert_eq!(r.status, 413, "{target}: {}", String::from_utf8_lossy(&r.body));
+        let body: serde_json::Value = serde_json::from_slice(&r.body)
+            .unwrap_or_else(|e| panic!("{target}: not JSON ({e}): {}", String::from_utf8_lossy(&r.body)));
+        if target != "/a2a/rest/message:send" {
+            assert_eq!(body["jsonrpc"], "2.0", "{target}: {body}");
+        }
+    }
+}

@@ -2,16 +2,16 @@
 //! feature `agents` the MCP endpoint (`/mcp`) and the A2A agent (`/a2a/…`, its card at
 //! `/.well-known/agent-card.json`), on one listener. Errors are [`Problem`]s, with a `location`
 //! member naming the part of the request that was wrong. Only the method, path, status and
-//! time of a request are logged, never its body or query.
+//! time of a request are logged, never its body or query ([`super::access`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::StreamExt as _;
@@ -185,22 +185,6 @@ async fn wrong_method(method: Method, uri: Uri) -> Problem {
     }
 }
 
-/// One line on standard error per request: method, path, status and milliseconds; never the
-/// query or the body.
-async fn log(req: Request, next: Next) -> Response {
-    let (method, path) = (req.method().clone(), req.uri().path().to_string());
-    let t = std::time::Instant::now();
-    let r = next.run(req).await;
-    let path: String =
-        if path.chars().count() > 200 { path.chars().take(200).chain(['…']).collect() } else { path };
-    crate::warn(&format!(
-        "recite serve: {method} {path} {} {} ms",
-        r.status().as_u16(),
-        t.elapsed().as_millis()
-    ));
-    r
-}
-
 /// The whole application: the API and health checks, and the agents' routes (MCP and A2A,
 /// feature `agents`), protected by the token when there is one (the health checks and the
 /// Agent Card, among `public`, are not); every request, to any of them, first passes the
@@ -239,7 +223,7 @@ pub fn app(
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
         .layer(middleware::from_fn_with_state(site, super::site::check))
-        .layer(middleware::from_fn(log))
+        .layer(super::access::trace())
 }
 
 /// Serves `app` on `listener` (connections bounded by `conns`) until SIGTERM, SIGINT or

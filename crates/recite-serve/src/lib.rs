@@ -16,6 +16,7 @@
 
 #[cfg(feature = "agents")]
 pub mod a2a;
+pub mod access;
 #[cfg(feature = "agents")]
 mod bindings;
 pub mod conn;
@@ -100,6 +101,27 @@ pub struct Limits {
     pub queue: usize,
     /// The longest one operation may take, waiting included.
     pub time_limit: Duration,
+}
+
+/// How many MCP sessions (protocol 2025-11-25 and before, which open one with `initialize`)
+/// are kept, and for how long one may sit idle. Requests of protocol 2026-07-28 are served
+/// without a session and count against neither.
+#[derive(Debug, Clone, Copy)]
+pub struct McpSessions {
+    /// Sessions open at once; past them, an `initialize` is refused (503, JSON-RPC error
+    /// `-32000`, `Retry-After`) until one ends.
+    pub max: usize,
+    /// A session without a request for this long is closed (its next request gets 404, and a
+    /// client opens a new one).
+    pub idle: std::time::Duration,
+}
+
+impl Default for McpSessions {
+    /// 128 sessions (about 56 KiB each, measured: some 7 MiB in all), closed after 5 minutes
+    /// idle (rmcp's own default).
+    fn default() -> Self {
+        McpSessions { max: 128, idle: std::time::Duration::from_secs(300) }
+    }
 }
 
 /// Why `recite serve` or `recite mcp` could not start, or stopped on an error.
@@ -484,6 +506,8 @@ pub struct Listen {
     pub allowed_hosts: Vec<String>,
     /// How connections are bounded.
     pub conns: conn::Options,
+    /// How MCP sessions are bounded.
+    pub mcp_sessions: McpSessions,
 }
 
 /// `recite serve`: listens as `l` says and serves the API, MCP and A2A, and the workbench on
@@ -500,11 +524,12 @@ pub fn serve<E>(
 where
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Listen { addr: listen, token, public_url, allowed_hosts, conns } = l;
+    let Listen { addr: listen, token, public_url, allowed_hosts, conns, mcp_sessions } = l;
     if !listen.ip().is_loopback() && token.is_none() {
         return Err(ServeError::Unguarded(listen));
     }
-    let ledger = ledger::Ledger::open(ledger)?;
+    access::install();
+    let ledger = Arc::new(ledger::Ledger::open(ledger)?);
     crate::warn(&format!("recite serve: ledger {} ({} cases)", ledger.path.display(), ledger.count()?));
     let svc = Arc::new(Service::new(backend().map_err(|e| ServeError::Backend(e.into()))?, limits));
     let rt = runtime()?;
@@ -518,10 +543,11 @@ where
         if open {
             open_in_browser(bound, guarded);
         }
-        let (protected, public, stop_agents) = agents(&svc, base.trim_end_matches('/'), guarded);
-        let protected = protected.merge(workbench::routes(svc.clone(), ledger, base.trim_end_matches('/')));
+        let base = base.trim_end_matches('/');
+        let (protected, public, stop_agents) = agents(&svc, base, guarded, &ledger, mcp_sessions);
+        let protected = protected.merge(workbench::routes(svc.clone(), ledger, base));
         let public = public.merge(workbench::assets());
-        let guard = token.map(|t| Arc::new(signin::Guard::new(t, &base)));
+        let guard = token.map(|t| Arc::new(signin::Guard::new(t, base)));
         let app = http::app(svc.clone(), site, guard, protected, public);
         http::run(svc.clone(), listener, guarded, app, conns, stop_agents).await
     });
@@ -580,15 +606,24 @@ fn agents(
     svc: &Arc<Service>,
     base: &str,
     guarded: bool,
+    ledger: &Arc<ledger::Ledger>,
+    sessions: McpSessions,
 ) -> (axum::Router, axum::Router, Box<dyn FnOnce() + Send>) {
-    let (mcp, stop) = mcp::http(svc.clone());
+    let cases = mcp::Cases { ledger: ledger.clone(), base: base.to_string() };
+    let (mcp, stop) = mcp::http(svc.clone(), Some(cases), sessions);
     let agent = a2a::routes(svc.clone(), base, guarded);
     (mcp.merge(agent.protected), agent.public, Box::new(stop))
 }
 
 /// Without the feature `agents`: the HTTP API alone.
 #[cfg(not(feature = "agents"))]
-fn agents(_: &Arc<Service>, _: &str, _: bool) -> (axum::Router, axum::Router, Box<dyn FnOnce() + Send>) {
+fn agents(
+    _: &Arc<Service>,
+    _: &str,
+    _: bool,
+    _: &Arc<ledger::Ledger>,
+    _: McpSessions,
+) -> (axum::Router, axum::Router, Box<dyn FnOnce() + Send>) {
     (axum::Router::new(), axum::Router::new(), Box::new(|| {}))
 }
 

@@ -7,12 +7,25 @@
 //! the data layer and the registered functions. A request the service cannot settle (too
 //! large, busy, past its time limit, a claim that does not parse) is a tool error saying why,
 //! not a protocol error, so the calling model reads it.
+//!
+//! Resources, for a host that lets its user attach context rather than call a tool:
+//! `recite://catalog` and `recite://extractors` (what `list_catalog` and `list_extractors`
+//! answer), and, where there is a ledger (`recite serve`), `recite://cases` (the newest saved
+//! cases) and each case as `recite://cases/{id}` (a template; the newest are listed too), the
+//! case as `GET /v1/cases/{id}` answers it, its JSON report included.
 
 use std::sync::{Arc, OnceLock};
 
+use tokio::sync::Mutex;
+
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
-use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonObject, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,13 +34,27 @@ use recite_core::report::ReportFormat;
 
 use crate::TextOrJson;
 use crate::extract::BodyLimits;
+use crate::ledger::{self, Ledger};
 use crate::{Problem, Service};
 
-/// The tools, over the process's one service.
+/// The tools and resources, over the process's one service (and its ledger, when it has one).
 #[derive(Clone)]
 pub struct Tools {
     svc: Arc<Service>,
+    cases: Option<Cases>,
 }
+
+/// The settled cases MCP reads: the ledger, and the base of their permalinks.
+#[derive(Clone)]
+pub struct Cases {
+    /// The workbench's ledger.
+    pub ledger: Arc<Ledger>,
+    /// The URL the workbench is reached at (`--public-url`, else the address).
+    pub base: String,
+}
+
+/// How many of the newest cases `resources/list` names, and `recite://cases` lists.
+const CASES_LISTED: usize = 100;
 
 /// `verify_citation`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -146,9 +173,9 @@ fn report_result(text: &str) -> CallToolResult {
 
 #[tool_router]
 impl Tools {
-    /// The tools over `svc`.
-    pub fn new(svc: Arc<Service>) -> Tools {
-        Tools { svc }
+    /// The tools over `svc`, and the resources of `cases` when given.
+    pub fn new(svc: Arc<Service>, cases: Option<Cases>) -> Tools {
+        Tools { svc, cases }
     }
 
     #[tool(
@@ -231,20 +258,182 @@ impl Tools {
     }
 }
 
-#[tool_handler(name = "recite")]
-impl ServerHandler for Tools {}
+/// The resources' URIs.
+const CATALOG: &str = "recite://catalog";
+const EXTRACTORS: &str = "recite://extractors";
+const CASES: &str = "recite://cases";
+const CASE_PREFIX: &str = "recite://cases/";
 
-/// The streamable-HTTP endpoint, to mount at `/mcp` (a session per client), and what closes
-/// its sessions when the server stops. rmcp's own `Host` check is off: the server's, before
-/// every route ([`super::site`]), is the one, so `/mcp` answers the same names as the rest
-/// (`--public-url`'s host, `--allowed-host`).
+/// A JSON resource's contents.
+fn json_contents(uri: &str, v: &Value) -> ReadResourceResponse {
+    let text = format!("{v:#}");
+    ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type("application/json")]).into()
+}
+
+impl Tools {
+    /// Ledger work, off the async threads; a failure is the protocol's internal error.
+    async fn ledger<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Ledger) -> Result<T, ledger::LedgerError> + Send + 'static,
+    ) -> Result<Option<T>, ErrorData> {
+        let Some(cases) = &self.cases else { return Ok(None) };
+        let l = cases.ledger.clone();
+        match tokio::task::spawn_blocking(move || f(&l)).await {
+            Ok(Ok(v)) => Ok(Some(v)),
+            Ok(Err(e)) => Err(ErrorData::internal_error(e.to_string(), None)),
+            Err(e) => Err(ErrorData::internal_error(format!("the ledger task failed: {e}"), None)),
+        }
+    }
+
+    /// The newest cases, as `GET /v1/cases` lists them.
+    async fn newest(&self) -> Result<Option<Vec<Value>>, ErrorData> {
+        self.ledger(|l| l.list(&ledger::Filter { limit: CASES_LISTED, ..ledger::Filter::default() })).await
+    }
+}
+
+#[tool_handler(name = "recite")]
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_resources().enable_tools().build())
+            .with_server_info(Implementation::new("recite", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let json = "application/json";
+        let mut listed = vec![
+            Resource::new(CATALOG, "catalog")
+                .with_title("The data layer")
+                .with_description(
+                    "Every study recite re-runs citations on, with its tables, columns (labels, codes), \
+                     periods, bases and weights: the names a citation must use.",
+                )
+                .with_mime_type(json),
+            Resource::new(EXTRACTORS, "extractors")
+                .with_title("The extractors")
+                .with_description(
+                    "The registered extractor functions (a citation's source.function) and their measures.",
+                )
+                .with_mime_type(json),
+        ];
+        if let Some(cases) = self.newest().await? {
+            listed.push(
+                Resource::new(CASES, "cases")
+                    .with_title("Settled cases")
+                    .with_description(format!(
+                        "The newest {CASES_LISTED} cases saved in the workbench's ledger, each with its verdicts."
+                    ))
+                    .with_mime_type(json),
+            );
+            for c in cases {
+                let Some(id) = c["id"].as_str() else { continue };
+                let inputs: Vec<&str> =
+                    c["inputs"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                listed.push(
+                    Resource::new(format!("{CASE_PREFIX}{id}"), format!("case {id}"))
+                        .with_description(format!(
+                            "Case of {} ({} claims, {}), saved {}: its inputs, data layer, verdicts, re-runs and JSON report.",
+                            inputs.join(", "),
+                            c["claims"],
+                            c["verdict"].as_str().unwrap_or("no verdict"),
+                            c["created"].as_str().unwrap_or("?"),
+                        ))
+                        .with_mime_type(json),
+                );
+            }
+        }
+        Ok(ListResourcesResult::with_all_items(listed))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let mut templates = Vec::new();
+        if self.cases.is_some() {
+            templates.push(
+                ResourceTemplate::new(format!("{CASE_PREFIX}{{id}}"), "case")
+                    .with_title("A settled case")
+                    .with_description(
+                        "A case saved in the workbench's ledger, by its id (as `POST /v1/cases` and \
+                         recite://cases give it): its inputs' digests, data layer, verdicts, re-runs and JSON report.",
+                    )
+                    .with_mime_type("application/json"),
+            );
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let missing = |why: &str| {
+            let shown: String = uri.chars().take(200).collect();
+            ErrorData::resource_not_found(
+                format!("no resource {shown}: {why}"),
+                Some(json!({ "uri": shown })),
+            )
+        };
+        match uri.as_str() {
+            CATALOG => return Ok(json_contents(&uri, &self.svc.catalog_json())),
+            EXTRACTORS => return Ok(json_contents(&uri, &self.svc.extractors_json())),
+            CASES => {
+                let Some(cases) = self.newest().await? else {
+                    return Err(missing("this server keeps no ledger (cases are saved by `recite serve`)"));
+                };
+                return Ok(json_contents(&uri, &json!({ "count": cases.len(), "cases": cases })));
+            }
+            _ => {}
+        }
+        let Some(id) = uri.strip_prefix(CASE_PREFIX).filter(|id| ledger::is_id(id)).map(str::to_string)
+        else {
+            return Err(missing(
+                "recite's resources are recite://catalog, recite://extractors, recite://cases and recite://cases/{id}",
+            ));
+        };
+        let key = id.clone();
+        let Some(found) = self.ledger(move |l| l.get(&key)).await? else {
+            return Err(missing("this server keeps no ledger (cases are saved by `recite serve`)"));
+        };
+        let Some(case) = found else { return Err(missing("no such case in the ledger")) };
+        let mut v = case.meta;
+        if let Some(c) = &self.cases {
+            v["permalink"] = json!(format!("{}/cases/{id}", c.base));
+        }
+        v["report"] = serde_json::from_str(&case.report_json).unwrap_or(Value::Null);
+        Ok(json_contents(&uri, &v))
+    }
+}
+
+/// The JSON-RPC error code of an `initialize` refused because every session is taken: one of
+/// the codes JSON-RPC 2.0 leaves to the server (-32000 to -32099); MCP defines none for it.
+pub const SESSIONS_FULL: i64 = -32000;
+
+/// The streamable-HTTP endpoint, to mount at `/mcp` (a session per client of the 2025-11-25
+/// protocol, none for 2026-07-28), and what closes its sessions when the server stops.
+/// rmcp's own `Host` check is off: the server's, before every route ([`super::site`]), is the
+/// one, so `/mcp` answers the same names as the rest (`--public-url`'s host, `--allowed-host`).
 ///
 /// An input over the service's limit is a tool error, as over stdio: the transport takes a body
 /// of up to twice the limit and a little more (a transcript sent as a JSON string is escaped,
 /// so its envelope is larger than it), and the tool refuses the input itself. Only a body past
 /// that is refused by the transport: at once when its declared length is, with the JSON-RPC
 /// error object.
-pub fn http(svc: Arc<Service>) -> (axum::Router, impl FnOnce() + Send + 'static) {
+///
+/// Sessions are bounded by `sessions`; a client's `DELETE /mcp` that ends its session is
+/// answered 204 No Content, not rmcp's 202 (docs/service.md says why).
+pub fn http(
+    svc: Arc<Service>,
+    cases: Option<Cases>,
+    sessions: crate::McpSessions,
+) -> (axum::Router, impl FnOnce() + Send + 'static) {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     let envelope = svc.max_input.saturating_mul(2).saturating_add(64 * 1024);
@@ -253,15 +442,42 @@ pub fn http(svc: Arc<Service>) -> (axum::Router, impl FnOnce() + Send + 'static)
         .with_max_request_body_bytes(usize::try_from(envelope).unwrap_or(usize::MAX))
         .disable_allowed_hosts();
     let stop = config.cancellation_token.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(Tools::new(svc.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(sessions.idle);
+    let manager = Arc::new(manager);
+    let gate = Arc::new(Gate { manager: manager.clone(), max: sessions.max.max(1), opening: Mutex::new(()) });
+    let service =
+        StreamableHttpService::new(move || Ok(Tools::new(svc.clone(), cases.clone())), manager, config);
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| well_formed(req, next, limits),
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            well_formed(req, next, limits, gate.clone())
+        },
     ));
     (router, move || stop.cancel())
+}
+
+/// What bounds the sessions: rmcp's session manager (whose map is the count), the cap, and a
+/// lock held while one `initialize` opens a session, so two at once cannot both take the last.
+struct Gate {
+    manager: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    max: usize,
+    opening: Mutex<()>,
+}
+
+/// A session-ending `DELETE /mcp` answered 204 No Content rather than rmcp's 202 Accepted: the
+/// session is gone when rmcp answers (its `close_session` has run), and the MCP specification
+/// names no success status, so the one both official clients take is used. The Python SDK
+/// (mcp 2.3) takes only 200 and 204 and logs "Session termination failed: 202" otherwise
+/// (modelcontextprotocol/python-sdk issue 3546, open; the spec's gap is
+/// modelcontextprotocol/conformance issue 429); the TypeScript SDK takes any 2xx.
+fn ended(mut r: axum::response::Response) -> axum::response::Response {
+    if r.status() == axum::http::StatusCode::ACCEPTED {
+        *r.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        r.headers_mut().remove(axum::http::header::CONTENT_TYPE);
+        r.headers_mut().remove(axum::http::header::CONTENT_LENGTH);
+        *r.body_mut() = axum::body::Body::empty();
+    }
+    r
 }
 
 /// The JSON-RPC 2.0 specification's error object (`id` null: the request's was not read).
@@ -276,12 +492,22 @@ fn refuse(status: axum::http::StatusCode, code: i64, message: String) -> axum::r
 /// HTTP transport asks; rmcp alone answers 415 and plain text. A body declared over `limits`
 /// is refused before it is read, one that does not arrive within them when it stops; anything
 /// well-formed goes on.
+///
+/// An `initialize` (a message opening a session, sent without `Mcp-Session-Id`) when every
+/// session is taken is refused: 503 with `Retry-After` and the JSON-RPC error object
+/// [`SESSIONS_FULL`] carrying the request's id, which the official clients raise as the
+/// server's error.
 async fn well_formed(
     req: axum::extract::Request,
     next: axum::middleware::Next,
     limits: BodyLimits,
+    gate: Arc<Gate>,
 ) -> axum::response::Response {
     use axum::http::StatusCode;
+    use axum::response::IntoResponse as _;
+    if req.method() == axum::http::Method::DELETE {
+        return ended(next.run(req).await);
+    }
     if req.method() != axum::http::Method::POST {
         return next.run(req).await;
     }
@@ -328,14 +554,41 @@ async fn well_formed(
             "Invalid Request: not a JSON-RPC 2.0 message (`\"jsonrpc\": \"2.0\"`)".into(),
         );
     }
-    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
+    let opens = !parts.headers.contains_key("mcp-session-id")
+        && messages.iter().any(|m| m.get("method").and_then(Value::as_str) == Some("initialize"));
+    let req = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+    if !opens {
+        return next.run(req).await;
+    }
+    // rmcp answers an `initialize` once the session is in its map: held until then, the lock
+    // makes the count and the opening one step.
+    let _opening = gate.opening.lock().await;
+    let open = gate.manager.sessions.read().await.len();
+    if open >= gate.max {
+        let id = messages.iter().find_map(|m| m.get("id")).cloned().unwrap_or(Value::Null);
+        let body = json!({
+            "jsonrpc": "2.0",
+            "error": {
+                "code": SESSIONS_FULL,
+                "message": format!(
+                    "Server busy: {open} MCP sessions are open, the most this server keeps \
+                     (--max-mcp-sessions); try again later, or end sessions no longer used (DELETE /mcp)"
+                ),
+            },
+            "id": id,
+        });
+        let headers =
+            [(axum::http::header::CONTENT_TYPE, "application/json"), (axum::http::header::RETRY_AFTER, "1")];
+        return (StatusCode::SERVICE_UNAVAILABLE, headers, body.to_string()).into_response();
+    }
+    next.run(req).await
 }
 
 /// Serves the tools over standard input and output until the client closes them.
 pub async fn stdio(svc: Arc<Service>) -> super::Result<()> {
     use rmcp::ServiceExt as _;
     let mcp = |e: &dyn std::fmt::Display| super::ServeError::Mcp(e.to_string());
-    let running = Tools::new(svc).serve(rmcp::transport::stdio()).await.map_err(|e| mcp(&e))?;
+    let running = Tools::new(svc, None).serve(rmcp::transport::stdio()).await.map_err(|e| mcp(&e))?;
     running.waiting().await.map_err(|e| mcp(&e))?;
     Ok(())
 }

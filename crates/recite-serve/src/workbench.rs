@@ -56,7 +56,7 @@ const TERM_MAX: usize = 256;
 /// layer's files hashed to (by their metadata, so an unchanged file is not read twice).
 pub struct Desk {
     svc: Arc<Service>,
-    ledger: Ledger,
+    ledger: Arc<Ledger>,
     hashed: Mutex<HashMap<PathBuf, (String, u64, String)>>,
     base: String,
 }
@@ -71,7 +71,7 @@ pub fn assets() -> Router {
 }
 
 /// The workbench's routes over `svc` and `ledger`; permalinks start with `base`.
-pub fn routes(svc: Arc<Service>, ledger: Ledger, base: &str) -> Router {
+pub fn routes(svc: Arc<Service>, ledger: Arc<Ledger>, base: &str) -> Router {
     let desk = Arc::new(Desk { svc, ledger, hashed: Mutex::default(), base: base.to_string() });
     let api = Router::new()
         .route("/v1/cases", post(create).get(list))
