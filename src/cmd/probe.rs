@@ -105,6 +105,9 @@ const CARD_FILE: &str = "agent-card.json";
 /// Runs `recite probe`.
 pub fn run(a: Args) -> Result<ExitCode> {
     let fail: Vec<FailOn> = a.fail_on.iter().flat_map(|l| l.0.clone()).collect();
+    if a.max_calls == 0 {
+        bail!("--max-calls 0 would call nothing: give at least 1");
+    }
     let out = ReportOutput::open(a.report.to.path(), &[])?;
     let prompts = match &a.prompts {
         Some(p) => {

@@ -24,10 +24,16 @@ impl Agent {
     /// Starts the agent answering as `variant`, its card listing `binding` first; `None` when
     /// the SDK is not installed (skipped).
     fn start(test: &str, variant: &str, binding: &str) -> Option<Agent> {
+        Agent::start_card(test, variant, binding, "1.0")
+    }
+
+    /// [`Agent::start`] with a card of A2A `version` (`0.3`: the SDK's v0.3 conversion of its
+    /// card, so calls go through its v0.3 compatibility adapter).
+    fn start_card(test: &str, variant: &str, binding: &str, version: &str) -> Option<Agent> {
         let python = clients_python(test)?;
         let mut child = Command::new(python)
             .arg(root().join("tests/probe/agent.py"))
-            .args([variant, binding])
+            .args([variant, binding, version])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -178,6 +184,30 @@ fn an_sdk_agent_whose_base_n_is_a_string_breaks_the_required_fields() {
             && m.contains("/base/n")),
         "{m:?}"
     );
+}
+
+#[test]
+fn a_v03_card_is_called_through_the_sdks_v03_adapter_and_passes() {
+    let Some(agent) = Agent::start_card("probe::v03", "conforming", "JSONRPC", "0.3") else { return };
+    let (status, report, dir) = probe(&agent.url, &[]);
+    assert_eq!(status, 0, "{report:#}");
+    assert_eq!(verdicts(&report), ["REPRODUCED"], "{report:#}");
+    assert_eq!(report["inputs"][0]["format"], "a2a-v03");
+    let text = std::fs::read_to_string(dir.path().join("01-funnel.sse")).unwrap();
+    assert!(text.contains("\"kind\":\"status-update\""), "a v0.3 stream: {text}");
+    // The adapter drops the citation Part's media type: recognised by its shape, said so.
+    let said = findings(&report);
+    assert!(said.iter().any(|(r, l, _)| r == "upperhand/media-type" && l == "NOTE"), "{said:?}");
+}
+
+#[test]
+fn a_v03_http_json_agent_without_the_citation_part_fails() {
+    let Some(agent) = Agent::start_card("probe::v03_rest", "uncited", "HTTP+JSON", "0.3") else { return };
+    let (status, report, _dir) = probe(&agent.url, &["--no-stream"]);
+    assert_eq!(status, 1, "{report:#}");
+    let m = musts(&report);
+    assert!(m.iter().any(|(r, _, _)| r == "upperhand/conformance"), "{m:?}");
+    assert!(!m.iter().any(|(r, _, _)| r == "probe/call"), "the v0.3 REST call itself succeeds: {m:?}");
 }
 
 #[test]

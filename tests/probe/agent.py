@@ -1,6 +1,6 @@
 """An A2A agent served by the official Python SDK (a2a-sdk), for `recite probe` to call.
 
-    python agent.py VARIANT [BINDING]
+    python agent.py VARIANT [BINDING [CARD_VERSION]]
 
 VARIANT is what its one skill, `funnel`, answers with: an artifact holding the Versant W6
 funnel (tests/sdk/a2a/agent_data.json, over the bundled data) as a JSON data Part and, in the
@@ -9,7 +9,9 @@ same artifact,
   uncited     no citation Part (the "Conformance (probed)" rule's MUST);
   discrepant  the citation, beside {"Considered": "47%"} (W5's value: DISCREPANT);
   string-n    the citation with base.n written as the string "4654" (required fields: MUST).
-BINDING (JSONRPC by default, or HTTP+JSON) is the interface the card lists first.
+BINDING (JSONRPC by default, or HTTP+JSON) is the interface the card lists first. CARD_VERSION
+1.0 (the default) serves the SDK's card; 0.3 serves the v0.3 card the SDK's own conversion
+(`to_compat_agent_card`) makes of it, so a client calls the v0.3 compatibility adapter.
 
 The SDK's own Starlette routes (card, JSON-RPC, REST, v0.3 compatibility on) run under uvicorn
 on a loopback port the OS picks; the port is printed on standard output, one line, once the
@@ -27,7 +29,10 @@ import uvicorn
 
 from google.protobuf import json_format, struct_pb2
 from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
+from a2a.compat.v0_3.conversions import to_compat_agent_card
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
@@ -78,7 +83,7 @@ class FunnelAgent(AgentExecutor):
         raise NotImplementedError
 
 
-def card(base: str, binding: str) -> pb.AgentCard:
+def card(base: str, binding: str, version: str) -> pb.AgentCard:
     c = pb.AgentCard(
         name='Versant insights analyst (' + sys.argv[1] + ')',
         description='Brand-tracker numbers with Upperhand citations.',
@@ -99,23 +104,28 @@ def card(base: str, binding: str) -> pb.AgentCard:
     order = ['JSONRPC', 'HTTP+JSON'] if binding == 'JSONRPC' else ['HTTP+JSON', 'JSONRPC']
     for b in order:
         url = base + ('/rpc' if b == 'JSONRPC' else '')
-        c.supported_interfaces.append(pb.AgentInterface(url=url, protocol_binding=b, protocol_version='1.0'))
+        c.supported_interfaces.append(pb.AgentInterface(url=url, protocol_binding=b, protocol_version=version))
     return c
 
 
 def main() -> None:
     variant = sys.argv[1]
     binding = sys.argv[2] if len(sys.argv) > 2 else 'JSONRPC'
-    if variant not in VARIANTS or binding not in ('JSONRPC', 'HTTP+JSON'):
-        sys.exit(f'usage: agent.py {"|".join(VARIANTS)} [JSONRPC|HTTP+JSON]')
+    card_version = sys.argv[3] if len(sys.argv) > 3 else '1.0'
+    if variant not in VARIANTS or binding not in ('JSONRPC', 'HTTP+JSON') or card_version not in ('1.0', '0.3'):
+        sys.exit(f'usage: agent.py {"|".join(VARIANTS)} [JSONRPC|HTTP+JSON [1.0|0.3]]')
     sock = socket.socket()
     sock.bind(('127.0.0.1', 0))
     port = sock.getsockname()[1]
-    the_card = card(f'http://127.0.0.1:{port}', binding)
+    the_card = card(f'http://127.0.0.1:{port}', binding, card_version)
     handler = DefaultRequestHandler(
         agent_executor=FunnelAgent(variant), task_store=InMemoryTaskStore(), agent_card=the_card
     )
-    routes = create_agent_card_routes(the_card)
+    if card_version == '1.0':
+        routes = create_agent_card_routes(the_card)
+    else:
+        v03 = to_compat_agent_card(the_card).model_dump(mode='json', by_alias=True, exclude_none=True)
+        routes = [Route('/.well-known/agent-card.json', lambda request: JSONResponse(v03))]
     routes += create_jsonrpc_routes(handler, '/rpc', enable_v0_3_compat=True)
     routes += create_rest_routes(handler, enable_v0_3_compat=True)
     server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes), log_level='warning'))

@@ -367,13 +367,29 @@ fn part_v03(p: &Value) -> Value {
     p.clone()
 }
 
+/// A v1.0 Part as v0.3's protobuf JSON writes it (HTTP+JSON): a data Part's value inside
+/// `{"data": {"data": …}}`, its media type in `metadata.mimeType`.
+fn part_v03_rest(p: &Value) -> Value {
+    let Some(d) = p.get("data") else { return p.clone() };
+    let mut part = json!({ "data": { "data": d } });
+    if let Some(m) = p.get("mediaType") {
+        part["metadata"] = json!({ "mimeType": m });
+    }
+    part
+}
+
 /// The request of `call` to `endpoint`: `id` is its JSON-RPC id and message id.
 pub fn request(endpoint: &Endpoint, streaming: bool, call: &Call, id: &str) -> Request {
-    let message = match endpoint.version {
-        Version::V10 => json!({ "messageId": id, "role": "ROLE_USER", "parts": call.parts }),
-        Version::V03 => json!({
+    let message = match (endpoint.version, endpoint.binding) {
+        (Version::V10, _) => json!({ "messageId": id, "role": "ROLE_USER", "parts": call.parts }),
+        (Version::V03, Binding::JsonRpc) => json!({
             "kind": "message", "messageId": id, "role": "user",
             "parts": call.parts.iter().map(part_v03).collect::<Vec<_>>(),
+        }),
+        // v0.3's HTTP+JSON is the JSON of its protobuf: the Parts are `content`.
+        (Version::V03, Binding::HttpJson) => json!({
+            "messageId": id, "role": "ROLE_USER",
+            "content": call.parts.iter().map(part_v03_rest).collect::<Vec<_>>(),
         }),
     };
     let base = endpoint.url.trim_end_matches('/');
@@ -576,7 +592,11 @@ mod tests {
         let call = Call { skill: "s".into(), source: "example 1".into(), parts: vec![json!({"text": "hi"})] };
         let r = request(&a.endpoint, false, &call, "m1");
         assert_eq!(r.url, "http://h/a2a/v1/message:send");
-        assert_eq!(r.body["message"]["parts"][0], json!({"kind": "text", "text": "hi"}));
+        assert_eq!(r.body["message"]["content"][0], json!({"text": "hi"}));
+        let rpc = Endpoint { binding: Binding::JsonRpc, ..a.endpoint };
+        let r = request(&rpc, true, &call, "m1");
+        assert_eq!(r.body["method"], "message/stream");
+        assert_eq!(r.body["params"]["message"]["parts"][0], json!({"kind": "text", "text": "hi"}));
     }
 
     #[test]
