@@ -10,8 +10,8 @@
 //!   [`scan::Scan`], SPSS files, transcoding, object stores, the sums cache, the cluster.
 
 pub use recite_core::{
-    answers, card, catalog, check, citation, claim, extractor, fail_on, files, input, json, moca, redact,
-    report, resolve, scan, settle, stats, transcript, verify, version,
+    answers, card, catalog, check, citation, claim, extractor, fail_on, files, input, json, moca, probe,
+    redact, report, resolve, scan, settle, stats, transcript, verify, version,
 };
 #[cfg(feature = "ballista")]
 pub use recite_engine::cluster;

@@ -43,6 +43,8 @@ pub use recite::{fail_on, files};
 pub mod generate;
 #[cfg(feature = "agents")]
 pub mod mcp;
+#[cfg(feature = "agents")]
+pub mod probe;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod verify;
@@ -87,6 +89,8 @@ enum Command {
     Serve(serve::Args),
     #[cfg(feature = "agents")]
     Mcp(mcp::Args),
+    #[cfg(feature = "agents")]
+    Probe(probe::Args),
 }
 
 /// Where the data layer and extractors are; shared by every subcommand that needs them.
@@ -380,6 +384,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(a) => serve::run(a),
         #[cfg(feature = "agents")]
         Command::Mcp(a) => mcp::run(a),
+        #[cfg(feature = "agents")]
+        Command::Probe(a) => probe::run(a),
     }
 }
 

@@ -19,6 +19,8 @@ mod html_report;
 mod moca;
 mod numbers;
 mod objstore;
+#[cfg(feature = "agents")]
+mod probe;
 mod readers;
 mod report_schema;
 mod sav;

@@ -38,7 +38,8 @@
 //!
 //! [`json`] is the JSON toolkit they all share (pointers, numeric leaves, citation shape, media
 //! types, base64); [`redact`] hides the secrets of URLs in every message. [`moca`] checks MOCA
-//! `moca.citations` events in AG-UI logs.
+//! `moca.citations` events in AG-UI logs. [`probe`] is `recite probe` without the network: the calls
+//! a card asks for and the conformance of their replies.
 
 pub mod answers;
 pub mod card;
@@ -52,6 +53,7 @@ pub mod files;
 pub mod input;
 pub mod json;
 pub mod moca;
+pub mod probe;
 pub mod redact;
 pub mod report;
 pub mod resolve;
