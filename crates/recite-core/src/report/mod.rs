@@ -23,6 +23,7 @@ pub mod json;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
+pub mod round;
 pub mod stream;
 pub mod text;
 pub mod typed;
