@@ -18,7 +18,8 @@ use recite::engine::{Engine, EngineUrl};
 use recite::extractor::Registry;
 use recite::report::DataLayer;
 use recite::settle::pipeline::Options;
-use recite::stats::{DfRule, Interval};
+
+use choices::{DfArg, IntervalArg};
 
 /// `say!(out, …)`: a line into a report being built (written once, with [`write_output`]).
 macro_rules! say {
@@ -35,6 +36,7 @@ pub mod cache;
 pub mod card;
 pub mod catalog;
 pub mod check;
+pub mod choices;
 pub mod cluster;
 pub mod extractors;
 // `--fail-on` and the input and output files are the library's (recite-core), so other
@@ -215,12 +217,12 @@ impl AsOfArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SettleArgs {
     /// Interval method for shares and conversions.
-    #[arg(long, value_enum, default_value_t = Interval::Logit)]
-    pub interval: Interval,
+    #[arg(long, value_enum, default_value_t = IntervalArg::Logit)]
+    pub interval: IntervalArg,
     /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
     /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
-    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
-    pub df: DfRule,
+    #[arg(long, value_enum, default_value_t = DfArg::Domain)]
+    pub df: DfArg,
     /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
     /// adjacent period, sibling column, other base…); saves one scan per such table.
     #[arg(long)]
@@ -239,8 +241,8 @@ impl SettleArgs {
     pub fn options(&self) -> Options {
         // Series only where a report draws them (`check --format html`).
         Options {
-            interval: self.interval,
-            df: self.df,
+            interval: self.interval.into(),
+            df: self.df.into(),
             explain: !self.no_explain,
             series: false,
             decimal_mark: self.decimal_mark,

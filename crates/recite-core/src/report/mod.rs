@@ -304,7 +304,7 @@ impl Report {
 }
 
 /// The formats of a report (`recite check --format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportFormat {
     /// Grouped by input, one line per claim, details for claims not reproduced.
     Text,
