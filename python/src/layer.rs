@@ -49,7 +49,7 @@ pub fn load(layer: &DataLayer) -> Result<Catalog, Error> {
 /// The bundled extractors, with the declarations of the folder `extra` added.
 pub fn registry(extra: Option<&Path>) -> Result<Registry, Error> {
     Registry::load(extra).map_err(|e| {
-        let err = Error::from_anyhow(Kind::Extractor, &e);
+        let err = Error::from_error(Kind::Extractor, &e);
         match extra {
             Some(p) => err.at(p.display().to_string()),
             None => err,

@@ -22,6 +22,8 @@ pub fn options(
         df: df.parse::<DfRule>().map_err(|e| usage("df", e.to_string()))?,
         explain,
         series,
-        decimal_mark: decimal_mark.parse::<DecimalMark>().map_err(|e| usage("decimal_mark", e))?,
+        decimal_mark: decimal_mark
+            .parse::<DecimalMark>()
+            .map_err(|e| usage("decimal_mark", e.to_string()))?,
     })
 }

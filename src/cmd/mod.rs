@@ -127,7 +127,7 @@ impl DataArgs {
 
     /// Loads the extractor registry.
     pub fn registry(&self) -> Result<Registry> {
-        Registry::load(self.extractors.as_deref())
+        Ok(Registry::load(self.extractors.as_deref())?)
     }
 }
 
@@ -270,7 +270,7 @@ impl OutputArgs {
     /// written there.
     pub fn check(&self, inputs: &[(u64, u64)]) -> Result<()> {
         match self.path() {
-            Some(o) => files::check_output(o, inputs),
+            Some(o) => Ok(files::check_output(o, inputs)?),
             None => Ok(()),
         }
     }
@@ -334,7 +334,7 @@ impl Color {
 /// Reads a file, or standard input for `-`: only a regular file, at most
 /// [`files::DEFAULT_MAX_INPUT_SIZE`] bytes.
 pub fn read_input(path: &str) -> Result<Vec<u8>> {
-    files::read_one(path, files::DEFAULT_MAX_INPUT_SIZE)
+    Ok(files::read_one(path, files::DEFAULT_MAX_INPUT_SIZE)?)
 }
 
 /// A line on stderr. Never fails: a closed or broken stderr is not a reason to stop (nor to
@@ -363,7 +363,7 @@ pub fn write_report(output: Option<&Path>, text: &str, inputs: &[(u64, u64)]) ->
                 other => other.context("writing to standard output"),
             }
         }
-        Some(path) => files::write_atomically(path, text, inputs),
+        Some(path) => Ok(files::write_atomically(path, text, inputs)?),
     }
 }
 
@@ -479,7 +479,7 @@ impl ReportOutput {
     pub fn commit(self, inputs: &[(u64, u64)]) -> Result<()> {
         match self.file {
             None => Ok(()),
-            Some((path, tmp)) => files::persist(tmp, &path, inputs),
+            Some((path, tmp)) => Ok(files::persist(tmp, &path, inputs)?),
         }
     }
 }

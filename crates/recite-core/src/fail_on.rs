@@ -139,17 +139,22 @@ pub const DEFAULT: &str = "invalid,unverifiable,discrepant,base-mismatch,must";
 /// Parses one `--fail-on` value: a comma-separated list of items, matched whatever their case or
 /// separators (`BASE_MISMATCH`, `base-mismatch`); blank items are skipped. The error names the
 /// unknown item and every known one.
-pub fn parse_list(text: &str) -> Result<Vec<FailOn>, String> {
+pub fn parse_list(text: &str) -> Result<Vec<FailOn>, UnknownItem> {
     let mut list = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let wanted = fold(item);
         match FailOn::ALL.iter().find(|v| fold(v.name()) == wanted) {
             Some(v) => list.push(*v),
-            None => return Err(format!("unknown item {item:?} ({})", expected())),
+            None => return Err(UnknownItem(item.to_string())),
         }
     }
     Ok(list)
 }
+
+/// A `--fail-on` item that is none of [`FailOn`]; its message lists every known one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown item {:?} ({})", .0, expected())]
+pub struct UnknownItem(pub String);
 
 /// Every item, grouped by what it looks at, for the error on an unknown one.
 fn expected() -> String {

@@ -1381,7 +1381,11 @@ impl Signature {
 }
 
 impl Schemas for Engine {
-    fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<resolve::Schema>, String> {
+    fn schema(
+        &self,
+        study: &Study,
+        table: &catalog::Table,
+    ) -> Result<Arc<resolve::Schema>, resolve::TableError> {
         self.declare(study, table);
         let schema = self.schema_of(&table.location(study))?;
         let fields = schema.fields().iter().map(|f| {
@@ -1395,7 +1399,7 @@ impl Schemas for Engine {
         study: &Study,
         table: &catalog::Table,
         pin: Option<&Pin>,
-    ) -> Result<Option<Found>, String> {
+    ) -> Result<Option<Found>, resolve::TableError> {
         let location = table.location(study);
         if !crate::delta::is_table(&location) {
             return Ok(None);
@@ -1410,20 +1414,20 @@ impl Schemas for Engine {
         if let Some((when, found)) = known
             && (pin.is_some() || (stamp.is_some() && when == stamp))
         {
-            return found.map(Some);
+            return found.map(Some).map_err(resolve::TableError::from);
         }
         let found = self.delta_version(&key.0, pin).map_err(|e| e.to_string());
         if let Ok(mut m) = self.versions.lock() {
             m.insert(key, (stamp, found.clone()));
         }
-        found.map(Some)
+        found.map(Some).map_err(resolve::TableError::from)
     }
 
     fn as_of(&self) -> Option<&str> {
         self.as_of.as_deref()
     }
 
-    fn schema_at(&self, found: &Found) -> Result<Arc<resolve::Schema>, String> {
+    fn schema_at(&self, found: &Found) -> Result<Arc<resolve::Schema>, resolve::TableError> {
         let schema = self.schema_of(&found.location)?;
         let fields = schema.fields().iter().map(|f| {
             resolve::Field::new(f.name().clone(), f.data_type().to_string(), f.data_type().is_numeric())
@@ -1478,7 +1482,7 @@ impl<'a> Filters<'a> {
         self.parsed
             .entry(sql.to_string())
             .or_insert_with(|| {
-                catalog::check_filter_size(sql)?;
+                catalog::check_filter_size(sql).map_err(|e| e.to_string())?;
                 let e = ctx
                     .parse_sql_expr(sql, schema)
                     .map_err(|e| format!("does not plan: {}", e.strip_backtrace()))?;
