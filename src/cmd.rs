@@ -122,7 +122,7 @@ impl DataArgs {
         if let Some(w) = &layer.warning {
             warn(&format!("warning: {w}"));
         }
-        recite::sav::load_layer(&layer)
+        Ok(recite::sav::load_layer(&layer)?)
     }
 
     /// Loads the extractor registry.

@@ -51,16 +51,21 @@ pub enum Reduction {
 }
 
 impl std::str::FromStr for Reduction {
-    type Err = String;
+    type Err = UnknownReduction;
 
-    fn from_str(s: &str) -> Result<Reduction, String> {
+    fn from_str(s: &str) -> Result<Reduction, UnknownReduction> {
         match s {
             "in-process" => Ok(Reduction::InProcess),
             "plan" => Ok(Reduction::Plan),
-            other => Err(format!("unknown reduction {other:?} (in-process or plan)")),
+            other => Err(UnknownReduction(other.to_string())),
         }
     }
 }
+
+/// A name that is no [`Reduction`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown reduction {0:?} (in-process or plan)")]
+pub struct UnknownReduction(pub String);
 
 /// Why a job's grouped scan must be reduced in this process, whatever [`Reduction`] says, or
 /// `None` when a plan can reduce it: the rank of a subgroup's replicate weights (R's `degf`,
@@ -442,7 +447,7 @@ impl Engine {
                     )),
                     Some(f) => {
                         let copy = crate::transcode::cached_copy(location, &f, opts.delimiter)
-                            .map_err(DataFusionError::Execution)?;
+                            .map_err(|e| DataFusionError::Execution(e.to_string()))?;
                         let copy = copy.to_string_lossy();
                         let schema = csv_schema(ctx, &copy, &opts).await?;
                         ctx.register_csv(name, &copy, opts.schema(&schema)).await
