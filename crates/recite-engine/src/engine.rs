@@ -180,20 +180,33 @@ fn invalid_weight(weight: &str) -> EngineError {
 
 /// A weight's check from its values over the table ([`Engine::check_weights`]): the count of
 /// bad values and the largest of the others.
-fn weight_verdict(bad: f64, largest: f64) -> Result<(), String> {
+fn weight_verdict(bad: f64, largest: f64) -> Result<(), WeightCheckError> {
     if bad > 0.0 {
-        return Err(format!(
-            "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
-        ));
+        return Err(WeightCheckError::Bad(bad));
     }
     // The same comparison as both plans' (a weight of 2^256 or more is OVERFLOW).
     if largest < grouped::LARGEST_WEIGHT {
         return Ok(());
     }
-    Err(format!(
-        "is too large: its largest value is {largest:e}, not under {LARGEST_WEIGHT}, the largest \
+    Err(WeightCheckError::TooLarge(largest))
+}
+
+/// Why a declared weight cannot weigh claims ([`Engine::check_weight`]); worded to follow "weight
+/// NAME".
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WeightCheckError {
+    /// Negative, NaN or infinite values (how many).
+    #[error("has {0} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE")]
+    Bad(f64),
+    /// A value of 2^256 or more (the largest).
+    #[error(
+        "is too large: its largest value is {0:e}, not under {LARGEST_WEIGHT}, the largest \
          weight recite sums; claims whose base includes it would be UNVERIFIABLE"
-    ))
+    )]
+    TooLarge(f64),
+    /// The column could not be scanned as numbers (the scan's words).
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 pub mod cache;
@@ -768,17 +781,17 @@ impl Engine {
     /// Proves a declared weight against a table (used by `catalog check`): its values read as
     /// numbers, none is negative, NaN or infinite, and every one is under 2^256 (so no base of
     /// the table holds a weight recite does not sum).
-    pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), String> {
+    pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), WeightCheckError> {
         self.check_weights(location, &[weight]).remove(0)
     }
 
     /// [`Engine::check_weight`] for several weights of one table (a table's replicate weights)
     /// in one scan; when that scan fails (a column that cannot be read as numbers), each weight
     /// is checked alone, so the error names the one at fault.
-    pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), String>> {
+    pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), WeightCheckError>> {
         match self.weight_sums(location, weights) {
             Ok(sums) => sums.into_iter().map(|(bad, largest)| weight_verdict(bad, largest)).collect(),
-            Err(e) if weights.len() == 1 => vec![Err(e)],
+            Err(e) if weights.len() == 1 => vec![Err(WeightCheckError::Unreadable(e))],
             Err(_) => weights.iter().map(|w| self.check_weight(location, w)).collect(),
         }
     }
