@@ -203,7 +203,7 @@ pub enum LiteralError {
         /// Its byte offset.
         at: usize,
     },
-    /// Nested past [`MAX_NESTING`].
+    /// Nested past the deepest nesting read (128).
     #[error("nested more than {MAX_NESTING} deep")]
     TooDeep,
     /// The text ends where a value should start.
