@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::ValueEnum;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::{Value, json};
@@ -101,10 +100,7 @@ pub fn check(
 /// Every item `fail_on=` takes, as `--fail-on` spells them.
 #[pyfunction]
 pub fn fail_on_items() -> Vec<String> {
-    FailOn::value_variants()
-        .iter()
-        .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
-        .collect()
+    FailOn::ALL.iter().map(|v| v.name().to_string()).collect()
 }
 
 /// What `fail_on=` fails on: the command line's default when none.

@@ -66,9 +66,10 @@ impl Error {
         self
     }
 
-    /// An error of `kind` from anyhow's, with its causes.
-    pub fn from_anyhow(kind: Kind, e: &anyhow::Error) -> Error {
-        Error::new(kind, format!("{e:#}"))
+    /// An error of `kind` from a library's typed error, with its causes (`what: why`, as the
+    /// command line words them).
+    pub fn from_error(kind: Kind, e: &(dyn std::error::Error + 'static)) -> Error {
+        Error::new(kind, recite_core::causes::with_causes(e))
     }
 }
 

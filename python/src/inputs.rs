@@ -39,7 +39,7 @@ pub fn gather(given: Vec<Given>, max_input_size: u64) -> Result<Arc<Inputs>, Err
             }
             None => {
                 let expanded = files::expand_inputs(std::slice::from_ref(&name))
-                    .map_err(|e| Error::from_anyhow(Kind::Input, &e).at(name.clone()))?;
+                    .map_err(|e| Error::from_error(Kind::Input, &e).at(name.clone()))?;
                 found.extend(expanded.into_iter().map(|s| (s, None)));
             }
             Some(bytes) => {
@@ -57,7 +57,7 @@ pub fn gather(given: Vec<Given>, max_input_size: u64) -> Result<Arc<Inputs>, Err
     }
     let plain: Vec<files::Source> = found.iter().map(|(s, _)| s.clone()).collect();
     let pipes =
-        files::StdinSpool::new(&plain, max_input_size).map_err(|e| Error::from_anyhow(Kind::Input, &e))?;
+        files::StdinSpool::new(&plain, max_input_size).map_err(|e| Error::from_error(Kind::Input, &e))?;
     let sources = pipes
         .sources(&plain)
         .into_iter()

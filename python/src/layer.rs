@@ -43,13 +43,13 @@ pub fn choose(data: Option<&Path>) -> DataLayer {
 /// The catalog of a chosen data layer; an error names the folder.
 pub fn load(layer: &DataLayer) -> Result<Catalog, Error> {
     recite_engine::sav::load_layer(layer)
-        .map_err(|e| Error::from_anyhow(Kind::DataLayer, &e).at(layer.path.clone()))
+        .map_err(|e| Error::from_error(Kind::DataLayer, &e).at(layer.path.clone()))
 }
 
 /// The bundled extractors, with the declarations of the folder `extra` added.
 pub fn registry(extra: Option<&Path>) -> Result<Registry, Error> {
     Registry::load(extra).map_err(|e| {
-        let err = Error::from_anyhow(Kind::Extractor, &e);
+        let err = Error::from_error(Kind::Extractor, &e);
         match extra {
             Some(p) => err.at(p.display().to_string()),
             None => err,

@@ -1,7 +1,6 @@
 //! How claims are settled, from the keyword arguments `verify` and `check` share (the command
 //! line's `--interval`, `--df`, `--no-explain`, `--series`, `--decimal-mark`).
 
-use clap::ValueEnum;
 use recite_core::claim::DecimalMark;
 use recite_core::settle::session::Options;
 use recite_core::stats::{DfRule, Interval};
@@ -19,10 +18,12 @@ pub fn options(
 ) -> Result<Options, Error> {
     let usage = |what: &str, e: String| Error::new(Kind::Usage, format!("{what}: {e}"));
     Ok(Options {
-        interval: <Interval as ValueEnum>::from_str(interval, true).map_err(|e| usage("interval", e))?,
-        df: <DfRule as ValueEnum>::from_str(df, true).map_err(|e| usage("df", e))?,
+        interval: interval.parse::<Interval>().map_err(|e| usage("interval", e.to_string()))?,
+        df: df.parse::<DfRule>().map_err(|e| usage("df", e.to_string()))?,
         explain,
         series,
-        decimal_mark: decimal_mark.parse::<DecimalMark>().map_err(|e| usage("decimal_mark", e))?,
+        decimal_mark: decimal_mark
+            .parse::<DecimalMark>()
+            .map_err(|e| usage("decimal_mark", e.to_string()))?,
     })
 }

@@ -46,7 +46,7 @@ pub fn verify(
     let bytes = match (citation, path) {
         (Some(b), _) => b.as_bytes().to_vec(),
         (None, Some(p)) => files::read_one(&p, files::DEFAULT_MAX_INPUT_SIZE)
-            .map_err(|e| Error::from_anyhow(Kind::Citation, &e).at(p.clone()))?,
+            .map_err(|e| Error::from_error(Kind::Citation, &e).at(p.clone()))?,
         (None, None) => return Err(Error::new(Kind::Usage, "verify: no citation given").into()),
     };
     let result = result.map(|r| r.as_bytes().to_vec());

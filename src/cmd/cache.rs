@@ -84,7 +84,7 @@ pub fn run(c: Command) -> Result<ExitCode> {
     let mut o = String::new();
     match c {
         Command::Show(_) => {
-            let s = cache::show(&dir).map_err(|e| anyhow!(e))?;
+            let s = cache::show(&dir)?;
             say!(
                 o,
                 "{}: {} entries, {} bytes",
@@ -103,7 +103,7 @@ pub fn run(c: Command) -> Result<ExitCode> {
             }
         }
         Command::Clear(_) => {
-            let removed = cache::clear(&dir).map_err(|e| anyhow!(e))?;
+            let removed = cache::clear(&dir)?;
             say!(o, "removed {removed} entries from {}", dir.join(cache::FOLDER).display());
         }
     }

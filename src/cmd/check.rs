@@ -33,9 +33,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use recite::check;
-use recite::report::{self, ReportFormat as Format};
+use recite::report;
 
-use super::fail_on::{FailOn, FailOnList, ListParser};
+use super::choices::{FailOnList, FormatArg as Format, ListParser};
+use super::fail_on::FailOn;
 use super::files;
 use super::{DataArgs, Progress, ReportArgs, ReportOutput, SettleArgs};
 
@@ -127,7 +128,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         progress: &|m| progress.phase(m),
     };
     let (color, layer) = (a.report.colored(), opts.data_layer.clone());
-    let mut w = report::writer(a.format, a.answers_only, color, layer, out.writer()?);
+    let options = report::WriterOptions { answers_only: a.answers_only, color, layer };
+    let mut w = report::writer(a.format.into(), options, out.writer()?);
     let mut engine = a.as_of.apply(a.cache.engine(&a.engine)?);
     if let Some(r) = a.reduction {
         engine = engine.with_reduction(r);

@@ -2231,7 +2231,8 @@ fn every_format_writes_a_chunk_rendered_in_parallel_as_it_writes_claims_one_by_o
     for format in formats {
         let write = |chunked: bool| {
             let out = tempfile::NamedTempFile::new().unwrap();
-            let mut w = recite::report::writer(format, false, false, None, Box::new(out.reopen().unwrap()));
+            let options = recite::report::WriterOptions::default();
+            let mut w = recite::report::writer(format, options, Box::new(out.reopen().unwrap()));
             w.begin_input(InputHead { file: "claims.jsonl", format: None, turns: &[] }).unwrap();
             if chunked {
                 claims.chunks(700).for_each(|c| w.claims(c).unwrap());

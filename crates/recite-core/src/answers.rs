@@ -88,16 +88,19 @@ impl std::fmt::Display for Status {
 }
 
 impl std::str::FromStr for Status {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownStatus;
+    fn from_str(s: &str) -> Result<Self, UnknownStatus> {
         let f = fold(s);
-        Status::ALL.into_iter().find(|v| fold(v.as_str()) == f).ok_or_else(|| {
-            format!(
-                "unknown answer status {s:?} (expected one of uncited, misquoted, misattributed, attribution-unsure, traced-to-discrepant, traced-unverified, recomputed-only, traced)"
-            )
-        })
+        Status::ALL.into_iter().find(|v| fold(v.as_str()) == f).ok_or_else(|| UnknownStatus(s.to_string()))
     }
 }
+
+/// A name that is no answer [`Status`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown answer status {0:?} (expected one of uncited, misquoted, misattributed, attribution-unsure, traced-to-discrepant, traced-unverified, recomputed-only, traced)"
+)]
+pub struct UnknownStatus(pub String);
 
 /// One cited number an answer may repeat: a measure of a claim, as claimed and as recomputed.
 #[derive(Debug, Clone, PartialEq)]

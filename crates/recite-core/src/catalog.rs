@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 pub mod show;
@@ -92,6 +91,117 @@ impl std::fmt::Display for StudyError {
 }
 
 impl std::error::Error for StudyError {}
+
+/// Why [`Catalog::load`] read no catalog: the data folder itself is missing or unreadable (a
+/// study file that cannot be used is kept in [`Catalog::broken`] instead).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The folder does not exist.
+    #[error("data folder {} does not exist (set --data DIR or RECITE_DATA)", .0.display())]
+    NoFolder(PathBuf),
+    /// The folder cannot be listed.
+    #[error("reading data folder {}", folder.display())]
+    ReadFolder {
+        /// The data folder.
+        folder: PathBuf,
+        /// Why it cannot be listed.
+        source: std::io::Error,
+    },
+}
+
+/// Why [`Study::load`] read no study.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyLoadError {
+    /// The file cannot be read.
+    #[error("reading {}", file.display())]
+    Read {
+        /// The `study.toml`.
+        file: PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
+    /// The file is not a valid `study.toml`.
+    #[error("{}: {source}", file.display())]
+    Parse {
+        /// The `study.toml`.
+        file: PathBuf,
+        /// What is wrong in it.
+        source: StudyParseError,
+    },
+}
+
+/// A `study.toml` that does not parse: TOML's message, naming the entry and line.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct StudyParseError(pub toml::de::Error);
+
+/// A replicate weight declaration (`[tables.replicates]`) that cannot be applied to a table.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplicateError {
+    /// No column of the table matches the declared pattern.
+    #[error("no column matches the replicate weight pattern {pattern:?}")]
+    NoColumn {
+        /// The pattern (shortened).
+        pattern: String,
+    },
+    /// Fay's method without its ρ.
+    #[error("Fay replicates need `rho` (0 ≤ ρ < 1) or `scale`")]
+    FayWithoutRho,
+    /// The scale is not a positive number.
+    #[error("the replicate scale {0} is not a positive number")]
+    Scale(f64),
+    /// JKn without its per-replicate multipliers.
+    #[error("JKn replicates need `rscales`, (nₕ−1)/nₕ for each replicate")]
+    JknWithoutRscales,
+    /// As many rscales as columns are needed.
+    #[error("{rscales} rscales declared for {columns} replicate weight columns")]
+    RscalesCount {
+        /// rscales declared.
+        rscales: usize,
+        /// Replicate weight columns matched.
+        columns: usize,
+    },
+    /// An rscale is negative or not a number.
+    #[error("every rscale must be a number ≥ 0")]
+    Rscale,
+    /// The declared df is below 1 or not a number.
+    #[error("the replicate df {0} is not a number ≥ 1")]
+    Df(f64),
+}
+
+/// A period that pins its claims to a version twice over.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("period {period:?} declares both delta_version and as_of: keep one")]
+pub struct PinConflict {
+    /// The period's name.
+    pub period: String,
+}
+
+/// A catalog filter too large to parse safely ([`check_filter_size`]); worded to follow "its
+/// filter".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterSizeError {
+    /// More than [`MAX_FILTER_BYTES`].
+    #[error("is too large: {bytes} bytes (at most {MAX_FILTER_BYTES})")]
+    TooLarge {
+        /// Its length.
+        bytes: usize,
+    },
+    /// SQL's tokenizer rejects it.
+    #[error("does not plan: {0}")]
+    Tokens(String),
+    /// More than [`MAX_FILTER_DEPTH`] operators and nesting levels.
+    #[error(
+        "is too deep: {operators} operators and {nesting} nesting levels (at most {MAX_FILTER_DEPTH} \
+         together; use IN (…) for a long list of values)"
+    )]
+    TooDeep {
+        /// Operators counted.
+        operators: usize,
+        /// The deepest nesting of brackets.
+        nesting: usize,
+    },
+}
 
 /// One `study.toml`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -334,14 +444,11 @@ pub struct Replication {
 impl Replicates {
     /// The replication of a table with these columns (its schema's names, in order): the
     /// matching columns, and the scale, rscales and df with the method's defaults.
-    pub fn resolve<'a>(&self, names: impl Iterator<Item = &'a str>) -> Result<Replication, String> {
+    pub fn resolve<'a>(&self, names: impl Iterator<Item = &'a str>) -> Result<Replication, ReplicateError> {
         let columns: Vec<String> =
             names.filter(|n| pattern_matches(&self.columns, n)).map(str::to_string).collect();
         if columns.is_empty() {
-            return Err(format!(
-                "no column matches the replicate weight pattern {:?}",
-                shorten(&self.columns)
-            ));
+            return Err(ReplicateError::NoColumn { pattern: shorten(&self.columns) });
         }
         let r = columns.len() as f64;
         let scale = match (self.scale, self.method) {
@@ -351,30 +458,30 @@ impl Replicates {
             (None, ReplicateMethod::BRR) => 1.0 / r,
             (None, ReplicateMethod::Fay) => match self.rho {
                 Some(rho) if (0.0..1.0).contains(&rho) => 1.0 / (r * (1.0 - rho).powi(2)),
-                _ => return Err("Fay replicates need `rho` (0 ≤ ρ < 1) or `scale`".into()),
+                _ => return Err(ReplicateError::FayWithoutRho),
             },
             (None, ReplicateMethod::Bootstrap) => 1.0 / (r - 1.0),
         };
         if !(scale.is_finite() && scale > 0.0) {
-            return Err(format!("the replicate scale {scale} is not a positive number"));
+            return Err(ReplicateError::Scale(scale));
         }
         let rscales = match self.rscales.len() {
             0 if self.method == ReplicateMethod::JKn => {
-                return Err("JKn replicates need `rscales`, (nₕ−1)/nₕ for each replicate".into());
+                return Err(ReplicateError::JknWithoutRscales);
             }
             0 => vec![1.0; columns.len()],
             k if k != columns.len() => {
-                return Err(format!("{k} rscales declared for {} replicate weight columns", columns.len()));
+                return Err(ReplicateError::RscalesCount { rscales: k, columns: columns.len() });
             }
             _ => self.rscales.clone(),
         };
         if rscales.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
-            return Err("every rscale must be a number ≥ 0".into());
+            return Err(ReplicateError::Rscale);
         }
         if let Some(df) = self.df
             && !(df.is_finite() && df >= 1.0)
         {
-            return Err(format!("the replicate df {df} is not a number ≥ 1"));
+            return Err(ReplicateError::Df(df));
         }
         Ok(Replication { method: self.method, columns, scale, rscales, mse: self.mse, df: self.df })
     }
@@ -508,12 +615,10 @@ pub struct Period {
 
 impl Period {
     /// The version the period pins its claims to, if any; both keys at once is an error.
-    pub fn pin(&self) -> Result<Option<crate::version::Pin>, String> {
+    pub fn pin(&self) -> Result<Option<crate::version::Pin>, PinConflict> {
         use crate::version::Pin;
         match (self.delta_version, &self.as_of) {
-            (Some(_), Some(_)) => {
-                Err(format!("period {:?} declares both delta_version and as_of: keep one", self.name))
-            }
+            (Some(_), Some(_)) => Err(PinConflict { period: self.name.clone() }),
             (Some(v), None) => Ok(Some(Pin::Version(v))),
             (None, Some(t)) => Ok(Some(Pin::AsOf(t.clone()))),
             (None, None) => Ok(None),
@@ -649,12 +754,12 @@ impl Catalog {
     /// Loads every `study.toml` in `root` and in its immediate sub-folders. Only a missing or
     /// unreadable `root` is an error; a study file that cannot be used is kept in
     /// [`Catalog::broken`] and fails only the claims on it.
-    pub fn load(root: &Path) -> Result<Catalog> {
+    pub fn load(root: &Path) -> Result<Catalog, LoadError> {
         if !root.is_dir() {
-            bail!("data folder {} does not exist (set --data DIR or RECITE_DATA)", root.display());
+            return Err(LoadError::NoFolder(root.to_path_buf()));
         }
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-            .with_context(|| format!("reading data folder {}", root.display()))?
+            .map_err(|source| LoadError::ReadFolder { folder: root.to_path_buf(), source })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_dir())
             .collect();
@@ -674,7 +779,7 @@ impl Catalog {
                 }
                 Ok(_) => std::fs::read_to_string(&file)
                     .map_err(|e| format!("cannot be read: {e}"))
-                    .and_then(|text| Study::parse(&text, &file)),
+                    .and_then(|text| Study::parse(&text, &file).map_err(|e| e.to_string())),
             };
             match found {
                 Ok(study) => catalog.studies.push(study),
@@ -769,19 +874,22 @@ fn declared_names(file: &Path) -> Vec<String> {
 
 impl Study {
     /// Reads and parses one `study.toml`; errors name the file and the entry.
-    pub fn load(file: &Path) -> Result<Study> {
-        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        Study::parse(&text, file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
+    pub fn load(file: &Path) -> Result<Study, StudyLoadError> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|source| StudyLoadError::Read { file: file.to_path_buf(), source })?;
+        Study::parse(&text, file).map_err(|source| StudyLoadError::Parse { file: file.to_path_buf(), source })
     }
 
     /// Parses the text of a `study.toml`; errors name the entry and line, not the file.
-    pub fn parse(text: &str, file: &Path) -> Result<Study, String> {
-        let mut study: Study = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str, file: &Path) -> Result<Study, StudyParseError> {
+        let mut study: Study = toml::from_str(text).map_err(StudyParseError)?;
         study.file = file.to_path_buf();
         let filters = study.periods.iter().map(|p| &p.filter).chain(study.bases.iter().map(|b| &b.filter));
         let cells = study.cells().map(|(_, c)| &c.filter);
-        study.oversized =
-            filters.chain(cells).filter_map(|f| check_filter_size(f).err().map(|e| (f.clone(), e))).collect();
+        study.oversized = filters
+            .chain(cells)
+            .filter_map(|f| check_filter_size(f).err().map(|e| (f.clone(), e.to_string())))
+            .collect();
         study.record_declared_keys(text);
         Ok(study)
     }
@@ -991,15 +1099,16 @@ pub const MAX_FILTER_DEPTH: usize = 256;
 /// Checks a catalog filter's size before anything parses it into a tree: at most
 /// [`MAX_FILTER_BYTES`], and at most [`MAX_FILTER_DEPTH`] operators and nesting levels (a bound
 /// on the depth of its expression tree, counted on its tokens, so nothing recursive runs first).
-pub fn check_filter_size(sql: &str) -> Result<(), String> {
+pub fn check_filter_size(sql: &str) -> Result<(), FilterSizeError> {
     use sqlparser::dialect::GenericDialect;
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, Tokenizer};
     if sql.len() > MAX_FILTER_BYTES {
-        return Err(format!("is too large: {} bytes (at most {MAX_FILTER_BYTES})", sql.len()));
+        return Err(FilterSizeError::TooLarge { bytes: sql.len() });
     }
-    let tokens =
-        Tokenizer::new(&GenericDialect {}, sql).tokenize().map_err(|e| format!("does not plan: {e}"))?;
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize()
+        .map_err(|e| FilterSizeError::Tokens(e.to_string()))?;
     let (mut ops, mut nesting, mut deepest) = (0usize, 0usize, 0usize);
     for t in &tokens {
         match t {
@@ -1022,10 +1131,7 @@ pub fn check_filter_size(sql: &str) -> Result<(), String> {
     }
     let depth = ops + deepest;
     if depth > MAX_FILTER_DEPTH {
-        return Err(format!(
-            "is too deep: {ops} operators and {deepest} nesting levels (at most {MAX_FILTER_DEPTH} \
-             together; use IN (…) for a long list of values)"
-        ));
+        return Err(FilterSizeError::TooDeep { operators: ops, nesting: deepest });
     }
     Ok(())
 }
@@ -1115,11 +1221,13 @@ mod tests {
         assert!(check_filter_size("age BETWEEN 18 AND 74 AND \"s14r5\" >= 1").is_ok());
         assert!(check_filter_size(&format!("wave IN ({})", vec!["1"; 5000].join(", "))).is_ok());
         let ors = vec!["wave = 1"; 1000].join(" OR ");
-        let e = check_filter_size(&ors).unwrap_err();
+        let e = check_filter_size(&ors).unwrap_err().to_string();
         assert!(e.contains("too deep") && e.contains("256"), "{e}");
         let nested = format!("{}wave = 1{}", "(".repeat(300), ")".repeat(300));
-        assert!(check_filter_size(&nested).unwrap_err().contains("300 nesting levels"));
-        assert!(check_filter_size(&"x".repeat(MAX_FILTER_BYTES + 1)).unwrap_err().contains("bytes"));
+        assert!(check_filter_size(&nested).unwrap_err().to_string().contains("300 nesting levels"));
+        assert!(
+            check_filter_size(&"x".repeat(MAX_FILTER_BYTES + 1)).unwrap_err().to_string().contains("bytes")
+        );
     }
 
     #[test]
@@ -1135,7 +1243,9 @@ mod tests {
         };
         let names =
             |n: usize| (1..=n).map(|i| format!("rep_{i}")).chain(["pw".to_string(), "rep".to_string()]);
-        let resolve = |d: &Replicates, n| d.resolve(names(n).collect::<Vec<_>>().iter().map(String::as_str));
+        let resolve = |d: &Replicates, n| {
+            d.resolve(names(n).collect::<Vec<_>>().iter().map(String::as_str)).map_err(|e| e.to_string())
+        };
         // R's as.svrepdesign prints: JK1 over 15 PSUs 0.9333333333333333; BRR and Fay (ρ = 0.3)
         // with 104 replicates 0.009615384615384616 and 0.0196232339089482.
         let jk1 = resolve(&decl(ReplicateMethod::JK1, None, vec![]), 15).unwrap();

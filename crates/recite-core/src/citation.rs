@@ -82,7 +82,7 @@ pub fn parse(v: &Value) -> Result<Citation, Vec<Problem>> {
     if let Some(f) = &fielded
         && let Err(why) = check_iso8601(f)
     {
-        problems.push(problem("/fielded", why));
+        problems.push(problem("/fielded", why.to_string()));
     }
     let base = match obj.get("base") {
         None => {
@@ -99,7 +99,7 @@ pub fn parse(v: &Value) -> Result<Citation, Vec<Problem>> {
                 Some(n) => match positive_integer(n) {
                     Ok(n) => Some(n),
                     Err(why) => {
-                        problems.push(problem("/base/n", why));
+                        problems.push(problem("/base/n", why.to_string()));
                         None
                     }
                 },
@@ -237,17 +237,50 @@ fn optional_string(obj: &Map<String, Value>, key: &str, problems: &mut Vec<Probl
 
 /// `base.n` must be a JSON number with an integral value greater than zero. A string such as
 /// `"4210"` is refused: the spec says integer, and agents that quote numbers should be told.
-fn positive_integer(v: &Value) -> Result<u64, String> {
+fn positive_integer(v: &Value) -> Result<u64, NotPositiveInteger> {
     let Value::Number(n) = v else {
-        return Err(format!("`base.n` must be a positive integer, not {} ({})", kind(v), short(v)));
+        return Err(NotPositiveInteger::NotANumber { kind: kind(v), shown: short(v) });
     };
     // Decided on the digits, not a rounded f64: `4210.0` and `4.21e3` are the integer 4210 (as
     // in JSON Schema), `4210.0000000000001` is not, however close its f64.
     match crate::claim::exact_count(&n.to_string()) {
-        Some(0) => Err("`base.n` must be a positive integer, not 0".into()),
+        Some(0) => Err(NotPositiveInteger::Zero),
         Some(u) => Ok(u),
-        None => Err(format!("`base.n` must be a positive integer, not {}", short(v))),
+        None => Err(NotPositiveInteger::NotWhole { shown: short(v) }),
     }
+}
+
+/// A `base.n` that is not a positive integer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotPositiveInteger {
+    /// Not a JSON number (a string, an object…).
+    #[error("`base.n` must be a positive integer, not {kind} ({shown})")]
+    NotANumber {
+        /// The JSON kind it is.
+        kind: &'static str,
+        /// The value, shortened.
+        shown: String,
+    },
+    /// Zero.
+    #[error("`base.n` must be a positive integer, not 0")]
+    Zero,
+    /// A number that is not a whole one, or too large.
+    #[error("`base.n` must be a positive integer, not {shown}")]
+    NotWhole {
+        /// The value, shortened.
+        shown: String,
+    },
+}
+
+/// A `fielded` that is not an ISO-8601 date or interval.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadFielded {
+    /// Not a date, date-time, duration or interval of them.
+    #[error("`fielded` must be an ISO-8601 date or interval (e.g. 2026-04-02/2026-04-19), not {0:?}")]
+    NotIso8601(String),
+    /// An interval whose end is before its start.
+    #[error("`fielded` interval {0:?} ends before it starts")]
+    Backwards(String),
 }
 
 fn short(v: &Value) -> String {
@@ -257,9 +290,8 @@ fn short(v: &Value) -> String {
 
 /// Checks an ISO-8601 date, date-time or interval (`start/end`, `start/duration`,
 /// `duration/end`) as the spec's `fielded` allows. Intervals must not run backwards.
-pub fn check_iso8601(s: &str) -> Result<(), String> {
-    let bad =
-        || format!("`fielded` must be an ISO-8601 date or interval (e.g. 2026-04-02/2026-04-19), not {s:?}");
+pub fn check_iso8601(s: &str) -> Result<(), BadFielded> {
+    let bad = || BadFielded::NotIso8601(s.to_string());
     match s.split_once('/') {
         None => parse_instant(s).map(|_| ()).ok_or_else(bad),
         Some((a, b)) => {
@@ -269,7 +301,7 @@ pub fn check_iso8601(s: &str) -> Result<(), String> {
                     let start = parse_instant(a).ok_or_else(bad)?;
                     let end = parse_instant(b).ok_or_else(bad)?;
                     if end < start {
-                        return Err(format!("`fielded` interval {s:?} ends before it starts"));
+                        return Err(BadFielded::Backwards(s.to_string()));
                     }
                     Ok(())
                 }

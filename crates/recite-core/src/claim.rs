@@ -128,14 +128,54 @@ pub enum DecimalMark {
 }
 
 impl std::str::FromStr for DecimalMark {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownDecimalMark;
+    fn from_str(s: &str) -> Result<Self, UnknownDecimalMark> {
         match s.trim().to_ascii_lowercase().as_str() {
             "dot" | "." => Ok(DecimalMark::Dot),
             "comma" | "," => Ok(DecimalMark::Comma),
-            other => Err(format!("decimal mark {other:?}: expected \"dot\" or \"comma\"")),
+            other => Err(UnknownDecimalMark(other.to_string())),
         }
     }
+}
+
+/// A decimal mark that is neither `dot` nor `comma` (as given, trimmed and lower-cased).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("decimal mark {0:?}: expected \"dot\" or \"comma\"")]
+pub struct UnknownDecimalMark(pub String);
+
+/// A number whose decimal mark the text leaves open: `whole.three` read either way.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "ambiguous: {sign}{whole}.{three} (a decimal point) or {sign}{whole}{three} (a dot \
+     grouping thousands, as much of Europe writes it), and the text shows no convention \
+     of its own; recite does not guess"
+)]
+pub struct AmbiguousMark {
+    /// `-` or nothing.
+    pub sign: &'static str,
+    /// The digits before the mark.
+    pub whole: String,
+    /// The three digits after it.
+    pub three: String,
+}
+
+/// A `--claim` argument that is not a claimed number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimArgError {
+    /// Number syntax that cannot be read (why).
+    #[error("--claim {arg:?}: {why}")]
+    Unreadable {
+        /// The argument.
+        arg: String,
+        /// Why it cannot be read.
+        why: String,
+    },
+    /// Not a number at all.
+    #[error("--claim {arg:?}: expected a number such as 44%, 0.44 or Considered=44%")]
+    Syntax {
+        /// The argument.
+        arg: String,
+    },
 }
 
 impl std::fmt::Display for DecimalMark {
@@ -246,7 +286,7 @@ impl Written {
 
     /// Settles an open mark by the convention `mark` (`None`: prose that shows none), or says
     /// why it stays open.
-    fn settle(mut self, mark: Option<DecimalMark>) -> Result<Written, String> {
+    fn settle(mut self, mark: Option<DecimalMark>) -> Result<Written, AmbiguousMark> {
         let Some(open) = self.open else { return Ok(self) };
         let decimal = match (open, mark) {
             (_, Some(DecimalMark::Dot)) => open == Open::Dot,
@@ -259,11 +299,7 @@ impl Written {
                 let share = format!("{whole}.{three}").parse::<f64>().is_ok_and(|v| v <= 100.0);
                 if !(self.percent && share) {
                     let sign = if self.sign == "-" { "-" } else { "" };
-                    return Err(format!(
-                        "ambiguous: {sign}{whole}.{three} (a decimal point) or {sign}{whole}{three} (a dot \
-                         grouping thousands, as much of Europe writes it), and the text shows no convention \
-                         of its own; recite does not guess"
-                    ));
+                    return Err(AmbiguousMark { sign, whole: whole.to_string(), three: three.to_string() });
                 }
                 true
             }
@@ -503,7 +539,7 @@ fn read_text(
             t.len()
         )));
     }
-    let w = w.settle(convention.unwrap_or(Some(DecimalMark::Dot))).map_err(unreadable)?;
+    let w = w.settle(convention.unwrap_or(Some(DecimalMark::Dot))).map_err(|e| unreadable(e.to_string()))?;
     claim_of(&w, text, key, pointer)
 }
 
@@ -619,17 +655,15 @@ fn walk(v: &Value, key: Option<&str>, pointer: String, mark: DecimalMark, out: &
 
 /// Parses a `--claim` argument, `VALUE` or `MEASURE=VALUE`, by the convention `mark` (the dot
 /// unless declared: a command line is a program's input).
-pub fn parse_arg(arg: &str, mark: DecimalMark) -> Result<Claimed, String> {
+pub fn parse_arg(arg: &str, mark: DecimalMark) -> Result<Claimed, ClaimArgError> {
     let (key, text) = match arg.rsplit_once('=') {
         Some((k, v)) => (Some(k.trim().to_string()), v.trim()),
         None => (None, arg.trim()),
     };
     match read_text(text, key, String::new(), Some(Some(mark))) {
         Ok(c) => Ok(c),
-        Err(NotANumber::Unreadable(why)) => Err(format!("--claim {arg:?}: {why}")),
-        Err(NotANumber::Syntax) => {
-            Err(format!("--claim {arg:?}: expected a number such as 44%, 0.44 or Considered=44%"))
-        }
+        Err(NotANumber::Unreadable(why)) => Err(ClaimArgError::Unreadable { arg: arg.to_string(), why }),
+        Err(NotANumber::Syntax) => Err(ClaimArgError::Syntax { arg: arg.to_string() }),
     }
 }
 

@@ -6,9 +6,9 @@
 //! brand's funnel. Predicates are a tiny language over the cited column `x`, parsed here into
 //! [`Pred`] values: numbers only, so nothing from a citation or a label can reach SQL.
 
-use std::path::Path;
+use std::num::ParseFloatError;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Column, NotFound, suggest};
@@ -286,20 +286,21 @@ pub struct Registry {
 
 impl Registry {
     /// The bundled extractors, plus every `*.toml` in `extra` (which may override by name).
-    pub fn load(extra: Option<&Path>) -> Result<Registry> {
+    pub fn load(extra: Option<&Path>) -> Result<Registry, RegistryError> {
         let mut reg = Registry::default();
         for (file, text) in BUNDLED {
             reg.add(file, text)?;
         }
         if let Some(dir) = extra {
             let mut files: Vec<_> = std::fs::read_dir(dir)
-                .with_context(|| format!("reading extractors folder {}", dir.display()))?
+                .map_err(|source| RegistryError::ReadFolder { folder: dir.to_path_buf(), source })?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|e| e == "toml"))
                 .collect();
             files.sort();
             for f in files {
-                let text = std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
+                let text = std::fs::read_to_string(&f)
+                    .map_err(|source| RegistryError::ReadFile { file: f.clone(), source })?;
                 reg.add(&f.display().to_string(), &text)?;
             }
         }
@@ -308,10 +309,15 @@ impl Registry {
 
     /// Adds one extractor declared in TOML `text` (from `file`, for messages), replacing one of
     /// the same name; refused when it does not parse or validate.
-    pub fn add(&mut self, file: &str, text: &str) -> Result<()> {
-        let mut ex: Extractor = toml::from_str(text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    pub fn add(&mut self, file: &str, text: &str) -> Result<(), RegistryError> {
+        let mut ex: Extractor =
+            toml::from_str(text).map_err(|error| RegistryError::Parse { file: file.to_string(), error })?;
         ex.file = file.to_string();
-        ex.validate().with_context(|| format!("{file}: extractor {:?}", ex.name))?;
+        ex.validate().map_err(|source| RegistryError::Invalid {
+            file: file.to_string(),
+            extractor: ex.name.clone(),
+            source,
+        })?;
         self.extractors.retain(|e| e.name != ex.name);
         self.extractors.push(ex);
         Ok(())
@@ -338,9 +344,9 @@ impl Registry {
 
 impl Extractor {
     /// Checks the declaration once at load time, against a column with a six-point scale.
-    fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<(), ExpandError> {
         if self.measures.is_empty() {
-            bail!("declares no measures");
+            return Err(ExpandError::NoMeasures);
         }
         let probe = Column {
             values: (0..6).map(|c| (c.to_string(), format!("code {c}"))).collect(),
@@ -351,20 +357,17 @@ impl Extractor {
     }
 
     /// Expands the measures for one column's metadata.
-    pub fn expand(&self, column: &Column) -> Result<Vec<Measure>> {
+    pub fn expand(&self, column: &Column) -> Result<Vec<Measure>, ExpandError> {
         let codes = column.codes();
         match self.needs {
             Needs::Labels if codes.len() < 2 => {
-                bail!("{} needs value labels on the column (at least two labelled codes)", self.name)
+                return Err(ExpandError::NeedsLabels { extractor: self.name.clone() });
             }
             Needs::Share if column.share.is_empty() => {
-                bail!(
-                    "{} needs the column to declare its code set (`share = [...]` in study.toml)",
-                    self.name
-                )
+                return Err(ExpandError::NeedsShare { extractor: self.name.clone() });
             }
             Needs::Scale if column.scale().is_none() => {
-                bail!("{} needs an answer scale (`scale = [min, max]` or value labels)", self.name)
+                return Err(ExpandError::NeedsScale { extractor: self.name.clone() });
             }
             _ => {}
         }
@@ -408,23 +411,18 @@ impl Extractor {
                         Kind::Ratio(parse_pred(&fill(a)?)?, parse_pred(&fill(b)?)?)
                     }
                     (None, None, None, Some([a, b]), None, None) => {
-                        let find = |n: &str| -> Result<usize> {
+                        let find = |n: &str| -> Result<usize, ExpandError> {
                             let n = fill(n)?;
-                            out.iter().position(|m| m.name == n).with_context(|| {
-                                format!("difference names {n:?}, which is not declared before it")
-                            })
+                            out.iter().position(|m| m.name == n).ok_or(ExpandError::UndeclaredDifference(n))
                         };
                         Kind::Difference { a: find(a)?, b: find(b)?, scale: def.scale.unwrap_or(1.0) }
                     }
                     (None, None, None, None, Some(true), None) => Kind::Count,
                     (None, None, None, None, None, Some(_)) => Kind::Total,
-                    _ => bail!(
-                        "measure {:?} must set exactly one of share, mean, ratio, difference, count, total",
-                        def.name
-                    ),
+                    _ => return Err(ExpandError::NotOneKind { measure: def.name.clone() }),
                 };
                 let name = fill(&def.name)?;
-                let aliases = def.aliases.iter().map(|a| fill(a)).collect::<Result<Vec<_>>>()?;
+                let aliases = def.aliases.iter().map(|a| fill(a)).collect::<Result<Vec<_>, _>>()?;
                 out.push(Measure { name, aliases, kind });
             }
         }
@@ -433,17 +431,20 @@ impl Extractor {
 }
 
 /// Replaces `{var}` in a template; an unknown variable is an error in the extractor file.
-fn fill(template: &str, vars: &[(&str, String)]) -> Result<String> {
+fn fill(template: &str, vars: &[(&str, String)]) -> Result<String, TemplateError> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(start) = rest.find('{') {
         out.push_str(&rest[..start]);
-        let end = rest[start..].find('}').with_context(|| format!("unclosed {{ in {template:?}"))? + start;
+        let end = rest[start..]
+            .find('}')
+            .ok_or_else(|| TemplateError::Unclosed { template: template.to_string() })?
+            + start;
         let var = &rest[start + 1..end];
-        let value = vars
-            .iter()
-            .find(|(k, _)| *k == var)
-            .with_context(|| format!("{{{var}}} in {template:?} is not available here"))?;
+        let value = vars.iter().find(|(k, _)| *k == var).ok_or_else(|| TemplateError::Unavailable {
+            var: var.to_string(),
+            template: template.to_string(),
+        })?;
         out.push_str(&value.1);
         rest = &rest[end + 1..];
     }
@@ -452,31 +453,32 @@ fn fill(template: &str, vars: &[(&str, String)]) -> Result<String> {
 }
 
 /// Parses `x >= 3`, `x in [4, 5]`, `x >= 7 and x <= 8`.
-pub fn parse_pred(text: &str) -> Result<Pred> {
+pub fn parse_pred(text: &str) -> Result<Pred, PredicateError> {
+    let text_owned = || text.to_string();
     let mut clauses = Vec::new();
     for part in text.split(" and ") {
         let part = part.trim();
-        let rest = part
-            .strip_prefix('x')
-            .with_context(|| format!("predicate {text:?}: each clause starts with x"))?;
+        let rest = part.strip_prefix('x').ok_or_else(|| PredicateError::NoX { predicate: text_owned() })?;
         let rest = rest.trim_start();
         if let Some(list) = rest.strip_prefix("in") {
             let list = list.trim();
             let inner = list
                 .strip_prefix('[')
                 .and_then(|l| l.strip_suffix(']'))
-                .with_context(|| format!("predicate {text:?}: `in` takes a list [a, b]"))?;
+                .ok_or_else(|| PredicateError::NotAList { predicate: text_owned() })?;
             let values = inner
                 .split(',')
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| {
-                    s.trim()
-                        .parse::<f64>()
-                        .with_context(|| format!("predicate {text:?}: {s:?} is not a number"))
+                    s.trim().parse::<f64>().map_err(|source| PredicateError::NotANumber {
+                        predicate: text_owned(),
+                        value: s.to_string(),
+                        source,
+                    })
                 })
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
             if values.is_empty() {
-                bail!("predicate {text:?}: empty list");
+                return Err(PredicateError::EmptyList { predicate: text_owned() });
             }
             clauses.push(Clause::In(values));
             continue;
@@ -485,14 +487,153 @@ pub fn parse_pred(text: &str) -> Result<Pred> {
             [("!=", Op::Ne), (">=", Op::Ge), ("<=", Op::Le), ("=", Op::Eq), (">", Op::Gt), ("<", Op::Lt)]
                 .iter()
                 .find_map(|(s, op)| rest.strip_prefix(s).map(|v| (*op, v.trim())))
-                .with_context(|| {
-                    format!("predicate {text:?}: expected a comparison (=, !=, <, <=, >, >=) or in")
-                })?;
-        let value: f64 =
-            value.parse().with_context(|| format!("predicate {text:?}: {value:?} is not a number"))?;
+                .ok_or_else(|| PredicateError::NoComparison { predicate: text_owned() })?;
+        let value: f64 = value.parse().map_err(|source| PredicateError::NotANumber {
+            predicate: text_owned(),
+            value: value.to_string(),
+            source,
+        })?;
         clauses.push(Clause::Cmp(op, value));
     }
     Ok(Pred(clauses))
+}
+
+/// Why the registry could not be loaded or an extractor added to it.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// The extractors folder cannot be listed.
+    #[error("reading extractors folder {}", folder.display())]
+    ReadFolder {
+        /// The folder (`--extractors`).
+        folder: PathBuf,
+        /// Why it cannot be listed.
+        source: std::io::Error,
+    },
+    /// An extractor file cannot be read.
+    #[error("reading {}", file.display())]
+    ReadFile {
+        /// The file.
+        file: PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
+    /// An extractor file is not valid TOML for an extractor (the message names the line).
+    #[error("{file}: {error}")]
+    Parse {
+        /// The file, as messages name it.
+        file: String,
+        /// TOML's error (in the message, not a cause: it is the whole of what is wrong).
+        error: toml::de::Error,
+    },
+    /// An extractor parses but does not expand on a six-point scale.
+    #[error("{file}: extractor {extractor:?}")]
+    Invalid {
+        /// The file, as messages name it.
+        file: String,
+        /// The extractor's name.
+        extractor: String,
+        /// What is wrong with it.
+        source: ExpandError,
+    },
+}
+
+/// Why an extractor's measures cannot be expanded for a column.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpandError {
+    /// The extractor declares no measure.
+    #[error("declares no measures")]
+    NoMeasures,
+    /// The extractor needs value labels the column lacks.
+    #[error("{extractor} needs value labels on the column (at least two labelled codes)")]
+    NeedsLabels {
+        /// The extractor's name.
+        extractor: String,
+    },
+    /// The extractor needs the column's code set.
+    #[error("{extractor} needs the column to declare its code set (`share = [...]` in study.toml)")]
+    NeedsShare {
+        /// The extractor's name.
+        extractor: String,
+    },
+    /// The extractor needs an answer scale.
+    #[error("{extractor} needs an answer scale (`scale = [min, max]` or value labels)")]
+    NeedsScale {
+        /// The extractor's name.
+        extractor: String,
+    },
+    /// A difference names a measure not declared before it.
+    #[error("difference names {0:?}, which is not declared before it")]
+    UndeclaredDifference(String),
+    /// A measure sets none or several of the kinds.
+    #[error("measure {measure:?} must set exactly one of share, mean, ratio, difference, count, total")]
+    NotOneKind {
+        /// The measure's name (its template).
+        measure: String,
+    },
+    /// A name or predicate template does not fill.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// A predicate does not parse.
+    #[error(transparent)]
+    Predicate(#[from] PredicateError),
+}
+
+/// A `{var}` template that cannot be filled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A `{` without its `}`.
+    #[error("unclosed {{ in {template:?}")]
+    Unclosed {
+        /// The template.
+        template: String,
+    },
+    /// A variable the measure does not provide (e.g. `{next}` outside `each = "step"`).
+    #[error("{{{var}}} in {template:?} is not available here")]
+    Unavailable {
+        /// The variable.
+        var: String,
+        /// The template.
+        template: String,
+    },
+}
+
+/// A predicate over `x` that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PredicateError {
+    /// A clause that does not start with `x`.
+    #[error("predicate {predicate:?}: each clause starts with x")]
+    NoX {
+        /// The predicate.
+        predicate: String,
+    },
+    /// `in` without a bracketed list.
+    #[error("predicate {predicate:?}: `in` takes a list [a, b]")]
+    NotAList {
+        /// The predicate.
+        predicate: String,
+    },
+    /// A value that is not a number.
+    #[error("predicate {predicate:?}: {value:?} is not a number")]
+    NotANumber {
+        /// The predicate.
+        predicate: String,
+        /// The value as written.
+        value: String,
+        /// Why it is not a number.
+        source: ParseFloatError,
+    },
+    /// `in []`.
+    #[error("predicate {predicate:?}: empty list")]
+    EmptyList {
+        /// The predicate.
+        predicate: String,
+    },
+    /// No comparison operator.
+    #[error("predicate {predicate:?}: expected a comparison (=, !=, <, <=, >, >=) or in")]
+    NoComparison {
+        /// The predicate.
+        predicate: String,
+    },
 }
 
 #[cfg(test)]

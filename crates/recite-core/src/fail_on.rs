@@ -1,11 +1,5 @@
 //! `recite check --fail-on`: what makes the exit status 1.
 
-use std::ffi::OsStr;
-
-use clap::ValueEnum;
-use clap::builder::{PossibleValue, TypedValueParser};
-use clap::error::ErrorKind;
-
 use crate::answers::Status;
 use crate::claim::fold;
 use crate::input::Level;
@@ -13,7 +7,7 @@ use crate::settle::Verdict;
 
 /// One thing that makes `recite check` exit 1: a claim's verdict, a finding's level, or the
 /// status of a number in an agent's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailOn {
     /// A claim settled INVALID.
     Invalid,
@@ -59,6 +53,29 @@ enum Target {
 }
 
 impl FailOn {
+    /// Every item, in the order `--help` lists them.
+    pub const ALL: [FailOn; 16] = {
+        use FailOn::*;
+        [
+            Invalid,
+            Unverifiable,
+            Discrepant,
+            BaseMismatch,
+            Reproduced,
+            Must,
+            Should,
+            Note,
+            Uncited,
+            Misquoted,
+            Misattributed,
+            AttributionUnsure,
+            TracedToDiscrepant,
+            TracedUnverified,
+            RecomputedOnly,
+            Traced,
+        ]
+    };
+
     fn target(self) -> Target {
         use FailOn::*;
         match self {
@@ -82,8 +99,26 @@ impl FailOn {
     }
 
     /// The item as `--fail-on` spells it.
-    fn name(self) -> String {
-        self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+    pub fn name(self) -> &'static str {
+        use FailOn::*;
+        match self {
+            Invalid => "invalid",
+            Unverifiable => "unverifiable",
+            Discrepant => "discrepant",
+            BaseMismatch => "base-mismatch",
+            Reproduced => "reproduced",
+            Must => "must",
+            Should => "should",
+            Note => "note",
+            Uncited => "uncited",
+            Misquoted => "misquoted",
+            Misattributed => "misattributed",
+            AttributionUnsure => "attribution-unsure",
+            TracedToDiscrepant => "traced-to-discrepant",
+            TracedUnverified => "traced-unverified",
+            RecomputedOnly => "recomputed-only",
+            Traced => "traced",
+        }
     }
 
     /// Whether anything a batch counted (verdicts, finding levels, answer statuses) is one of
@@ -104,58 +139,27 @@ pub const DEFAULT: &str = "invalid,unverifiable,discrepant,base-mismatch,must";
 /// Parses one `--fail-on` value: a comma-separated list of items, matched whatever their case or
 /// separators (`BASE_MISMATCH`, `base-mismatch`); blank items are skipped. The error names the
 /// unknown item and every known one.
-pub fn parse_list(text: &str) -> Result<Vec<FailOn>, String> {
+pub fn parse_list(text: &str) -> Result<Vec<FailOn>, UnknownItem> {
     let mut list = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let wanted = fold(item);
-        match FailOn::value_variants().iter().find(|v| fold(&v.name()) == wanted) {
+        match FailOn::ALL.iter().find(|v| fold(v.name()) == wanted) {
             Some(v) => list.push(*v),
-            None => return Err(format!("unknown item {item:?} ({})", expected())),
+            None => return Err(UnknownItem(item.to_string())),
         }
     }
     Ok(list)
 }
 
-/// One `--fail-on` value: a comma-separated list of [`FailOn`] items.
-#[derive(Debug, Clone)]
-pub struct FailOnList(pub Vec<FailOn>);
-
-/// Parses a `--fail-on` value. An item matches whatever its case or separators
-/// (`BASE_MISMATCH`, `base-mismatch`); blank items are skipped. `--help` lists the items.
-#[derive(Debug, Clone, Copy)]
-pub struct ListParser;
-
-impl TypedValueParser for ListParser {
-    type Value = FailOnList;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &OsStr,
-    ) -> Result<FailOnList, clap::Error> {
-        match parse_list(&value.to_string_lossy()) {
-            Ok(list) => Ok(FailOnList(list)),
-            Err(e) => {
-                Err(clap::Error::raw(ErrorKind::InvalidValue, format!("--fail-on: {e}\n")).with_cmd(cmd))
-            }
-        }
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(FailOn::value_variants().iter().filter_map(ValueEnum::to_possible_value)))
-    }
-}
+/// A `--fail-on` item that is none of [`FailOn`]; its message lists every known one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown item {:?} ({})", .0, expected())]
+pub struct UnknownItem(pub String);
 
 /// Every item, grouped by what it looks at, for the error on an unknown one.
 fn expected() -> String {
     let names = |keep: fn(&Target) -> bool| {
-        FailOn::value_variants()
-            .iter()
-            .filter(|v| keep(&v.target()))
-            .map(|v| v.name())
-            .collect::<Vec<_>>()
-            .join(", ")
+        FailOn::ALL.iter().filter(|v| keep(&v.target())).map(|v| v.name()).collect::<Vec<_>>().join(", ")
     };
     format!(
         "expected verdicts {}; levels {}; answer statuses {}",

@@ -21,8 +21,6 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-
 /// Rule of the finding for an input that could not be read (an I/O error, a link loop).
 pub const RULE_UNREADABLE: &str = "input/unreadable";
 /// Rule of the finding for an input that is not a regular file (FIFO, socket, device).
@@ -66,19 +64,19 @@ impl Source {
 }
 
 /// Parses a size: bytes, or with a unit (`k`, `KiB`, `M`, `MiB`, `G`, `GiB`; powers of 1024).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
-    let n: u64 = digits.parse().map_err(|_| format!("{s:?}: not a size (e.g. 1000000, 64MiB, 1G)"))?;
+    let n: u64 = digits.parse().map_err(|_| SizeError::NotASize(s.to_string()))?;
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
-        other => return Err(format!("{s:?}: unknown unit {other:?} (use KiB, MiB or GiB)")),
+        other => return Err(SizeError::Unit { size: s.to_string(), unit: other.to_string() }),
     };
-    n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?}: too large"))
+    n.checked_mul(1 << shift).ok_or_else(|| SizeError::TooLarge(s.to_string()))
 }
 
 /// What kind of non-regular file `m` describes, in words.
@@ -121,7 +119,7 @@ fn describe(e: &std::io::Error) -> String {
 /// Expands files, folders and globs into the inputs to read, in a stable order. A path that
 /// does not exist (or a glob that matches nothing) is a usage error; anything else that cannot
 /// be read is a [`Source::Refused`], so the rest of the batch still runs.
-pub fn expand_inputs(inputs: &[String]) -> Result<Vec<Source>> {
+pub fn expand_inputs(inputs: &[String]) -> Result<Vec<Source>, InputsError> {
     let mut out = Vec::new();
     for i in inputs {
         if i == "-" {
@@ -137,7 +135,7 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<Source>> {
                 let mut walk = Walk { ancestors: Vec::new(), seen: HashSet::new() };
                 walk.folder(p, &m, &mut found);
                 if found.is_empty() {
-                    bail!("{i}: no .json, .jsonl, .ndjson, .sse, .txt or .log file in this folder");
+                    return Err(InputsError::EmptyFolder(i.clone()));
                 }
                 found.sort_by(|a, b| a.path().cmp(b.path()));
                 out.extend(found);
@@ -145,7 +143,9 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<Source>> {
             Ok(m) => out.push(not_a_file(i.clone(), &m)),
             Err(_) if i.contains(['*', '?', '[']) => {
                 let mut found = Vec::new();
-                for entry in glob::glob(i).with_context(|| format!("{i}: not a valid glob"))? {
+                let entries =
+                    glob::glob(i).map_err(|source| InputsError::Glob { input: i.clone(), source })?;
+                for entry in entries {
                     match entry {
                         Ok(path) => match std::fs::metadata(&path) {
                             Ok(m) if m.is_file() => found.push(Source::File(path.display().to_string())),
@@ -157,19 +157,19 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<Source>> {
                     }
                 }
                 if found.is_empty() {
-                    bail!("{i}: no file matches");
+                    return Err(InputsError::NoMatch(i.clone()));
                 }
                 found.sort_by(|a, b| a.path().cmp(b.path()));
                 out.extend(found);
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if std::fs::symlink_metadata(p).is_ok() {
-                    bail!("{i}: a symbolic link to a file or folder that does not exist");
+                    return Err(InputsError::DanglingLink(i.clone()));
                 }
-                bail!("{i}: no such file or folder");
+                return Err(InputsError::Missing(i.clone()));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-                bail!("{i}: a file is named as a folder in this path ({e})");
+                return Err(InputsError::FileAsFolder { input: i.clone(), error: e });
             }
             Err(e) => out.push(unreadable(i.clone(), &e)),
         }
@@ -245,6 +245,166 @@ impl Walk {
     }
 }
 
+/// A size that does not parse (`--max-input-size`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// No number first.
+    #[error("{0:?}: not a size (e.g. 1000000, 64MiB, 1G)")]
+    NotASize(String),
+    /// More bytes than a 64-bit count holds.
+    #[error("{0:?}: too large")]
+    TooLarge(String),
+    /// A unit recite does not know.
+    #[error("{size:?}: unknown unit {unit:?} (use KiB, MiB or GiB)")]
+    Unit {
+        /// The size as given.
+        size: String,
+        /// Its unit, lower-cased.
+        unit: String,
+    },
+}
+
+/// Why the inputs named on the command line cannot be listed (a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum InputsError {
+    /// A folder holding no file recite reads.
+    #[error("{0}: no .json, .jsonl, .ndjson, .sse, .txt or .log file in this folder")]
+    EmptyFolder(String),
+    /// A glob that does not parse.
+    #[error("{input}: not a valid glob")]
+    Glob {
+        /// The input.
+        input: String,
+        /// What is wrong with it.
+        source: glob::PatternError,
+    },
+    /// A glob matching nothing.
+    #[error("{0}: no file matches")]
+    NoMatch(String),
+    /// A link to nothing.
+    #[error("{0}: a symbolic link to a file or folder that does not exist")]
+    DanglingLink(String),
+    /// Nothing there.
+    #[error("{0}: no such file or folder")]
+    Missing(String),
+    /// A file where the path needs a folder.
+    #[error("{input}: a file is named as a folder in this path ({error})")]
+    FileAsFolder {
+        /// The input.
+        input: String,
+        /// The system's error.
+        error: std::io::Error,
+    },
+}
+
+/// Why [`read_one`] read nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadOneError {
+    /// Nothing at the path.
+    #[error("{0}: no such file")]
+    Missing(String),
+    /// The path cannot be looked at.
+    #[error("cannot read {path}: {why}")]
+    Unreadable {
+        /// The path.
+        path: String,
+        /// The system's words.
+        why: String,
+    },
+    /// A folder, a socket, a device.
+    #[error("{path} is not a regular file: {kind}")]
+    NotAFile {
+        /// The path.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// Refused as `check` refuses an input (too large, unreadable…).
+    #[error("{message}")]
+    Refused {
+        /// The rule a finding would name.
+        rule: &'static str,
+        /// The refusal in words.
+        message: String,
+    },
+}
+
+/// What is being written and where, for [`OutputError`]'s messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// "the report", "the catalog".
+    pub what: String,
+    /// The path asked for.
+    pub path: PathBuf,
+}
+
+/// Why a report (or other output) cannot be written where it was asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// Its folder is a file.
+    #[error("cannot write {} to {}: {} is not a folder", to.what, to.path.display(), folder.display())]
+    NotAFolder {
+        /// The output.
+        to: Target,
+        /// Its folder.
+        folder: PathBuf,
+    },
+    /// A file is named as a folder in its path.
+    #[error("cannot write {} to {}: a file is named as a folder in this path", .0.what, .0.path.display())]
+    FileAsFolder(Target),
+    /// Its folder does not exist.
+    #[error("cannot write {} to {}: folder {} does not exist", to.what, to.path.display(), folder.display())]
+    NoFolder {
+        /// The output.
+        to: Target,
+        /// Its folder.
+        folder: PathBuf,
+    },
+    /// Its folder cannot be looked at.
+    #[error("cannot write {} to {}: {error}", to.what, to.path.display())]
+    Folder {
+        /// The output.
+        to: Target,
+        /// The system's error.
+        error: std::io::Error,
+    },
+    /// It is one of the inputs.
+    #[error("refusing to write {} to {}: it is one of the inputs", .0.what, .0.path.display())]
+    IsInput(Target),
+    /// A folder, socket or block device is there.
+    #[error("refusing to write {} to {}: it is not a regular file but {kind}", to.what, to.path.display())]
+    NotRegular {
+        /// The output.
+        to: Target,
+        /// What is there.
+        kind: &'static str,
+    },
+    /// A stream was swapped for something else while it was opened.
+    #[error("refusing to write {} to {}: it changed while it was opened", .0.what, .0.path.display())]
+    Changed(Target),
+    /// Writing failed.
+    #[error("cannot write {} to {}", to.what, to.path.display())]
+    Write {
+        /// The output.
+        to: Target,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The complete file could not be renamed over the target.
+    #[error("cannot write {} to {}: {error}", to.what, to.path.display())]
+    Rename {
+        /// The output.
+        to: Target,
+        /// The system's error.
+        error: std::io::Error,
+    },
+}
+
+/// Standard input or a pipe could not be spooled: no temporary file.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot spool an input")]
+pub struct SpoolError(#[source] pub std::io::Error);
+
 /// Why an input was not read: a finding's rule and message.
 pub type Refusal = (&'static str, String);
 
@@ -304,16 +464,17 @@ pub fn read_pipe(path: &str, max: u64) -> Result<Vec<u8>, Refusal> {
 
 /// Reads a file named on the command line (or `-`, or a FIFO: process substitution) for a
 /// command that reads one input: the same rules as for `check`'s inputs, as an error.
-pub fn read_one(path: &str, max: u64) -> Result<Vec<u8>> {
+pub fn read_one(path: &str, max: u64) -> Result<Vec<u8>, ReadOneError> {
+    let refused = |(rule, message): Refusal| ReadOneError::Refused { rule, message };
     if path == "-" {
-        return read_stdin(max).map_err(|(_, m)| anyhow::anyhow!(m));
+        return read_stdin(max).map_err(refused);
     }
     match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{path}: no such file"),
-        Err(e) => bail!("cannot read {path}: {}", describe(&e)),
-        Ok(m) if m.file_type().is_fifo() => read_pipe(path, max).map_err(|(_, m)| anyhow::anyhow!(m)),
-        Ok(m) if !m.is_file() => bail!("{path} is not a regular file: {}", kind(&m)),
-        Ok(_) => read_file(path, max).map_err(|(_, m)| anyhow::anyhow!(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ReadOneError::Missing(path.to_string())),
+        Err(e) => Err(ReadOneError::Unreadable { path: path.to_string(), why: describe(&e) }),
+        Ok(m) if m.file_type().is_fifo() => read_pipe(path, max).map_err(refused),
+        Ok(m) if !m.is_file() => Err(ReadOneError::NotAFile { path: path.to_string(), kind: kind(&m) }),
+        Ok(_) => read_file(path, max).map_err(refused),
     }
 }
 
@@ -330,7 +491,7 @@ pub fn identities<'a>(inputs: impl IntoIterator<Item = &'a str>) -> Vec<(u64, u6
 /// Checks that `path` may receive a report: its folder exists and is a folder, and the path is
 /// not a folder, a socket or a block device, nor one of the `inputs` (by device and inode, so
 /// through links too). A character device or FIFO ([`is_stream`]) may: it is written to.
-pub fn check_output(path: &Path, inputs: &[(u64, u64)]) -> Result<()> {
+pub fn check_output(path: &Path, inputs: &[(u64, u64)]) -> Result<(), OutputError> {
     check_output_of(path, "the report", inputs, true)
 }
 
@@ -343,28 +504,24 @@ pub fn is_stream(path: &Path) -> bool {
 
 /// [`check_output`] for a file that is `what` ("the report", "the catalog"): errors say so.
 /// `streams`: whether a character device or FIFO may be the target (not when renaming over it).
-fn check_output_of(path: &Path, what: &str, inputs: &[(u64, u64)], streams: bool) -> Result<()> {
-    let shown = path.display();
+fn check_output_of(path: &Path, what: &str, inputs: &[(u64, u64)], streams: bool) -> Result<(), OutputError> {
+    let target = || Target { what: what.to_string(), path: path.to_path_buf() };
     let dir = folder_of(path);
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => bail!("cannot write {what} to {shown}: {} is not a folder", dir.display()),
+        Ok(_) => return Err(OutputError::NotAFolder { to: target(), folder: dir.to_path_buf() }),
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            bail!("cannot write {what} to {shown}: a file is named as a folder in this path")
+            return Err(OutputError::FileAsFolder(target()));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!("cannot write {what} to {shown}: folder {} does not exist", dir.display())
+            return Err(OutputError::NoFolder { to: target(), folder: dir.to_path_buf() });
         }
-        Err(e) => bail!("cannot write {what} to {shown}: {e}"),
+        Err(e) => return Err(OutputError::Folder { to: target(), error: e }),
     }
     match std::fs::metadata(path) {
-        Ok(m) if inputs.contains(&(m.dev(), m.ino())) => {
-            bail!("refusing to write {what} to {shown}: it is one of the inputs")
-        }
+        Ok(m) if inputs.contains(&(m.dev(), m.ino())) => Err(OutputError::IsInput(target())),
         Ok(m) if streams && (m.file_type().is_char_device() || m.file_type().is_fifo()) => Ok(()),
-        Ok(m) if !m.is_file() => {
-            bail!("refusing to write {what} to {shown}: it is not a regular file but {}", kind(&m))
-        }
+        Ok(m) if !m.is_file() => Err(OutputError::NotRegular { to: target(), kind: kind(&m) }),
         _ => Ok(()),
     }
 }
@@ -376,69 +533,86 @@ fn folder_of(path: &Path) -> &Path {
 /// Writes `text` to `path` atomically: a temporary file created exclusively with a random name
 /// in the same folder (so a link planted at a predictable name is never followed), renamed over
 /// `path` once complete. Errors name `path`, never the temporary file.
-pub fn write_atomically(path: &Path, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
+pub fn write_atomically(path: &Path, text: &str, inputs: &[(u64, u64)]) -> Result<(), OutputError> {
     write_atomically_as(path, "the report", text, inputs)
 }
 
 /// [`write_atomically`] for a file that is `what` ("the catalog"): errors say so.
-pub fn write_atomically_as(path: &Path, what: &str, text: &str, inputs: &[(u64, u64)]) -> Result<()> {
+pub fn write_atomically_as(
+    path: &Path,
+    what: &str,
+    text: &str,
+    inputs: &[(u64, u64)],
+) -> Result<(), OutputError> {
     use std::io::Write;
     check_output_of(path, what, inputs, true)?;
     if is_stream(path) {
         let mut f = open_stream(path, what)?;
-        return f
-            .write_all(text.as_bytes())
-            .and_then(|_| f.flush())
-            .with_context(|| format!("cannot write {what} to {}", path.display()));
+        return f.write_all(text.as_bytes()).and_then(|_| f.flush()).map_err(writing(path, what));
     }
     let mut tmp = temporary_beside_as(path, what)?;
-    tmp.write_all(text.as_bytes()).with_context(|| format!("cannot write {what} to {}", path.display()))?;
+    tmp.write_all(text.as_bytes()).map_err(writing(path, what))?;
     persist_as(tmp, path, what, inputs)
 }
 
 /// Opens a character device or FIFO ([`is_stream`]) to write `what` into: never created,
 /// truncated or renamed over. A FIFO waits for its reader, as any Unix tool's output does.
-pub fn open_stream(path: &Path, what: &str) -> Result<std::fs::File> {
+pub fn open_stream(path: &Path, what: &str) -> Result<std::fs::File, OutputError> {
     let f = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_NOCTTY)
         .open(path)
-        .with_context(|| format!("cannot write {what} to {}", path.display()))?;
-    let m = f.metadata().with_context(|| format!("cannot write {what} to {}", path.display()))?;
+        .map_err(writing(path, what))?;
+    let m = f.metadata().map_err(writing(path, what))?;
     if !(m.file_type().is_char_device() || m.file_type().is_fifo()) {
-        bail!("refusing to write {what} to {}: it changed while it was opened", path.display());
+        return Err(OutputError::Changed(Target { what: what.to_string(), path: path.to_path_buf() }));
     }
     Ok(f)
 }
 
+/// The error of an I/O failure while writing `what` to `path`, with the failure as its cause.
+fn writing<'a>(path: &'a Path, what: &'a str) -> impl FnOnce(std::io::Error) -> OutputError + 'a {
+    move |source| OutputError::Write {
+        to: Target { what: what.to_string(), path: path.to_path_buf() },
+        source,
+    }
+}
+
 /// A temporary file for `path`'s content, created exclusively with a random name in the same
 /// folder (so a link planted at a predictable name is never followed).
-pub fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+pub fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile, OutputError> {
     temporary_beside_as(path, "the report")
 }
 
-fn temporary_beside_as(path: &Path, what: &str) -> Result<tempfile::NamedTempFile> {
+fn temporary_beside_as(path: &Path, what: &str) -> Result<tempfile::NamedTempFile, OutputError> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempfile_in(folder_of(path))
-        .with_context(|| format!("cannot write {what} to {}", path.display()))
+        .map_err(writing(path, what))
 }
 
 /// Syncs a complete temporary file and renames it over `path`. Errors name `path`, never the
 /// temporary file.
-pub fn persist(tmp: tempfile::NamedTempFile, path: &Path, inputs: &[(u64, u64)]) -> Result<()> {
+pub fn persist(tmp: tempfile::NamedTempFile, path: &Path, inputs: &[(u64, u64)]) -> Result<(), OutputError> {
     persist_as(tmp, path, "the report", inputs)
 }
 
-fn persist_as(tmp: tempfile::NamedTempFile, path: &Path, what: &str, inputs: &[(u64, u64)]) -> Result<()> {
-    let shown = path.display();
-    tmp.as_file().sync_all().with_context(|| format!("cannot write {what} to {shown}"))?;
+fn persist_as(
+    tmp: tempfile::NamedTempFile,
+    path: &Path,
+    what: &str,
+    inputs: &[(u64, u64)],
+) -> Result<(), OutputError> {
+    tmp.as_file().sync_all().map_err(writing(path, what))?;
     // Checked again just before the rename: the target may have changed during the run, and
     // nothing is ever renamed over a device or FIFO.
     check_output_of(path, what, inputs, false)?;
-    tmp.persist(path).map_err(|e| anyhow::anyhow!("cannot write {what} to {shown}: {}", e.error))?;
+    tmp.persist(path).map_err(|e| OutputError::Rename {
+        to: Target { what: what.to_string(), path: path.to_path_buf() },
+        error: e.error,
+    })?;
     Ok(())
 }
 
@@ -450,7 +624,7 @@ pub struct StdinSpool {
 
 impl StdinSpool {
     /// Spools standard input when `-` is among `sources`, and every [`Source::Pipe`].
-    pub fn new(sources: &[Source], max: u64) -> Result<StdinSpool> {
+    pub fn new(sources: &[Source], max: u64) -> Result<StdinSpool, SpoolError> {
         let mut spooled = std::collections::HashMap::new();
         for s in sources {
             let name = s.path();
@@ -458,7 +632,7 @@ impl StdinSpool {
             if !spool || spooled.contains_key(name) {
                 continue;
             }
-            let mut tmp = tempfile::NamedTempFile::new().context("cannot spool an input")?;
+            let mut tmp = tempfile::NamedTempFile::new().map_err(SpoolError)?;
             let copied = if name == "-" {
                 std::io::copy(&mut std::io::stdin().lock().take(max.saturating_add(1)), &mut tmp)
             } else {

@@ -147,15 +147,32 @@ pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
 
 /// The JSON carried as base64 text (a v1.0 `raw` Part, a v0.3 file's `bytes`, an AG-UI
 /// document part's inline `source.value`). Text that is already JSON is taken as it is.
-pub fn decode_base64_json(text: &str) -> Result<Value, String> {
+pub fn decode_base64_json(text: &str) -> Result<Value, Base64JsonError> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        return serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"));
+        return serde_json::from_str(text).map_err(|e| Base64JsonError::NotJson(e.to_string()));
     }
-    let bytes = decode_base64(text).ok_or("not base64")?;
-    let utf8 = std::str::from_utf8(&bytes).map_err(|_| "base64 of bytes that are not UTF-8 text")?;
+    let bytes = decode_base64(text).ok_or(Base64JsonError::NotBase64)?;
+    let utf8 = std::str::from_utf8(&bytes).map_err(|_| Base64JsonError::NotUtf8)?;
     serde_json::from_str(utf8.strip_prefix('\u{feff}').unwrap_or(utf8))
-        .map_err(|e| format!("base64 of text that is not JSON: {e}"))
+        .map_err(|e| Base64JsonError::DecodedNotJson(e.to_string()))
+}
+
+/// Why text meant to carry JSON (as itself or as base64) does not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Base64JsonError {
+    /// Text that looks like JSON but does not parse (serde_json's words).
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// Neither JSON nor base64.
+    #[error("not base64")]
+    NotBase64,
+    /// base64 of bytes that are not UTF-8.
+    #[error("base64 of bytes that are not UTF-8 text")]
+    NotUtf8,
+    /// base64 of text that does not parse as JSON (serde_json's words).
+    #[error("base64 of text that is not JSON: {0}")]
+    DecodedNotJson(String),
 }
 
 /// True when `text` is a whole number written as a double, `44.0` or `-3.0`.

@@ -44,6 +44,7 @@
 pub mod answers;
 pub mod card;
 pub mod catalog;
+pub mod causes;
 pub mod check;
 pub mod citation;
 pub mod claim;

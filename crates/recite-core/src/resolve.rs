@@ -17,7 +17,7 @@ use crate::version::{DataVersion, Found, Pin, PinSource};
 /// Where the resolver gets a table's columns from (the engine, in practice).
 pub trait Schemas {
     /// The schema of a declared table, or why it cannot be read.
-    fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, String>;
+    fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, TableError>;
 
     /// For a table that keeps versions (a Delta Lake table): the version `pin` names (`None`:
     /// the latest) and where to scan it; `Ok(None)` for a table without versions, or why the
@@ -28,7 +28,7 @@ pub trait Schemas {
         study: &Study,
         table: &catalog::Table,
         pin: Option<&Pin>,
-    ) -> Result<Option<Found>, String> {
+    ) -> Result<Option<Found>, TableError> {
         let _ = (study, table, pin);
         Ok(None)
     }
@@ -41,10 +41,33 @@ pub trait Schemas {
 
     /// The schema of a table at a version [`Schemas::version`] found (columns may come and go
     /// between versions). Only asked of a scanner whose `version` found one.
-    fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, String> {
-        Err(format!("{}: versions are not read by this scanner", found.location.display()))
+    fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, TableError> {
+        Err(TableError::VersionsNotRead(found.location.clone()))
     }
 }
+
+/// Why a scanner cannot give a table's schema or version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    /// A version was found, but this scanner reads no versions.
+    #[error("{}: versions are not read by this scanner", .0.display())]
+    VersionsNotRead(PathBuf),
+    /// The scanner could not read the table: its own words (the engine's errors come from
+    /// DataFusion and the file readers, which the core does not name).
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+impl From<String> for TableError {
+    fn from(words: String) -> TableError {
+        TableError::Unreadable(words)
+    }
+}
+
+/// A column the table does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no column {0:?}")]
+pub struct NoColumn(pub String);
 
 /// A table's columns as the resolver checks them: names in the table's order, and whether each
 /// holds numbers. The engine reads them from the table's files.
@@ -65,8 +88,8 @@ impl Schema {
     }
 
     /// The column named `name`, if the table has it.
-    pub fn field_with_name(&self, name: &str) -> Result<&Field, String> {
-        self.fields.iter().find(|f| f.name == name).ok_or_else(|| format!("no column {name:?}"))
+    pub fn field_with_name(&self, name: &str) -> Result<&Field, NoColumn> {
+        self.fields.iter().find(|f| f.name == name).ok_or_else(|| NoColumn(name.to_string()))
     }
 }
 
@@ -210,7 +233,7 @@ pub fn resolve(
     check_filters(study, &period, &base, &mut p);
     let measures = measures(c, &extractor, &on, &mut p);
     if let Err(e) = &table {
-        p.why.push(e.clone());
+        p.why.push(e.to_string());
     }
     if !p.why.is_empty() {
         return Err(Unresolvable(p.why, p.unknown));
@@ -278,8 +301,12 @@ fn version_of(
     let from_citation = c.extra.get("data_version").map(Pin::of_citation).transpose();
     let (pin, chosen) = match (schemas.as_of(), from_citation, period.pin()) {
         (Some(moment), _, _) => (Some(Pin::AsOf(moment.to_string())), PinSource::AsOfFlag),
-        (None, Err(e), _) | (None, Ok(None), Err(e)) => {
-            p.why.push(e);
+        (None, Err(e), _) => {
+            p.why.push(e.to_string());
+            return None;
+        }
+        (None, Ok(None), Err(e)) => {
+            p.why.push(e.to_string());
             return None;
         }
         (None, Ok(Some(pin)), _) => (Some(pin), PinSource::Citation),
@@ -329,15 +356,14 @@ struct Problems {
 
 impl Problems {
     /// Keeps a name that is not declared; its words are for the caller to report in its turn.
-    fn miss(&mut self, e: NotFound) -> String {
-        let words = e.to_string();
-        self.unknown.push(e);
-        words
+    fn miss(&mut self, e: NotFound) -> NotFound {
+        self.unknown.push(e.clone());
+        e
     }
 
     /// Reports a name that is not declared, now.
     fn not_declared(&mut self, e: NotFound) {
-        let words = self.miss(e);
+        let words = self.miss(e).to_string();
         self.why.push(words);
     }
 }
@@ -474,19 +500,19 @@ fn replicates(
 /// known, not in the engine.
 fn check_filters(
     study: &Study,
-    period: &Result<&catalog::Period, String>,
-    base: &Result<&catalog::BaseDef, String>,
+    period: &Result<&catalog::Period, NotFound>,
+    base: &Result<&catalog::BaseDef, NotFound>,
     p: &mut Problems,
 ) {
     let too_large = |what: String, sql: &str| {
         study.oversized(sql).map(|e| format!("{what} of study {:?}: its filter {e}", study.study.name))
     };
     match period {
-        Err(e) => p.why.push(e.clone()),
+        Err(e) => p.why.push(e.to_string()),
         Ok(x) => p.why.extend(too_large(format!("period {:?}", x.name), &x.filter)),
     }
     match base {
-        Err(e) => p.why.push(e.clone()),
+        Err(e) => p.why.push(e.to_string()),
         Ok(b) => p.why.extend(too_large(format!("base {:?}", b.name), &b.filter)),
     }
     if let Some(e) = study.too_many_cells() {
@@ -501,13 +527,13 @@ fn check_filters(
 /// the column's metadata. `None` also when the column could not be checked (already reported).
 fn measures(
     c: &Citation,
-    extractor: &Result<&Extractor, String>,
+    extractor: &Result<&Extractor, NotFound>,
     on: &OnTable,
     p: &mut Problems,
 ) -> Option<Vec<Measure>> {
     let x = match extractor {
         Err(e) => {
-            p.why.push(e.clone());
+            p.why.push(e.to_string());
             return None;
         }
         Ok(x) => x,
@@ -516,7 +542,8 @@ fn measures(
     match x.expand(&on.meta) {
         Ok(m) => Some(m),
         Err(e) => {
-            p.why.push(format!("{e:#} (table {:?}, column {:?})", c.source.table, c.source.column));
+            let e = crate::causes::with_causes(&e);
+            p.why.push(format!("{e} (table {:?}, column {:?})", c.source.table, c.source.column));
             None
         }
     }

@@ -31,7 +31,7 @@ use crate::extractor::{Kind, Measure};
 use crate::scan::{Replication, Sums, Var};
 
 /// How to compute the interval of a proportion.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Interval {
     /// Logit transform, as R's `svyciprop(method = "logit")` and samplics (the default).
@@ -44,7 +44,7 @@ pub enum Interval {
 }
 
 /// Where a designed estimate's degrees of freedom come from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DfRule {
     /// The PSUs holding rows of the measure's domain (Σw > 0) minus the strata holding them, as
@@ -54,6 +54,62 @@ pub enum DfRule {
     /// Every PSU of the table minus every stratum, whatever the domain.
     FullDesign,
 }
+
+impl Interval {
+    /// Every method, in the order `--help` lists them.
+    pub const ALL: [Interval; 3] = [Interval::Logit, Interval::Wilson, Interval::KornGraubard];
+
+    /// The method as the command line and the reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interval::Logit => "logit",
+            Interval::Wilson => "wilson",
+            Interval::KornGraubard => "korn-graubard",
+        }
+    }
+}
+
+impl std::str::FromStr for Interval {
+    type Err = UnknownName;
+
+    /// A method by its [`name`](Interval::name), whatever its case.
+    fn from_str(s: &str) -> Result<Interval, UnknownName> {
+        Interval::ALL
+            .into_iter()
+            .find(|v| v.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownName(s.into()))
+    }
+}
+
+impl DfRule {
+    /// Every rule, in the order `--help` lists them.
+    pub const ALL: [DfRule; 2] = [DfRule::Domain, DfRule::FullDesign];
+
+    /// The rule as the command line and the reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DfRule::Domain => "domain",
+            DfRule::FullDesign => "full-design",
+        }
+    }
+}
+
+impl std::str::FromStr for DfRule {
+    type Err = UnknownName;
+
+    /// A rule by its [`name`](DfRule::name), whatever its case.
+    fn from_str(s: &str) -> Result<DfRule, UnknownName> {
+        DfRule::ALL
+            .into_iter()
+            .find(|v| v.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownName(s.into()))
+    }
+}
+
+/// A name that is no [`Interval`] or [`DfRule`] (worded as the command line words it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid variant: {0}")]
+pub struct UnknownName(pub String);
 
 /// How estimates are computed: the interval of proportions and the degrees of freedom.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

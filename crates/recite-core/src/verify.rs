@@ -47,7 +47,7 @@ pub fn read_json(bytes: &[u8]) -> Result<Value, ReadError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClaimedError {
     /// A claimed number (`[MEASURE=]VALUE`) that does not parse.
-    Claim(String),
+    Claim(claim::ClaimArgError),
     /// The tool result file cannot be read.
     Result(ReadError),
 }
@@ -55,7 +55,7 @@ pub enum ClaimedError {
 impl std::fmt::Display for ClaimedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ClaimedError::Claim(e) => f.write_str(e),
+            ClaimedError::Claim(e) => std::fmt::Display::fmt(e, f),
             ClaimedError::Result(e) => std::fmt::Display::fmt(e, f),
         }
     }
@@ -94,7 +94,9 @@ pub fn verify(
     engine: &dyn Scan,
     options: Options,
 ) -> Result<(Settlement, ScanStats), EngineError> {
-    let parsed = read_json(bytes).map_err(|e| e.to_string()).and_then(|v| split_pair(file, v));
+    let parsed = read_json(bytes)
+        .map_err(|e| e.to_string())
+        .and_then(|v| split_pair(file, v).map_err(|e| e.to_string()));
     let (citation, result) = match parsed {
         Err(message) => {
             let problems = vec![Problem { pointer: String::new(), message }];
@@ -156,7 +158,7 @@ pub fn report(file: &str, settlement: Settlement, stats: ScanStats, data_layer: 
 /// The citation and result of `v`: a pair read as `check` reads it ([`plain::read_value`]), or
 /// a bare citation. `Err` (settled INVALID) when the pair cites nothing, or more than one
 /// citation (verify settles one; `check` settles them all).
-fn split_pair(file: &str, v: Value) -> Result<(Value, Option<Value>), String> {
+fn split_pair(file: &str, v: Value) -> Result<(Value, Option<Value>), NotOnePair> {
     if !plain::is_pair(&v) {
         return Ok((v, None));
     }
@@ -167,7 +169,18 @@ fn split_pair(file: &str, v: Value) -> Result<(Value, Option<Value>), String> {
             let item = cited.remove(0);
             Ok((item.citation.unwrap_or(Value::Null), item.result))
         }
-        0 => Err("no citation: the object has no \"citation\" beside its result".to_string()),
-        n => Err(format!("{n} citations: verify settles one (recite check settles them all)")),
+        0 => Err(NotOnePair::NoCitation),
+        n => Err(NotOnePair::Several(n)),
     }
+}
+
+/// A pair of result and citations that does not hold exactly one citation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotOnePair {
+    /// No citation beside the result.
+    #[error("no citation: the object has no \"citation\" beside its result")]
+    NoCitation,
+    /// More than one: verify settles one.
+    #[error("{0} citations: verify settles one (recite check settles them all)")]
+    Several(usize),
 }

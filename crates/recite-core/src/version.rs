@@ -28,13 +28,8 @@ impl std::fmt::Display for Pin {
 impl Pin {
     /// A citation's `data_version` (recite's extension of the citation): a whole number is a
     /// version, a string of digits too, any other string a moment (RFC 3339).
-    pub fn of_citation(v: &Value) -> Result<Pin, String> {
-        let bad = || {
-            format!(
-                "data_version {v} is neither a version (a whole number, 0 or more) nor a moment \
-                 (an RFC 3339 timestamp such as \"2026-04-20T00:00:00Z\")"
-            )
-        };
+    pub fn of_citation(v: &Value) -> Result<Pin, BadDataVersion> {
+        let bad = || BadDataVersion(v.to_string());
         match v {
             Value::Number(n) => n.as_u64().map(Pin::Version).ok_or_else(bad),
             Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
@@ -45,6 +40,14 @@ impl Pin {
         }
     }
 }
+
+/// A citation's `data_version` that is neither a version nor a moment (the value as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "data_version {0} is neither a version (a whole number, 0 or more) nor a moment \
+     (an RFC 3339 timestamp such as \"2026-04-20T00:00:00Z\")"
+)]
+pub struct BadDataVersion(pub String);
 
 /// Whether `s` has the shape of an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS…`); the engine
 /// parses it in full.
@@ -125,7 +128,7 @@ mod tests {
             Ok(Pin::AsOf("2026-04-20T00:00:00Z".into()))
         );
         for bad in [json!(-1), json!(1.5), json!("latest"), json!(null), json!([1])] {
-            assert!(Pin::of_citation(&bad).unwrap_err().contains("neither a version"), "{bad}");
+            assert!(Pin::of_citation(&bad).unwrap_err().to_string().contains("neither a version"), "{bad}");
         }
     }
 }

@@ -32,7 +32,7 @@ impl FourRows {
 const POWER_SUMS: [f64; 5] = [4.0, 12.0, 50.0, 252.0, 1394.0];
 
 impl Schemas for FourRows {
-    fn schema(&self, _: &Study, _: &catalog::Table) -> Result<Arc<Schema>, String> {
+    fn schema(&self, _: &Study, _: &catalog::Table) -> Result<Arc<Schema>, recite_core::resolve::TableError> {
         Ok(Arc::new(Schema::new(vec![Field::new("score", "Int64", true), Field::new("city", "Utf8", false)])))
     }
 }

@@ -7,7 +7,6 @@
 //! as an agent would (a percent with one decimal, a mean with one decimal, NPS in whole points),
 //! shifted well outside its tolerance when it is one of the wrong ones.
 
-use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use crate::catalog::{Catalog, Study};
@@ -51,11 +50,11 @@ pub fn generate(
     catalog: &Catalog,
     registry: &Registry,
     engine: &Engine,
-) -> Result<Vec<GeneratedClaim>> {
-    let study = catalog.study(&spec.study).map_err(|e| anyhow::anyhow!("{e}"))?;
+) -> Result<Vec<GeneratedClaim>, GenerateError> {
+    let study = catalog.study(&spec.study)?;
     let (table, columns) = columns(study)?;
     if study.periods.is_empty() || study.bases.is_empty() {
-        bail!("study {:?} declares no periods or no bases", study.study.name);
+        return Err(GenerateError::NoPeriodsOrBases(study.study.name.clone()));
     }
     let weight = table_weight(study, &table);
     let bases: Vec<&str> = study.bases.iter().take(2).map(|b| b.name.as_str()).collect();
@@ -84,7 +83,7 @@ pub fn generate(
     let (settled, _) = pipeline::settle_all(&claims, catalog, registry, engine, opts);
     let mut out = Vec::with_capacity(spec.count);
     for (mut c, s) in citations.into_iter().zip(settled) {
-        let Some(base) = &s.base else { bail!("a generated citation did not resolve: {:?}", s.reasons) };
+        let Some(base) = &s.base else { return Err(GenerateError::Unresolved(s.reasons.clone())) };
         c["base"]["n"] = json!(base.facts.n);
         let measured: Vec<_> = s.measures.iter().filter(|m| m.estimate.is_some()).collect();
         if measured.is_empty() {
@@ -115,7 +114,7 @@ pub fn generate(
 
 /// The first table of the study with columns of the planned questions, and (column, function)
 /// pairs to cite.
-fn columns(study: &Study) -> Result<(String, Vec<(String, String)>)> {
+fn columns(study: &Study) -> Result<(String, Vec<(String, String)>), GenerateError> {
     for t in &study.tables {
         let mut picks = Vec::new();
         for (question, functions) in PLAN {
@@ -130,7 +129,24 @@ fn columns(study: &Study) -> Result<(String, Vec<(String, String)>)> {
             return Ok((t.name.clone(), picks));
         }
     }
-    bail!("study {:?} has no columns of the questions s14, q20 or q30", study.study.name)
+    Err(GenerateError::NoPlannedColumns(study.study.name.clone()))
+}
+
+/// Why claims could not be generated on a study.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// The study cannot be found or used.
+    #[error(transparent)]
+    Study(#[from] crate::catalog::StudyError),
+    /// Nothing to cite a period or base of.
+    #[error("study {0:?} declares no periods or no bases")]
+    NoPeriodsOrBases(String),
+    /// No column of the questions the generator cites.
+    #[error("study {0:?} has no columns of the questions s14, q20 or q30")]
+    NoPlannedColumns(String),
+    /// A generated citation did not resolve (its reasons).
+    #[error("a generated citation did not resolve: {0:?}")]
+    Unresolved(Vec<String>),
 }
 
 fn table_weight(study: &Study, table: &str) -> Option<String> {

@@ -51,16 +51,21 @@ pub enum Reduction {
 }
 
 impl std::str::FromStr for Reduction {
-    type Err = String;
+    type Err = UnknownReduction;
 
-    fn from_str(s: &str) -> Result<Reduction, String> {
+    fn from_str(s: &str) -> Result<Reduction, UnknownReduction> {
         match s {
             "in-process" => Ok(Reduction::InProcess),
             "plan" => Ok(Reduction::Plan),
-            other => Err(format!("unknown reduction {other:?} (in-process or plan)")),
+            other => Err(UnknownReduction(other.to_string())),
         }
     }
 }
+
+/// A name that is no [`Reduction`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown reduction {0:?} (in-process or plan)")]
+pub struct UnknownReduction(pub String);
 
 /// Why a job's grouped scan must be reduced in this process, whatever [`Reduction`] says, or
 /// `None` when a plan can reduce it: the rank of a subgroup's replicate weights (R's `degf`,
@@ -175,20 +180,33 @@ fn invalid_weight(weight: &str) -> EngineError {
 
 /// A weight's check from its values over the table ([`Engine::check_weights`]): the count of
 /// bad values and the largest of the others.
-fn weight_verdict(bad: f64, largest: f64) -> Result<(), String> {
+fn weight_verdict(bad: f64, largest: f64) -> Result<(), WeightCheckError> {
     if bad > 0.0 {
-        return Err(format!(
-            "has {bad} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE"
-        ));
+        return Err(WeightCheckError::Bad(bad));
     }
     // The same comparison as both plans' (a weight of 2^256 or more is OVERFLOW).
     if largest < grouped::LARGEST_WEIGHT {
         return Ok(());
     }
-    Err(format!(
-        "is too large: its largest value is {largest:e}, not under {LARGEST_WEIGHT}, the largest \
+    Err(WeightCheckError::TooLarge(largest))
+}
+
+/// Why a declared weight cannot weigh claims ([`Engine::check_weight`]); worded to follow "weight
+/// NAME".
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WeightCheckError {
+    /// Negative, NaN or infinite values (how many).
+    #[error("has {0} negative, NaN or infinite value(s): claims whose base includes them are UNVERIFIABLE")]
+    Bad(f64),
+    /// A value of 2^256 or more (the largest).
+    #[error(
+        "is too large: its largest value is {0:e}, not under {LARGEST_WEIGHT}, the largest \
          weight recite sums; claims whose base includes it would be UNVERIFIABLE"
-    ))
+    )]
+    TooLarge(f64),
+    /// The column could not be scanned as numbers (the scan's words).
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 pub mod cache;
@@ -442,7 +460,7 @@ impl Engine {
                     )),
                     Some(f) => {
                         let copy = crate::transcode::cached_copy(location, &f, opts.delimiter)
-                            .map_err(DataFusionError::Execution)?;
+                            .map_err(|e| DataFusionError::Execution(e.to_string()))?;
                         let copy = copy.to_string_lossy();
                         let schema = csv_schema(ctx, &copy, &opts).await?;
                         ctx.register_csv(name, &copy, opts.schema(&schema)).await
@@ -763,17 +781,17 @@ impl Engine {
     /// Proves a declared weight against a table (used by `catalog check`): its values read as
     /// numbers, none is negative, NaN or infinite, and every one is under 2^256 (so no base of
     /// the table holds a weight recite does not sum).
-    pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), String> {
+    pub fn check_weight(&self, location: &Path, weight: &str) -> Result<(), WeightCheckError> {
         self.check_weights(location, &[weight]).remove(0)
     }
 
     /// [`Engine::check_weight`] for several weights of one table (a table's replicate weights)
     /// in one scan; when that scan fails (a column that cannot be read as numbers), each weight
     /// is checked alone, so the error names the one at fault.
-    pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), String>> {
+    pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), WeightCheckError>> {
         match self.weight_sums(location, weights) {
             Ok(sums) => sums.into_iter().map(|(bad, largest)| weight_verdict(bad, largest)).collect(),
-            Err(e) if weights.len() == 1 => vec![Err(e)],
+            Err(e) if weights.len() == 1 => vec![Err(WeightCheckError::Unreadable(e))],
             Err(_) => weights.iter().map(|w| self.check_weight(location, w)).collect(),
         }
     }
@@ -1381,7 +1399,11 @@ impl Signature {
 }
 
 impl Schemas for Engine {
-    fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<resolve::Schema>, String> {
+    fn schema(
+        &self,
+        study: &Study,
+        table: &catalog::Table,
+    ) -> Result<Arc<resolve::Schema>, resolve::TableError> {
         self.declare(study, table);
         let schema = self.schema_of(&table.location(study))?;
         let fields = schema.fields().iter().map(|f| {
@@ -1395,7 +1417,7 @@ impl Schemas for Engine {
         study: &Study,
         table: &catalog::Table,
         pin: Option<&Pin>,
-    ) -> Result<Option<Found>, String> {
+    ) -> Result<Option<Found>, resolve::TableError> {
         let location = table.location(study);
         if !crate::delta::is_table(&location) {
             return Ok(None);
@@ -1410,20 +1432,20 @@ impl Schemas for Engine {
         if let Some((when, found)) = known
             && (pin.is_some() || (stamp.is_some() && when == stamp))
         {
-            return found.map(Some);
+            return found.map(Some).map_err(resolve::TableError::from);
         }
         let found = self.delta_version(&key.0, pin).map_err(|e| e.to_string());
         if let Ok(mut m) = self.versions.lock() {
             m.insert(key, (stamp, found.clone()));
         }
-        found.map(Some)
+        found.map(Some).map_err(resolve::TableError::from)
     }
 
     fn as_of(&self) -> Option<&str> {
         self.as_of.as_deref()
     }
 
-    fn schema_at(&self, found: &Found) -> Result<Arc<resolve::Schema>, String> {
+    fn schema_at(&self, found: &Found) -> Result<Arc<resolve::Schema>, resolve::TableError> {
         let schema = self.schema_of(&found.location)?;
         let fields = schema.fields().iter().map(|f| {
             resolve::Field::new(f.name().clone(), f.data_type().to_string(), f.data_type().is_numeric())
@@ -1478,7 +1500,7 @@ impl<'a> Filters<'a> {
         self.parsed
             .entry(sql.to_string())
             .or_insert_with(|| {
-                catalog::check_filter_size(sql)?;
+                catalog::check_filter_size(sql).map_err(|e| e.to_string())?;
                 let e = ctx
                     .parse_sql_expr(sql, schema)
                     .map_err(|e| format!("does not plan: {}", e.strip_backtrace()))?;

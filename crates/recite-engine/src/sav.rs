@@ -53,26 +53,40 @@ pub use crate::catalog::is_sav;
 
 /// The catalog of a chosen data layer ([`load_catalog`]); a layer that is a file, or a folder
 /// that cannot be read, is an error (a missing folder is an empty catalog).
-pub fn load_layer(layer: &recite_core::report::DataLayer) -> anyhow::Result<Catalog> {
+pub fn load_layer(layer: &recite_core::report::DataLayer) -> Result<Catalog, LayerError> {
     let root = Path::new(&layer.path);
     match std::fs::metadata(root) {
-        Ok(m) if !m.is_dir() => {
-            anyhow::bail!(
-                "data folder {} is a file, not a folder (set --data DIR or RECITE_DATA)",
-                layer.path
-            )
-        }
+        Ok(m) if !m.is_dir() => return Err(LayerError::NotAFolder(layer.path.clone())),
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            anyhow::bail!("cannot read data folder {}: {e}", layer.path)
+            return Err(LayerError::Unreadable { folder: layer.path.clone(), error: e });
         }
         _ => {}
     }
-    load_catalog(root)
+    Ok(load_catalog(root)?)
+}
+
+/// Why a data layer could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LayerError {
+    /// The layer names a file.
+    #[error("data folder {0} is a file, not a folder (set --data DIR or RECITE_DATA)")]
+    NotAFolder(String),
+    /// The folder cannot be looked at.
+    #[error("cannot read data folder {folder}: {error}")]
+    Unreadable {
+        /// The folder.
+        folder: String,
+        /// The system's error.
+        error: std::io::Error,
+    },
+    /// The catalog in it cannot be loaded.
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::LoadError),
 }
 
 /// Every study of the data layer at `root` ([`Catalog::load`]), with each SPSS table's columns
 /// completed from its file's dictionary ([`adopt_dictionaries`]): what the commands use.
-pub fn load_catalog(root: &Path) -> anyhow::Result<Catalog> {
+pub fn load_catalog(root: &Path) -> Result<Catalog, crate::catalog::LoadError> {
     let mut catalog = Catalog::load(root)?;
     catalog.studies.iter_mut().for_each(adopt_dictionaries);
     Ok(catalog)

@@ -19,14 +19,15 @@ mod rng;
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, ensure};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int8Array, Int8Builder, Int32Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::error::ArrowError;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
@@ -35,7 +36,7 @@ pub use model::{
     AGE_BAND_TARGETS, AGE_BANDS, AGREEMENT, BRAND_NAMES, DONT_KNOW, FUNNEL_STAGES, GENDER_TARGETS, GENDERS,
     REGION_TARGETS, REGIONS, SATISFACTION, VERSANT, brand_name, statement,
 };
-pub use rake::{Margin, RAKE_MAX_ITERATIONS, RAKE_TOLERANCE, Raking, rake};
+pub use rake::{Margin, RAKE_MAX_ITERATIONS, RAKE_TOLERANCE, RakeError, Raking, rake};
 pub use rng::{SplitMix64, mix64};
 
 use model::{Demographics, WaveShocks, attitude, attitude_stream, brand_answers, demographics};
@@ -103,18 +104,25 @@ impl Default for VersantSpec {
 
 impl VersantSpec {
     /// Checks the spec can be generated (sizes in range, every weighting cell plausible).
-    pub fn validate(&self) -> Result<()> {
-        ensure!((1..=120).contains(&self.waves), "waves must be 1-120, not {}", self.waves);
-        ensure!((VERSANT..=60).contains(&self.brands), "brands must be {VERSANT}-60, not {}", self.brands);
-        ensure!(self.extra_questions <= 2000, "extra_questions must be at most 2000");
-        ensure!(self.row_group_size > 0, "row_group_size must be positive");
-        ensure!(
-            self.respondents >= 100 * self.waves,
-            "respondents must be at least 100 per wave ({} for {} waves), so every weighting category is filled",
-            100 * self.waves,
-            self.waves
-        );
-        ensure!(self.respondents <= i32::MAX as usize, "respondents must fit an Int32 respondent_id");
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if !(1..=120).contains(&self.waves) {
+            return Err(SpecError::Waves(self.waves));
+        }
+        if !(VERSANT..=60).contains(&self.brands) {
+            return Err(SpecError::Brands(self.brands));
+        }
+        if self.extra_questions > 2000 {
+            return Err(SpecError::ExtraQuestions);
+        }
+        if self.row_group_size == 0 {
+            return Err(SpecError::RowGroupSize);
+        }
+        if self.respondents < 100 * self.waves {
+            return Err(SpecError::TooFewRespondents { waves: self.waves });
+        }
+        if self.respondents > i32::MAX as usize {
+            return Err(SpecError::TooManyRespondents);
+        }
         Ok(())
     }
 
@@ -195,7 +203,7 @@ pub fn weight_cell(band: usize, gender: i8, region: i8) -> usize {
 const CELLS: usize = 32;
 
 /// Rakes both weights for every wave (the first pass of [`write_versant`]).
-pub fn wave_weights(spec: &VersantSpec) -> Result<Vec<WaveWeights>> {
+pub fn wave_weights(spec: &VersantSpec) -> Result<Vec<WaveWeights>, SynthError> {
     spec.validate()?;
     let band_of: Vec<usize> = (0..CELLS).map(|c| c / 8).collect();
     let gender_of: Vec<usize> = (0..CELLS).map(|c| (c / 4) % 2).collect();
@@ -219,9 +227,11 @@ pub fn wave_weights(spec: &VersantSpec) -> Result<Vec<WaveWeights>> {
             .reduce(|| [0u64; CELLS], |a, b| std::array::from_fn(|c| a[c] + b[c]));
         let counts: Vec<f64> = counts.iter().map(|&c| c as f64).collect();
         let wave = w + 1;
-        let main =
-            rake(&counts, &[band, gender, region]).with_context(|| format!("main_weight, wave {wave}"))?;
-        let alt = rake(&counts, &[band, gender]).with_context(|| format!("alt_weight, wave {wave}"))?;
+        let raked = |weight: &'static str, margins: &[Margin<'_>]| {
+            rake(&counts, margins).map_err(|source| SynthError::Rake { weight, wave, source })
+        };
+        let main = raked("main_weight", &[band, gender, region])?;
+        let alt = raked("alt_weight", &[band, gender])?;
         out.push(WaveWeights { wave, n, counts, main, alt });
         start += n;
     }
@@ -239,7 +249,7 @@ struct Generator {
 }
 
 impl Generator {
-    fn new(spec: &VersantSpec) -> Result<Self> {
+    fn new(spec: &VersantSpec) -> Result<Self, SynthError> {
         let weights = wave_weights(spec)?;
         let mut starts = vec![0];
         for n in spec.wave_sizes() {
@@ -255,7 +265,7 @@ impl Generator {
     }
 
     /// Rows `start..end` as one record batch.
-    fn batch(&self, start: usize, end: usize) -> Result<RecordBatch> {
+    fn batch(&self, start: usize, end: usize) -> Result<RecordBatch, SynthError> {
         let (seed, brands, n) = (self.spec.seed, self.spec.brands, end - start);
         let mut wave = Vec::with_capacity(n);
         let mut id = Vec::with_capacity(n);
@@ -334,7 +344,7 @@ impl VersantBatches {
 }
 
 impl Iterator for VersantBatches {
-    type Item = Result<RecordBatch>;
+    type Item = Result<RecordBatch, SynthError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let total = self.generator.spec.respondents;
@@ -348,17 +358,23 @@ impl Iterator for VersantBatches {
 }
 
 /// Generates a spec as batches (the weights are raked up front).
-pub fn versant_batches(spec: &VersantSpec, batch_rows: usize) -> Result<VersantBatches> {
-    ensure!(batch_rows > 0, "batch_rows must be positive");
+pub fn versant_batches(spec: &VersantSpec, batch_rows: usize) -> Result<VersantBatches, SynthError> {
+    if batch_rows == 0 {
+        return Err(SpecError::BatchRows.into());
+    }
     Ok(VersantBatches { generator: Generator::new(spec)?, next: 0, batch_rows })
 }
 
 /// Writes `versant_flat.parquet` (zstd, row groups of `spec.row_group_size`) and `study.toml`
 /// into `out_dir`, creating it if needed. Both are written to a temporary name and renamed, so a
 /// failed run never leaves a half-written file under the real name.
-pub fn write_versant(spec: &VersantSpec, out_dir: &Path) -> Result<()> {
+pub fn write_versant(spec: &VersantSpec, out_dir: &Path) -> Result<(), SynthError> {
     let generator = Generator::new(spec)?;
-    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let at = |path: &Path, did: &'static str| {
+        let path = path.to_path_buf();
+        move |source| SynthError::File { did, path, source }
+    };
+    std::fs::create_dir_all(out_dir).map_err(at(out_dir, "creating"))?;
 
     let path = out_dir.join(FILE_NAME);
     let tmp = out_dir.join(format!("{FILE_NAME}.tmp"));
@@ -367,14 +383,14 @@ pub fn write_versant(spec: &VersantSpec, out_dir: &Path) -> Result<()> {
         .set_max_row_group_row_count(Some(spec.row_group_size))
         .set_key_value_metadata(Some(vec![KeyValue::new("recite.synth".into(), spec.provenance())]))
         .build();
-    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let file = File::create(&tmp).map_err(at(&tmp, "creating"))?;
     let mut writer = ArrowWriter::try_new(BufWriter::new(file), generator.schema.clone(), Some(props))?;
 
     let total = spec.respondents;
     let batches = total.div_ceil(BATCH_ROWS);
     let group = 2 * rayon::current_num_threads().max(1);
     for first in (0..batches).step_by(group) {
-        let made: Vec<Result<RecordBatch>> = (first..(first + group).min(batches))
+        let made: Vec<Result<RecordBatch, SynthError>> = (first..(first + group).min(batches))
             .into_par_iter()
             .map(|b| generator.batch(b * BATCH_ROWS, ((b + 1) * BATCH_ROWS).min(total)))
             .collect();
@@ -383,14 +399,96 @@ pub fn write_versant(spec: &VersantSpec, out_dir: &Path) -> Result<()> {
         }
     }
     writer.into_inner()?.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    std::fs::rename(&tmp, &path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|source| SynthError::Rename {
+        from: tmp.clone(),
+        to: path.clone(),
+        source,
+    })?;
 
     let study = out_dir.join(STUDY_FILE);
     let tmp = out_dir.join(format!("{STUDY_FILE}.tmp"));
-    std::fs::write(&tmp, study_toml(spec)).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &study).with_context(|| format!("renaming {}", tmp.display()))?;
+    std::fs::write(&tmp, study_toml(spec)).map_err(at(&tmp, "writing"))?;
+    std::fs::rename(&tmp, &study).map_err(at(&tmp, "renaming"))?;
     Ok(())
+}
+
+/// A [`VersantSpec`] that cannot be generated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// Waves out of 1–120.
+    #[error("waves must be 1-120, not {0}")]
+    Waves(usize),
+    /// Brands out of range.
+    #[error("brands must be {VERSANT}-60, not {0}")]
+    Brands(usize),
+    /// Too many extra questions.
+    #[error("extra_questions must be at most 2000")]
+    ExtraQuestions,
+    /// Row groups of no rows.
+    #[error("row_group_size must be positive")]
+    RowGroupSize,
+    /// Fewer than 100 respondents a wave.
+    #[error(
+        "respondents must be at least 100 per wave ({} for {waves} waves), so every weighting category is filled",
+        100 * waves
+    )]
+    TooFewRespondents {
+        /// The waves asked for.
+        waves: usize,
+    },
+    /// More respondents than an Int32 id holds.
+    #[error("respondents must fit an Int32 respondent_id")]
+    TooManyRespondents,
+    /// Batches of no rows.
+    #[error("batch_rows must be positive")]
+    BatchRows,
+}
+
+/// Why the dataset could not be generated or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    /// The spec is out of range.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// A wave's weights do not rake.
+    #[error("{weight}, wave {wave}")]
+    Rake {
+        /// `main_weight` or `alt_weight`.
+        weight: &'static str,
+        /// The wave.
+        wave: usize,
+        /// Why.
+        source: RakeError,
+    },
+    /// A batch could not be assembled.
+    #[error(transparent)]
+    Arrow(#[from] ArrowError),
+    /// The Parquet file could not be written.
+    #[error(transparent)]
+    Parquet(#[from] ParquetError),
+    /// A file or folder could not be made (`did`: creating, writing, renaming).
+    #[error("{did} {}", path.display())]
+    File {
+        /// What was being done.
+        did: &'static str,
+        /// To what.
+        path: PathBuf,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The finished file could not be renamed into place.
+    #[error("renaming {} to {}", from.display(), to.display())]
+    Rename {
+        /// The temporary name.
+        from: PathBuf,
+        /// The real one.
+        to: PathBuf,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// Syncing the written file failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }
 
 /// A TOML basic string.

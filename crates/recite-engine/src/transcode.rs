@@ -16,48 +16,85 @@ use crate::catalog::CsvFormat;
 const CONVERSION_VERSION: u32 = 1;
 
 /// The encoding a declared label names (WHATWG labels; `latin-1` is taken as `latin1`).
-pub fn encoding(label: &str) -> Result<&'static Encoding, String> {
+pub fn encoding(label: &str) -> Result<&'static Encoding, TranscodeError> {
     let label = label.trim().to_ascii_lowercase();
     let label = if label == "latin-1" { "latin1".to_string() } else { label };
-    Encoding::for_label(label.as_bytes()).ok_or_else(|| {
-        format!(
-            "the declared CSV encoding {label:?} is not known (e.g. \"windows-1252\", \"latin1\", \"utf-16\")"
-        )
-    })
+    Encoding::for_label(label.as_bytes()).ok_or(TranscodeError::UnknownEncoding(label))
 }
 
 /// Whether a declared decimal mark is a comma (`,`), a point (`.`), or an error.
-pub fn decimal_comma(decimal: &str) -> Result<bool, String> {
+pub fn decimal_comma(decimal: &str) -> Result<bool, TranscodeError> {
     match decimal {
         "," => Ok(true),
         "." => Ok(false),
-        d => Err(format!("the declared CSV decimal mark {d:?} is not \",\" or \".\"")),
+        d => Err(TranscodeError::DecimalMark(d.to_string())),
     }
 }
 
+/// Why a CSV file could not be converted to the copy DataFusion reads.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscodeError {
+    /// An encoding label WHATWG does not know.
+    #[error("the declared CSV encoding {0:?} is not known (e.g. \"windows-1252\", \"latin1\", \"utf-16\")")]
+    UnknownEncoding(String),
+    /// A decimal mark that is neither `,` nor `.`.
+    #[error("the declared CSV decimal mark {0:?} is not \",\" or \".\"")]
+    DecimalMark(String),
+    /// The file cannot be read.
+    #[error("cannot be read: {0}")]
+    Unreadable(std::io::Error),
+    /// The cache folder cannot be made or written in.
+    #[error("cache folder {}: {error}", folder.display())]
+    CacheFolder {
+        /// The folder.
+        folder: PathBuf,
+        /// The system's error.
+        error: std::io::Error,
+    },
+    /// The copy cannot be written.
+    #[error("cache copy: {0}")]
+    CacheCopy(std::io::Error),
+    /// The copy cannot be put in place.
+    #[error("cache copy {}: {error}", copy.display())]
+    CacheCopyAt {
+        /// The copy's path.
+        copy: PathBuf,
+        /// The system's error.
+        error: std::io::Error,
+    },
+    /// Bytes that are not text in the declared encoding.
+    #[error("line {line}: bytes that are not {encoding} text")]
+    Malformed {
+        /// The line.
+        line: usize,
+        /// The encoding's name.
+        encoding: &'static str,
+    },
+}
+
 /// The UTF-8, `.`-decimal copy of the CSV file at `source`, written to the cache on first use.
-pub fn cached_copy(source: &Path, format: &CsvFormat, delimiter: u8) -> Result<PathBuf, String> {
+pub fn cached_copy(source: &Path, format: &CsvFormat, delimiter: u8) -> Result<PathBuf, TranscodeError> {
     let encoding = encoding(&format.encoding)?;
     let comma = decimal_comma(&format.decimal)?;
-    let meta = std::fs::metadata(source).map_err(|e| format!("cannot be read: {e}"))?;
+    let meta = std::fs::metadata(source).map_err(TranscodeError::Unreadable)?;
     let mut h = std::hash::DefaultHasher::new();
     (CONVERSION_VERSION, source.canonicalize().unwrap_or_else(|_| source.to_path_buf())).hash(&mut h);
     (meta.len(), meta.modified().ok(), encoding.name(), comma, delimiter).hash(&mut h);
     let dir = std::env::temp_dir().join("recite-csv");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cache folder {}: {e}", dir.display()))?;
+    let folder = |error| TranscodeError::CacheFolder { folder: dir.clone(), error };
+    std::fs::create_dir_all(&dir).map_err(folder)?;
     let copy = dir.join(format!("{:016x}.csv", h.finish()));
     if copy.is_file() {
         return Ok(copy);
     }
     // Written under a private name, then renamed: a reader never sees half a copy.
-    let tmp =
-        tempfile::NamedTempFile::new_in(&dir).map_err(|e| format!("cache folder {}: {e}", dir.display()))?;
-    let input = std::fs::File::open(source).map_err(|e| format!("cannot be read: {e}"))?;
+    let tmp = tempfile::NamedTempFile::new_in(&dir).map_err(folder)?;
+    let input = std::fs::File::open(source).map_err(TranscodeError::Unreadable)?;
     let mut out = BufWriter::new(tmp.as_file());
     transcode(BufReader::new(input), &mut out, encoding, delimiter, comma)?;
-    out.flush().map_err(|e| format!("cache copy: {e}"))?;
+    out.flush().map_err(TranscodeError::CacheCopy)?;
     drop(out);
-    tmp.persist(&copy).map_err(|e| format!("cache copy {}: {e}", copy.display()))?;
+    tmp.persist(&copy).map_err(|e| TranscodeError::CacheCopyAt { copy: copy.clone(), error: e.error })?;
     Ok(copy)
 }
 
@@ -70,15 +107,15 @@ pub fn transcode(
     encoding: &'static Encoding,
     delimiter: u8,
     comma: bool,
-) -> Result<(), String> {
+) -> Result<(), TranscodeError> {
     let mut decoder = encoding.new_decoder();
     let mut fields =
         Fields { delimiter: delimiter as char, comma, field: String::new(), quoted: false, line: 1 };
     let mut buf = vec![0u8; 64 * 1024];
     let mut text = String::new();
-    let write_err = |e: std::io::Error| format!("cache copy: {e}");
+    let write_err = TranscodeError::CacheCopy;
     loop {
-        let n = input.read(&mut buf).map_err(|e| format!("cannot be read: {e}"))?;
+        let n = input.read(&mut buf).map_err(TranscodeError::Unreadable)?;
         let last = n == 0;
         let mut src = &buf[..n];
         loop {
@@ -93,7 +130,7 @@ pub fn transcode(
                 DecoderResult::InputEmpty => break,
                 DecoderResult::OutputFull => continue,
                 DecoderResult::Malformed(..) => {
-                    return Err(format!("line {}: bytes that are not {} text", fields.line, encoding.name()));
+                    return Err(TranscodeError::Malformed { line: fields.line, encoding: encoding.name() });
                 }
             }
         }

@@ -407,7 +407,8 @@ impl Service {
         format: ReportFormat,
         sink: Sink,
     ) -> Result<(), Stopped> {
-        let mut w = report::writer(format, false, false, Some(self.layer.clone()), Box::new(sink));
+        let options = report::WriterOptions { layer: Some(self.layer.clone()), ..Default::default() };
+        let mut w = report::writer(format, options, Box::new(sink));
         let inputs: Vec<(&str, &[u8])> = inputs.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
         // As `recite check --format html`: the HTML report charts each claim across periods.
         let done = self.check_onto(&inputs, w.as_mut(), format == ReportFormat::Html);

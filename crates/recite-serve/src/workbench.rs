@@ -530,8 +530,16 @@ impl Desk {
         let (json, html) = (Buffer::new(until), Buffer::new(until));
         let layer = Some(self.svc.layer.clone());
         let mut tee = Tee(vec![
-            report::writer(report::ReportFormat::Json, false, false, layer.clone(), Box::new(json.clone())),
-            report::writer(report::ReportFormat::Html, false, false, layer, Box::new(html.clone())),
+            report::writer(
+                report::ReportFormat::Json,
+                report::WriterOptions { layer: layer.clone(), ..Default::default() },
+                Box::new(json.clone()),
+            ),
+            report::writer(
+                report::ReportFormat::Html,
+                report::WriterOptions { layer, ..Default::default() },
+                Box::new(html.clone()),
+            ),
         ]);
         if let Some(p) = progress {
             tee.0.push(Box::new(p));

@@ -229,7 +229,7 @@ pub fn html_summary(a: &Answer) -> String {
 /// JUnit test cases: one per stated number; UNCITED, MISQUOTED and MISATTRIBUTED fail, and an
 /// ATTRIBUTION_UNSURE one passes with its reason as `system-out`.
 pub fn junit(o: &mut String, file: &str, answers: &[Answer]) {
-    use super::junit::xml;
+    use super::escape::xml;
     for a in answers {
         for n in &a.numbers {
             let name = format!("answer {} · {} {}", heading(a), n.text, n.status.as_str());

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::text;
+use super::escape::html as text;
 use crate::extractor::Unit;
 use crate::settle::verdict::{Comparison, Series, SeriesPoint, Settlement};
 

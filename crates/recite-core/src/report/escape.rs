@@ -98,6 +98,32 @@ pub fn markdown(s: &str) -> String {
     o
 }
 
+/// Input text as HTML text: capped ([`MAX_ECHO_CHARS`]), controls and bidi controls shown
+/// as `\u{…}`, escaped.
+pub fn html(s: &str) -> Cow<'static, str> {
+    Cow::Owned(html_escape::encode_text(&visible(&cap(s))).into_owned())
+}
+
+/// Escapes text for XML attributes and content, capped ([`cap`]); replaces
+/// characters XML 1.0 cannot carry with U+FFFD.
+pub fn xml(s: &str) -> String {
+    let s = cap(s);
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\t' | '\n' | '\r' => o.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
 /// Caps every string (and object key) of a JSON value in place: the JSON report's form of
 /// [`cap`].
 pub fn cap_json(v: &mut serde_json::Value) {

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::escape::{self, cap, cap_at, is_bidi_control, visible};
+use super::escape::{self, cap, cap_at, html as text, is_bidi_control, visible};
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, Report};
 use crate::answers::Answer;
@@ -73,13 +73,7 @@ table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px soli
 /// Tool results longer than this many characters are folded.
 const TOOL_TEXT_SHOWN: usize = 400;
 
-/// Input text as HTML text: capped ([`escape::MAX_ECHO_CHARS`]), controls and bidi controls shown
-/// as `\u{…}`, escaped.
-pub(super) fn text(s: &str) -> Cow<'static, str> {
-    Cow::Owned(html_escape::encode_text(&visible(&cap(s))).into_owned())
-}
-
-/// A conversation turn's text: as [`text`], capped at [`escape::MAX_TURN_CHARS`].
+/// A conversation turn's text: as [`escape::html`], capped at [`escape::MAX_TURN_CHARS`].
 fn turn_text(s: &str) -> Cow<'static, str> {
     Cow::Owned(html_escape::encode_text(&visible(&cap_at(s, escape::MAX_TURN_CHARS))).into_owned())
 }

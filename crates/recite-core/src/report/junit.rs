@@ -6,30 +6,11 @@ use std::io::{self, Write as _};
 
 use rayon::prelude::*;
 
+use super::escape::xml;
 use super::stream::{self, Closing, InputHead, InputTail, Spool};
 use super::{ClaimReport, DataLayer, Report};
 use crate::input::Level;
 use crate::settle::Verdict;
-
-/// Escapes text for XML attributes and content, capped ([`super::escape::cap`]); replaces
-/// characters XML 1.0 cannot carry with U+FFFD.
-pub fn xml(s: &str) -> String {
-    let s = super::escape::cap(s);
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            '\t' | '\n' | '\r' => o.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 /// The report as JUnit XML.
 pub fn render(report: &Report) -> String {

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 
 use super::escape::MAX_ECHO_CHARS;
-use super::json::{DIFFERENCES, SIGNIFICANT, SIGNIFICANT_DIFFERENCES, round_significant};
+use super::round::{DIFFERENCES, SIGNIFICANT, SIGNIFICANT_DIFFERENCES, round_significant};
 
 /// `value` as the JSON report prints it at a depth whose lines are indented by `indent` spaces
 /// (the first line not indented): `pretty_at(&part_value(value), indent)`, or `None` when only

@@ -58,15 +58,19 @@ impl std::fmt::Display for Verdict {
 }
 
 impl std::str::FromStr for Verdict {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownVerdict;
+    fn from_str(s: &str) -> Result<Self, UnknownVerdict> {
         let f = fold(s);
-        Verdict::ALL
-            .into_iter()
-            .find(|v| fold(v.as_str()) == f)
-            .ok_or_else(|| format!("unknown verdict {s:?} (expected one of invalid, unverifiable, discrepant, base-mismatch, reproduced)"))
+        Verdict::ALL.into_iter().find(|v| fold(v.as_str()) == f).ok_or_else(|| UnknownVerdict(s.to_string()))
     }
 }
+
+/// A name that is no [`Verdict`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown verdict {0:?} (expected one of invalid, unverifiable, discrepant, base-mismatch, reproduced)"
+)]
+pub struct UnknownVerdict(pub String);
 
 /// How far a claimed number is from the recomputed one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -182,14 +182,70 @@ fn decode_text(text: &str, pointer: &str, depth: usize, problems: &mut Vec<Probl
 
 /// Reads a Python literal as `repr` writes one: dicts, lists, tuples, strings in either quote,
 /// numbers, `True`, `False`, `None`. Anything else (`Decimal('4.4')`, `nan`, a set) is an error.
-pub fn python_literal(text: &str) -> Result<Value, String> {
+pub fn python_literal(text: &str) -> Result<Value, LiteralError> {
     let mut p = Py { s: text.as_bytes(), text, i: 0 };
     let v = p.value(0)?;
     p.space();
     if p.i < p.s.len() {
-        return Err(format!("unexpected {:?} at byte {}", p.rest_char(), p.i));
+        return Err(LiteralError::Unexpected { found: p.rest_char(), at: p.i });
     }
     Ok(v)
+}
+
+/// Why a string is not a Python literal recite reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LiteralError {
+    /// Text after the literal.
+    #[error("unexpected {found:?} at byte {at}")]
+    Unexpected {
+        /// The first character after it.
+        found: char,
+        /// Its byte offset.
+        at: usize,
+    },
+    /// Nested past the deepest nesting read (128).
+    #[error("nested more than {MAX_NESTING} deep")]
+    TooDeep,
+    /// The text ends where a value should start.
+    #[error("cut short")]
+    CutShort,
+    /// A dict key that is neither a string nor a number (the key as JSON).
+    #[error("a dict key that is not a string or number: {0}")]
+    Key(String),
+    /// A punctuation mark missing.
+    #[error("expected {what} at byte {at}")]
+    Expected {
+        /// What was expected, quoted in backticks.
+        what: &'static str,
+        /// The byte offset.
+        at: usize,
+    },
+    /// A word that is no literal (`nan`, `Decimal(…)`).
+    #[error("{found:?} at byte {at} is no literal")]
+    NoLiteral {
+        /// Its first character.
+        found: char,
+        /// Its byte offset.
+        at: usize,
+    },
+    /// A number JSON cannot write (as written).
+    #[error("{0:?} is not a number JSON can write")]
+    Number(String),
+    /// A string without its closing quote.
+    #[error("a string cut short")]
+    StringCutShort,
+    /// A line break in a quoted string.
+    #[error("a line break inside a quoted string")]
+    LineBreak,
+    /// `\x` or `\u` without its digits.
+    #[error("a \\x or \\u escape cut short")]
+    EscapeCutShort,
+    /// Hex digits that are no character.
+    #[error("a bad escape \\{0}")]
+    BadEscape(String),
+    /// An escape Python has but recite does not read.
+    #[error("an escape \\{0} recite does not read")]
+    UnknownEscape(char),
 }
 
 struct Py<'a> {
@@ -218,12 +274,12 @@ impl Py<'_> {
         hit
     }
 
-    fn value(&mut self, nesting: usize) -> Result<Value, String> {
+    fn value(&mut self, nesting: usize) -> Result<Value, LiteralError> {
         if nesting > MAX_NESTING {
-            return Err(format!("nested more than {MAX_NESTING} deep"));
+            return Err(LiteralError::TooDeep);
         }
         self.space();
-        let Some(&b) = self.s.get(self.i) else { return Err("cut short".into()) };
+        let Some(&b) = self.s.get(self.i) else { return Err(LiteralError::CutShort) };
         match b {
             b'{' => {
                 self.i += 1;
@@ -232,15 +288,15 @@ impl Py<'_> {
                     let key = match self.value(nesting + 1)? {
                         Value::String(k) => k,
                         Value::Number(n) => n.to_string(),
-                        other => return Err(format!("a dict key that is not a string or number: {other}")),
+                        other => return Err(LiteralError::Key(other.to_string())),
                     };
                     if !self.eat(b':') {
-                        return Err(format!("expected `:` at byte {}", self.i));
+                        return Err(LiteralError::Expected { what: "`:`", at: self.i });
                     }
                     let v = self.value(nesting + 1)?;
                     map.insert(key, v);
                     if !self.eat(b',') && !self.eat(b'}') {
-                        return Err(format!("expected `,` or `}}` at byte {}", self.i));
+                        return Err(LiteralError::Expected { what: "`,` or `}`", at: self.i });
                     } else if self.s.get(self.i - 1) == Some(&b'}') {
                         break;
                     }
@@ -254,7 +310,8 @@ impl Py<'_> {
                 while !self.eat(close) {
                     items.push(self.value(nesting + 1)?);
                     if !self.eat(b',') && !self.eat(close) {
-                        return Err(format!("expected `,` or `{}` at byte {}", close as char, self.i));
+                        let what = if close == b']' { "`,` or `]`" } else { "`,` or `)`" };
+                        return Err(LiteralError::Expected { what, at: self.i });
                     } else if self.s.get(self.i - 1) == Some(&close) {
                         break;
                     }
@@ -277,12 +334,12 @@ impl Py<'_> {
                         return Ok(v);
                     }
                 }
-                Err(format!("{:?} at byte {} is no literal", self.rest_char(), self.i))
+                Err(LiteralError::NoLiteral { found: self.rest_char(), at: self.i })
             }
         }
     }
 
-    fn number(&mut self) -> Result<Value, String> {
+    fn number(&mut self) -> Result<Value, LiteralError> {
         let start = self.i;
         while self.i < self.s.len()
             && matches!(self.s[self.i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
@@ -292,31 +349,31 @@ impl Py<'_> {
         let raw = &self.text[start..self.i];
         let t = raw.strip_prefix('+').unwrap_or(raw);
         // Python writes `1.` and `.5` never in a repr, but `1e-05` yes: JSON's grammar covers it.
-        t.parse::<Number>().map(Value::Number).map_err(|_| format!("{raw:?} is not a number JSON can write"))
+        t.parse::<Number>().map(Value::Number).map_err(|_| LiteralError::Number(raw.to_string()))
     }
 
-    fn string(&mut self, quote: u8) -> Result<String, String> {
+    fn string(&mut self, quote: u8) -> Result<String, LiteralError> {
         self.i += 1;
         let mut out = String::new();
         loop {
             let rest = &self.text[self.i..];
-            let Some(c) = rest.chars().next() else { return Err("a string cut short".into()) };
+            let Some(c) = rest.chars().next() else { return Err(LiteralError::StringCutShort) };
             self.i += c.len_utf8();
             match c {
                 c if c as u32 == quote as u32 => return Ok(out),
-                '\n' => return Err("a line break inside a quoted string".into()),
+                '\n' => return Err(LiteralError::LineBreak),
                 '\\' => {
                     let Some(e) = self.text[self.i..].chars().next() else {
-                        return Err("a string cut short".into());
+                        return Err(LiteralError::StringCutShort);
                     };
                     self.i += e.len_utf8();
-                    let hex = |p: &mut Self, n: usize| -> Result<char, String> {
-                        let digits = p.text.get(p.i..p.i + n).ok_or("a \\x or \\u escape cut short")?;
+                    let hex = |p: &mut Self, n: usize| -> Result<char, LiteralError> {
+                        let digits = p.text.get(p.i..p.i + n).ok_or(LiteralError::EscapeCutShort)?;
                         p.i += n;
                         u32::from_str_radix(digits, 16)
                             .ok()
                             .and_then(char::from_u32)
-                            .ok_or_else(|| format!("a bad escape \\{digits}"))
+                            .ok_or_else(|| LiteralError::BadEscape(digits.to_string()))
                     };
                     out.push(match e {
                         '\\' | '\'' | '"' => e,
@@ -327,7 +384,7 @@ impl Py<'_> {
                         'x' => hex(self, 2)?,
                         'u' => hex(self, 4)?,
                         'U' => hex(self, 8)?,
-                        other => return Err(format!("an escape \\{other} recite does not read")),
+                        other => return Err(LiteralError::UnknownEscape(other)),
                     });
                 }
                 c => out.push(c),

@@ -1220,11 +1220,11 @@ pub struct Summary {
 }
 
 /// The entry files of a cache folder: recite's own names only ([`own_name`]).
-fn entries(folder: &Path) -> Result<Vec<PathBuf>, String> {
+fn entries(folder: &Path) -> Result<Vec<PathBuf>, CacheFolderError> {
     let list = match std::fs::read_dir(folder) {
         Ok(l) => l,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cache folder {}: {e}", folder.display())),
+        Err(error) => return Err(CacheFolderError::Unreadable { folder: folder.to_path_buf(), error }),
     };
     let mut out: Vec<PathBuf> = list
         .filter_map(Result::ok)
@@ -1251,7 +1251,7 @@ fn folder_distrust(folder: &Path) -> Option<String> {
 /// Lists what the cache under `dir` holds, checking every entry; entries are read as a run
 /// reads them (`read_cache_file`: no link followed, no FIFO waited on, at most
 /// `MAX_ENTRY_BYTES`).
-pub fn show(dir: &Path) -> Result<Summary, String> {
+pub fn show(dir: &Path) -> Result<Summary, CacheFolderError> {
     let folder = dir.join(FOLDER);
     let mut s = Summary { folder: folder.clone(), ..Summary::default() };
     if let Some(why) = folder_distrust(&folder) {
@@ -1301,22 +1301,18 @@ pub fn show(dir: &Path) -> Result<Summary, String> {
 /// Only this format's folder is touched, and in it only recite's own names (`own_name`):
 /// never anything else in `dir`, never through a link (a linked folder is refused, and the
 /// folder is checked again before each removal, so one swapped for a link meanwhile stops it).
-pub fn clear(dir: &Path) -> Result<usize, String> {
+pub fn clear(dir: &Path) -> Result<usize, CacheFolderError> {
     let folder = dir.join(FOLDER);
-    let shown = folder.display();
     let m = match std::fs::symlink_metadata(&folder) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(format!("cache folder {shown}: {e}")),
+        Err(error) => return Err(CacheFolderError::Unreadable { folder, error }),
     };
     if m.file_type().is_symlink() {
-        return Err(format!(
-            "cache folder {shown} is a symbolic link: not followed, nothing removed (remove the link \
-             itself if it is not meant to be there)"
-        ));
+        return Err(CacheFolderError::Link(folder));
     }
     if !m.is_dir() {
-        return Err(format!("cache folder {shown} is not a folder: nothing removed"));
+        return Err(CacheFolderError::NotAFolder(folder));
     }
     // The folder, as checked, is checked again before each removal: one swapped for a link
     // meanwhile stops the clearing there.
@@ -1327,9 +1323,7 @@ pub fn clear(dir: &Path) -> Result<usize, String> {
     let mut removed = 0;
     for p in entries(&folder)? {
         if !same() {
-            return Err(format!(
-                "cache folder {shown} changed while it was cleared: {removed} removed, then stopped"
-            ));
+            return Err(CacheFolderError::Changed { folder: folder.clone(), removed });
         }
         // remove_file never follows a link named like an entry (it removes the link), and
         // removes no folder.
@@ -1338,11 +1332,50 @@ pub fn clear(dir: &Path) -> Result<usize, String> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             // A folder under an entry's name: not recite's to remove.
             Err(e) if matches!(e.raw_os_error(), Some(libc::EISDIR | libc::EPERM)) => {}
-            Err(e) => return Err(format!("{}: {e}", p.display())),
+            Err(error) => return Err(CacheFolderError::Remove { entry: p, error }),
         }
     }
     let _ = std::fs::remove_dir(&folder);
     Ok(removed)
+}
+
+/// Why the cache folder could not be listed or cleared.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheFolderError {
+    /// The folder cannot be read.
+    #[error("cache folder {}: {error}", folder.display())]
+    Unreadable {
+        /// The folder.
+        folder: PathBuf,
+        /// The system's error.
+        error: std::io::Error,
+    },
+    /// The folder is a symbolic link, never followed.
+    #[error(
+        "cache folder {} is a symbolic link: not followed, nothing removed (remove the link \
+         itself if it is not meant to be there)",
+        .0.display()
+    )]
+    Link(PathBuf),
+    /// Something else than a folder has its name.
+    #[error("cache folder {} is not a folder: nothing removed", .0.display())]
+    NotAFolder(PathBuf),
+    /// The folder was swapped while it was cleared.
+    #[error("cache folder {} changed while it was cleared: {removed} removed, then stopped", folder.display())]
+    Changed {
+        /// The folder.
+        folder: PathBuf,
+        /// Entries removed before it changed.
+        removed: usize,
+    },
+    /// An entry could not be removed.
+    #[error("{}: {error}", entry.display())]
+    Remove {
+        /// The entry.
+        entry: PathBuf,
+        /// The system's error.
+        error: std::io::Error,
+    },
 }
 
 #[cfg(test)]

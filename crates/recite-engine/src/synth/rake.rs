@@ -1,7 +1,5 @@
 //! Raking (iterative proportional fitting) of cell weights to marginal population targets.
 
-use anyhow::{Result, bail};
-
 /// Stop when every weighted margin share is within this of its target.
 pub const RAKE_TOLERANCE: f64 = 1e-9;
 /// Stop after this many full cycles over the margins, converged or not.
@@ -14,6 +12,52 @@ pub struct Margin<'a> {
     pub category_of_cell: &'a [usize],
     /// Population shares by category; they must be positive and sum to 1.
     pub targets: &'a [f64],
+}
+
+/// Margins that cannot be raked to.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RakeError {
+    /// No respondents at all.
+    #[error("cannot rake an empty sample")]
+    Empty,
+    /// A margin whose cell categories do not cover the cells.
+    #[error("margin {margin}: {categories} cell categories for {cells} cells")]
+    Cells {
+        /// The margin's index.
+        margin: usize,
+        /// Cell categories it gives.
+        categories: usize,
+        /// Cells counted.
+        cells: usize,
+    },
+    /// Targets that are not positive shares summing to 1.
+    #[error("margin {margin}: targets must be positive and sum to 1 (sum {sum})")]
+    Targets {
+        /// The margin's index.
+        margin: usize,
+        /// What they sum to.
+        sum: f64,
+    },
+    /// A cell in a category with no target.
+    #[error("margin {margin}: cell {cell} has category {category}, beyond the {targets} targets")]
+    Category {
+        /// The margin's index.
+        margin: usize,
+        /// The cell.
+        cell: usize,
+        /// Its category.
+        category: usize,
+        /// Targets declared.
+        targets: usize,
+    },
+    /// A category with a target and no respondents.
+    #[error("margin {margin}: no respondents in category {category}, which has a population target")]
+    NoRespondents {
+        /// The margin's index.
+        margin: usize,
+        /// The empty category.
+        category: usize,
+    },
 }
 
 /// The result of [`rake`].
@@ -33,28 +77,32 @@ pub struct Raking {
 /// (one combination of categories) ends with the same weight: raking the cell counts is exactly
 /// raking the respondents, at the cost of the number of cells instead of the number of rows.
 /// `counts[c]` is the number of respondents in cell `c`.
-pub fn rake(counts: &[f64], margins: &[Margin<'_>]) -> Result<Raking> {
+pub fn rake(counts: &[f64], margins: &[Margin<'_>]) -> Result<Raking, RakeError> {
     let total: f64 = counts.iter().sum();
     if total <= 0.0 {
-        bail!("cannot rake an empty sample");
+        return Err(RakeError::Empty);
     }
     for (m, margin) in margins.iter().enumerate() {
         if margin.category_of_cell.len() != counts.len() {
-            bail!("margin {m}: {} cell categories for {} cells", margin.category_of_cell.len(), counts.len());
+            return Err(RakeError::Cells {
+                margin: m,
+                categories: margin.category_of_cell.len(),
+                cells: counts.len(),
+            });
         }
         let sum: f64 = margin.targets.iter().sum();
         if (sum - 1.0).abs() > 1e-9 || margin.targets.iter().any(|t| !t.is_finite() || *t <= 0.0) {
-            bail!("margin {m}: targets must be positive and sum to 1 (sum {sum})");
+            return Err(RakeError::Targets { margin: m, sum });
         }
         let mut present = vec![0.0; margin.targets.len()];
         for (c, &k) in margin.category_of_cell.iter().enumerate() {
             if k >= present.len() {
-                bail!("margin {m}: cell {c} has category {k}, beyond the {} targets", present.len());
+                return Err(RakeError::Category { margin: m, cell: c, category: k, targets: present.len() });
             }
             present[k] += counts[c];
         }
         if let Some(k) = present.iter().position(|n| *n <= 0.0) {
-            bail!("margin {m}: no respondents in category {k}, which has a population target");
+            return Err(RakeError::NoRespondents { margin: m, category: k });
         }
     }
 

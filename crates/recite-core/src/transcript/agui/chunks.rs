@@ -107,6 +107,66 @@ impl Kind {
     }
 }
 
+/// A chunk the reference client (`@ag-ui/client`) stops on, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChunkError {
+    /// A chunk naming a subagent other than the one whose stream it continues.
+    #[error(
+        "Cannot continue {entity} '{id}': chunk subagentRunId '{tag}' does not match the open stream's subagent '{owner}'."
+    )]
+    OtherSubagent {
+        /// "text message", "tool call", "reasoning message".
+        entity: &'static str,
+        /// The stream's id.
+        id: String,
+        /// The chunk's subagentRunId.
+        tag: String,
+        /// The open stream's owner.
+        owner: String,
+    },
+    /// A chunk with no id and no subagent while several lanes have a stream open.
+    #[error(
+        "Ambiguous {chunk_type}: it carries neither a {id_field} nor a subagentRunId, but {lanes} lanes have an open {entity}. Attribute the chunk to the subagent it belongs to."
+    )]
+    Ambiguous {
+        /// The chunk's event type.
+        chunk_type: &'static str,
+        /// `messageId` or `toolCallId`.
+        id_field: &'static str,
+        /// Lanes with a stream open.
+        lanes: usize,
+        /// "text message", "tool call", "reasoning message".
+        entity: &'static str,
+    },
+    /// A chunk whose field disagrees with the stream's opener.
+    #[error(
+        "Cannot continue {entity} '{id}': chunk {field} '{incoming}' does not match the open stream's {field} {established}."
+    )]
+    OtherField {
+        /// "text message", "tool call", "reasoning message".
+        entity: &'static str,
+        /// The stream's id.
+        id: String,
+        /// The field.
+        field: &'static str,
+        /// The chunk's value.
+        incoming: String,
+        /// The opener's, quoted, or `(absent)`.
+        established: String,
+    },
+    /// The first chunk of a stream without its id.
+    #[error("First {chunk_type} must have a {id_field}")]
+    NoId {
+        /// The chunk's event type.
+        chunk_type: &'static str,
+        /// `messageId` or `toolCallId`.
+        id_field: &'static str,
+    },
+    /// The first tool call chunk without its name.
+    #[error("First TOOL_CALL_CHUNK must have a toolCallName")]
+    NoToolName,
+}
+
 /// An open chunk stream: its kind, id, and the opener's fields later chunks must agree with.
 #[derive(Debug, Clone)]
 struct Pending {
@@ -132,7 +192,7 @@ pub fn expand(raws: &[Raw]) -> Expanded {
             if let Err(message) = state.chunk(chunk, raw) {
                 // The client stops here; recite reports it, keeps the chunk as it was, goes on.
                 state.out.events.truncate(before);
-                state.out.errors.push((state.out.events.len(), message));
+                state.out.errors.push((state.out.events.len(), message.to_string()));
                 state.push(raw.value.clone(), raw.line, false);
             }
             continue;
@@ -213,16 +273,17 @@ impl State {
         kind: Kind,
         id: Option<&str>,
         tag: Option<String>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, ChunkError> {
         let (chunk_type, entity) = kind.words();
         if let Some(id) = id {
             let holder = self.lanes.iter().find(|(_, p)| p.kind == kind && p.id == id);
             return match holder {
-                Some((owner, _)) if tag.is_some() && tag != *owner => Err(format!(
-                    "Cannot continue {entity} '{id}': chunk subagentRunId '{}' does not match the open stream's subagent '{}'.",
-                    tag.unwrap_or_default(),
-                    owner.as_deref().unwrap_or("(the parent agent)")
-                )),
+                Some((owner, _)) if tag.is_some() && tag != *owner => Err(ChunkError::OtherSubagent {
+                    entity,
+                    id: id.to_string(),
+                    tag: tag.unwrap_or_default(),
+                    owner: owner.as_deref().unwrap_or("(the parent agent)").to_string(),
+                }),
                 Some((owner, _)) => Ok(owner.clone()),
                 None => Ok(tag),
             };
@@ -237,15 +298,13 @@ impl State {
         match candidates.as_slice() {
             [] => Ok(None),
             [(owner, _)] => Ok(owner.clone()),
-            many => Err(format!(
-                "Ambiguous {chunk_type}: it carries neither a {} nor a subagentRunId, but {} lanes have an open {entity}. Attribute the chunk to the subagent it belongs to.",
-                kind.names().0,
-                many.len()
-            )),
+            many => {
+                Err(ChunkError::Ambiguous { chunk_type, id_field: kind.names().0, lanes: many.len(), entity })
+            }
         }
     }
 
-    fn chunk(&mut self, kind: Kind, raw: &Raw) -> Result<(), String> {
+    fn chunk(&mut self, kind: Kind, raw: &Raw) -> Result<(), ChunkError> {
         let (id_field, [start, content, _]) = kind.names();
         let (chunk_type, entity) = kind.words();
         let body = &raw.value;
@@ -262,19 +321,22 @@ impl State {
                 {
                     let established =
                         established.as_ref().map_or("(absent)".to_string(), |e| format!("'{e}'"));
-                    return Err(format!(
-                        "Cannot continue {entity} '{}': chunk {field} '{incoming}' does not match the open stream's {field} {established}.",
-                        open.id
-                    ));
+                    return Err(ChunkError::OtherField {
+                        entity,
+                        id: open.id.clone(),
+                        field,
+                        incoming,
+                        established,
+                    });
                 }
             }
             (open.id.clone(), open.tag.clone())
         } else {
             let Some(id) = id else {
-                return Err(format!("First {chunk_type} must have a {id_field}"));
+                return Err(ChunkError::NoId { chunk_type, id_field });
             };
             if kind == Kind::Tool && text_field(body, "toolCallName").is_none() {
-                return Err("First TOOL_CALL_CHUNK must have a toolCallName".to_string());
+                return Err(ChunkError::NoToolName);
             }
             self.close(&lane, raw.line);
             let mut event = vec![("type", Value::from(start)), (id_field, Value::from(id.clone()))];

@@ -48,7 +48,7 @@ impl Default for State {
 impl State {
     /// A run's input state (`RUN_STARTED`'s `input.state`): what the run's deltas patch. Not read
     /// for claims here: it is the thread's state from earlier runs.
-    pub fn seed(&mut self, state: &Value) -> Result<(), String> {
+    pub fn seed(&mut self, state: &Value) -> Result<(), StateError> {
         if self.stopped {
             return Ok(());
         }
@@ -69,7 +69,7 @@ impl State {
     }
 
     /// `STATE_SNAPSHOT`: the state becomes `snapshot`.
-    pub fn snapshot(&mut self, snapshot: &Value) -> Result<(), String> {
+    pub fn snapshot(&mut self, snapshot: &Value) -> Result<(), StateError> {
         if self.stopped {
             return Ok(());
         }
@@ -80,20 +80,15 @@ impl State {
 
     /// `STATE_DELTA`: applies `delta`, an array of RFC 6902 operations, whole or not at all.
     /// The error says which operation failed and why; the state is then unchanged.
-    pub fn delta(&mut self, delta: &Value) -> Result<(), String> {
+    pub fn delta(&mut self, delta: &Value) -> Result<(), StateError> {
         if self.stopped {
             return Ok(());
         }
         let ops: Vec<json_patch::PatchOperation> = match delta {
-            Value::Array(_) => serde_json::from_value(delta.clone()).map_err(|e| {
-                format!("`delta` is not an RFC 6902 JSON Patch ({e}); the state is kept as it was")
-            })?,
-            other => {
-                return Err(format!(
-                    "`delta` is {}, not an array of RFC 6902 operations; the state is kept as it was",
-                    crate::json::type_name(other)
-                ));
+            Value::Array(_) => {
+                serde_json::from_value(delta.clone()).map_err(|e| StateError::NotAPatch(e.to_string()))?
             }
+            other => return Err(StateError::NotAnArray(crate::json::type_name(other))),
         };
         self.charge(nodes(&self.value))?;
         let mut next = self.value.clone();
@@ -103,20 +98,16 @@ impl State {
                 self.copied = self.copied.saturating_add(size);
                 if self.copied > MAX_COPIED {
                     self.stopped = true;
-                    return Err(format!(
-                        "operation {i} copies the state past {MAX_COPIED} values copied in this stream: \
-                         the state is not followed from here, and what it holds later is not read"
-                    ));
+                    return Err(StateError::CopiedTooMuch { operation: i });
                 }
             }
             if let Err(e) = json_patch::patch(&mut next, std::slice::from_ref(op)) {
-                return Err(format!(
-                    "operation {i} ({}) failed at path '{}': {}; the whole delta is not applied (RFC 6902 §5) \
-                     and the state is kept as it was",
-                    op_name(op),
-                    e.path,
-                    e.kind
-                ));
+                return Err(StateError::OperationFailed {
+                    operation: i,
+                    op: op_name(op),
+                    path: e.path.to_string(),
+                    why: e.kind.to_string(),
+                });
             }
         }
         self.value = next;
@@ -124,7 +115,7 @@ impl State {
     }
 
     /// The citations the state holds now, each with the result beside it (see [`units`]).
-    pub fn read(&mut self, pointer: &str) -> Result<Vec<Split>, String> {
+    pub fn read(&mut self, pointer: &str) -> Result<Vec<Split>, StateError> {
         if self.stopped {
             return Ok(Vec::new());
         }
@@ -134,17 +125,58 @@ impl State {
         Ok(out)
     }
 
-    fn charge(&mut self, work: usize) -> Result<(), String> {
+    fn charge(&mut self, work: usize) -> Result<(), StateError> {
         self.work = self.work.saturating_add(work);
         if self.work > MAX_WORK {
             self.stopped = true;
-            return Err(format!(
-                "the state was read past {MAX_WORK} values in this stream (a large state changed many \
-                 times): it is not followed from here, and what it holds later is not read"
-            ));
+            return Err(StateError::ReadTooMuch);
         }
         Ok(())
     }
+}
+
+/// Why a state change was not followed: each is a finding on the event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// `STATE_SNAPSHOT` without its `snapshot`.
+    #[error("STATE_SNAPSHOT event without a `snapshot`")]
+    NoSnapshot,
+    /// A `delta` array that is not a JSON Patch (serde's words).
+    #[error("`delta` is not an RFC 6902 JSON Patch ({0}); the state is kept as it was")]
+    NotAPatch(String),
+    /// A `delta` that is no array (its JSON type).
+    #[error("`delta` is {0}, not an array of RFC 6902 operations; the state is kept as it was")]
+    NotAnArray(&'static str),
+    /// Copies past [`MAX_COPIED`] values.
+    #[error(
+        "operation {operation} copies the state past {MAX_COPIED} values copied in this stream: \
+         the state is not followed from here, and what it holds later is not read"
+    )]
+    CopiedTooMuch {
+        /// The operation's index in the delta.
+        operation: usize,
+    },
+    /// An operation that does not apply.
+    #[error(
+        "operation {operation} ({op}) failed at path '{path}': {why}; the whole delta is not applied (RFC 6902 §5) \
+         and the state is kept as it was"
+    )]
+    OperationFailed {
+        /// The operation's index in the delta.
+        operation: usize,
+        /// Its name (`add`, `remove`…).
+        op: &'static str,
+        /// The JSON pointer it failed at.
+        path: String,
+        /// Why (json-patch's words).
+        why: String,
+    },
+    /// Reading past [`MAX_WORK`] values.
+    #[error(
+        "the state was read past {MAX_WORK} values in this stream (a large state changed many \
+         times): it is not followed from here, and what it holds later is not read"
+    )]
+    ReadTooMuch,
 }
 
 /// The operation's name, as RFC 6902 spells it.
@@ -295,14 +327,17 @@ mod tests {
         let mut s = State::default();
         s.snapshot(&json!({"a": 1})).unwrap();
         let bad = json!([{"op": "replace", "path": "/a", "value": 2}, {"op": "remove", "path": "/missing"}]);
-        let err = s.delta(&bad).unwrap_err();
+        let err = s.delta(&bad).unwrap_err().to_string();
         assert!(err.contains("operation 1 (remove)"), "{err}");
         assert_eq!(s.value(), &json!({"a": 1}));
         s.delta(&json!([{"op": "add", "path": "/b", "value": [1]}])).unwrap();
         assert_eq!(s.value(), &json!({"a": 1, "b": [1]}));
-        assert!(s.delta(&json!({"op": "add"})).unwrap_err().contains("not an array"));
+        assert!(s.delta(&json!({"op": "add"})).unwrap_err().to_string().contains("not an array"));
         assert!(
-            s.delta(&json!([{"op": "frobnicate", "path": "/a"}])).unwrap_err().contains("not an RFC 6902")
+            s.delta(&json!([{"op": "frobnicate", "path": "/a"}]))
+                .unwrap_err()
+                .to_string()
+                .contains("not an RFC 6902")
         );
     }
 
@@ -312,7 +347,7 @@ mod tests {
         s.snapshot(&json!({"a": [0, 0, 0, 0]})).unwrap();
         let copies: Vec<Value> =
             (0..40).map(|_| json!({"op": "copy", "from": "/a", "path": "/a/0"})).collect();
-        let err = s.delta(&Value::Array(copies)).unwrap_err();
+        let err = s.delta(&Value::Array(copies)).unwrap_err().to_string();
         assert!(err.contains("not followed"), "{err}");
         assert!(s.stopped());
     }

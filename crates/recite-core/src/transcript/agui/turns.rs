@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::Event;
-use super::state::State;
+use super::state::{State, StateError};
 use super::upperhand::{self, Split};
 use crate::input::Shown;
 use crate::json::canonical;
@@ -106,7 +106,7 @@ pub fn build(file: &str, events: &[Event], streams: &[usize]) -> Built {
                     && let Err(message) = b.state.seed(state)
                 {
                     let locator = b.locator(event, None, "/input/state");
-                    b.out.findings.push(Finding::new(locator, RULE_STATE, Level::Must, message));
+                    b.out.findings.push(Finding::new(locator, RULE_STATE, Level::Must, message.to_string()));
                 }
             }
             "TOOL_CALL_RESULT" => b.tool_result(event),
@@ -442,7 +442,7 @@ impl Builder<'_> {
         let (changed, pointer) = if event.kind == "STATE_SNAPSHOT" {
             match event.body.get("snapshot") {
                 Some(snapshot) => (self.state.snapshot(snapshot), "/snapshot"),
-                None => (Err("STATE_SNAPSHOT event without a `snapshot`".to_string()), ""),
+                None => (Err(StateError::NoSnapshot), ""),
             }
         } else {
             match event.body.get("delta") {
@@ -457,7 +457,12 @@ impl Builder<'_> {
             Err(message) => {
                 if !was_stopped {
                     let locator = self.locator(event, None, "");
-                    self.out.findings.push(Finding::new(locator, RULE_STATE, Level::Must, message));
+                    self.out.findings.push(Finding::new(
+                        locator,
+                        RULE_STATE,
+                        Level::Must,
+                        message.to_string(),
+                    ));
                 }
                 return;
             }

@@ -142,8 +142,8 @@ pub fn verify(events: &[Event], streams: &[usize]) -> Vec<(usize, String)> {
             state = State::default();
             current = Some(stream);
         }
-        if let Err(message) = step(&mut state, event) {
-            out.push((event.index, message));
+        if let Err(breach) = step(&mut state, event) {
+            out.push((event.index, breach.to_string()));
         }
     }
     out
@@ -181,42 +181,47 @@ fn who(owner: &Owner) -> &str {
 }
 
 /// A continuation's tag must not disagree with its opener's owner; an absent tag never does.
-fn tag_error(kind: &str, tag: &Owner, owner: Option<&Owner>, entity: &str, id: &str) -> Result<(), String> {
+fn tag_error(
+    kind: &str,
+    tag: &Owner,
+    owner: Option<&Owner>,
+    entity: &'static str,
+    id: &str,
+) -> Result<(), Breach> {
     match (tag, owner) {
-        (Some(t), Some(o)) if Some(t) != o.as_ref() => Err(format!(
-            "Cannot send '{kind}': subagentRunId '{t}' does not match the {entity} '{id}' opener's subagent '{}'.",
-            who(o)
-        )),
+        (Some(t), Some(o)) if Some(t) != o.as_ref() => Err(Breach::OtherOpener {
+            kind: kind.to_string(),
+            tag: t.clone(),
+            entity,
+            id: id.to_string(),
+            owner: who(o).to_string(),
+        }),
         _ => Ok(()),
     }
 }
 
 /// Applies one event; `Err` with the client's message on a breach.
-fn step(s: &mut State, event: &Event) -> Result<(), String> {
+fn step(s: &mut State, event: &Event) -> Result<(), Breach> {
     let thinking_id = s.thinking_id(&event.kind);
     let e = Read { kind: translated(&event.kind), body: &event.body, thinking_id };
     let kind = e.kind;
     if s.run_error && kind != "RUN_STARTED" {
-        return Err(format!(
-            "Cannot send event type '{kind}': The run has already errored with 'RUN_ERROR'. No further events can be sent."
-        ));
+        return Err(Breach::AfterRunError { kind: kind.to_string() });
     }
     if s.run_finished && kind != "RUN_ERROR" && kind != "RUN_STARTED" {
-        return Err(format!(
-            "Cannot send event type '{kind}': The run has already finished with 'RUN_FINISHED'. Start a new run with 'RUN_STARTED'."
-        ));
+        return Err(Breach::AfterRunFinished { kind: kind.to_string() });
     }
     if !s.first_seen {
         s.first_seen = true;
         if kind != "RUN_STARTED" && kind != "RUN_ERROR" {
             let _ = apply(s, &e);
-            return Err("First event must be 'RUN_STARTED'".to_string());
+            return Err(Breach::FirstNotRunStarted);
         }
     } else if kind == "RUN_STARTED" {
         let active = s.run_started && !s.run_finished && !s.run_error;
         s.new_run();
         if active {
-            return Err("Cannot send 'RUN_STARTED' while a run is still active. The previous run must be finished with 'RUN_FINISHED' before starting a new run.".to_string());
+            return Err(Breach::RunStillActive);
         }
     }
     fields(&e)?;
@@ -226,7 +231,7 @@ fn step(s: &mut State, event: &Event) -> Result<(), String> {
 /// What the client checks of an event's fields before its type's rules. An explicit `null` on
 /// an optional field reads as the field left out (producers write it; see the `explicit-null`
 /// tolerance in docs/readers.md), so only values that are present are judged.
-fn fields(e: &Read) -> Result<(), String> {
+fn fields(e: &Read) -> Result<(), Breach> {
     let kind = e.kind;
     if kind.starts_with("SUBAGENT_")
         && let Some(outcome) = e.body.get("outcome").filter(|o| !o.is_null())
@@ -238,16 +243,12 @@ fn fields(e: &Read) -> Result<(), String> {
                 Some(other) => other.to_string(),
                 None => "undefined".to_string(),
             };
-            return Err(format!(
-                "Cannot send '{kind}' with outcome type '{shown}'. The outcome is either {{ type: \"success\" }} or {{ type: \"suspended\" }}."
-            ));
+            return Err(Breach::Outcome { kind: kind.to_string(), shown });
         }
         if let Some(Value::Array(ids)) = outcome.get("interruptIds")
             && ids.iter().any(|id| !id.is_string())
         {
-            return Err(format!(
-                "Cannot send '{kind}' with a non-string entry in 'outcome.interruptIds'. Interrupt ids are strings."
-            ));
+            return Err(Breach::InterruptIds { kind: kind.to_string() });
         }
     }
     Ok(())
@@ -280,16 +281,19 @@ fn seed_owners(s: &mut State, messages: Option<&Value>, authoritative: bool) {
 }
 
 /// The per-type rules.
-fn apply(s: &mut State, e: &Read) -> Result<(), String> {
+fn apply(s: &mut State, e: &Read) -> Result<(), Breach> {
     let kind = e.kind;
     let tag = e.tag();
     match kind {
         "TEXT_MESSAGE_START" => {
             let id = e.id("messageId");
             if s.messages.has(&id) {
-                return Err(format!(
-                    "Cannot send 'TEXT_MESSAGE_START' event: A text message with ID '{id}' is already in progress. Complete it with 'TEXT_MESSAGE_END' first."
-                ));
+                return Err(Breach::InProgress {
+                    kind: "TEXT_MESSAGE_START",
+                    noun: "text message",
+                    id,
+                    end: "TEXT_MESSAGE_END",
+                });
             }
             let existing = s.message_owners.get(&id);
             tag_error(kind, &tag, existing, "message", &id)?;
@@ -324,7 +328,7 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
             let steps = s.steps_of(&tag);
             if steps.has(&name) {
                 let whose = tag.as_ref().map(|t| format!(" in subagent '{t}'")).unwrap_or_default();
-                return Err(format!("Step \"{name}\" is already active for 'STEP_STARTED'{whose}"));
+                return Err(Breach::StepActive { name, whose });
             }
             steps.add(&name);
         }
@@ -337,12 +341,10 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
                     None => "the parent agent".to_string(),
                 };
                 return Err(match other {
-                    Some((o, _)) => format!(
-                        "Cannot send 'STEP_FINISHED' for step \"{name}\" attributed to {}: that step is open under {}. A step must be finished by whoever started it.",
-                        attributed(&tag),
-                        attributed(o)
-                    ),
-                    None => format!("Cannot send 'STEP_FINISHED' for step \"{name}\" that was not started"),
+                    Some((o, _)) => {
+                        Breach::StepElsewhere { name, by: attributed(&tag), under: attributed(o) }
+                    }
+                    None => Breach::StepNotStarted { name },
                 });
             }
         }
@@ -368,13 +370,19 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
             let open = if span { &s.reasoning_spans } else { &s.reasoning_messages };
             if open.has(&id) {
                 return Err(if span {
-                    format!(
-                        "Cannot send 'REASONING_START' event: A reasoning span with ID '{id}' is already in progress. Complete it with 'REASONING_END' first."
-                    )
+                    Breach::InProgress {
+                        kind: "REASONING_START",
+                        noun: "reasoning span",
+                        id,
+                        end: "REASONING_END",
+                    }
                 } else {
-                    format!(
-                        "Cannot send 'REASONING_MESSAGE_START' event: A reasoning message with ID '{id}' is already in progress. Complete it with 'REASONING_MESSAGE_END' first."
-                    )
+                    Breach::InProgress {
+                        kind: "REASONING_MESSAGE_START",
+                        noun: "reasoning message",
+                        id,
+                        end: "REASONING_MESSAGE_END",
+                    }
                 });
             }
             let existing = s.reasoning_owners.get(&id);
@@ -390,13 +398,9 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
             let open = if span { &mut s.reasoning_spans } else { &mut s.reasoning_messages };
             if !open.has(&id) {
                 return Err(if span {
-                    format!(
-                        "Cannot send 'REASONING_END' event: No active reasoning span found with ID '{id}'. A 'REASONING_START' event must be sent first."
-                    )
+                    not_started(kind, kind, "reasoning span", "REASONING_START", &id)
                 } else {
-                    format!(
-                        "Cannot send '{kind}' event: No active reasoning message found with ID '{id}'. Start a reasoning message with 'REASONING_MESSAGE_START' first."
-                    )
+                    not_started(kind, "", "reasoning message", "REASONING_MESSAGE_START", &id)
                 });
             }
             if kind != "REASONING_MESSAGE_CONTENT" {
@@ -418,15 +422,13 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
         "SUBAGENT_STARTED" => subagent_started(s, e)?,
         "SUBAGENT_FINISHED" | "SUBAGENT_ERROR" => {
             let Some(id) = e.body.get("subagentRunId").and_then(Value::as_str) else {
-                return Err(format!("Cannot send '{kind}' without a 'subagentRunId'."));
+                return Err(Breach::NoSubagentRunId { kind: kind.to_string() });
             };
             if kind == "SUBAGENT_ERROR" && !e.body.get("message").is_some_and(Value::is_string) {
-                return Err("Cannot send 'SUBAGENT_ERROR' without a 'message'.".to_string());
+                return Err(Breach::SubagentErrorWithoutMessage);
             }
             if !s.subagents.delete(id) {
-                return Err(format!(
-                    "Cannot send '{kind}': no active subagent found with ID '{id}'. A 'SUBAGENT_STARTED' event must be sent first."
-                ));
+                return Err(Breach::SubagentNotActive { kind: kind.to_string(), id: id.to_string() });
             }
             s.closed_subagents.insert(id.to_string());
         }
@@ -442,12 +444,15 @@ fn apply(s: &mut State, e: &Read) -> Result<(), String> {
     Ok(())
 }
 
-fn tool_call_start(s: &mut State, e: &Read, tag: Owner) -> Result<(), String> {
+fn tool_call_start(s: &mut State, e: &Read, tag: Owner) -> Result<(), Breach> {
     let id = e.id("toolCallId");
     if s.tool_calls.has(&id) {
-        return Err(format!(
-            "Cannot send 'TOOL_CALL_START' event: A tool call with ID '{id}' is already in progress. Complete it with 'TOOL_CALL_END' first."
-        ));
+        return Err(Breach::InProgress {
+            kind: "TOOL_CALL_START",
+            noun: "tool call",
+            id,
+            end: "TOOL_CALL_END",
+        });
     }
     // A tool call belongs to the message that carries it: an untagged call inherits its owner.
     let parent = e.body.get("parentMessageId").and_then(Value::as_str);
@@ -455,10 +460,11 @@ fn tool_call_start(s: &mut State, e: &Read, tag: Owner) -> Result<(), String> {
     if let (Some(parent), Some(parent_owner), Some(t)) = (parent, &inherited, &tag)
         && Some(t) != parent_owner.as_ref()
     {
-        return Err(format!(
-            "Cannot send 'TOOL_CALL_START': subagentRunId '{t}' does not match its parent message '{parent}' owner '{}'. A tool call belongs to the message that carries it.",
-            who(parent_owner)
-        ));
+        return Err(Breach::OtherParentOwner {
+            tag: t.clone(),
+            parent: parent.to_string(),
+            owner: who(parent_owner).to_string(),
+        });
     }
     let existing = s.tool_call_owners.get(&id).cloned();
     if let Some(existing) = &existing {
@@ -467,12 +473,12 @@ fn tool_call_start(s: &mut State, e: &Read, tag: Owner) -> Result<(), String> {
             && let Some(inherited) = &inherited
             && inherited != existing
         {
-            return Err(format!(
-                "Cannot send 'TOOL_CALL_START': tool call '{id}' is owned by '{}' but its parent message '{}' is owned by '{}'. A tool call belongs to the message that carries it.",
-                who(existing),
-                parent.unwrap_or("undefined"),
-                who(inherited)
-            ));
+            return Err(Breach::OwnedUnlikeParent {
+                id,
+                owner: who(existing).to_string(),
+                parent: parent.unwrap_or("undefined").to_string(),
+                parent_owner: who(inherited).to_string(),
+            });
         }
     }
     s.tool_calls.add(&id);
@@ -483,30 +489,24 @@ fn tool_call_start(s: &mut State, e: &Read, tag: Owner) -> Result<(), String> {
     Ok(())
 }
 
-fn subagent_started(s: &mut State, e: &Read) -> Result<(), String> {
+fn subagent_started(s: &mut State, e: &Read) -> Result<(), Breach> {
     let Some(id) = e.body.get("subagentRunId").and_then(Value::as_str) else {
-        return Err("Cannot send 'SUBAGENT_STARTED' without a 'subagentRunId'.".to_string());
+        return Err(Breach::NoSubagentRunId { kind: "SUBAGENT_STARTED".to_string() });
     };
     if !e.body.get("name").is_some_and(Value::is_string) {
-        return Err("Cannot send 'SUBAGENT_STARTED' without a 'name'.".to_string());
+        return Err(Breach::SubagentWithoutName);
     }
     if s.subagents.has(id) {
-        return Err(format!(
-            "Cannot send 'SUBAGENT_STARTED': subagent '{id}' is already active. Finish it with 'SUBAGENT_FINISHED' first."
-        ));
+        return Err(Breach::SubagentActive { id: id.to_string() });
     }
     if s.closed_subagents.contains(id) {
-        return Err(format!(
-            "Cannot send 'SUBAGENT_STARTED': subagent '{id}' has already finished in this run. Subagent IDs are per-invocation and cannot be reused."
-        ));
+        return Err(Breach::SubagentReused { id: id.to_string() });
     }
     if let Some(parent) = e.body.get("parentSubagentRunId").and_then(Value::as_str)
         && !s.subagents.has(parent)
         && !s.closed_subagents.contains(parent)
     {
-        return Err(format!(
-            "Cannot send 'SUBAGENT_STARTED': parentSubagentRunId '{parent}' has not been started in this run."
-        ));
+        return Err(Breach::ParentNotStarted { parent: parent.to_string() });
     }
     s.subagents.add(id);
     Ok(())
@@ -514,7 +514,7 @@ fn subagent_started(s: &mut State, e: &Read) -> Result<(), String> {
 
 /// `RUN_FINISHED`: nothing may be open (the client names the first kind it finds open). The run
 /// ends either way.
-fn finish(s: &mut State) -> Result<(), String> {
+fn finish(s: &mut State) -> Result<(), Breach> {
     let steps: Vec<String> = s
         .steps
         .iter()
@@ -544,21 +544,227 @@ fn finish(s: &mut State) -> Result<(), String> {
     *s = State { first_seen, run_started: true, run_finished: true, ..State::default() };
     (s.thinking_span, s.thinking_message, s.thinking_ids) = thinking;
     match open {
-        Some(what) => Err(format!("Cannot send 'RUN_FINISHED' while {what}")),
+        Some(what) => Err(Breach::StillOpen { what }),
         None => Ok(()),
     }
 }
 
 /// The reference client's error for a content or end event whose start was never seen (its
 /// wording differs between the end event and the content events).
-fn not_started(kind: &str, end: &str, noun: &str, start: &str, id: &str) -> String {
+fn not_started(kind: &str, end: &str, noun: &'static str, start: &'static str, id: &str) -> Breach {
+    let (kind, id) = (kind.to_string(), id.to_string());
     if kind == end {
-        format!(
-            "Cannot send '{kind}' event: No active {noun} found with ID '{id}'. A '{start}' event must be sent first."
-        )
+        Breach::EndNotStarted { kind, noun, id, start }
     } else {
-        format!(
-            "Cannot send '{kind}' event: No active {noun} found with ID '{id}'. Start a {noun} with '{start}' first."
-        )
+        Breach::ContentNotStarted { kind, noun, id, start }
     }
+}
+
+/// An event the reference client (`@ag-ui/client`'s `verifyEvents`) refuses, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Breach {
+    /// A continuation whose subagentRunId disagrees with its opener's owner.
+    #[error(
+        "Cannot send '{kind}': subagentRunId '{tag}' does not match the {entity} '{id}' opener's subagent '{owner}'."
+    )]
+    OtherOpener {
+        /// The event type.
+        kind: String,
+        /// Its subagentRunId.
+        tag: String,
+        /// What it continues ("message", "tool call"…).
+        entity: &'static str,
+        /// The id it continues.
+        id: String,
+        /// The opener's owner, in the client's words.
+        owner: String,
+    },
+    /// An event after RUN_ERROR.
+    #[error(
+        "Cannot send event type '{kind}': The run has already errored with 'RUN_ERROR'. No further events can be sent."
+    )]
+    AfterRunError {
+        /// The event type.
+        kind: String,
+    },
+    /// An event after RUN_FINISHED other than a new run or an error.
+    #[error(
+        "Cannot send event type '{kind}': The run has already finished with 'RUN_FINISHED'. Start a new run with 'RUN_STARTED'."
+    )]
+    AfterRunFinished {
+        /// The event type.
+        kind: String,
+    },
+    /// A stream that does not open with RUN_STARTED (or RUN_ERROR).
+    #[error("First event must be 'RUN_STARTED'")]
+    FirstNotRunStarted,
+    /// RUN_STARTED while a run is active.
+    #[error(
+        "Cannot send 'RUN_STARTED' while a run is still active. The previous run must be finished with 'RUN_FINISHED' before starting a new run."
+    )]
+    RunStillActive,
+    /// A subagent outcome that is neither success nor suspended.
+    #[error(
+        "Cannot send '{kind}' with outcome type '{shown}'. The outcome is either {{ type: \"success\" }} or {{ type: \"suspended\" }}."
+    )]
+    Outcome {
+        /// The event type.
+        kind: String,
+        /// The outcome's type as the client shows it.
+        shown: String,
+    },
+    /// A non-string interrupt id.
+    #[error(
+        "Cannot send '{kind}' with a non-string entry in 'outcome.interruptIds'. Interrupt ids are strings."
+    )]
+    InterruptIds {
+        /// The event type.
+        kind: String,
+    },
+    /// A start for an id already open.
+    #[error(
+        "Cannot send '{kind}' event: A {noun} with ID '{id}' is already in progress. Complete it with '{end}' first."
+    )]
+    InProgress {
+        /// The start event type.
+        kind: &'static str,
+        /// What it starts.
+        noun: &'static str,
+        /// The id.
+        id: String,
+        /// The event that ends it.
+        end: &'static str,
+    },
+    /// An end event for an id never started.
+    #[error(
+        "Cannot send '{kind}' event: No active {noun} found with ID '{id}'. A '{start}' event must be sent first."
+    )]
+    EndNotStarted {
+        /// The event type.
+        kind: String,
+        /// What it ends.
+        noun: &'static str,
+        /// The id.
+        id: String,
+        /// The event that starts it.
+        start: &'static str,
+    },
+    /// A content event for an id never started.
+    #[error(
+        "Cannot send '{kind}' event: No active {noun} found with ID '{id}'. Start a {noun} with '{start}' first."
+    )]
+    ContentNotStarted {
+        /// The event type.
+        kind: String,
+        /// What it continues.
+        noun: &'static str,
+        /// The id.
+        id: String,
+        /// The event that starts it.
+        start: &'static str,
+    },
+    /// STEP_STARTED for a step already active (`whose`: ` in subagent '…'` or nothing).
+    #[error("Step \"{name}\" is already active for 'STEP_STARTED'{whose}")]
+    StepActive {
+        /// The step's name.
+        name: String,
+        /// Whose lane, as the client adds it.
+        whose: String,
+    },
+    /// STEP_FINISHED by another owner than the one that started it.
+    #[error(
+        "Cannot send 'STEP_FINISHED' for step \"{name}\" attributed to {by}: that step is open under {under}. A step must be finished by whoever started it."
+    )]
+    StepElsewhere {
+        /// The step's name.
+        name: String,
+        /// The finishing event's owner.
+        by: String,
+        /// The owner it is open under.
+        under: String,
+    },
+    /// STEP_FINISHED for a step never started.
+    #[error("Cannot send 'STEP_FINISHED' for step \"{name}\" that was not started")]
+    StepNotStarted {
+        /// The step's name.
+        name: String,
+    },
+    /// A SUBAGENT_* event without its subagentRunId.
+    #[error("Cannot send '{kind}' without a 'subagentRunId'.")]
+    NoSubagentRunId {
+        /// The event type.
+        kind: String,
+    },
+    /// SUBAGENT_ERROR without its message.
+    #[error("Cannot send 'SUBAGENT_ERROR' without a 'message'.")]
+    SubagentErrorWithoutMessage,
+    /// A SUBAGENT_FINISHED or _ERROR for a subagent not active.
+    #[error(
+        "Cannot send '{kind}': no active subagent found with ID '{id}'. A 'SUBAGENT_STARTED' event must be sent first."
+    )]
+    SubagentNotActive {
+        /// The event type.
+        kind: String,
+        /// The subagentRunId.
+        id: String,
+    },
+    /// A tool call whose subagentRunId disagrees with its parent message's owner.
+    #[error(
+        "Cannot send 'TOOL_CALL_START': subagentRunId '{tag}' does not match its parent message '{parent}' owner '{owner}'. A tool call belongs to the message that carries it."
+    )]
+    OtherParentOwner {
+        /// The call's subagentRunId.
+        tag: String,
+        /// The parent message's id.
+        parent: String,
+        /// Its owner, in the client's words.
+        owner: String,
+    },
+    /// A tool call owned otherwise than the message that carries it.
+    #[error(
+        "Cannot send 'TOOL_CALL_START': tool call '{id}' is owned by '{owner}' but its parent message '{parent}' is owned by '{parent_owner}'. A tool call belongs to the message that carries it."
+    )]
+    OwnedUnlikeParent {
+        /// The tool call's id.
+        id: String,
+        /// Its owner.
+        owner: String,
+        /// The parent message's id (`undefined` when none).
+        parent: String,
+        /// The parent's owner.
+        parent_owner: String,
+    },
+    /// SUBAGENT_STARTED without a name.
+    #[error("Cannot send 'SUBAGENT_STARTED' without a 'name'.")]
+    SubagentWithoutName,
+    /// SUBAGENT_STARTED for a subagent already active.
+    #[error(
+        "Cannot send 'SUBAGENT_STARTED': subagent '{id}' is already active. Finish it with 'SUBAGENT_FINISHED' first."
+    )]
+    SubagentActive {
+        /// The subagentRunId.
+        id: String,
+    },
+    /// SUBAGENT_STARTED reusing a finished subagent's id.
+    #[error(
+        "Cannot send 'SUBAGENT_STARTED': subagent '{id}' has already finished in this run. Subagent IDs are per-invocation and cannot be reused."
+    )]
+    SubagentReused {
+        /// The subagentRunId.
+        id: String,
+    },
+    /// SUBAGENT_STARTED under a parent never started.
+    #[error(
+        "Cannot send 'SUBAGENT_STARTED': parentSubagentRunId '{parent}' has not been started in this run."
+    )]
+    ParentNotStarted {
+        /// The parentSubagentRunId.
+        parent: String,
+    },
+    /// RUN_FINISHED while something is open (`what`: which, as the client lists them).
+    #[error("Cannot send 'RUN_FINISHED' while {what}")]
+    StillOpen {
+        /// What is still open.
+        what: String,
+    },
 }

@@ -18,7 +18,8 @@ use recite::engine::{Engine, EngineUrl};
 use recite::extractor::Registry;
 use recite::report::DataLayer;
 use recite::settle::pipeline::Options;
-use recite::stats::{DfRule, Interval};
+
+use choices::{DfArg, IntervalArg};
 
 /// `say!(out, …)`: a line into a report being built (written once, with [`write_output`]).
 macro_rules! say {
@@ -35,6 +36,7 @@ pub mod cache;
 pub mod card;
 pub mod catalog;
 pub mod check;
+pub mod choices;
 pub mod cluster;
 pub mod extractors;
 // `--fail-on` and the input and output files are the library's (recite-core), so other
@@ -124,12 +126,12 @@ impl DataArgs {
         if let Some(w) = &layer.warning {
             warn(&format!("warning: {w}"));
         }
-        recite::sav::load_layer(&layer)
+        Ok(recite::sav::load_layer(&layer)?)
     }
 
     /// Loads the extractor registry.
     pub fn registry(&self) -> Result<Registry> {
-        Registry::load(self.extractors.as_deref())
+        Ok(Registry::load(self.extractors.as_deref())?)
     }
 }
 
@@ -219,12 +221,12 @@ impl AsOfArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SettleArgs {
     /// Interval method for shares and conversions.
-    #[arg(long, value_enum, default_value_t = Interval::Logit)]
-    pub interval: Interval,
+    #[arg(long, value_enum, default_value_t = IntervalArg::Logit)]
+    pub interval: IntervalArg,
     /// Degrees of freedom with a declared design: the PSUs and strata holding each measure's
     /// domain (as R's `degf(subset(design, …))`), or every PSU of the table.
-    #[arg(long, value_enum, default_value_t = DfRule::Domain)]
-    pub df: DfRule,
+    #[arg(long, value_enum, default_value_t = DfArg::Domain)]
+    pub df: DfArg,
     /// Do not look for what a claim not reproduced most likely computed instead (unweighted,
     /// adjacent period, sibling column, other base…); saves one scan per such table.
     #[arg(long)]
@@ -243,8 +245,8 @@ impl SettleArgs {
     pub fn options(&self) -> Options {
         // Series only where a report draws them (`check --format html`).
         Options {
-            interval: self.interval,
-            df: self.df,
+            interval: self.interval.into(),
+            df: self.df.into(),
             explain: !self.no_explain,
             series: false,
             decimal_mark: self.decimal_mark,
@@ -272,7 +274,7 @@ impl OutputArgs {
     /// written there.
     pub fn check(&self, inputs: &[(u64, u64)]) -> Result<()> {
         match self.path() {
-            Some(o) => files::check_output(o, inputs),
+            Some(o) => Ok(files::check_output(o, inputs)?),
             None => Ok(()),
         }
     }
@@ -336,7 +338,7 @@ impl Color {
 /// Reads a file, or standard input for `-`: only a regular file, at most
 /// [`files::DEFAULT_MAX_INPUT_SIZE`] bytes.
 pub fn read_input(path: &str) -> Result<Vec<u8>> {
-    files::read_one(path, files::DEFAULT_MAX_INPUT_SIZE)
+    Ok(files::read_one(path, files::DEFAULT_MAX_INPUT_SIZE)?)
 }
 
 /// A line on stderr. Never fails: a closed or broken stderr is not a reason to stop (nor to
@@ -365,7 +367,7 @@ pub fn write_report(output: Option<&Path>, text: &str, inputs: &[(u64, u64)]) ->
                 other => other.context("writing to standard output"),
             }
         }
-        Some(path) => files::write_atomically(path, text, inputs),
+        Some(path) => Ok(files::write_atomically(path, text, inputs)?),
     }
 }
 
@@ -483,7 +485,7 @@ impl ReportOutput {
     pub fn commit(self, inputs: &[(u64, u64)]) -> Result<()> {
         match self.file {
             None => Ok(()),
-            Some((path, tmp)) => files::persist(tmp, &path, inputs),
+            Some((path, tmp)) => Ok(files::persist(tmp, &path, inputs)?),
         }
     }
 }

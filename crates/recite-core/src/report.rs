@@ -23,6 +23,7 @@ pub mod json;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
+pub mod round;
 pub mod stream;
 pub mod text;
 pub mod typed;
@@ -303,7 +304,7 @@ impl Report {
 }
 
 /// The formats of a report (`recite check --format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportFormat {
     /// Grouped by input, one line per claim, details for claims not reproduced.
     Text,
@@ -320,15 +321,25 @@ pub enum ReportFormat {
     Junit,
 }
 
-/// The streaming writer of a report in `format` onto `out` (`answers_only`: the answer-text
-/// audit alone; `color`: ANSI colour in the text report; `layer`: the data layer JUnit names).
+/// How a report is written beyond its format: what [`writer`] takes, each field named, so no
+/// caller passes a row of booleans.
+#[derive(Debug, Clone, Default)]
+pub struct WriterOptions {
+    /// The answer-text audit alone (`recite check --answers-only`).
+    pub answers_only: bool,
+    /// ANSI colour in the text report.
+    pub color: bool,
+    /// The data layer the JUnit report names.
+    pub layer: Option<DataLayer>,
+}
+
+/// The streaming writer of a report in `format` onto `out`, as `options` say.
 pub fn writer(
     format: ReportFormat,
-    answers_only: bool,
-    color: bool,
-    layer: Option<DataLayer>,
+    options: WriterOptions,
     out: Box<dyn std::io::Write>,
 ) -> Box<dyn stream::Writer> {
+    let WriterOptions { answers_only, color, layer } = options;
     match format {
         _ if answers_only => Box::new(answers_only::Writer::new(out, format == ReportFormat::Json)),
         ReportFormat::Text => Box::new(text::Writer::new(out, text::Style { color })),
