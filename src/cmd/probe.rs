@@ -36,10 +36,11 @@ use serde_json::Value;
 use recite::check;
 use recite::input::Finding;
 use recite::probe::{self, Agent, Call, CardInput, Decorated, PlanOptions};
-use recite::report::{self, ReportFormat as Format};
+use recite::report;
 
 use super::check::EXIT_NOTHING_CHECKED;
-use super::fail_on::{FailOn, FailOnList, ListParser};
+use super::choices::{FailOnList, FormatArg as Format, ListParser};
+use super::fail_on::FailOn;
 use super::files;
 use super::{DataArgs, Progress, ReportArgs, ReportOutput, SettleArgs};
 
@@ -201,7 +202,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         progress: &|m| progress.phase(m),
     };
     let (color, layer) = (a.report.colored(), opts.data_layer.clone());
-    let mut inner = report::writer(a.format, false, color, layer, out.writer()?);
+    let options = report::WriterOptions { answers_only: false, color, layer };
+    let mut inner = report::writer(a.format.into(), options, out.writer()?);
     let engine = a.cache.engine(&a.engine)?;
     let mut ran = {
         let mut w = Decorated::new(inner.as_mut(), card, extra);
