@@ -19,6 +19,7 @@ mod html_report;
 mod moca;
 mod numbers;
 mod objstore;
+mod postgres;
 mod readers;
 mod report_schema;
 mod sav;

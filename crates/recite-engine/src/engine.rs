@@ -388,6 +388,11 @@ impl Engine {
         let name = format!("t{}", tables.len());
         // CSV readers decode every column of a row, whatever the scan reads (see CSV_CELLS).
         let csv = crate::objstore::without_query(&text).to_lowercase().ends_with(".csv");
+        if crate::postgres::is_location(&text) {
+            // On a PostgreSQL server: scans pushed down to it, one query per scan.
+            self.register_postgres(&ctx, &name, &text).map_err(|e| table_error(e.to_string()))?;
+            return self.registered(ctx, &mut tables, key, name, false);
+        }
         if let Some(scheme) = catalog::url_scheme(&text) {
             // On object storage: never joined onto the study folder, never looked up on disk.
             self.register_object(&ctx, &name, location, &scheme).map_err(table_error)?;
@@ -489,6 +494,53 @@ impl Engine {
         _version: Option<u64>,
     ) -> Result<(), crate::delta::VersionError> {
         Err(crate::delta::VersionError::NotBuilt)
+    }
+
+    /// Registers the PostgreSQL table `location` names as `name` in `ctx`.
+    #[cfg(feature = "postgres")]
+    fn register_postgres(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        location: &str,
+    ) -> Result<(), crate::postgres::PostgresError> {
+        let source = crate::postgres::Source::of_location(location)?;
+        self.rt.block_on(crate::postgres::register(ctx, name, &source))
+    }
+
+    /// Without the `postgres` feature a PostgreSQL table is refused, saying how to build a
+    /// recite that reads it.
+    #[cfg(not(feature = "postgres"))]
+    fn register_postgres(
+        &self,
+        _ctx: &SessionContext,
+        _name: &str,
+        _location: &str,
+    ) -> Result<(), crate::postgres::PostgresError> {
+        Err(crate::postgres::PostgresError::NotBuilt)
+    }
+
+    /// What the PostgreSQL server of the table at `location` can say of the data a scan reads
+    /// now: its snapshot, as a version that is no version ([`recite_core::version::UNVERSIONED_FORMAT`]).
+    #[cfg(feature = "postgres")]
+    fn postgres_version(&self, location: &Path) -> Result<Found, crate::postgres::PostgresError> {
+        let source = crate::postgres::Source::of_location(&location.to_string_lossy())?;
+        let (snapshot, at) = self.rt.block_on(crate::postgres::snapshot(&source))?;
+        // xmin:xmax:in-progress; xmax is the first transaction id not yet given out.
+        let xmax = snapshot.split(':').nth(1).and_then(|x| x.parse().ok()).unwrap_or(0);
+        Ok(Found {
+            location: location.to_path_buf(),
+            version: xmax,
+            committed: at,
+            format: recite_core::version::UNVERSIONED_FORMAT,
+            snapshot: Some(snapshot),
+        })
+    }
+
+    /// Without the `postgres` feature no PostgreSQL table is read.
+    #[cfg(not(feature = "postgres"))]
+    fn postgres_version(&self, _location: &Path) -> Result<Found, crate::postgres::PostgresError> {
+        Err(crate::postgres::PostgresError::NotBuilt)
     }
 
     /// The CSV format the catalog declared for a table ([`Engine::declare`]), if any.
@@ -1397,6 +1449,19 @@ impl Schemas for Engine {
         pin: Option<&Pin>,
     ) -> Result<Option<Found>, String> {
         let location = table.location(study);
+        if crate::postgres::is_location(&location.to_string_lossy()) {
+            // A server keeps no versions: a pin cannot be honoured, and the latest is what
+            // the server holds when asked.
+            if let Some(pin) = pin {
+                return Err(format!(
+                    "{pin} is pinned, but a PostgreSQL table keeps no versions: the pinned data cannot be read"
+                ));
+            }
+            return self
+                .postgres_version(&location)
+                .map(Some)
+                .map_err(|e| format!("{} {e}", location.display()));
+        }
         if !crate::delta::is_table(&location) {
             return Ok(None);
         }
