@@ -345,3 +345,35 @@ fn a_password_in_study_toml_is_refused() {
     assert!(all.contains("holds a password, which study.toml must never hold"), "{all}");
     assert!(!all.contains("hunter22"), "{all}");
 }
+
+#[test]
+fn catalog_init_and_check_read_a_postgres_table_as_the_parquet_file() {
+    let Some(cluster) = cluster("postgres::catalog_init_and_check_read_a_postgres_table_as_the_parquet_file")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!(
+        "postgres://recite@127.0.0.1:{}/surveys?table=public.versant_flat&sslmode=disable",
+        cluster.port
+    );
+    let (pg, parquet) = (tmp.path().join("pg"), tmp.path().join("parquet"));
+    let out = recite_on(cluster, PASSWORD, "", &["catalog", "init", &url, "--out", pg.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let file = "datasets/versant/versant_flat.parquet";
+    let out = recite(&["catalog", "init", file, "--out", parquet.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The same catalog (columns, codes, the wave guessed), where each says what it read.
+    let read = |dir: &Path| std::fs::read_to_string(dir.join("study.toml")).unwrap();
+    let (pg_toml, parquet_toml) = (read(&pg), read(&parquet));
+    let located = |text: &str, location: &str, dir: &Path| {
+        text.replace(location, "LOCATION").replace(&dir.display().to_string(), "OUT")
+    };
+    let absolute = root().join(file).canonicalize().unwrap();
+    assert_eq!(
+        located(&pg_toml, &url, &pg),
+        located(&located(&parquet_toml, &absolute.display().to_string(), &parquet), file, &parquet),
+    );
+    let out = recite_on(cluster, PASSWORD, "", &["catalog", "check", "--data", pg.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "catalog check over PostgreSQL: {}{}", stdout(&out), stderr(&out));
+}

@@ -242,7 +242,13 @@ mod built {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
 
+    use datafusion::arrow::datatypes::SchemaRef;
+    use datafusion::catalog::{Session, TableProvider};
     use datafusion::common::TableReference;
+    use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+    use datafusion::physical_expr::PhysicalExpr;
+    use datafusion::physical_plan::ExecutionPlan;
+    use datafusion::physical_plan::projection::ProjectionExec;
     use datafusion::prelude::SessionContext;
     use datafusion_table_providers_postgres::PostgresTableFactory;
     use datafusion_table_providers_postgres::pool::PostgresConnectionPool;
@@ -310,8 +316,50 @@ mod built {
         if provider.schema().fields().is_empty() {
             return Err(PostgresError::NoTable(source.table.clone()));
         }
+        let provider = Arc::new(AnyColumn(provider));
         ctx.register_table(name, provider).map_err(|e| PostgresError::Query(e.strip_backtrace()))?;
         Ok(())
+    }
+
+    /// The provider's table, where a scan asked for no column (`COUNT(*)` under a filter of
+    /// `TRUE`) reads the first column and drops it: the provider's plan for an empty projection
+    /// returns a column DataFusion did not ask for, which its planner refuses.
+    #[derive(Debug)]
+    struct AnyColumn(Arc<dyn TableProvider>);
+
+    #[async_trait::async_trait]
+    impl TableProvider for AnyColumn {
+        fn schema(&self) -> SchemaRef {
+            self.0.schema()
+        }
+
+        fn table_type(&self) -> TableType {
+            self.0.table_type()
+        }
+
+        fn supports_filters_pushdown(
+            &self,
+            filters: &[&Expr],
+        ) -> datafusion::error::Result<Vec<TableProviderFilterPushDown>> {
+            self.0.supports_filters_pushdown(filters)
+        }
+
+        async fn scan(
+            &self,
+            state: &dyn Session,
+            projection: Option<&Vec<usize>>,
+            filters: &[Expr],
+            limit: Option<usize>,
+        ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+            match projection {
+                Some(p) if p.is_empty() && !self.0.schema().fields().is_empty() => {
+                    let one = self.0.scan(state, Some(&vec![0]), filters, limit).await?;
+                    let none: Vec<(Arc<dyn PhysicalExpr>, String)> = Vec::new();
+                    Ok(Arc::new(ProjectionExec::try_new(none, one)?))
+                }
+                _ => self.0.scan(state, projection, filters, limit).await,
+            }
+        }
     }
 
     /// The server's `pg_current_snapshot()` (its text) and its clock (RFC 3339, UTC), asked
