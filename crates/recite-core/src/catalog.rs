@@ -1135,6 +1135,25 @@ mod tests {
         assert_eq!(study.tables[0].location(&study), PathBuf::from("gs://b/t.parquet"), "never joined");
     }
 
+    #[test]
+    fn a_connection_names_its_variable_and_a_password_is_refused() {
+        let parse =
+            |t: &str| Study::parse(&format!("[study]\nname = \"S\"\n{t}"), Path::new("/d/s/study.toml"));
+        let study = parse(
+            "[connections.w]\ndsn_env = \"W_DSN\"\n[[tables]]\nname = \"t\"\nconnection = \"w\"\npath = \"public.t\"\n",
+        )
+        .unwrap();
+        assert_eq!(study.tables[0].location(&study), PathBuf::from("postgres-env://W_DSN/public.t"));
+        let e = parse("[[tables]]\nname = \"t\"\nconnection = \"nope\"\npath = \"t\"\n").unwrap_err();
+        assert!(e.contains("names connection \"nope\", which [connections] does not declare"), "{e}");
+        let e =
+            parse("[[tables]]\nname = \"t\"\npath = \"postgres://u:hunter2@h/db?table=t\"\n").unwrap_err();
+        assert!(e.contains("holds a password") && !e.contains("hunter2"), "{e}");
+        assert!(parse("[[tables]]\nname = \"t\"\npath = \"postgres://u@h:5432/db?table=t\"\n").is_ok());
+        let e = parse("[connections.w]\ndsn_env = \"W-DSN; rm\"\n").unwrap_err();
+        assert!(e.contains("is not an environment variable's name"), "{e}");
+    }
+
     /// A table whose question `q` has columns `c1..=cN` (and one column of another question).
     fn grid(n: usize) -> Table {
         let mut toml =
