@@ -223,7 +223,12 @@ pub(crate) enum Place {
     Cluster,
 }
 
-/// The versions of Delta tables an engine found, by table folder and pin: when the log folder
+/// How long a PostgreSQL server's snapshot stands for the claims resolved after it.
+const POSTGRES_SNAPSHOT_KEPT: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a PostgreSQL server that could not be asked is not asked again.
+const POSTGRES_FAILURE_KEPT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The versions of Delta tables (and PostgreSQL servers' snapshots) an engine found, by table folder and pin: when the log folder
 /// was last modified (the latest only) and the version, or why none.
 type KnownVersions = HashMap<(PathBuf, Option<Pin>), (Option<std::time::SystemTime>, Result<Found, String>)>;
 
@@ -1457,10 +1462,23 @@ impl Schemas for Engine {
                     "{pin} is pinned, but a PostgreSQL table keeps no versions: the pinned data cannot be read"
                 ));
             }
-            return self
-                .postgres_version(&location)
-                .map(Some)
-                .map_err(|e| format!("{} {e}", location.display()));
+            let key = (location, None);
+            let now = std::time::SystemTime::now();
+            let known = self.versions.lock().ok().and_then(|m| m.get(&key).cloned());
+            if let Some((Some(when), found)) = known {
+                // A snapshot is taken again after a second; a server that failed is not asked
+                // again for a minute (a batch's claims on an unreachable server would each wait
+                // out a connection).
+                let kept = if found.is_ok() { POSTGRES_SNAPSHOT_KEPT } else { POSTGRES_FAILURE_KEPT };
+                if now.duration_since(when).is_ok_and(|age| age < kept) {
+                    return found.map(Some);
+                }
+            }
+            let found = self.postgres_version(&key.0).map_err(|e| format!("{} {e}", key.0.display()));
+            if let Ok(mut m) = self.versions.lock() {
+                m.insert(key, (Some(now), found.clone()));
+            }
+            return found.map(Some);
         }
         if !crate::delta::is_table(&location) {
             return Ok(None);
