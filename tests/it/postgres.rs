@@ -188,6 +188,16 @@ fn the_w6_claim_settles_from_postgres_as_from_parquet() {
         stdout(&text)
     );
     assert!(!stdout(&text).contains(PASSWORD) && !stderr(&text).contains(PASSWORD));
+    // Pushed down: the server was asked for the period's rows and the columns read, never the
+    // whole table (its log, every statement of every test's session).
+    let log = std::fs::read_to_string(cluster.dir.join("server.log")).unwrap();
+    let reads: Vec<&str> = log.lines().filter(|l| l.contains("FROM \"versant_flat\"")).collect();
+    assert!(
+        reads.iter().any(|l| l.contains("\"versant_flat\".\"s14r5\"")
+            && l.ends_with("WHERE (\"versant_flat\".\"wave\" = 6)")),
+        "no pushed-down scan of W6 in the server's log: {reads:#?}"
+    );
+    assert!(!reads.iter().any(|l| l.contains("SELECT *")), "a whole-table read: {reads:#?}");
 }
 
 #[test]

@@ -8,7 +8,8 @@
 #                                                 with tables versant_flat (the bundled Parquet
 #                                                 file) and nhanes2 (NHANES II's CSV), loaded by
 #                                                 PYTHON load.py and psql's \copy. Stopped when
-#                                                 OWNER_PID (the test process) exits.
+#                                                 OWNER_PID (the test process) exits. Every
+#                                                 statement is logged in DIR/server.log.
 #   cluster.sh sql DIR PORT SQL                   runs SQL as the superuser, over the socket.
 #   cluster.sh stop DIR                           stops it now (fast shutdown).
 # As root, the server runs as `nobody` (PostgreSQL refuses root), and DIR is given to it.
@@ -27,7 +28,7 @@ case "$cmd" in
     as "$bin/initdb" -D "$dir/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
       --pwfile="$dir/pw" --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c log_statement=all" start >/dev/null \
       || { cat "$dir/server.log" >&2; exit 1; }
     # Stopped when the test process is gone, however it ends.
     ( while kill -0 "$owner" 2>/dev/null; do sleep 1; done
