@@ -21,6 +21,7 @@ mod numbers;
 mod objstore;
 #[cfg(feature = "agents")]
 mod probe;
+mod postgres;
 mod readers;
 mod report_schema;
 mod sav;

@@ -215,6 +215,9 @@ pub struct Study {
     /// The tables of the study.
     #[serde(default)]
     pub tables: Vec<Table>,
+    /// Database connections tables may be read through (`[connections.NAME]`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connections: BTreeMap<String, Connection>,
     /// The declared periods (waves, date ranges, versions).
     #[serde(default)]
     pub periods: Vec<Period>,
@@ -248,6 +251,21 @@ pub struct StudyHeader {
     #[serde(default)]
     pub description: String,
 }
+
+/// `[connections.NAME]`: a database server's address, kept out of `study.toml`: the name of an
+/// environment variable holding its DSN (`postgres://user:password@host:5432/db`), so no
+/// password is ever written in the catalog.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Connection {
+    /// The environment variable holding the DSN.
+    pub dsn_env: String,
+}
+
+/// The location of a table read through a `[connections]` entry: `postgres-env://VAR/TABLE`,
+/// the variable's name in place of the DSN it holds (a location is printed; a DSN may hold a
+/// password).
+pub const CONNECTION_SCHEME: &str = "postgres-env";
 
 /// `[thresholds]`: small-base warnings on the unweighted count.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
@@ -283,6 +301,10 @@ pub struct Table {
     /// File path or glob, relative to the `study.toml`; or a URL on object storage (`s3://…`,
     /// `gs://…`, `az://…`, `http(s)://…`), taken as it is ([`url_scheme`]).
     pub path: String,
+    /// The `[connections]` entry the table is read through; `path` is then the table's name on
+    /// that server (`schema.table` or `table`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<String>,
     /// The only columns a citation may name as its weight.
     #[serde(default)]
     pub weights: Vec<String>,
@@ -890,8 +912,48 @@ impl Study {
             .chain(cells)
             .filter_map(|f| check_filter_size(f).err().map(|e| (f.clone(), e.to_string())))
             .collect();
+        study.check_connections()?;
         study.record_declared_keys(text);
         Ok(study)
+    }
+
+    /// Every table's `connection` is declared, and no table location holds a password (a
+    /// password belongs in the environment, through a `[connections]` entry).
+    fn check_connections(&self) -> Result<(), String> {
+        for t in &self.tables {
+            if let Some(name) = &t.connection
+                && !self.connections.contains_key(name)
+            {
+                let declared: Vec<&str> = self.connections.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "table {:?} names connection {name:?}, which [connections] does not declare (declared: {})",
+                    t.name,
+                    if declared.is_empty() { "none".to_string() } else { declared.join(", ") }
+                ));
+            }
+            if url_scheme(&t.path).is_some_and(|s| s == "postgres" || s == "postgresql")
+                && location_has_password(&t.path)
+            {
+                return Err(format!(
+                    "table {:?}: its path holds a password, which study.toml must never hold: name an \
+                     environment variable holding the DSN in [connections] (docs/catalog.md, \
+                     \"PostgreSQL tables\")",
+                    t.name
+                ));
+            }
+        }
+        for (name, c) in &self.connections {
+            let valid = !c.dsn_env.is_empty()
+                && c.dsn_env.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !c.dsn_env.as_bytes()[0].is_ascii_digit();
+            if !valid {
+                return Err(format!(
+                    "connection {name:?}: dsn_env {:?} is not an environment variable's name (letters, digits, _)",
+                    c.dsn_env
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Notes, for each SPSS table, the keys `study.toml` writes for each of its columns: the
@@ -1007,6 +1069,11 @@ impl Table {
     /// The table's files: the path resolved against the study folder (a glob stays a glob); a
     /// URL (`s3://…`) is the location itself, never joined onto the folder.
     pub fn location(&self, study: &Study) -> PathBuf {
+        if let Some(name) = &self.connection {
+            // Checked when the study is parsed: the entry exists.
+            let var = study.connections.get(name).map(|c| c.dsn_env.as_str()).unwrap_or_default();
+            return PathBuf::from(format!("{CONNECTION_SCHEME}://{var}/{}", self.path));
+        }
         if url_scheme(&self.path).is_some() {
             return PathBuf::from(&self.path);
         }
@@ -1068,6 +1135,14 @@ pub fn url_scheme(location: &str) -> Option<String> {
     let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     (valid && !rest.is_empty()).then(|| scheme.to_ascii_lowercase())
+}
+
+/// Whether a database URL (`postgres://user:password@host/db`) holds a password: a `:` in the
+/// part before the host's `@`.
+pub fn location_has_password(location: &str) -> bool {
+    let Some((_, rest)) = location.split_once("://") else { return false };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':'))
 }
 
 /// A sort key that orders embedded numbers by value.
@@ -1164,6 +1239,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(study.tables[0].location(&study), PathBuf::from("gs://b/t.parquet"), "never joined");
+    }
+
+    #[test]
+    fn a_connection_names_its_variable_and_a_password_is_refused() {
+        let parse =
+            |t: &str| Study::parse(&format!("[study]\nname = \"S\"\n{t}"), Path::new("/d/s/study.toml"));
+        let study = parse(
+            "[connections.w]\ndsn_env = \"W_DSN\"\n[[tables]]\nname = \"t\"\nconnection = \"w\"\npath = \"public.t\"\n",
+        )
+        .unwrap();
+        assert_eq!(study.tables[0].location(&study), PathBuf::from("postgres-env://W_DSN/public.t"));
+        let e = parse("[[tables]]\nname = \"t\"\nconnection = \"nope\"\npath = \"t\"\n").unwrap_err();
+        assert!(e.contains("names connection \"nope\", which [connections] does not declare"), "{e}");
+        let e =
+            parse("[[tables]]\nname = \"t\"\npath = \"postgres://u:hunter2@h/db?table=t\"\n").unwrap_err();
+        assert!(e.contains("holds a password") && !e.contains("hunter2"), "{e}");
+        assert!(parse("[[tables]]\nname = \"t\"\npath = \"postgres://u@h:5432/db?table=t\"\n").is_ok());
+        let e = parse("[connections.w]\ndsn_env = \"W-DSN; rm\"\n").unwrap_err();
+        assert!(e.contains("is not an environment variable's name"), "{e}");
     }
 
     /// A table whose question `q` has columns `c1..=cN` (and one column of another question).

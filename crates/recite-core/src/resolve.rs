@@ -316,11 +316,12 @@ fn version_of(
     match schemas.version(study, table, pin.as_ref()) {
         Ok(Some(found)) => {
             let v = DataVersion {
-                format: "delta".into(),
+                format: found.format.into(),
                 version: found.version,
                 committed: found.committed.clone(),
                 chosen,
                 pin,
+                snapshot: found.snapshot.clone(),
             };
             Some((found, v))
         }

@@ -79,31 +79,53 @@ pub struct Found {
     pub location: std::path::PathBuf,
     /// The version.
     pub version: u64,
-    /// When it was committed (RFC 3339, UTC).
+    /// When it was committed (RFC 3339, UTC); for a table that keeps no versions, when the
+    /// server was asked.
     pub committed: String,
+    /// The table's format: `delta`, or `postgres` (which keeps no versions).
+    pub format: &'static str,
+    /// For a PostgreSQL table, the server's `pg_current_snapshot()` when it was asked.
+    pub snapshot: Option<String>,
 }
+
+/// The format of a table on a PostgreSQL server: it keeps no versions.
+pub const UNVERSIONED_FORMAT: &str = "postgres";
 
 /// What a settlement ran on, for a table that keeps versions (a Delta Lake table).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DataVersion {
-    /// The table's format: `delta`.
+    /// The table's format: `delta`, or `postgres` (a server that keeps no versions: a re-run
+    /// may differ).
     pub format: String,
-    /// The version read.
+    /// The version read. PostgreSQL: the `xmax` of the server's snapshot (the first
+    /// transaction id not yet given out when it was asked).
     pub version: u64,
     /// When that version was committed (RFC 3339, UTC; Delta: its commit file's modification
-    /// time, as delta-rs reads it).
+    /// time, as delta-rs reads it). PostgreSQL: the server's clock when it was asked.
     pub committed: String,
     /// Who chose the version.
     pub chosen: PinSource,
     /// The pin asked for, when one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<Pin>,
+    /// PostgreSQL: the server's `pg_current_snapshot()` (`xmin:xmax:in-progress`) when the
+    /// claim was resolved. The server keeps no past versions: it says what was committed then,
+    /// and a re-run reads the table as it is by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
 }
 
 impl DataVersion {
     /// In words, for the text reports: `Delta version 0, committed …, pinned by the period
     /// (version 0)`.
     pub fn describe(&self) -> String {
+        if self.format == UNVERSIONED_FORMAT {
+            return format!(
+                "PostgreSQL, unversioned: a re-run may differ (server snapshot {}, taken {})",
+                self.snapshot.as_deref().unwrap_or("unknown"),
+                self.committed
+            );
+        }
         let why = match (&self.chosen, &self.pin) {
             (PinSource::Latest, _) | (_, None) => "the latest".to_string(),
             (PinSource::Period, Some(p)) => format!("pinned by the period ({p})"),

@@ -191,7 +191,13 @@ mod built {
             // delta-rs falls back to the earliest version for a moment before it.
             return Err(VersionError::BeforeFirst { moment: moment.clone(), earliest: (version, committed) });
         }
-        Ok(Found { location: commit_file(root, version), version, committed })
+        Ok(Found {
+            location: commit_file(root, version),
+            version,
+            committed,
+            format: "delta",
+            snapshot: None,
+        })
     }
 
     /// The files version `version` of the table at `root` is made of, for the sums cache's

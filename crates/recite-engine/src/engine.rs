@@ -241,7 +241,12 @@ pub(crate) enum Place {
     Cluster,
 }
 
-/// The versions of Delta tables an engine found, by table folder and pin: when the log folder
+/// How long a PostgreSQL server's snapshot stands for the claims resolved after it.
+const POSTGRES_SNAPSHOT_KEPT: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long a PostgreSQL server that could not be asked is not asked again.
+const POSTGRES_FAILURE_KEPT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The versions of Delta tables (and PostgreSQL servers' snapshots) an engine found, by table folder and pin: when the log folder
 /// was last modified (the latest only) and the version, or why none.
 type KnownVersions = HashMap<(PathBuf, Option<Pin>), (Option<std::time::SystemTime>, Result<Found, String>)>;
 
@@ -406,6 +411,11 @@ impl Engine {
         let name = format!("t{}", tables.len());
         // CSV readers decode every column of a row, whatever the scan reads (see CSV_CELLS).
         let csv = crate::objstore::without_query(&text).to_lowercase().ends_with(".csv");
+        if crate::postgres::is_location(&text) {
+            // On a PostgreSQL server: scans pushed down to it, one query per scan.
+            self.register_postgres(&ctx, &name, &text).map_err(|e| table_error(e.to_string()))?;
+            return self.registered(ctx, &mut tables, key, name, false);
+        }
         if let Some(scheme) = catalog::url_scheme(&text) {
             // On object storage: never joined onto the study folder, never looked up on disk.
             self.register_object(&ctx, &name, location, &scheme).map_err(table_error)?;
@@ -507,6 +517,53 @@ impl Engine {
         _version: Option<u64>,
     ) -> Result<(), crate::delta::VersionError> {
         Err(crate::delta::VersionError::NotBuilt)
+    }
+
+    /// Registers the PostgreSQL table `location` names as `name` in `ctx`.
+    #[cfg(feature = "postgres")]
+    fn register_postgres(
+        &self,
+        ctx: &SessionContext,
+        name: &str,
+        location: &str,
+    ) -> Result<(), crate::postgres::PostgresError> {
+        let source = crate::postgres::Source::of_location(location)?;
+        self.rt.block_on(crate::postgres::register(ctx, name, &source))
+    }
+
+    /// Without the `postgres` feature a PostgreSQL table is refused, saying how to build a
+    /// recite that reads it.
+    #[cfg(not(feature = "postgres"))]
+    fn register_postgres(
+        &self,
+        _ctx: &SessionContext,
+        _name: &str,
+        _location: &str,
+    ) -> Result<(), crate::postgres::PostgresError> {
+        Err(crate::postgres::PostgresError::NotBuilt)
+    }
+
+    /// What the PostgreSQL server of the table at `location` can say of the data a scan reads
+    /// now: its snapshot, as a version that is no version ([`recite_core::version::UNVERSIONED_FORMAT`]).
+    #[cfg(feature = "postgres")]
+    fn postgres_version(&self, location: &Path) -> Result<Found, crate::postgres::PostgresError> {
+        let source = crate::postgres::Source::of_location(&location.to_string_lossy())?;
+        let (snapshot, at) = self.rt.block_on(crate::postgres::snapshot(&source))?;
+        // xmin:xmax:in-progress; xmax is the first transaction id not yet given out.
+        let xmax = snapshot.split(':').nth(1).and_then(|x| x.parse().ok()).unwrap_or(0);
+        Ok(Found {
+            location: location.to_path_buf(),
+            version: xmax,
+            committed: at,
+            format: recite_core::version::UNVERSIONED_FORMAT,
+            snapshot: Some(snapshot),
+        })
+    }
+
+    /// Without the `postgres` feature no PostgreSQL table is read.
+    #[cfg(not(feature = "postgres"))]
+    fn postgres_version(&self, _location: &Path) -> Result<Found, crate::postgres::PostgresError> {
+        Err(crate::postgres::PostgresError::NotBuilt)
     }
 
     /// The CSV format the catalog declared for a table ([`Engine::declare`]), if any.
@@ -1419,6 +1476,32 @@ impl Schemas for Engine {
         pin: Option<&Pin>,
     ) -> Result<Option<Found>, resolve::TableError> {
         let location = table.location(study);
+        if crate::postgres::is_location(&location.to_string_lossy()) {
+            // A server keeps no versions: a pin cannot be honoured, and the latest is what
+            // the server holds when asked.
+            if let Some(pin) = pin {
+                return Err(format!(
+                    "{pin} is pinned, but a PostgreSQL table keeps no versions: the pinned data cannot be read"
+                ));
+            }
+            let key = (location, None);
+            let now = std::time::SystemTime::now();
+            let known = self.versions.lock().ok().and_then(|m| m.get(&key).cloned());
+            if let Some((Some(when), found)) = known {
+                // A snapshot is taken again after a second; a server that failed is not asked
+                // again for a minute (a batch's claims on an unreachable server would each wait
+                // out a connection).
+                let kept = if found.is_ok() { POSTGRES_SNAPSHOT_KEPT } else { POSTGRES_FAILURE_KEPT };
+                if now.duration_since(when).is_ok_and(|age| age < kept) {
+                    return found.map(Some);
+                }
+            }
+            let found = self.postgres_version(&key.0).map_err(|e| format!("{} {e}", key.0.display()));
+            if let Ok(mut m) = self.versions.lock() {
+                m.insert(key, (Some(now), found.clone()));
+            }
+            return found.map(Some);
+        }
         if !crate::delta::is_table(&location) {
             return Ok(None);
         }

@@ -6,7 +6,8 @@
 //! - [`sav`] reads SPSS files, and adopts their dictionaries into a loaded catalog
 //!   ([`sav::load_catalog`]); [`transcode`] converts CSV files in other encodings or with decimal
 //!   commas; [`objstore`] reads tables on object storage (feature `object-store`); [`delta`]
-//!   reads Delta Lake tables at a version of their log (feature `delta`);
+//!   reads Delta Lake tables at a version of their log (feature `delta`); [`postgres`] reads
+//!   tables on a PostgreSQL server, scans pushed down to it (feature `postgres`);
 //! - [`prove`] proves a data layer against its data (`recite catalog check`); [`starter`]
 //!   writes a starter catalog for data files (`recite catalog init`);
 //! - [`synth`] makes the Versant data and [`claimset`] claim sets over it, for benchmarks.
@@ -23,6 +24,7 @@ pub mod cluster;
 pub mod delta;
 pub mod engine;
 pub mod objstore;
+pub mod postgres;
 pub mod prove;
 pub mod sav;
 pub mod starter;

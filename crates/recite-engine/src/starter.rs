@@ -98,6 +98,29 @@ pub fn starter(
     }
     let mut sources: Vec<Source> = Vec::new();
     for file in files {
+        let text = file.to_string_lossy();
+        if crate::postgres::is_location(&text) {
+            // A table on a PostgreSQL server, written into the catalog as it is (a password is
+            // refused: it would be shared with study.toml; PGPASSWORD gives it).
+            if crate::catalog::location_has_password(&text) {
+                return Err(format!(
+                    "{}: the URL holds a password, which recite will not write into study.toml: \
+                     give it through PGPASSWORD, or name an environment variable in [connections] \
+                     (docs/catalog.md, \"PostgreSQL tables\")",
+                    crate::objstore::redact(&text)
+                ));
+            }
+            let on_server = crate::postgres::Source::of_location(&text).map_err(|e| format!("{text} {e}"))?;
+            let profiles = engine
+                .profile(file, MAX_CODES.max(MAX_WAVES))
+                .map_err(|e| format!("{}: {e}", file.display()))?;
+            let mut table = on_server.table.rsplit('.').next().unwrap_or("table").to_string();
+            while sources.iter().any(|s| s.name == table) {
+                table.push('_');
+            }
+            sources.push(Source::new(table, text.into_owned(), None, profiles, file.clone()));
+            continue;
+        }
         if crate::catalog::url_scheme(&file.to_string_lossy()).is_some() {
             // On object storage: written into the catalog as it is; the engine reads it (or
             // says why it cannot: an SPSS file, a build without the `object-store` feature).

@@ -66,6 +66,9 @@ fn claim_text(c: &ClaimReport) -> [String; 3] {
         .rerun
         .as_ref()
         .map(|r| match &r.data_version {
+            Some(v) if v.format == crate::version::UNVERSIONED_FORMAT => {
+                format!("{} @ PostgreSQL, unversioned", r.label())
+            }
             Some(v) => format!("{} @ Delta v{}", r.label(), v.version),
             None => r.label(),
         })

@@ -1069,6 +1069,11 @@ impl Engine {
             // latest (a bare folder, whose version moves) is never cached.
             return identity(location, None, self.delta_files(&root, version?)?);
         }
+        if crate::postgres::is_location(&location.to_string_lossy()) {
+            // A PostgreSQL table keeps no versions and no identity proves it unchanged: its
+            // scans are never cached.
+            return None;
+        }
         if crate::catalog::url_scheme(&location.to_string_lossy()).is_none() {
             return identity(location, csv, self.listed(location)?);
         }

@@ -377,6 +377,11 @@ impl Engine {
                 "a Delta table is read through delta-rs's table provider, which the executors do not run",
             );
         }
+        if crate::postgres::is_location(&location.to_string_lossy()) {
+            return Some(
+                "a PostgreSQL table is read through its server by this process, which holds the connection",
+            );
+        }
         if self.declared_csv(location).is_some_and(|f| f.needs_transcoding()) {
             return Some(
                 "a CSV table in another encoding or with decimal commas is read from a converted copy on this machine",
