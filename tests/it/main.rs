@@ -19,9 +19,9 @@ mod html_report;
 mod moca;
 mod numbers;
 mod objstore;
+mod postgres;
 #[cfg(feature = "agents")]
 mod probe;
-mod postgres;
 mod readers;
 mod report_schema;
 mod sav;

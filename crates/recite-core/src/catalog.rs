@@ -130,10 +130,53 @@ pub enum StudyLoadError {
     },
 }
 
-/// A `study.toml` that does not parse: TOML's message, naming the entry and line.
+/// A `study.toml` that does not parse, or declares a connection it cannot use.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct StudyParseError(pub toml::de::Error);
+pub enum StudyParseError {
+    /// TOML's message, naming the entry and line.
+    #[error("{0}")]
+    Toml(toml::de::Error),
+    /// A table's connection or a `[connections]` entry that cannot be used.
+    #[error("{0}")]
+    Connection(#[from] ConnectionError),
+}
+
+/// A PostgreSQL connection declared wrongly in `study.toml` (docs/catalog.md, "PostgreSQL
+/// tables"). No message echoes a location that may hold a password.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConnectionError {
+    /// A table names a connection `[connections]` does not declare.
+    #[error("table {table:?} names connection {connection:?}, which [connections] does not declare (declared: {})",
+        if declared.is_empty() { "none".to_string() } else { declared.join(", ") })]
+    Undeclared {
+        /// The table.
+        table: String,
+        /// The connection it names.
+        connection: String,
+        /// The connections declared.
+        declared: Vec<String>,
+    },
+    /// A table's `postgres://` path holds a password.
+    #[error(
+        "table {table:?}: its path holds a password, which study.toml must never hold: name an \
+             environment variable holding the DSN in [connections] (docs/catalog.md, \
+             \"PostgreSQL tables\")"
+    )]
+    PasswordInPath {
+        /// The table.
+        table: String,
+    },
+    /// A connection's `dsn_env` is not an environment variable's name.
+    #[error(
+        "connection {connection:?}: dsn_env {dsn_env:?} is not an environment variable's name (letters, digits, _)"
+    )]
+    BadVariable {
+        /// The connection.
+        connection: String,
+        /// What it gives as the variable's name.
+        dsn_env: String,
+    },
+}
 
 /// A replicate weight declaration (`[tables.replicates]`) that cannot be applied to a table.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -904,7 +947,7 @@ impl Study {
 
     /// Parses the text of a `study.toml`; errors name the entry and line, not the file.
     pub fn parse(text: &str, file: &Path) -> Result<Study, StudyParseError> {
-        let mut study: Study = toml::from_str(text).map_err(StudyParseError)?;
+        let mut study: Study = toml::from_str(text).map_err(StudyParseError::Toml)?;
         study.file = file.to_path_buf();
         let filters = study.periods.iter().map(|p| &p.filter).chain(study.bases.iter().map(|b| &b.filter));
         let cells = study.cells().map(|(_, c)| &c.filter);
@@ -919,27 +962,21 @@ impl Study {
 
     /// Every table's `connection` is declared, and no table location holds a password (a
     /// password belongs in the environment, through a `[connections]` entry).
-    fn check_connections(&self) -> Result<(), String> {
+    fn check_connections(&self) -> Result<(), ConnectionError> {
         for t in &self.tables {
             if let Some(name) = &t.connection
                 && !self.connections.contains_key(name)
             {
-                let declared: Vec<&str> = self.connections.keys().map(String::as_str).collect();
-                return Err(format!(
-                    "table {:?} names connection {name:?}, which [connections] does not declare (declared: {})",
-                    t.name,
-                    if declared.is_empty() { "none".to_string() } else { declared.join(", ") }
-                ));
+                return Err(ConnectionError::Undeclared {
+                    table: t.name.clone(),
+                    connection: name.clone(),
+                    declared: self.connections.keys().cloned().collect(),
+                });
             }
             if url_scheme(&t.path).is_some_and(|s| s == "postgres" || s == "postgresql")
                 && location_has_password(&t.path)
             {
-                return Err(format!(
-                    "table {:?}: its path holds a password, which study.toml must never hold: name an \
-                     environment variable holding the DSN in [connections] (docs/catalog.md, \
-                     \"PostgreSQL tables\")",
-                    t.name
-                ));
+                return Err(ConnectionError::PasswordInPath { table: t.name.clone() });
             }
         }
         for (name, c) in &self.connections {
@@ -947,10 +984,10 @@ impl Study {
                 && c.dsn_env.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
                 && !c.dsn_env.as_bytes()[0].is_ascii_digit();
             if !valid {
-                return Err(format!(
-                    "connection {name:?}: dsn_env {:?} is not an environment variable's name (letters, digits, _)",
-                    c.dsn_env
-                ));
+                return Err(ConnectionError::BadVariable {
+                    connection: name.clone(),
+                    dsn_env: c.dsn_env.clone(),
+                });
             }
         }
         Ok(())
@@ -1250,13 +1287,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(study.tables[0].location(&study), PathBuf::from("postgres-env://W_DSN/public.t"));
-        let e = parse("[[tables]]\nname = \"t\"\nconnection = \"nope\"\npath = \"t\"\n").unwrap_err();
-        assert!(e.contains("names connection \"nope\", which [connections] does not declare"), "{e}");
         let e =
-            parse("[[tables]]\nname = \"t\"\npath = \"postgres://u:hunter2@h/db?table=t\"\n").unwrap_err();
+            parse("[[tables]]\nname = \"t\"\nconnection = \"nope\"\npath = \"t\"\n").unwrap_err().to_string();
+        assert!(e.contains("names connection \"nope\", which [connections] does not declare"), "{e}");
+        let e = parse("[[tables]]\nname = \"t\"\npath = \"postgres://u:hunter2@h/db?table=t\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("holds a password") && !e.contains("hunter2"), "{e}");
         assert!(parse("[[tables]]\nname = \"t\"\npath = \"postgres://u@h:5432/db?table=t\"\n").is_ok());
-        let e = parse("[connections.w]\ndsn_env = \"W-DSN; rm\"\n").unwrap_err();
+        let e = parse("[connections.w]\ndsn_env = \"W-DSN; rm\"\n").unwrap_err().to_string();
         assert!(e.contains("is not an environment variable's name"), "{e}");
     }
 

@@ -1482,7 +1482,8 @@ impl Schemas for Engine {
             if let Some(pin) = pin {
                 return Err(format!(
                     "{pin} is pinned, but a PostgreSQL table keeps no versions: the pinned data cannot be read"
-                ));
+                )
+                .into());
             }
             let key = (location, None);
             let now = std::time::SystemTime::now();
@@ -1493,14 +1494,14 @@ impl Schemas for Engine {
                 // out a connection).
                 let kept = if found.is_ok() { POSTGRES_SNAPSHOT_KEPT } else { POSTGRES_FAILURE_KEPT };
                 if now.duration_since(when).is_ok_and(|age| age < kept) {
-                    return found.map(Some);
+                    return found.map(Some).map_err(resolve::TableError::from);
                 }
             }
             let found = self.postgres_version(&key.0).map_err(|e| format!("{} {e}", key.0.display()));
             if let Ok(mut m) = self.versions.lock() {
                 m.insert(key, (Some(now), found.clone()));
             }
-            return found.map(Some);
+            return found.map(Some).map_err(resolve::TableError::from);
         }
         if !crate::delta::is_table(&location) {
             return Ok(None);
