@@ -21,12 +21,14 @@ every case once in an order shuffled afresh from --seed, after one warm-up round
   (1e-9 relative), or the script stops;
 - `cli-check`: `recite check CLAIMS --data D --format json -o FILE`, 10k generated claims (10%
   wrong, explained);
+- `py-gate`: a new Python that imports recite, calls `recite.check([CLAIMS], data=D)` and reads
+  its exit code and summary, as a pytest gate does (no report written);
 - `py-check`: a new Python that imports recite, calls `recite.check([CLAIMS], data=D)` and writes
   the JSON report (`Report.to_json()`) to a file — the same work as the command, from Python; its
   report must equal the command's, timings aside.
 
-Paired ratios per kept round (median and a percentile-bootstrap 95% interval): py-check /
-cli-check (the target: < 1.05), py-verify / cli-verify (whole processes), and recite's in-process
+Paired ratios per kept round (median and a percentile-bootstrap 95% interval): py-gate /
+cli-check and py-check / cli-check (the target: < 1.05), py-verify / cli-verify (whole processes), and recite's in-process
 verify against svy's in-process estimate, cold and warm.
 
 Holds /tmp/recite-build.lock for the whole measurement (every build on this machine takes it).
@@ -116,6 +118,18 @@ print(json.dumps({{"import": imported, "cold": calls[0], "warm": calls[1:], "val
                   "se": row["se"], "n": df.height}}))
 """
 
+PY_GATE = """
+import json, time
+t0 = time.perf_counter()
+import recite
+imported = time.perf_counter() - t0
+t = time.perf_counter()
+r = recite.check([{claims!r}], data={data!r})
+code = r.exit_code
+checked = time.perf_counter() - t
+print(json.dumps({{"import": imported, "check": checked, "exit_code": code, "claims": r.summary["claims"]}}))
+"""
+
 PY_CHECK = """
 import json, time
 t0 = time.perf_counter()
@@ -137,6 +151,7 @@ def commands(a, recite, py, data, claims, cit, workdir):
         "py-verify": [py, "-c", textwrap.dedent(PY_VERIFY).format(warm=a.warm, citation=str(cit), data=str(data))],
         "svy": [py, "-c", textwrap.dedent(SVY_PROP).format(warm=a.warm, parquet=parquet)],
         "cli-check": [recite, "check", claims, "--data", data, "--format", "json", "-o", workdir / "py-bench-cli.json"],
+        "py-gate": [py, "-c", textwrap.dedent(PY_GATE).format(claims=str(claims), data=str(data))],
         "py-check": [py, "-c", textwrap.dedent(PY_CHECK).format(claims=str(claims), data=str(data),
                                                                 out=str(workdir / "py-bench-py.json"))],
     }
@@ -251,6 +266,8 @@ def main():
     print(f"| recite.check + to_json written | {med([x['total'] for x in inner['py-check']]):.3f} s |")
     print("\n| ratio (paired per round) | median [95% CI] |")
     print("|---|---|")
+    print(ratio("py-gate / cli-check, wall (recite.check and its exit code, as a pytest gate uses it)",
+                [r["py-gate"]["wall"] / r["cli-check"]["wall"] for r in rounds]))
     print(ratio("py-check / cli-check, wall (target < 1.05)", [r["py-check"]["wall"] / r["cli-check"]["wall"] for r in rounds]))
     print(ratio("py-check / cli-check, CPU", [r["py-check"]["cpu"] / r["cli-check"]["cpu"] for r in rounds]))
     print(ratio("py-verify / cli-verify, wall (a new Python, its imports (polars for `.measures`) and 6 calls, against one CLI process)",
