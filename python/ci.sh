@@ -5,8 +5,9 @@
 #
 # The venv is ${RECITE_PY_VENV:-~/.cache/recite-py-venv}, remade only when the pins change
 # (tests/pyvenv.sh). maturin builds in cargo's target folder ($CARGO_TARGET_DIR, as .ci/run sets
-# it), so what the workspace's builds compiled is reused; the extension's own feature set (the
-# local engine, no Ballista) is one more build of DataFusion on a fresh machine. Any failed
+# it), with the feature `share-test-build`: the extension asks for the test build's features of
+# every crate under DataFusion, so that build is reused, not repeated (python/Cargo.toml; a
+# user's `pip install ./python` leaves it off and builds the local engine alone). Any failed
 # install or build stops here with a message: nothing is skipped.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,7 +22,7 @@ python="$("$repo/tests/pyvenv.sh" "$here/requirements-dev.txt" "$venv" python)" 
 
 echo "== maturin develop: build the extension and install recite into the venv"
 start=$(date +%s)
-(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --locked) \
+(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --locked --features share-test-build) \
   || fail "maturin develop failed"
 echo "recite built and installed in $(($(date +%s) - start)) s"
 "$python" -c 'import recite; print("recite", recite.__version__, "from", recite.__file__)' \

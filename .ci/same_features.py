@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""CI's three builds share one DataFusion build: check that they ask for the same features.
+
+    python3 .ci/same_features.py
+
+Cargo compiles a crate again, and every crate above it, when a build asks for other features of
+it. CI builds the tests (the default features, the README's `cargo test`), the Python extension
+(python/, with `share-test-build`) and the Delta/PostgreSQL tests (`--features delta,postgres`);
+recite-engine's Cargo.toml ("One DataFusion build") asks for the union of their features in all
+three, so cargo compiles DataFusion once. This prints, from `cargo tree` (no build, seconds),
+every crate two of those builds would compile with different features, and exits 1 if there is
+one: a new dependency or feature broke the sharing (a fresh CI run would compile DataFusion two
+or three times, 15-20 minutes each on 2 cores). The fix is in that Cargo.toml section.
+"""
+import subprocess
+import sys
+from collections import defaultdict
+
+BUILDS = {
+    "tests (cargo test)": ["-e", "normal,build,dev", "-p", "recite", "-p", "recite-core",
+                           "-p", "recite-engine", "-p", "recite-serve"],
+    "Python extension (python/ci.sh)": ["-e", "normal,build", "-p", "recite-python",
+                                        "--features", "share-test-build"],
+    "Delta/PostgreSQL tests": ["-e", "normal,build,dev", "-p", "recite", "--features", "delta,postgres"],
+}
+# The workspace's own packages differ on purpose (their features are what the builds choose).
+OWN = {"recite", "recite-core", "recite-engine", "recite-serve", "recite-python"}
+
+
+def features(args):
+    out = subprocess.run(["cargo", "tree", "--locked", "--prefix", "none", "-f", "{p} {f}", *args],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"same_features.py: cargo tree {' '.join(args)} failed:\n{out.stderr}")
+    crates = defaultdict(set)
+    for line in out.stdout.splitlines():
+        parts = line.replace(" (*)", "").replace(" (proc-macro)", "").split()
+        if len(parts) < 2 or parts[0] in OWN:
+            continue
+        last = parts[-1]
+        crates[(parts[0], parts[1])] |= set(last.split(",")) if len(parts) > 2 and not last.startswith("(") else set()
+    return crates
+
+
+def main():
+    sets = {name: features(args) for name, args in BUILDS.items()}
+    names = list(sets)
+    bad = 0
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            for key in sorted(sets[a].keys() & sets[b].keys()):
+                fa, fb = sets[a][key], sets[b][key]
+                if fa != fb:
+                    bad += 1
+                    print(f"{key[0]} {key[1]}: {a} only {sorted(fa - fb)}, {b} only {sorted(fb - fa)}")
+    if bad:
+        print(f"same_features.py: {bad} crates would be compiled twice (above); align them in "
+              "crates/recite-engine/Cargo.toml, \"One DataFusion build\"", file=sys.stderr)
+        sys.exit(1)
+    print(f"same_features.py: the {len(names)} builds ask for the same features of every crate they share")
+
+
+if __name__ == "__main__":
+    main()
