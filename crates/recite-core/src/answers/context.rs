@@ -91,6 +91,15 @@ pub(super) fn work(n: usize) {
     let _ = n;
 }
 
+/// How [`Context::says_where`] looks for a phrase said of a number.
+#[derive(Debug, Clone, Copy)]
+struct Looking {
+    /// Anywhere in the sentence, not only nearer to the number than to any other.
+    anywhere: bool,
+    /// Said of a level: a mention after `since` (where a change starts) does not count.
+    of_level: bool,
+}
+
 impl<'a> Context<'a> {
     /// Indexes the sentence `span` of `text` holding `numbers` (in order of start), with the
     /// subject each number's table header or list lead-in gives it ([`super::find::subject_of`]).
@@ -171,17 +180,18 @@ impl<'a> Context<'a> {
     /// to any other number (anywhere in the sentence, with `anywhere`), or in its table headers
     /// or list lead-in.
     fn says(&self, phrase: &str, at: usize, anywhere: bool) -> bool {
-        self.says_where(phrase, at, anywhere, false)
+        self.says_where(phrase, at, Looking { anywhere, of_level: false })
     }
 
     /// [`Self::says`] of a level: a phrase after `since` is where a change starts (`fell 5%
     /// since W5, to 44.2%`), said of no level.
     fn says_of_level(&self, phrase: &str, at: usize, anywhere: bool) -> bool {
-        self.says_where(phrase, at, anywhere, true)
+        self.says_where(phrase, at, Looking { anywhere, of_level: true })
     }
 
     /// [`Self::says`], leaving out the mentions after `since` with `level`.
-    fn says_where(&self, phrase: &str, at: usize, anywhere: bool, level: bool) -> bool {
+    fn says_where(&self, phrase: &str, at: usize, looking: Looking) -> bool {
+        let Looking { anywhere, of_level: level } = looking;
         let Ok(i) = self.starts.binary_search(&at) else { return false };
         let found = self.phrase_mentions(phrase);
         let (lo, hi) = if anywhere { (0, usize::MAX) } else { self.near[i] };
