@@ -81,7 +81,7 @@ pub fn check(
     decimal_mark: &str,
     max_input_size: u64,
 ) -> PyResult<Report> {
-    let settle = settle::options(interval, df, explain, series, decimal_mark)?;
+    let settle = settle::options(settle::Spelled { interval, df, explain, series, decimal_mark })?;
     let given: Vec<Given> = inputs.into_iter().map(|(n, b)| (n, b.map(|b| b.as_bytes().to_vec()))).collect();
     let inputs = inputs::gather(given, max_input_size)?;
     if inputs.sources.is_empty() {

@@ -7,22 +7,32 @@ use recite_core::stats::{DfRule, Interval};
 
 use crate::errors::{Error, Kind};
 
-/// The settlement options, each spelled as on the command line (`korn-graubard`, `full-design`,
-/// `comma`).
-pub fn options(
-    interval: &str,
-    df: &str,
-    explain: bool,
-    series: bool,
-    decimal_mark: &str,
-) -> Result<Options, Error> {
+/// The keyword arguments that say how claims are settled, each spelled as on the command line
+/// (`korn-graubard`, `full-design`, `comma`).
+#[derive(Debug, Clone, Copy)]
+pub struct Spelled<'a> {
+    /// `interval=`.
+    pub interval: &'a str,
+    /// `df=`.
+    pub df: &'a str,
+    /// `explain=`.
+    pub explain: bool,
+    /// `series=`.
+    pub series: bool,
+    /// `decimal_mark=`.
+    pub decimal_mark: &'a str,
+}
+
+/// The settlement options the keyword arguments `s` spell.
+pub fn options(s: Spelled<'_>) -> Result<Options, Error> {
     let usage = |what: &str, e: String| Error::new(Kind::Usage, format!("{what}: {e}"));
     Ok(Options {
-        interval: interval.parse::<Interval>().map_err(|e| usage("interval", e.to_string()))?,
-        df: df.parse::<DfRule>().map_err(|e| usage("df", e.to_string()))?,
-        explain,
-        series,
-        decimal_mark: decimal_mark
+        interval: s.interval.parse::<Interval>().map_err(|e| usage("interval", e.to_string()))?,
+        df: s.df.parse::<DfRule>().map_err(|e| usage("df", e.to_string()))?,
+        explain: s.explain,
+        series: s.series,
+        decimal_mark: s
+            .decimal_mark
             .parse::<DecimalMark>()
             .map_err(|e| usage("decimal_mark", e.to_string()))?,
     })

@@ -42,7 +42,7 @@ pub fn verify(
     series: bool,
     decimal_mark: &str,
 ) -> PyResult<Settlement> {
-    let options = settle::options(interval, df, explain, series, decimal_mark)?;
+    let options = settle::options(settle::Spelled { interval, df, explain, series, decimal_mark })?;
     let bytes = match (citation, path) {
         (Some(b), _) => b.as_bytes().to_vec(),
         (None, Some(p)) => files::read_one(&p, files::DEFAULT_MAX_INPUT_SIZE)

@@ -83,43 +83,35 @@ impl From<FormatArg> for ReportFormat {
     }
 }
 
-/// One `--fail-on` item, as `--help` lists it (parsed by [`ListParser`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOnArg {
-    /// A claim settled INVALID.
-    Invalid,
-    /// A claim settled UNVERIFIABLE.
-    Unverifiable,
-    /// A claim settled DISCREPANT.
-    Discrepant,
-    /// A claim settled BASE_MISMATCH.
-    BaseMismatch,
-    /// A claim settled REPRODUCED.
-    Reproduced,
-    /// A finding at level MUST.
-    Must,
-    /// A finding at level SHOULD.
-    Should,
-    /// A finding at level NOTE.
-    Note,
-    /// An answer number no citation supports.
-    Uncited,
-    /// An answer number about a cited measure that is neither its claimed nor recomputed value.
-    Misquoted,
-    /// An answer number repeating a cited number, given another period, population or brand
-    /// than its citation covers.
-    Misattributed,
-    /// An answer number repeating a cited number, where recite cannot tell whether the sentence
-    /// gives it the population, period or brand its citation covers.
-    AttributionUnsure,
-    /// An answer number repeating a cited number the data does not support.
-    TracedToDiscrepant,
-    /// An answer number repeating a cited number whose citation could not be re-run.
-    TracedUnverified,
-    /// An answer number that is recite's recomputed value, not the tool's.
-    RecomputedOnly,
-    /// An answer number repeating a cited number recite reproduced.
-    Traced,
+/// One `--fail-on` item, as `--help` lists it (parsed by [`ListParser`]): a `ValueEnum` over the
+/// library's [`FailOn::ALL`], named and described by the library, so an item added there is on
+/// the command line with no change here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailOnArg(pub FailOn);
+
+impl ValueEnum for FailOnArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [FailOnArg; FailOn::ALL.len()] = {
+            let mut all = [FailOnArg(FailOn::ALL[0]); FailOn::ALL.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = FailOnArg(FailOn::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()).help(self.0.help()))
+    }
+}
+
+impl From<FailOnArg> for FailOn {
+    fn from(a: FailOnArg) -> FailOn {
+        a.0
+    }
 }
 
 /// One `--fail-on` value: a comma-separated list of [`FailOn`] items.
@@ -176,6 +168,8 @@ mod tests {
         let mapped: Vec<DfRule> = DfArg::value_variants().iter().map(|&a| a.into()).collect();
         assert_eq!(mapped, DfRule::ALL);
         assert_eq!(names::<FailOnArg>(), FailOn::ALL.map(|v| v.name()));
+        let mapped: Vec<FailOn> = FailOnArg::value_variants().iter().map(|&a| a.into()).collect();
+        assert_eq!(mapped, FailOn::ALL);
         assert_eq!(names::<FormatArg>(), ["text", "json", "jsonl", "markdown", "html", "junit"]);
     }
 }

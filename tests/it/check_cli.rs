@@ -1873,7 +1873,8 @@ fn the_streamed_json_report_equals_the_whole_report_value() {
         .zip(settlements)
         .map(|(i, settlement)| {
             let numbers = i.result.as_ref().map_or(0, |r| recite::claim::leaves(r).len());
-            coverage.add(&report::Coverage::of_claim(i.result.is_some(), true, numbers, &settlement));
+            let parts = report::ClaimParts { result: i.result.is_some(), citation: true, numbers };
+            coverage.add(&report::Coverage::of_claim(parts, &settlement));
             ClaimReport { locator: i.locator.clone(), settlement }
         })
         .collect();

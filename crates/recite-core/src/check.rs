@@ -31,7 +31,7 @@ use crate::citation;
 use crate::claim;
 use crate::extractor::Registry;
 use crate::report::stream::{Closing, InputHead, InputTail, Writer};
-use crate::report::{ClaimReport, Coverage, DataLayer, Summary};
+use crate::report::{ClaimParts, ClaimReport, Coverage, DataLayer, Summary};
 use crate::scan::{EngineError, Scan};
 use crate::settle::session::{self, Jobs, Options as SettleOptions, Session, Settled, Wrong};
 use crate::settle::{Settlement, Verdict};
@@ -388,8 +388,9 @@ impl Ctx<'_> {
             .zip(settlements)
             .map(|(i, settlement)| {
                 let numbers = i.result.as_ref().map_or(0, |r| claim::leaves(r).len());
-                let covered =
-                    Coverage::of_claim(i.result.is_some(), i.citation.is_some(), numbers, &settlement);
+                let parts =
+                    ClaimParts { result: i.result.is_some(), citation: i.citation.is_some(), numbers };
+                let covered = Coverage::of_claim(parts, &settlement);
                 (ClaimReport { locator: i.locator.clone(), settlement }, covered)
             })
             .collect();

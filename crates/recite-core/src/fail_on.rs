@@ -121,6 +121,40 @@ impl FailOn {
         }
     }
 
+    /// What the item fails on, in words: the line `--help` gives it (no closing period, as clap
+    /// writes help).
+    pub fn help(self) -> &'static str {
+        use FailOn::*;
+        match self {
+            Invalid => "A claim settled INVALID",
+            Unverifiable => "A claim settled UNVERIFIABLE",
+            Discrepant => "A claim settled DISCREPANT",
+            BaseMismatch => "A claim settled BASE_MISMATCH",
+            Reproduced => "A claim settled REPRODUCED",
+            Must => "A finding at level MUST",
+            Should => "A finding at level SHOULD",
+            Note => "A finding at level NOTE",
+            Uncited => "An answer number no citation supports",
+            Misquoted => {
+                "An answer number about a cited measure that is neither its claimed nor recomputed value"
+            }
+            Misattributed => {
+                "An answer number repeating a cited number, given another period, population or brand than \
+                 its citation covers"
+            }
+            AttributionUnsure => {
+                "An answer number repeating a cited number, where recite cannot tell whether the sentence \
+                 gives it the population, period or brand its citation covers"
+            }
+            TracedToDiscrepant => "An answer number repeating a cited number the data does not support",
+            TracedUnverified => {
+                "An answer number repeating a cited number whose citation could not be re-run"
+            }
+            RecomputedOnly => "An answer number that is recite's recomputed value, not the tool's",
+            Traced => "An answer number repeating a cited number recite reproduced",
+        }
+    }
+
     /// Whether anything a batch counted (verdicts, finding levels, answer statuses) is one of
     /// `list`.
     pub fn any_in(list: &[FailOn], ran: &crate::check::Ran) -> bool {

@@ -187,6 +187,17 @@ pub struct Coverage {
     pub compared: usize,
 }
 
+/// What one claim's input holds, as [`Coverage::of_claim`] counts it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClaimParts {
+    /// It has a tool result.
+    pub result: bool,
+    /// It has a citation.
+    pub citation: bool,
+    /// How many numbers its result states.
+    pub numbers: usize,
+}
+
 impl Coverage {
     /// Adds another's counts.
     pub fn add(&mut self, o: &Coverage) {
@@ -198,15 +209,16 @@ impl Coverage {
         self.compared += o.compared;
     }
 
-    /// One claim's counts: whether it has a result and a citation, how many numbers its result
-    /// states, and its settlement (which says which were compared).
-    pub fn of_claim(has_result: bool, has_citation: bool, numbers: usize, s: &Settlement) -> Coverage {
+    /// One claim's counts: what its input holds (`parts`) and its settlement (which says which
+    /// numbers were compared).
+    pub fn of_claim(parts: ClaimParts, s: &Settlement) -> Coverage {
+        let ClaimParts { result, citation, numbers } = parts;
         let rerun = matches!(s.verdict, Verdict::Reproduced | Verdict::Discrepant | Verdict::BaseMismatch);
-        let cited_numbers = if has_citation { numbers } else { 0 };
+        let cited_numbers = if citation { numbers } else { 0 };
         Coverage {
-            results: usize::from(has_result),
-            citations: usize::from(has_citation),
-            paired: usize::from(has_result && has_citation),
+            results: usize::from(result),
+            citations: usize::from(citation),
+            paired: usize::from(result && citation),
             numbers,
             cited_numbers,
             compared: if rerun { cited_numbers.saturating_sub(s.not_compared.len()) } else { 0 },

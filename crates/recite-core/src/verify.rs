@@ -136,7 +136,10 @@ pub fn report(file: &str, settlement: Settlement, stats: ScanStats, data_layer: 
     // The numbers claimed: those compared with a measure, and those that could not be.
     let numbers =
         settlement.measures.iter().map(|m| m.claims.len()).sum::<usize>() + settlement.not_compared.len();
-    let coverage = report::Coverage::of_claim(numbers > 0, true, numbers, &settlement);
+    let coverage = report::Coverage::of_claim(
+        report::ClaimParts { result: numbers > 0, citation: true, numbers },
+        &settlement,
+    );
     let input = Input {
         coverage,
         answers: Vec::new(),

@@ -11,7 +11,7 @@ use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
 use axum::http::header;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt as _;
+use http_body_util::BodyExt as _;
 
 use crate::problem::Problem;
 
@@ -143,18 +143,15 @@ pub async fn read_within(body: Body, limits: BodyLimits) -> Result<Vec<u8>, Prob
     }
 }
 
+/// The body read whole through http-body-util's `Limited` (what axum's `to_bytes` uses), so that
+/// a body past `max` is told apart, by its error's type, from one cut short.
 async fn read_body(body: Body, max: u64) -> Result<Vec<u8>, Problem> {
-    let mut stream = body.into_data_stream();
-    let mut all = Vec::new();
-    while let Some(piece) = stream.next().await {
-        let piece =
-            piece.map_err(|e| Problem::bad_request("body", format!("the body could not be read: {e}")))?;
-        if (all.len() + piece.len()) as u64 > max {
-            return Err(Problem::too_large(max));
-        }
-        all.extend_from_slice(&piece);
+    let limited = http_body_util::Limited::new(body, usize::try_from(max).unwrap_or(usize::MAX));
+    match limited.collect().await {
+        Ok(all) => Ok(Vec::from(all.to_bytes())),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Problem::too_large(max)),
+        Err(e) => Err(Problem::bad_request("body", format!("the body could not be read: {e}"))),
     }
-    Ok(all)
 }
 
 /// The boundary of a `multipart/…` body, `None` for any other body.

@@ -638,3 +638,68 @@ pub fn mcp_stdio(backend: Backend, limits: Limits) -> Result<()> {
     drop(svc);
     done
 }
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use axum::body::{Body, Bytes};
+    use axum::http::{Request, Response};
+    use tokio::sync::{mpsc, watch};
+    use tower::{Service as _, ServiceBuilder, ServiceExt as _};
+
+    /// One piece of work running, counted while it lives.
+    struct Working(Arc<AtomicUsize>);
+
+    impl Drop for Working {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Why admission is the service's own (docs/service.md, "Admission"), shown rather than
+    /// argued: tower's `ConcurrencyLimit` gives its permit back when the response head is
+    /// ready, so while the first check's report is still being written a second check is let in
+    /// (not shed) under a limit of one. The service's turn moves into the job instead, and is
+    /// given back only when the work stops.
+    #[tokio::test]
+    async fn tower_concurrency_limit_lets_a_second_check_run_while_the_first_report_streams() {
+        let working = Arc::new(AtomicUsize::new(0));
+        let (release, released) = watch::channel(false);
+        let counter = working.clone();
+        // As `POST /v1/check`: the work starts, the head goes back at once, and the report is
+        // written into the body until the work ends.
+        let check = tower::service_fn(move |_: Request<Body>| {
+            let (counter, mut released) = (counter.clone(), released.clone());
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let job = Working(counter);
+                let (tx, rx) = mpsc::channel::<Bytes>(1);
+                tokio::spawn(async move {
+                    let _job = job;
+                    let _ = tx.send(Bytes::from_static(b"one report line\n")).await;
+                    let _ = released.wait_for(|r| *r).await;
+                });
+                let report = futures::stream::unfold(rx, |mut rx| async move {
+                    rx.recv().await.map(|c| (Ok::<_, Infallible>(c), rx))
+                });
+                Ok::<_, Infallible>(Response::new(Body::from_stream(report)))
+            }
+        });
+        let mut limited = ServiceBuilder::new().load_shed().concurrency_limit(1).service(check);
+        let ask = || Request::post("/v1/check").body(Body::empty()).unwrap();
+        let first = limited.ready().await.unwrap().call(ask()).await.expect("the first check is let in");
+        assert_eq!(working.load(Ordering::SeqCst), 1);
+        let second = limited.ready().await.unwrap().call(ask()).await;
+        assert!(second.is_ok(), "the layer shed the second check");
+        assert_eq!(
+            working.load(Ordering::SeqCst),
+            2,
+            "two checks run at once under a concurrency limit of one: the layer's permit ended with the head"
+        );
+        release.send(true).unwrap();
+        drop((first, second));
+    }
+}

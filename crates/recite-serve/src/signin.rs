@@ -14,6 +14,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
+use cookie::{Cookie, SameSite};
 use subtle::ConstantTimeEq as _;
 
 use crate::extract::{BodyLimits, Payload};
@@ -42,22 +43,27 @@ impl Guard {
         Guard { session: sha256_hex(&salted), token, secure }
     }
 
-    fn cookie(&self) -> String {
-        let secure = if self.secure { "; Secure" } else { "" };
-        format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", self.session)
+    /// The session cookie (`Set-Cookie`), written by the `cookie` crate.
+    fn cookie(&self) -> Cookie<'static> {
+        Cookie::build((COOKIE, self.session.clone()))
+            .path("/")
+            .http_only(true)
+            .same_site(SameSite::Strict)
+            .secure(self.secure)
+            .build()
     }
 }
 
-/// The session cookie's value in a request, if it has one.
-fn session_of(req: &Request) -> Option<&str> {
+/// The session cookie in a request, if it has one: its `Cookie` headers read by the `cookie`
+/// crate (a pair it cannot parse is skipped, as a browser would).
+fn session_of(req: &Request) -> Option<Cookie<'_>> {
     req.headers()
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, _)| *k == COOKIE)
-        .map(|(_, v)| v.trim())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == COOKIE)
 }
 
 /// The bearer token of an `Authorization` header: the scheme is matched without regard to case
@@ -77,7 +83,7 @@ pub async fn authorize(State(guard): State<Arc<Guard>>, req: Request, next: Next
     // A change made with the cookie comes from this server's own pages: the site's Origin check
     // ([`super::site`]) has refused any other before this.
     if bearer.is_none()
-        && session_of(&req).is_some_and(|s| same_token(s.as_bytes(), guard.session.as_bytes()))
+        && session_of(&req).is_some_and(|s| same_token(s.value().as_bytes(), guard.session.as_bytes()))
     {
         return next.run(req).await;
     }
@@ -125,7 +131,7 @@ async fn sign_in(State(guard): State<Arc<Guard>>, Payload(body): Payload) -> Res
     match token {
         Some(t) if same_token(t.trim().as_bytes(), &guard.token) => {
             let mut r = Redirect::to("/").into_response();
-            if let Ok(c) = HeaderValue::from_str(&guard.cookie()) {
+            if let Ok(c) = HeaderValue::from_str(&guard.cookie().to_string()) {
                 r.headers_mut().insert(header::SET_COOKIE, c);
             }
             r
@@ -153,7 +159,91 @@ pub fn same_token(bytes: &[u8], token: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{bearer, same_token};
+    use std::sync::Arc;
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode, header};
+    use axum::routing::get;
+    use cookie::{Cookie, SameSite};
+    use tower::ServiceExt as _;
+
+    use super::{Guard, authorize, bearer, routes, same_token};
+
+    const TOKEN: &str = "s3cret-token-0123456789";
+
+    /// The sign-in routes and one route behind the guard, as `recite serve` puts them.
+    fn app(base: &str) -> Router {
+        let guard = Arc::new(Guard::new(TOKEN.as_bytes().to_vec(), base));
+        Router::new()
+            .route("/v1/cases", get(|| async { "cases" }))
+            .layer(axum::middleware::from_fn_with_state(guard.clone(), authorize))
+            .merge(routes(guard))
+    }
+
+    /// The status of `method target` with `headers` and `body`, and its `Set-Cookie` if any.
+    async fn ask(
+        app: Router,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (StatusCode, Option<String>) {
+        let mut req = Request::builder().method(method).uri(target);
+        for (n, v) in headers {
+            req = req.header(*n, *v);
+        }
+        let r = app.oneshot(req.body(Body::from(body.to_string())).unwrap()).await.unwrap();
+        let set = r.headers().get(header::SET_COOKIE).map(|v| v.to_str().unwrap().to_string());
+        (r.status(), set)
+    }
+
+    /// Signs in with `token` at a server reached at `base`: the status and the cookie set.
+    async fn sign_in(base: &str, token: &str) -> (StatusCode, Option<String>) {
+        let form = [("Content-Type", "application/x-www-form-urlencoded")];
+        ask(app(base), "POST", "/signin", &form, &format!("token={token}")).await
+    }
+
+    #[tokio::test]
+    async fn the_session_cookie_is_set_with_its_attributes_and_read_among_others() {
+        let (status, set) = sign_in("http://127.0.0.1:8787", TOKEN).await;
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        let set = set.expect("a session cookie");
+        // Read back by the cookie crate, as a browser reads it: attributes in any order.
+        let c = Cookie::parse(set.as_str()).unwrap();
+        assert_eq!(c.name(), "recite_session");
+        assert_eq!((c.http_only(), c.same_site(), c.path()), (Some(true), Some(SameSite::Strict), Some("/")));
+        assert_ne!(c.secure(), Some(true), "not Secure over http: {set}");
+        assert!(!set.contains(TOKEN), "the cookie holds the token: {set}");
+        // The session among a browser's other cookies, with spaces as browsers send them.
+        let jar = format!("theme=dark; {}; lang=en", c.stripped());
+        let (status, _) =
+            ask(app("http://127.0.0.1:8787"), "GET", "/v1/cases", &[("Cookie", jar.as_str())], "").await;
+        assert_eq!(status, StatusCode::OK);
+        // In a second Cookie header (HTTP/2 splits them so) too.
+        let split = [("Cookie", "theme=dark"), ("Cookie", &c.stripped().to_string())];
+        let (status, _) = ask(app("http://127.0.0.1:8787"), "GET", "/v1/cases", &split, "").await;
+        assert_eq!(status, StatusCode::OK);
+        let forged = format!("recite_session={}", "0".repeat(64));
+        let (status, _) =
+            ask(app("http://127.0.0.1:8787"), "GET", "/v1/cases", &[("Cookie", forged.as_str())], "").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        // A cookie of another name with the session's value is no session.
+        let renamed = format!("other={}", c.value());
+        let (status, _) =
+            ask(app("http://127.0.0.1:8787"), "GET", "/v1/cases", &[("Cookie", renamed.as_str())], "").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+
+    #[tokio::test]
+    async fn the_session_cookie_is_secure_behind_https_and_never_set_for_a_wrong_token() {
+        let (_, set) = sign_in("https://recite.example.org", TOKEN).await;
+        let c = Cookie::parse(set.expect("a session cookie")).unwrap();
+        assert_eq!(c.secure(), Some(true));
+        let (status, set) = sign_in("https://recite.example.org", "s3cret-token-012345678X").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(set, None);
+    }
 
     #[test]
     fn tokens_compare_whole() {

@@ -282,7 +282,9 @@ pub fn covers(catalog: &Catalog, citation: &serde_json::Value) -> Option<Covers>
     // Measure words (the cited column's value labels, by their six-letter stem) never name a
     // population: `familiar` is a funnel stage before it is `familiar with brand`.
     let measures: Vec<String> = match (table, column) {
-        (Some(t), Some(c)) => t.column_meta(c).values.values().map(|v| super::stem(v.as_str())).collect(),
+        (Some(t), Some(c)) => {
+            t.column_meta(c).values.values().map(|v| super::words::stem(v.as_str())).collect()
+        }
         _ => Vec::new(),
     };
     if let Some(b) = text("/base/name").and_then(|b| study.base(b).ok()) {

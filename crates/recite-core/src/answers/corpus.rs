@@ -7,10 +7,14 @@
 //! bundled catalog.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::*;
 use crate::claim::parse_number;
+use crate::extractor::Unit;
+use crate::input::Turn;
 use crate::settle::compare::compare;
+use crate::settle::verdict::{Settlement, Verdict};
 use crate::settle::{BaseRow, Comparison, MeasureRow};
 use crate::stats::{BaseFacts, Estimate};
 

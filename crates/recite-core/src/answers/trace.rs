@@ -4,7 +4,11 @@
 
 use std::collections::HashMap;
 
-use super::{Context, Kind, Source, Stated, StatedNumber, Status, doubt, work};
+use super::answer::StatedNumber;
+use super::context::{Context, work};
+use super::find::{Kind, Stated};
+use super::source::Source;
+use super::status::{Status, doubt};
 use crate::claim::{Claimed, fold};
 use crate::extractor::Unit;
 use crate::settle::compare::{compare, reads_as_percent};
