@@ -21,22 +21,22 @@ pub struct Pairs(Vec<(String, String)>);
 impl Pairs {
     /// The parameters of `query` (`a=1&b=2`), each one of `allowed`.
     fn parse(query: &str, allowed: &[&str]) -> Result<Pairs, Problem> {
+        // form_urlencoded decodes lossily (U+FFFD for bytes that are not UTF-8); the service
+        // refuses them instead. The separators `&` and `=` are ASCII, so the whole string
+        // decodes as UTF-8 exactly when every name and value does: checked once, strictly.
+        if decode(query).is_none() {
+            return Err(Problem::bad_request("query", "a parameter is not valid percent-encoded UTF-8"));
+        }
         let mut out = Vec::new();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let k = decode(k).ok_or_else(|| {
-                Problem::bad_request("query", "a parameter is not valid percent-encoded UTF-8")
-            })?;
-            let at = format!("query.{k}");
-            if !allowed.contains(&k.as_str()) {
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            if !allowed.contains(&k.as_ref()) {
                 let known = allowed.join(", ");
                 return Err(Problem::bad_request(
-                    &at,
+                    &format!("query.{k}"),
                     format!("unknown parameter {k:?}; this endpoint takes {known}"),
                 ));
             }
-            let v = decode(v).ok_or_else(|| Problem::bad_request(&at, "not valid percent-encoded UTF-8"))?;
-            out.push((k, v));
+            out.push((k.into_owned(), v.into_owned()));
         }
         Ok(Pairs(out))
     }
@@ -57,7 +57,8 @@ impl Pairs {
     }
 }
 
-/// `application/x-www-form-urlencoded` decoding (`+` is a space), of UTF-8 text only.
+/// `application/x-www-form-urlencoded` decoding (`+` is a space), of UTF-8 text only: the
+/// strict check before form_urlencoded splits and decodes.
 fn decode(s: &str) -> Option<String> {
     let spaced = s.replace('+', " ");
     percent_encoding::percent_decode_str(&spaced).decode_utf8().ok().map(|c| c.into_owned())
@@ -242,6 +243,13 @@ mod tests {
         assert_eq!(q.single("format").unwrap(), Some("text"));
         assert_eq!(q.all("claim"), ["0.44", "Considered=44%"]);
         assert_eq!(q.single("claim").unwrap_err().location.as_deref(), Some("query.claim"));
+        // Not UTF-8, in a name or a value: refused, not decoded into U+FFFD.
+        for bad in ["claim=%ff", "cl%c3aim=1", "format=text&claim=%e2%82"] {
+            let p = Pairs::parse(bad, &["format", "claim"]).err().unwrap();
+            assert_eq!(p.location.as_deref(), Some("query"), "{bad}");
+        }
+        // A genuine U+FFFD, percent-encoded, is text like any other.
+        assert_eq!(Pairs::parse("claim=%EF%BF%BD", &["claim"]).unwrap().all("claim"), ["\u{FFFD}"]);
         let p = Pairs::parse("fromat=json", &["format"]).err().unwrap();
         assert_eq!(p.location.as_deref(), Some("query.fromat"));
         assert!(p.detail.contains("this endpoint takes format"), "{}", p.detail);
