@@ -89,7 +89,8 @@ mod run;
 mod versions;
 mod weights;
 
-pub use profile::ColumnProfile;
+pub use filters::FilterError;
+pub use profile::{ColumnProfile, ProfileError};
 pub use register::CSV_CELLS;
 pub use weights::WeightCheckError;
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{DataType, Float64Type};
 
-use super::Engine;
+use super::{Engine, EngineError};
 
 /// One column of a table as `catalog init` sees it ([`Engine::profile`]).
 #[derive(Debug, Clone, Default)]
@@ -77,15 +77,26 @@ impl Fold {
     }
 }
 
+/// Why a table cannot be profiled ([`Engine::profile`]).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProfileError {
+    /// The table cannot be registered (its location, format or files).
+    #[error(transparent)]
+    Table(#[from] EngineError),
+    /// The scan of its rows failed (DataFusion's words).
+    #[error("cannot be read: {0}")]
+    Unreadable(String),
+}
+
 impl Engine {
     /// What `catalog init` needs to know of each column of a table, in one scan folded here:
     /// its type, range, nulls, whether every value is whole, and the distinct values of whole
     /// number columns with at most `max_values` of them. No aggregate is planned: DataFusion
     /// looks each column reference up by name, so planning five per column took time (and
     /// memory) quadratic in a wide table's columns (20,000 columns: minutes, then gigabytes).
-    pub fn profile(&self, location: &Path, max_values: usize) -> Result<Vec<ColumnProfile>, String> {
+    pub fn profile(&self, location: &Path, max_values: usize) -> Result<Vec<ColumnProfile>, ProfileError> {
         use futures::StreamExt;
-        let reg = self.register(location).map_err(|e| e.to_string())?;
+        let reg = self.register(location)?;
         let mut profiles: Vec<ColumnProfile> = reg
             .schema
             .fields()
@@ -130,7 +141,7 @@ impl Engine {
                 }
                 Ok::<(), datafusion::error::DataFusionError>(())
             })
-            .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))?;
+            .map_err(|e| ProfileError::Unreadable(e.strip_backtrace()))?;
         for p in profiles.iter_mut() {
             p.rows = rows;
         }

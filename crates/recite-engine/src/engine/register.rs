@@ -25,6 +25,48 @@ pub(crate) enum Place {
     Cluster,
 }
 
+/// Why a table on object storage cannot be registered; worded to follow the table's location.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum ObjectTableError {
+    /// The scheme is not one recite reads, or this build reads none (recite_core::redact's
+    /// words, which say how to build one that does).
+    #[error("{0}")]
+    Scheme(String),
+    /// An SPSS file, which recite reads from disk only.
+    #[error(
+        "is an SPSS file on object storage, which recite cannot read: it reads .sav and .zsav files \
+         from disk only (copy the file to disk, or convert it to Parquet)"
+    )]
+    Sav,
+    /// A CSV file that must be converted, which recite does from disk only.
+    #[error(
+        "is a CSV table with a declared encoding or decimal comma, which recite converts from a \
+         file on disk only (copy the file to disk)"
+    )]
+    Converted,
+    /// The store could not be set up or listed (its words, secrets redacted).
+    #[error("{0}")]
+    Store(String),
+    /// The listing could not be read.
+    #[error("cannot be read: {0}")]
+    Unlisted(String),
+    /// A folder or glob that matches no object of the table's extension.
+    #[error("cannot be read: no {extension} object matches it")]
+    NoMatch {
+        /// The extension listed (`.parquet`, `.csv`, …).
+        extension: String,
+    },
+    /// One object that does not exist.
+    #[error("cannot be read: no such object")]
+    NoObject,
+    /// DataFusion could not read the objects (its words).
+    #[error("cannot be read: {0}")]
+    Unreadable(String),
+    /// The declared CSV format is not one the reader takes.
+    #[error("{0}")]
+    Format(String),
+}
+
 /// How a table's files are read, told once from its location (and, for CSV, the format the
 /// catalog declared): each kind's reader is set up in one place on disk
 /// ([`Engine::register_file`]) and one on object storage (`Engine::register_object`).
@@ -200,7 +242,7 @@ impl Engine {
         }
         if let Some(scheme) = catalog::url_scheme(&text) {
             // On object storage: never joined onto the study folder, never looked up on disk.
-            self.register_object(&ctx, &name, location, &scheme).map_err(table_error)?;
+            self.register_object(&ctx, &name, location, &scheme).map_err(|e| table_error(e.to_string()))?;
             return self.registered(ctx, &mut tables, key, name, csv);
         }
         if let Some((root, version)) = crate::delta::of_location(location) {
@@ -371,34 +413,31 @@ impl Engine {
         name: &str,
         location: &Path,
         scheme: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), ObjectTableError> {
         use datafusion::datasource::file_format::options::{ArrowReadOptions, ReadOptions};
         use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
         let text = location.to_string_lossy();
         let text = crate::objstore::without_query(&text);
         if !crate::objstore::SCHEMES.contains(&scheme) {
-            return Err(crate::objstore::unsupported(scheme));
+            return Err(ObjectTableError::Scheme(crate::objstore::unsupported(scheme)));
         }
         let format = Format::of(Path::new(&*text), &text, || self.declared_csv(location));
         if let Format::Sav = format {
-            return Err("is an SPSS file on object storage, which recite cannot read: it reads .sav and \
-                        .zsav files from disk only (copy the file to disk, or convert it to Parquet)"
-                .into());
+            return Err(ObjectTableError::Sav);
         }
-        let url = crate::objstore::listing_url(&text).map_err(|e| e.error)?;
+        let url = crate::objstore::listing_url(&text).map_err(|e| ObjectTableError::Store(e.error))?;
         let runtime = ctx.runtime_env();
-        crate::objstore::register_stores(&runtime, url.get_url()).map_err(|e| e.error)?;
+        crate::objstore::register_stores(&runtime, url.get_url())
+            .map_err(|e| ObjectTableError::Store(e.error))?;
         let (config, table_options) = (ctx.copied_config(), ctx.copied_table_options());
         let extension = listing_extension(&text);
         let mut options = match &format {
             Format::Csv(declared) => {
                 if declared.as_ref().is_some_and(|f| f.needs_transcoding()) {
-                    return Err("is a CSV table with a declared encoding or decimal comma, which recite \
-                                converts from a file on disk only (copy the file to disk)"
-                        .into());
+                    return Err(ObjectTableError::Converted);
                 }
                 csv_options(declared.as_ref())
-                    .map_err(|e| e.strip_backtrace())?
+                    .map_err(|e| ObjectTableError::Format(e.strip_backtrace()))?
                     .to_listing_options(&config, table_options)
             }
             Format::Arrow(ext) => ArrowReadOptions { file_extension: ext, ..Default::default() }
@@ -413,12 +452,12 @@ impl Engine {
         let objects = self
             .rt
             .block_on(crate::objstore::objects(&runtime, &url, extension, ignore))
-            .map_err(|e| format!("cannot be read: {}", e.error))?;
+            .map_err(|e| ObjectTableError::Unlisted(e.error))?;
         if objects.is_empty() {
             return Err(if url.is_collection() {
-                format!("cannot be read: no {extension} object matches it")
+                ObjectTableError::NoMatch { extension: extension.to_string() }
             } else {
-                "cannot be read: no such object".to_string()
+                ObjectTableError::NoObject
             });
         }
         if url.is_collection() {
@@ -433,7 +472,7 @@ impl Engine {
                     .with_cache(runtime.cache_manager.get_file_statistic_cache());
                 ctx.register_table(name, Arc::new(table)).map(|_| ())
             })
-            .map_err(|e| format!("cannot be read: {}", e.strip_backtrace()))
+            .map_err(|e| ObjectTableError::Unreadable(e.strip_backtrace()))
     }
 
     /// Without the `object-store` feature a URL location is an error that says how to build
@@ -445,12 +484,12 @@ impl Engine {
         _name: &str,
         _location: &Path,
         scheme: &str,
-    ) -> Result<(), String> {
-        Err(if crate::objstore::SCHEMES.contains(&scheme) {
+    ) -> Result<(), ObjectTableError> {
+        Err(ObjectTableError::Scheme(if crate::objstore::SCHEMES.contains(&scheme) {
             crate::objstore::not_built(scheme)
         } else {
             crate::objstore::unsupported(scheme)
-        })
+        }))
     }
 
     /// The identity of a table on object storage, for the cache (docs/cache.md): per object,
@@ -502,7 +541,7 @@ impl Engine {
     }
 
     /// The schema of the files at `location`.
-    pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, String> {
-        self.register(location).map(|r| r.schema.clone()).map_err(|e| e.to_string())
+    pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, EngineError> {
+        self.register(location).map(|r| r.schema.clone())
     }
 }

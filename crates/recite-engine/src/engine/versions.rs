@@ -18,7 +18,24 @@ const POSTGRES_FAILURE_KEPT: std::time::Duration = std::time::Duration::from_sec
 /// The versions of Delta tables (and PostgreSQL servers' snapshots) an engine found, by table folder and pin: when the log folder
 /// was last modified (the latest only) and the version, or why none.
 pub(super) type KnownVersions =
-    HashMap<(PathBuf, Option<Pin>), (Option<std::time::SystemTime>, Result<Found, String>)>;
+    HashMap<(PathBuf, Option<Pin>), (Option<std::time::SystemTime>, Result<Found, VersionLookupError>)>;
+
+/// Why the version of a versioned table could not be found; kept with the table's other
+/// answers, so a server that could not be asked is not asked again at once.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum VersionLookupError {
+    /// The PostgreSQL server of the table at `location` could not say its snapshot.
+    #[error("{} {error}", location.display())]
+    Postgres {
+        /// The table's location.
+        location: PathBuf,
+        /// Why.
+        error: crate::postgres::PostgresError,
+    },
+    /// The Delta table's log has no such version (or cannot be read).
+    #[error("{0}")]
+    Delta(crate::delta::VersionError),
+}
 
 impl Schemas for Engine {
     fn schema(
@@ -27,7 +44,8 @@ impl Schemas for Engine {
         table: &catalog::Table,
     ) -> Result<Arc<resolve::Schema>, resolve::TableError> {
         self.declare(study, table);
-        let schema = self.schema_of(&table.location(study))?;
+        let schema =
+            self.schema_of(&table.location(study)).map_err(|e| resolve::TableError::from(e.to_string()))?;
         let fields = schema.fields().iter().map(|f| {
             resolve::Field::new(f.name().clone(), f.data_type().to_string(), f.data_type().is_numeric())
         });
@@ -59,14 +77,16 @@ impl Schemas for Engine {
                 // out a connection).
                 let kept = if found.is_ok() { POSTGRES_SNAPSHOT_KEPT } else { POSTGRES_FAILURE_KEPT };
                 if now.duration_since(when).is_ok_and(|age| age < kept) {
-                    return found.map(Some).map_err(resolve::TableError::from);
+                    return found.map(Some).map_err(|e| resolve::TableError::from(e.to_string()));
                 }
             }
-            let found = self.postgres_version(&key.0).map_err(|e| format!("{} {e}", key.0.display()));
+            let found = self
+                .postgres_version(&key.0)
+                .map_err(|error| VersionLookupError::Postgres { location: key.0.clone(), error });
             if let Ok(mut m) = self.versions.lock() {
                 m.insert(key, (Some(now), found.clone()));
             }
-            return found.map(Some).map_err(resolve::TableError::from);
+            return found.map(Some).map_err(|e| resolve::TableError::from(e.to_string()));
         }
         if !crate::delta::is_table(&location) {
             return Ok(None);
@@ -81,13 +101,13 @@ impl Schemas for Engine {
         if let Some((when, found)) = known
             && (pin.is_some() || (stamp.is_some() && when == stamp))
         {
-            return found.map(Some).map_err(resolve::TableError::from);
+            return found.map(Some).map_err(|e| resolve::TableError::from(e.to_string()));
         }
-        let found = self.delta_version(&key.0, pin).map_err(|e| e.to_string());
+        let found = self.delta_version(&key.0, pin).map_err(VersionLookupError::Delta);
         if let Ok(mut m) = self.versions.lock() {
             m.insert(key, (stamp, found.clone()));
         }
-        found.map(Some).map_err(resolve::TableError::from)
+        found.map(Some).map_err(|e| resolve::TableError::from(e.to_string()))
     }
 
     fn as_of(&self) -> Option<&str> {
@@ -95,7 +115,7 @@ impl Schemas for Engine {
     }
 
     fn schema_at(&self, found: &Found) -> Result<Arc<resolve::Schema>, resolve::TableError> {
-        let schema = self.schema_of(&found.location)?;
+        let schema = self.schema_of(&found.location).map_err(|e| resolve::TableError::from(e.to_string()))?;
         let fields = schema.fields().iter().map(|f| {
             resolve::Field::new(f.name().clone(), f.data_type().to_string(), f.data_type().is_numeric())
         });

@@ -72,8 +72,17 @@ pub enum WeightCheckError {
     )]
     TooLarge(f64),
     /// The column could not be scanned as numbers (the scan's words).
-    #[error("{0}")]
+    #[error("cannot be read as numbers: {0}")]
     Unreadable(String),
+    /// The table cannot be read at all (its location, format or files).
+    #[error(transparent)]
+    Table(#[from] EngineError),
+    /// The Ballista cluster failed while it ran the scan.
+    #[error(transparent)]
+    Cluster(#[from] remote::ClusterFault),
+    /// The checking aggregate could not be built (DataFusion's words; not expected).
+    #[error("{0}")]
+    Unplanned(String),
 }
 
 /// A weight value no weight may have: negative, NaN or infinite. (Arrow orders floats totally,
@@ -99,23 +108,26 @@ impl Engine {
     pub fn check_weights(&self, location: &Path, weights: &[&str]) -> Vec<Result<(), WeightCheckError>> {
         match self.weight_sums(location, weights) {
             Ok(sums) => sums.into_iter().map(|(bad, largest)| weight_verdict(bad, largest)).collect(),
-            Err(e) if weights.len() == 1 => vec![Err(WeightCheckError::Unreadable(e))],
+            Err(e) if weights.len() == 1 => vec![Err(e)],
             Err(_) => weights.iter().map(|w| self.check_weight(location, w)).collect(),
         }
     }
 
     /// Per weight, over the whole table: the count of negative, NaN or infinite values, and the
     /// largest of the others. One scan.
-    pub(super) fn weight_sums(&self, location: &Path, weights: &[&str]) -> Result<Vec<(f64, f64)>, String> {
-        let reg = self.register(location).map_err(|e| e.to_string())?;
+    pub(super) fn weight_sums(
+        &self,
+        location: &Path,
+        weights: &[&str],
+    ) -> Result<Vec<(f64, f64)>, WeightCheckError> {
+        let reg = self.register(location)?;
+        let unplanned = |e: datafusion::error::DataFusionError| WeightCheckError::Unplanned(e.to_string());
         let mut exprs = Vec::with_capacity(2 * weights.len());
         for weight in weights {
             let w = cast(ident(*weight), DataType::Float64);
             let positive = w.clone().gt(lit(0.0)).and(std::ops::Not::not(bad_weight(&w)));
-            exprs.push(sum(when(bad_weight(&w), lit(1i64))
-                .otherwise(lit(0i64))
-                .map_err(|e| e.to_string())?));
-            exprs.push(max(when(positive, w.clone()).end().map_err(|e| e.to_string())?));
+            exprs.push(sum(when(bad_weight(&w), lit(1i64)).otherwise(lit(0i64)).map_err(unplanned)?));
+            exprs.push(max(when(positive, w.clone()).end().map_err(unplanned)?));
         }
         let batches = self
             .run_on(&reg.ctx, async {
@@ -125,8 +137,8 @@ impl Engine {
                 df.aggregate(vec![], exprs)?.collect().await
             })
             .map_err(|e| match remote::cluster_fault(&e) {
-                Some(fault) => fault.to_string(),
-                None => format!("cannot be read as numbers: {}", e.strip_backtrace()),
+                Some(fault) => WeightCheckError::Cluster(fault.clone()),
+                None => WeightCheckError::Unreadable(e.strip_backtrace()),
             })?;
         let mut sums = vec![(0.0, 0.0); weights.len()];
         for b in &batches {
