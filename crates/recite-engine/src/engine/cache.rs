@@ -537,13 +537,32 @@ fn checksum(meta: &HashMap<String, String>, rows: &[Row]) -> String {
 
 /// Writes an entry: `meta` (the keys of [`CHECKED`] but key and identity) and `rows`.
 /// Writes an entry into `folder` and removes the `old` files of its key.
+/// Why an entry could not be written (the run goes on: its sums are scanned again next time).
+#[derive(Debug, thiserror::Error)]
+enum WriteError {
+    /// The sums could not be encoded (Arrow's or serde's words).
+    #[error("{0}")]
+    Encode(String),
+    /// The entry's file could not be created, written or renamed into place.
+    #[error("{}: {error}", path.display())]
+    Io {
+        /// The folder or file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The sums do not fit an entry's layout.
+    #[error("{0}")]
+    Layout(&'static str),
+}
+
 fn write_file(
     folder: &Path,
     old: &[PathBuf],
     (key, identity): (&str, &str),
     mut meta: HashMap<String, String>,
     rows: &[Row],
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     meta.insert(META_FORMAT.to_string(), FORMAT.to_string());
     meta.insert(META_KEY.to_string(), key.to_string());
     meta.insert(META_IDENTITY.to_string(), identity.to_string());
@@ -561,20 +580,22 @@ fn write_file(
         Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2.w2))),
         Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.2.bad))),
     ];
-    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
-    let mut w = FileWriter::try_new(Vec::new(), &schema).map_err(|e| e.to_string())?;
-    w.write(&batch).map_err(|e| e.to_string())?;
-    w.finish().map_err(|e| e.to_string())?;
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    let encode = |e: datafusion::arrow::error::ArrowError| WriteError::Encode(e.to_string());
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(encode)?;
+    let mut w = FileWriter::try_new(Vec::new(), &schema).map_err(encode)?;
+    w.write(&batch).map_err(encode)?;
+    w.finish().map_err(encode)?;
+    let bytes = w.into_inner().map_err(encode)?;
     let path = folder.join(file_name(key, &bytes));
     // A private temporary file renamed into place: readers see the old entry or the new one.
     // No fsync: an entry a crash leaves short fails to parse or its checksum, and is rebuilt.
     let tmp = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(folder)
-        .map_err(|e| format!("{}: {e}", folder.display()))?;
-    std::io::Write::write_all(&mut tmp.as_file(), &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    tmp.persist(&path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
+        .map_err(|error| WriteError::Io { path: folder.to_path_buf(), error })?;
+    std::io::Write::write_all(&mut tmp.as_file(), &bytes)
+        .map_err(|error| WriteError::Io { path: path.clone(), error })?;
+    tmp.persist(&path).map_err(|e| WriteError::Io { path: path.clone(), error: e.error })?;
     for o in old.iter().filter(|o| **o != path) {
         let _ = std::fs::remove_file(o);
     }
@@ -587,11 +608,17 @@ fn write_entry(
     key: &str,
     identity: &str,
     entry: &Entry,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     let cells: Vec<u64> = entry.base.cells.iter().map(|c| c.to_bits()).collect();
     let meta = HashMap::from([
-        (META_CELLS.to_string(), serde_json::to_string(&cells).map_err(|e| e.to_string())?),
-        (META_PSUS.to_string(), serde_json::to_string(&entry.psus).map_err(|e| e.to_string())?),
+        (
+            META_CELLS.to_string(),
+            serde_json::to_string(&cells).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
+        (
+            META_PSUS.to_string(),
+            serde_json::to_string(&entry.psus).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
         (META_BAD.to_string(), entry.base.bad.to_string()),
     ]);
     write_file(folder, old, (key, identity), meta, &rows_of(&entry.base))
@@ -613,10 +640,10 @@ fn write_finished(
     key: &str,
     identity: &str,
     out: &super::Outcome,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     let s = &out.sums;
     if s.replicates.is_some() {
-        return Err("replicate totals are combined after the cache".into());
+        return Err(WriteError::Layout("replicate totals are combined after the cache"));
     }
     let mut moments: Vec<(usize, usize)> = s.moments.keys().copied().collect();
     moments.sort_unstable();
@@ -628,15 +655,24 @@ fn write_finished(
     let strata: Vec<&str> = s.psus.iter().map(|(h, _)| h.as_str()).collect();
     for (_, t) in &s.psus {
         if t.len() != layout.totals {
-            return Err("a PSU's totals do not match the job's".into());
+            return Err(WriteError::Layout("a PSU's totals do not match the job's"));
         }
         values.extend(t);
     }
     let cells: Vec<u64> = out.cells.iter().map(|(_, _, n)| *n).collect();
     let meta = HashMap::from([
-        (META_CELLS.to_string(), serde_json::to_string(&cells).map_err(|e| e.to_string())?),
-        (META_PSUS.to_string(), serde_json::to_string(&strata).map_err(|e| e.to_string())?),
-        (META_LAYOUT.to_string(), serde_json::to_string(&layout).map_err(|e| e.to_string())?),
+        (
+            META_CELLS.to_string(),
+            serde_json::to_string(&cells).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
+        (
+            META_PSUS.to_string(),
+            serde_json::to_string(&strata).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
+        (
+            META_LAYOUT.to_string(),
+            serde_json::to_string(&layout).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
     ]);
     let rows: Vec<Row> = values
         .iter()

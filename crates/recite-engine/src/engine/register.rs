@@ -274,7 +274,8 @@ impl Engine {
                 Err(DataFusionError::Plan("an SPSS table names one .sav or .zsav file, not a glob".into()))
             }
             Format::Sav => {
-                let table = crate::sav::SavTable::open(location).map_err(DataFusionError::Execution)?;
+                let table = crate::sav::SavTable::open(location)
+                    .map_err(|e| DataFusionError::Execution(e.to_string()))?;
                 ctx.register_table(name, Arc::new(table)).map(|_| ())
             }
             Format::Arrow(ext) => {
