@@ -110,30 +110,52 @@ pub fn adopt_dictionaries(study: &mut Study) {
 
 mod bytecode;
 
+/// Why an SPSS file cannot be read; worded to follow the file's path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SavError {
+    /// The file cannot be opened or read (the system's words).
+    #[error("cannot be read: {0}")]
+    Unreadable(String),
+    /// Its header, dictionary or layout does not hold (where and why, from the layout check).
+    #[error("{0}")]
+    Layout(String),
+    /// The SPSS reader refuses it (its words).
+    #[error("is not a readable SPSS file: {0}")]
+    NotSav(String),
+    /// The SPSS reader panicked on it (the panic's message).
+    #[error("is not a readable SPSS file: its reader failed on it ({0})")]
+    ReaderFailed(String),
+    /// The reader failed while it read the rows (its words: a damaged data section says where).
+    #[error("{0}")]
+    Rows(String),
+    /// Its batches cannot be passed from the reader's arrow to DataFusion's (arrow's words).
+    #[error("cannot be bridged to DataFusion: {0}")]
+    Bridge(String),
+}
+
 type Scanner = ambers::Scanner<bytecode::SavSource>;
 
-fn open(path: &Path, batch_rows: usize) -> Result<Scanner, String> {
-    let file = File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+fn open(path: &Path, batch_rows: usize) -> Result<Scanner, SavError> {
+    let file = File::open(path).map_err(|e| SavError::Unreadable(e.to_string()))?;
     // A bytecode-compressed file is decompressed as ambers reads it (ambers alone would hold
     // the whole compressed data section in memory); other files go to ambers as they are,
     // once their dictionary (and a .zsav's trailer) has been checked against the file.
-    let source = bytecode::SavSource::open(file)?;
+    let source = bytecode::SavSource::open(file).map_err(SavError::Layout)?;
     // Rows a batch holds: within BATCH_BYTES however wide a row is (one row at the least).
     let rows = source.row_bytes().map_or(batch_rows, |b| batch_rows.min((BATCH_BYTES / b).max(1) as usize));
-    isolated(|| ambers::scan_sav_from_reader(source, rows))?
-        .map_err(|e| format!("is not a readable SPSS file: {}", reason(e)))
+    isolated(|| ambers::scan_sav_from_reader(source, rows))?.map_err(|e| SavError::NotSav(reason(e)))
 }
 
 /// Runs `f` (a call into ambers), turning a panic into an error: a file that makes ambers
 /// panic fails its own table only.
-fn isolated<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+fn isolated<T>(f: impl FnOnce() -> T) -> Result<T, SavError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
         let why = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "no message".into());
-        format!("is not a readable SPSS file: its reader failed on it ({why})")
+        SavError::ReaderFailed(why)
     })
 }
 
@@ -159,7 +181,7 @@ pub struct Dictionary {
 }
 
 /// Reads the dictionary of a `.sav` / `.zsav` file (no data is decoded).
-pub fn dictionary(path: &Path) -> Result<Dictionary, String> {
+pub fn dictionary(path: &Path) -> Result<Dictionary, SavError> {
     let scanner = open(path, 1)?;
     Ok(dictionary_of(scanner.metadata()))
 }
@@ -212,14 +234,14 @@ struct Bridge {
 }
 
 impl Bridge {
-    fn new(schema: &arrow_57::datatypes::Schema) -> Result<Bridge, String> {
+    fn new(schema: &arrow_57::datatypes::Schema) -> Result<Bridge, SavError> {
         let writer = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), schema)
-            .map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
+            .map_err(|e| SavError::Bridge(e.to_string()))?;
         Ok(Bridge { writer, decoder: StreamDecoder::new(), last: 0 })
     }
 
-    fn convert(&mut self, batch: &arrow_57::record_batch::RecordBatch) -> Result<RecordBatch, String> {
-        let fail = |e: &dyn std::fmt::Display| format!("cannot be bridged to DataFusion: {e}");
+    fn convert(&mut self, batch: &arrow_57::record_batch::RecordBatch) -> Result<RecordBatch, SavError> {
+        let fail = |e: &dyn std::fmt::Display| SavError::Bridge(e.to_string());
         self.writer.get_mut().reserve(self.last);
         self.writer.write(batch).map_err(|e| fail(&e))?;
         // DataFusion's decoder takes the bytes as they are: the batch's arrays point into them.
@@ -236,14 +258,13 @@ impl Bridge {
 }
 
 /// The schema of an SPSS file in DataFusion's arrow.
-fn schema_of(scanner: &Scanner) -> Result<SchemaRef, String> {
+fn schema_of(scanner: &Scanner) -> Result<SchemaRef, SavError> {
     let schema = scanner.schema();
-    let mut w = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), &schema)
-        .map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
-    w.finish().map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
-    let bytes = w.into_inner().map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
-    let reader = StreamReader::try_new(std::io::Cursor::new(bytes), None)
-        .map_err(|e| format!("cannot be bridged to DataFusion: {e}"))?;
+    let bridge = |e: &dyn std::fmt::Display| SavError::Bridge(e.to_string());
+    let mut w = arrow_57::ipc::writer::StreamWriter::try_new(Vec::new(), &schema).map_err(|e| bridge(&e))?;
+    w.finish().map_err(|e| bridge(&e))?;
+    let bytes = w.into_inner().map_err(|e| bridge(&e))?;
+    let reader = StreamReader::try_new(std::io::Cursor::new(bytes), None).map_err(|e| bridge(&e))?;
     Ok(reader.schema())
 }
 
@@ -256,7 +277,7 @@ pub struct SavTable {
 
 impl SavTable {
     /// Opens the file and reads its schema (its dictionary, not its data).
-    pub fn open(path: &Path) -> Result<SavTable, String> {
+    pub fn open(path: &Path) -> Result<SavTable, SavError> {
         let scanner = open(path, 1)?;
         Ok(SavTable { path: path.to_path_buf(), schema: schema_of(&scanner)? })
     }
@@ -306,7 +327,7 @@ impl PartitionStream for SavPartition {
         let tx = builder.tx();
         let (path, schema, limit) = (self.path.clone(), self.schema.clone(), self.limit);
         builder.spawn_blocking(move || {
-            let error = |e: String| DataFusionError::External(format!("{}: {e}", path.display()).into());
+            let error = |e: SavError| DataFusionError::External(format!("{}: {e}", path.display()).into());
             isolated(|| scan(&path, &schema, limit, &tx)).map_err(error)?
         });
         builder.build()
@@ -320,7 +341,7 @@ fn scan(
     limit: Option<usize>,
     tx: &tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
 ) -> DfResult<()> {
-    let error = |e: String| DataFusionError::External(format!("{}: {e}", path.display()).into());
+    let error = |e: SavError| DataFusionError::External(format!("{}: {e}", path.display()).into());
     let mut scanner = open(path, BATCH_ROWS).map_err(error)?;
     // No column wanted (COUNT(*)): decode the first one, for its row count. Every column in
     // file order: no projection (ambers looks each name up, a step per column per column).
@@ -331,13 +352,13 @@ fn scan(
         !wanted.is_empty() && wanted.len() == names.len() && wanted.iter().zip(names).all(|(w, n)| w == n);
     let select: Vec<&str> = if wanted.is_empty() { vec![first.as_str()] } else { wanted };
     if !every {
-        scanner.select(&select).map_err(|e| error(reason(e)))?;
+        scanner.select(&select).map_err(|e| error(SavError::Rows(reason(e))))?;
     }
     if let Some(n) = limit {
         scanner.limit(n);
     }
     let mut bridge = Bridge::new(&scanner.schema()).map_err(error)?;
-    while let Some(batch) = scanner.next_batch().map_err(|e| error(reason(e)))? {
+    while let Some(batch) = scanner.next_batch().map_err(|e| error(SavError::Rows(reason(e))))? {
         let out = if schema.fields().is_empty() {
             let opts = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
             RecordBatch::try_new_with_options(schema.clone(), vec![], &opts)?
@@ -407,13 +428,13 @@ mod tests {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let e = dictionary(&path).err().unwrap_or_else(|| panic!("{name}: read"));
-        assert_eq!(SavTable::open(&path).err().as_deref(), Some(e.as_str()), "{name}");
-        e
+        assert_eq!(SavTable::open(&path).err().as_ref(), Some(&e), "{name}");
+        e.to_string()
     }
 
     /// Rows of every column of `path`, as a scan reads them.
     fn rows_scanned(path: &Path) -> DfResult<usize> {
-        let table = SavTable::open(path).map_err(DataFusionError::Execution)?;
+        let table = SavTable::open(path).map_err(|e| DataFusionError::Execution(e.to_string()))?;
         let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
         scan(path, &table.schema, None, &tx)?;
         drop(tx);
@@ -504,7 +525,7 @@ mod tests {
 
     #[test]
     fn a_panic_in_the_reader_fails_its_file_only() {
-        let e = isolated(|| -> usize { panic!("capacity overflow") }).unwrap_err();
+        let e = isolated(|| -> usize { panic!("capacity overflow") }).unwrap_err().to_string();
         assert!(e.contains("its reader failed on it (capacity overflow)"), "{e}");
         assert_eq!(isolated(|| 7), Ok(7));
     }

@@ -86,15 +86,58 @@ struct Labels {
     left_out: Vec<String>,
 }
 
+/// Why no starter catalog could be written; each names the file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum StarterError {
+    /// No data file was given.
+    #[error("no data file given")]
+    NoFiles,
+    /// A location holds a secret (a password, a query string), which study.toml must not.
+    #[error("{0}")]
+    Secret(String),
+    /// A PostgreSQL location that does not parse.
+    #[error("{location} {error}")]
+    Postgres {
+        /// The location, as given.
+        location: String,
+        /// Why.
+        error: crate::postgres::PostgresError,
+    },
+    /// A file that cannot be read, or is not a regular file.
+    #[error("{}: {error}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why, worded to follow its path.
+        error: String,
+    },
+    /// An SPSS file's dictionary cannot be read.
+    #[error("{}: {error}", path.display())]
+    Dictionary {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: sav::SavError,
+    },
+    /// The table cannot be profiled.
+    #[error("{}: {error}", path.display())]
+    Profile {
+        /// The file or location.
+        path: PathBuf,
+        /// Why.
+        error: crate::engine::ProfileError,
+    },
+}
+
 /// Writes the text of a starter `study.toml` for `files`, to be saved in `out_dir`.
 pub fn starter(
     files: &[PathBuf],
     out_dir: &Path,
     name: Option<&str>,
     engine: &Engine,
-) -> Result<String, String> {
+) -> Result<String, StarterError> {
     if files.is_empty() {
-        return Err("no data file given".into());
+        return Err(StarterError::NoFiles);
     }
     let mut sources: Vec<Source> = Vec::new();
     for file in files {
@@ -103,17 +146,18 @@ pub fn starter(
             // A table on a PostgreSQL server, written into the catalog as it is (a password is
             // refused: it would be shared with study.toml; PGPASSWORD gives it).
             if crate::catalog::location_has_password(&text) {
-                return Err(format!(
+                return Err(StarterError::Secret(format!(
                     "{}: the URL holds a password, which recite will not write into study.toml: \
                      give it through PGPASSWORD, or name an environment variable in [connections] \
                      (docs/catalog.md, \"PostgreSQL tables\")",
                     crate::objstore::redact(&text)
-                ));
+                )));
             }
-            let on_server = crate::postgres::Source::of_location(&text).map_err(|e| format!("{text} {e}"))?;
+            let on_server = crate::postgres::Source::of_location(&text)
+                .map_err(|error| StarterError::Postgres { location: text.to_string(), error })?;
             let profiles = engine
                 .profile(file, MAX_CODES.max(MAX_WAVES))
-                .map_err(|e| format!("{}: {e}", file.display()))?;
+                .map_err(|error| StarterError::Profile { path: file.clone(), error })?;
             let mut table = on_server.table.rsplit('.').next().unwrap_or("table").to_string();
             while sources.iter().any(|s| s.name == table) {
                 table.push('_');
@@ -128,15 +172,15 @@ pub fn starter(
             let text = file.to_string_lossy();
             let shown = crate::objstore::redact(&text);
             if shown != text {
-                return Err(format!(
+                return Err(StarterError::Secret(format!(
                     "{shown}: the URL holds a secret (user:password@, a query string, a fragment or \
                      ;parameters), which recite will not write into study.toml: name the object \
                      alone and give credentials through the environment (docs/catalog.md)"
-                ));
+                )));
             }
             let profiles = engine
                 .profile(file, MAX_CODES.max(MAX_WAVES))
-                .map_err(|e| format!("{}: {e}", file.display()))?;
+                .map_err(|error| StarterError::Profile { path: file.clone(), error })?;
             let mut table = table_name(file);
             while sources.iter().any(|s| s.name == table) {
                 table.push('_');
@@ -145,19 +189,25 @@ pub fn starter(
             sources.push(Source::new(table, path, None, profiles, file.clone()));
             continue;
         }
-        let meta = std::fs::metadata(file).map_err(|e| format!("{}: cannot be read: {e}", file.display()))?;
+        let meta = std::fs::metadata(file)
+            .map_err(|e| StarterError::File { path: file.clone(), error: format!("cannot be read: {e}") })?;
         if !meta.is_file() {
-            return Err(format!("{}: is not a regular file", file.display()));
+            return Err(StarterError::File { path: file.clone(), error: "is not a regular file".into() });
         }
-        let location = file.canonicalize().map_err(|e| format!("{}: {e}", file.display()))?;
+        let location = file
+            .canonicalize()
+            .map_err(|e| StarterError::File { path: file.clone(), error: e.to_string() })?;
         let dictionary = if sav::is_sav(file) {
-            Some(sav::dictionary(&location).map_err(|e| format!("{}: {e}", file.display()))?)
+            Some(
+                sav::dictionary(&location)
+                    .map_err(|error| StarterError::Dictionary { path: file.clone(), error })?,
+            )
         } else {
             None
         };
         let profiles = engine
             .profile(&location, MAX_CODES.max(MAX_WAVES))
-            .map_err(|e| format!("{}: {e}", file.display()))?;
+            .map_err(|error| StarterError::Profile { path: file.clone(), error })?;
         let mut table = table_name(file);
         while sources.iter().any(|s| s.name == table) {
             table.push('_');

@@ -144,9 +144,38 @@ fn read_cache_file(path: &Path) -> Result<Vec<u8>, Refused> {
     Ok(bytes)
 }
 
+/// What proves a table's files unchanged before a cache entry is used (`--cache-verify`,
+/// docs/cache.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verify {
+    /// Each file's size, times, inode and device, and a Parquet file's footer (other files are
+    /// hashed whole): cheap, but a write that keeps all of them (through a shared `mmap`, or a
+    /// tool that restores times) is not noticed.
+    #[default]
+    Identity,
+    /// The identity and the digest of every file's whole content, read before any entry is
+    /// used: a table is read once more per run, and any change to its bytes is noticed.
+    Content,
+}
+
+impl Verify {
+    /// Every choice, in the order `--help` lists them.
+    pub const ALL: [Verify; 2] = [Verify::Identity, Verify::Content];
+
+    /// The choice's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verify::Identity => "identity",
+            Verify::Content => "content",
+        }
+    }
+}
+
 /// A cache directory opened for a run (see the module doc).
 pub struct Cache {
     folder: PathBuf,
+    /// What proves a table unchanged ([`Cache::verifying`]).
+    verify: Verify,
     /// One cached run at a time per engine: a run on rows another is scanning waits, then reads
     /// the entries that one wrote instead of scanning the rows again.
     run: Mutex<()>,
@@ -189,7 +218,12 @@ impl Cache {
         if let Some(why) = distrust(&m) {
             return Err(refused(&why));
         }
-        Ok(Cache { folder, run: Mutex::new(()) })
+        Ok(Cache { folder, verify: Verify::default(), run: Mutex::new(()) })
+    }
+
+    /// This cache, proving a table's files unchanged as `verify` says before using an entry.
+    pub fn verifying(self, verify: Verify) -> Cache {
+        Cache { verify, ..self }
     }
 
     /// The entry files present, by the digest of their key (more than one only briefly, when
@@ -335,6 +369,7 @@ fn identity(
     location: &Path,
     csv: Option<&crate::catalog::CsvFormat>,
     listed: Vec<PathBuf>,
+    verify: Verify,
 ) -> Option<String> {
     // Canonical paths: `--data d` and `--data /abs/d` name the same files.
     let location = location.canonicalize().unwrap_or_else(|_| location.to_path_buf());
@@ -354,7 +389,7 @@ fn identity(
             format!("{}.{:09} ino {} dev {}", meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.dev());
         #[cfg(not(unix))]
         let changed = String::new();
-        let print = fingerprint(f, meta.len())?;
+        let print = fingerprint(f, meta.len(), verify)?;
         out.push_str(&format!(
             "{}\tsize {}\tmodified {modified}\tchanged {changed}\t{print}\n",
             f.display(),
@@ -392,10 +427,12 @@ fn files_of(location: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// A Parquet file's footer digest (its schema, row groups, sizes and statistics: reading it
-/// costs a few kilobytes), or the digest of a whole other file.
-fn fingerprint(path: &Path, size: u64) -> Option<String> {
+/// costs a few kilobytes), or the digest of a whole other file; of every file whole under
+/// [`Verify::Content`].
+fn fingerprint(path: &Path, size: u64, verify: Verify) -> Option<String> {
     let mut f = std::fs::File::open(path).ok()?;
-    let parquet = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    let parquet =
+        verify == Verify::Identity && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
     if parquet && size >= 12 {
         let mut tail = [0u8; 8];
         f.seek(SeekFrom::End(-8)).ok()?;
@@ -500,13 +537,32 @@ fn checksum(meta: &HashMap<String, String>, rows: &[Row]) -> String {
 
 /// Writes an entry: `meta` (the keys of [`CHECKED`] but key and identity) and `rows`.
 /// Writes an entry into `folder` and removes the `old` files of its key.
+/// Why an entry could not be written (the run goes on: its sums are scanned again next time).
+#[derive(Debug, thiserror::Error)]
+enum WriteError {
+    /// The sums could not be encoded (Arrow's or serde's words).
+    #[error("{0}")]
+    Encode(String),
+    /// The entry's file could not be created, written or renamed into place.
+    #[error("{}: {error}", path.display())]
+    Io {
+        /// The folder or file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The sums do not fit an entry's layout.
+    #[error("{0}")]
+    Layout(&'static str),
+}
+
 fn write_file(
     folder: &Path,
     old: &[PathBuf],
     (key, identity): (&str, &str),
     mut meta: HashMap<String, String>,
     rows: &[Row],
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     meta.insert(META_FORMAT.to_string(), FORMAT.to_string());
     meta.insert(META_KEY.to_string(), key.to_string());
     meta.insert(META_IDENTITY.to_string(), identity.to_string());
@@ -524,20 +580,22 @@ fn write_file(
         Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2.w2))),
         Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.2.bad))),
     ];
-    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
-    let mut w = FileWriter::try_new(Vec::new(), &schema).map_err(|e| e.to_string())?;
-    w.write(&batch).map_err(|e| e.to_string())?;
-    w.finish().map_err(|e| e.to_string())?;
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    let encode = |e: datafusion::arrow::error::ArrowError| WriteError::Encode(e.to_string());
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(encode)?;
+    let mut w = FileWriter::try_new(Vec::new(), &schema).map_err(encode)?;
+    w.write(&batch).map_err(encode)?;
+    w.finish().map_err(encode)?;
+    let bytes = w.into_inner().map_err(encode)?;
     let path = folder.join(file_name(key, &bytes));
     // A private temporary file renamed into place: readers see the old entry or the new one.
     // No fsync: an entry a crash leaves short fails to parse or its checksum, and is rebuilt.
     let tmp = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(folder)
-        .map_err(|e| format!("{}: {e}", folder.display()))?;
-    std::io::Write::write_all(&mut tmp.as_file(), &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    tmp.persist(&path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
+        .map_err(|error| WriteError::Io { path: folder.to_path_buf(), error })?;
+    std::io::Write::write_all(&mut tmp.as_file(), &bytes)
+        .map_err(|error| WriteError::Io { path: path.clone(), error })?;
+    tmp.persist(&path).map_err(|e| WriteError::Io { path: path.clone(), error: e.error })?;
     for o in old.iter().filter(|o| **o != path) {
         let _ = std::fs::remove_file(o);
     }
@@ -550,11 +608,17 @@ fn write_entry(
     key: &str,
     identity: &str,
     entry: &Entry,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     let cells: Vec<u64> = entry.base.cells.iter().map(|c| c.to_bits()).collect();
     let meta = HashMap::from([
-        (META_CELLS.to_string(), serde_json::to_string(&cells).map_err(|e| e.to_string())?),
-        (META_PSUS.to_string(), serde_json::to_string(&entry.psus).map_err(|e| e.to_string())?),
+        (
+            META_CELLS.to_string(),
+            serde_json::to_string(&cells).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
+        (
+            META_PSUS.to_string(),
+            serde_json::to_string(&entry.psus).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
         (META_BAD.to_string(), entry.base.bad.to_string()),
     ]);
     write_file(folder, old, (key, identity), meta, &rows_of(&entry.base))
@@ -576,10 +640,10 @@ fn write_finished(
     key: &str,
     identity: &str,
     out: &super::Outcome,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     let s = &out.sums;
     if s.replicates.is_some() {
-        return Err("replicate totals are combined after the cache".into());
+        return Err(WriteError::Layout("replicate totals are combined after the cache"));
     }
     let mut moments: Vec<(usize, usize)> = s.moments.keys().copied().collect();
     moments.sort_unstable();
@@ -591,15 +655,24 @@ fn write_finished(
     let strata: Vec<&str> = s.psus.iter().map(|(h, _)| h.as_str()).collect();
     for (_, t) in &s.psus {
         if t.len() != layout.totals {
-            return Err("a PSU's totals do not match the job's".into());
+            return Err(WriteError::Layout("a PSU's totals do not match the job's"));
         }
         values.extend(t);
     }
     let cells: Vec<u64> = out.cells.iter().map(|(_, _, n)| *n).collect();
     let meta = HashMap::from([
-        (META_CELLS.to_string(), serde_json::to_string(&cells).map_err(|e| e.to_string())?),
-        (META_PSUS.to_string(), serde_json::to_string(&strata).map_err(|e| e.to_string())?),
-        (META_LAYOUT.to_string(), serde_json::to_string(&layout).map_err(|e| e.to_string())?),
+        (
+            META_CELLS.to_string(),
+            serde_json::to_string(&cells).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
+        (
+            META_PSUS.to_string(),
+            serde_json::to_string(&strata).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
+        (
+            META_LAYOUT.to_string(),
+            serde_json::to_string(&layout).map_err(|e| WriteError::Encode(e.to_string()))?,
+        ),
     ]);
     let rows: Vec<Row> = values
         .iter()
@@ -1064,10 +1137,11 @@ impl Engine {
     /// The identity of a table's files ([`identity`]), or of its objects when it is on object
     /// storage ([`Engine::object_identity`]).
     fn identity(&self, location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
+        let verify = self.cache.as_ref().map_or(Verify::default(), |c| c.verify);
         if let Some((root, version)) = crate::delta::of_location(location) {
             // A version of a Delta table: its commit files and the data files it reads; the
             // latest (a bare folder, whose version moves) is never cached.
-            return identity(location, None, self.delta_files(&root, version?)?);
+            return identity(location, None, self.delta_files(&root, version?)?, verify);
         }
         if crate::postgres::is_location(&location.to_string_lossy()) {
             // A PostgreSQL table keeps no versions and no identity proves it unchanged: its
@@ -1075,7 +1149,7 @@ impl Engine {
             return None;
         }
         if crate::catalog::url_scheme(&location.to_string_lossy()).is_none() {
-            return identity(location, csv, self.listed(location)?);
+            return identity(location, csv, self.listed(location)?, verify);
         }
         let mut out = self.object_identity(location)?;
         if let Some(c) = csv {

@@ -330,7 +330,10 @@ impl KeptGroups {
             if more.len() > met[c] {
                 let codes: BTreeSet<i64> = self.by_column[c].iter().map(|r| r.code).collect();
                 let codes: Vec<i64> = codes.into_iter().collect();
-                let field = self.schema.field_with_name(&cited.columns[c]).map_err(|e| e.to_string());
+                let field = self
+                    .schema
+                    .field_with_name(&cited.columns[c])
+                    .map_err(|e| CodeSetError::Column(e.to_string()));
                 match field.and_then(|f| passing_codes(&engine.ctx, f, &more[met[c]..], &codes)) {
                     Ok(sets) => passing[c].extend(sets),
                     Err(_) => plans.iter_mut().for_each(|p| {
@@ -402,13 +405,30 @@ fn split_base(base: Expr, column: &str, whole: bool) -> (Option<Expr>, Vec<Expr>
 
 /// Per cited column, the codes each of its code predicates holds for, among the codes its
 /// groups hold.
+/// Why a base filter could not be evaluated on a cited column's codes: a fault of the data or
+/// the declaration (the scan's `ScanError::Data`), worded as DataFusion says it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum CodeSetError {
+    /// The cited column is not in the table's schema (arrow's words).
+    #[error("{0}")]
+    Column(String),
+    /// A base filter on the column failed on its codes.
+    #[error("a base filter on column {column:?}: {error}")]
+    Filter {
+        /// The cited column.
+        column: String,
+        /// What failed.
+        error: String,
+    },
+}
+
 fn code_sets(
     ctx: &datafusion::prelude::SessionContext,
     schema: &datafusion::arrow::datatypes::Schema,
     columns: &[String],
     predicates: &[Vec<Expr>],
     by_column: &[Vec<Row>],
-) -> Result<Vec<Vec<HashSet<i64>>>, String> {
+) -> Result<Vec<Vec<HashSet<i64>>>, CodeSetError> {
     columns
         .iter()
         .zip(predicates)
@@ -417,7 +437,7 @@ fn code_sets(
             if preds.is_empty() {
                 return Ok(Vec::new());
             }
-            let field = schema.field_with_name(c).map_err(|e| e.to_string())?;
+            let field = schema.field_with_name(c).map_err(|e| CodeSetError::Column(e.to_string()))?;
             let codes: BTreeSet<i64> = rows.iter().map(|r| r.code).collect();
             passing_codes(ctx, field, preds, &codes.into_iter().collect::<Vec<_>>())
         })
@@ -436,9 +456,12 @@ fn passing_codes(
     field: &datafusion::arrow::datatypes::Field,
     predicates: &[Expr],
     codes: &[i64],
-) -> Result<Vec<HashSet<i64>>, String> {
+) -> Result<Vec<HashSet<i64>>, CodeSetError> {
     use datafusion::arrow::array::{Array, AsArray, Int64Array, RecordBatch};
-    let fail = |e: &dyn std::fmt::Display| format!("a base filter on column {:?}: {e}", field.name());
+    let fail = |e: &dyn std::fmt::Display| CodeSetError::Filter {
+        column: field.name().clone(),
+        error: e.to_string(),
+    };
     if predicates.is_empty() {
         return Ok(Vec::new());
     }
@@ -775,7 +798,7 @@ impl Engine {
         let mut stats = cited.stats(jobs, rows, reason, weights_asked);
         let psus: Vec<(String, String)> = psus.into_iter().collect();
         let passing = code_sets(&self.ctx, &reg.schema, &cited.columns, &cited.codes, &by_column)
-            .map_err(ScanError::Data)?;
+            .map_err(|e| ScanError::Data(e.to_string()))?;
         let (sums, job_key) =
             accumulate_distinct(jobs, &plans, (&by_column, &cited.scales), &passing, &psus, design.is_some());
         let mut accumulated = Accumulated { sums, psus, reduction: None };

@@ -7,8 +7,35 @@ use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::logical_expr::Expr;
 use datafusion::prelude::{cast, ident, lit, when};
 
-use super::{Engine, Filters, remote, value_at};
+use super::{Engine, EngineError, FilterError, Filters, remote, value_at};
 use crate::catalog::Column;
+
+/// Why a universe cannot be checked ([`Engine::check_universe`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UniverseError {
+    /// Its filter cannot be used (or the table cannot be read).
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    /// The Ballista cluster failed while it ran the scan.
+    #[error(transparent)]
+    Cluster(#[from] remote::ClusterFault),
+}
+
+/// Why the data's routings cannot be looked for ([`Engine::routings`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RoutingError {
+    /// The table cannot be read.
+    #[error(transparent)]
+    Table(#[from] EngineError),
+    /// The grouped aggregate over a condition column failed (DataFusion's words).
+    #[error("column {condition:?}: {error}")]
+    Condition {
+        /// The condition column.
+        condition: String,
+        /// What failed.
+        error: String,
+    },
+}
 
 /// How a declared universe holds on the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,15 +87,15 @@ impl Engine {
         column: &str,
         meta: &Column,
         filter: &str,
-    ) -> Result<UniverseCheck, String> {
-        let reg = self.register(location).map_err(|e| e.to_string())?;
-        let mut filters = Filters::new(self, &reg.schema).map_err(|e| e.to_string())?;
+    ) -> Result<UniverseCheck, UniverseError> {
+        let reg = self.register(location).map_err(FilterError::from)?;
+        let mut filters = Filters::new(self, &reg.schema).map_err(FilterError::from)?;
         let inside = filters.parse(filter)?;
         let answered = answered(column, meta);
         let outside = answered.clone().and(inside.is_not_true());
-        let ones = |e: Expr| -> Result<Expr, String> {
+        let ones = |e: Expr| -> Result<Expr, FilterError> {
             Ok(datafusion::functions_aggregate::expr_fn::sum(
-                when(e, lit(1i64)).otherwise(lit(0i64)).map_err(|e| e.to_string())?,
+                when(e, lit(1i64)).otherwise(lit(0i64)).map_err(|e| FilterError::Untyped(e.to_string()))?,
             ))
         };
         let exprs = vec![ones(answered)?.alias("answered"), ones(outside)?.alias("outside")];
@@ -78,8 +105,8 @@ impl Engine {
                 df.aggregate(vec![], exprs)?.collect().await
             })
             .map_err(|e| match remote::cluster_fault(&e) {
-                Some(fault) => fault.to_string(),
-                None => format!("fails on the data: {}", e.strip_backtrace()),
+                Some(fault) => UniverseError::Cluster(fault.clone()),
+                None => UniverseError::Filter(FilterError::FailsOnData(e.strip_backtrace())),
             })?;
         let (mut a, mut o) = (0.0, 0.0);
         for b in &batches {
@@ -101,8 +128,8 @@ impl Engine {
         location: &std::path::Path,
         targets: &[&str],
         conditions: &[&str],
-    ) -> Result<Vec<Routing>, String> {
-        let reg = self.register(location).map_err(|e| e.to_string())?;
+    ) -> Result<Vec<Routing>, RoutingError> {
+        let reg = self.register(location)?;
         let mut found: Vec<Routing> = Vec::new();
         for condition in conditions.iter().take(MAX_CONDITIONS) {
             let open: Vec<&str> = targets
@@ -121,7 +148,10 @@ impl Engine {
                     let df = reg.ctx.table(reg.name.as_str()).await?;
                     df.aggregate(vec![code], exprs)?.collect().await
                 })
-                .map_err(|e| format!("column {condition:?}: {}", e.strip_backtrace()))?;
+                .map_err(|e| RoutingError::Condition {
+                    condition: condition.to_string(),
+                    error: e.strip_backtrace(),
+                })?;
             // Per target: codes all of whose rows answer, and whether any code is mixed or
             // unanswered.
             let mut all: Vec<Vec<f64>> = vec![Vec::new(); open.len()];
