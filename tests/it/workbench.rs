@@ -343,7 +343,9 @@ fn workbench_cases_are_saved_fetched_searched_and_exported() {
     assert_eq!(s.json("PUT", &format!("/v1/cases/{id}/note"), body.as_bytes(), 200)["note"], said);
     assert_eq!(s.json("GET", &format!("/v1/cases/{id}"), b"", 200)["note"], said);
     let export = s.call("GET", &format!("/cases/{id}/export"), b"").text();
-    assert!(export.contains("Ruled &lt;b&gt;W5's&lt;/b&gt; figure &amp; relabelled") && !export.contains("<b>W5"));
+    assert!(
+        export.contains("Ruled &lt;b&gt;W5's&lt;/b&gt; figure &amp; relabelled") && !export.contains("<b>W5")
+    );
     let long = serde_json::json!({ "note": "x".repeat(10_001) }).to_string();
     assert_eq!(s.json("PUT", &format!("/v1/cases/{id}/note"), long.as_bytes(), 400)["location"], "body.note");
 

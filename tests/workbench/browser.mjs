@@ -462,6 +462,18 @@ async function main() {
         }
       }
       check(s.checked.length > 0, "the fixture has a claim that is not REPRODUCED");
+      // The frame as tall as its report (no empty band under a short one).
+      await page.waitForFunction(() => {
+        const f = document.getElementById("report");
+        return f.contentDocument && f.contentDocument.body && Math.abs(f.getBoundingClientRect().height - f.contentDocument.body.getBoundingClientRect().height) < 40;
+      }, { timeout: 30_000 }).catch(() => {});
+      const slack = await page.$eval("#report", (f) => f.getBoundingClientRect().height - f.contentDocument.body.getBoundingClientRect().height);
+      check(slack >= 0 && slack < 40, `the report frame is sized to its report (${slack.toFixed(0)} px to spare)`);
+      // The saved time as people read it, the stamp in the tooltip.
+      const c = (await api("GET", `/v1/cases/${id}`)).json;
+      const saved = await page.$eval("#facts time", (t) => ({ datetime: t.getAttribute("datetime"), title: t.title, text: t.textContent }));
+      equal([saved.datetime, saved.title], [c.created, c.created], "the saved time's stamp (datetime, tooltip)");
+      check(/^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC$/.test(saved.text), `the saved time in words: "${saved.text}"`);
       // case.png as docs/workbench.md shows it: the first screen, as it opens.
       s.shots = [await shot(page, "case.png")];
     });
@@ -742,6 +754,9 @@ async function main() {
       const ip = await open("index-audit", { bypassCSP: true });
       await ip.goto(new URL("/", base).href, { waitUntil: "load" });
       await ip.waitForFunction(() => document.querySelectorAll("#cases tbody tr[data-case]").length > 0);
+      // Counts that say what they count.
+      const totals = await ip.$eval("#totals", (e) => e.textContent);
+      check(/^\d+ cases?, \d+ claims? in them: /.test(totals) && !/\(s\)/.test(totals), `the totals: "${totals}"`);
       found.push(...(await audit(ip, "index page")));
       s.shots = [await shot(ip, "index.png")];
       await ip.close();

@@ -610,12 +610,13 @@ fn exported(html: &str, meta: &Value, permalink: &str) -> String {
         "<section class=\"input case-facts\" id=\"case-facts\"><h2>Case {id}</h2><table>\
 <tr><th scope=\"row\">Case</th><td><code data-case-id>{id}</code></td></tr>\
 <tr><th scope=\"row\">Permalink</th><td data-permalink>{link}</td></tr>\
-<tr><th scope=\"row\">Saved</th><td><time datetime=\"{created}\">{created}</time></td></tr>\
+<tr><th scope=\"row\">Saved</th><td><time datetime=\"{created}\" title=\"{created}\">{saved}</time></td></tr>\
 <tr><th scope=\"row\">recite</th><td>{recite}</td></tr>\
 <tr><th scope=\"row\">Data</th><td>{data}</td></tr>",
         id = esc(&meta["id"]),
         link = escaped(permalink),
         created = esc(&meta["created"]),
+        saved = escaped(&human_time(meta["created"].as_str().unwrap_or_default())),
         recite = esc(&meta["recite"]),
     );
     if let Some(note) = meta["note"].as_str().filter(|n| !n.is_empty()) {
@@ -632,6 +633,13 @@ fn exported(html: &str, meta: &Value, permalink: &str) -> String {
         }
         None => html.to_string(),
     }
+}
+
+/// A stored RFC 3339 time as people read it (`7 Dec 2026, 15:43 UTC`), as the pages show it.
+fn human_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.with_timezone(&chrono::Utc).format("%-d %b %Y, %H:%M UTC").to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
 }
 
 /// Text as HTML text (the note keeps its line breaks: the report's `.text` pre-wraps them).
@@ -1073,6 +1081,24 @@ mod tests {
             ClaimRow { n: 1, study: None, period: None, measure: None, verdict: "DISCREPANT".into() },
         ];
         assert_eq!(most_serious(&mixed).as_deref(), Some("DISCREPANT"));
+    }
+
+    #[test]
+    fn junk_is_refused_and_a_transcript_without_claims_is_not() {
+        let junk = json!({ "summary": { "claims": 0 }, "inputs": [ { "file": "notes.txt", "claims": [], "findings": [
+            { "locator": { "file": "notes.txt", "line": 1, "column": 1, "pointer": "" },
+              "rule": "input/malformed", "level": "MUST", "message": "malformed JSON: expected value" } ] } ] });
+        let p = refused(&junk.to_string()).expect("refused");
+        assert_eq!((p.status, p.location.as_deref()), (422, Some("body")));
+        assert!(p.detail.starts_with("notes.txt, line 1, column 1: malformed JSON"), "{}", p.detail);
+        // Read, with nothing to claim and nothing wrong: a case all the same.
+        let quiet = json!({ "summary": { "claims": 0 }, "inputs": [ { "file": "t.json", "claims": [], "findings": [] } ] });
+        assert!(refused(&quiet.to_string()).is_none());
+        // A SHOULD finding is not the reader's refusal.
+        let should = json!({ "inputs": [ { "file": "t.json", "claims": [], "findings": [
+            { "locator": {}, "rule": "a2a/malformed", "level": "SHOULD", "message": "m" } ] } ] });
+        assert!(refused(&should.to_string()).is_none());
+        assert_eq!(human_time("2026-12-07T15:43:42.979Z"), "7 Dec 2026, 15:43 UTC");
     }
 
     #[test]

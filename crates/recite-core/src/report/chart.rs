@@ -17,11 +17,11 @@ use crate::extractor::Unit;
 use crate::settle::verdict::{Comparison, Series, SeriesPoint, Settlement};
 
 /// The drawing's width (the page scales it down to fit, never up).
-const WIDTH: f64 = 420.0;
+const WIDTH: f64 = 440.0;
 /// Room left of the plot: the y axis's labels.
 const LEFT: f64 = 56.0;
 /// Room right of the plot: the claimed value's label.
-const RIGHT: f64 = 92.0;
+const RIGHT: f64 = 118.0;
 /// Room above the plot.
 const TOP: f64 = 14.0;
 /// The plot's height.

@@ -234,11 +234,13 @@ function rulingClaim(rc, k) {
     where ? el('span', { class: 'muted' }, ` · ${where}`) : '',
     ' ', el('a', { href: `#whatif-claim-${k}`, class: 'to-whatif' }, 'what if…')));
   const base = rc.base || {};
-  // Both base n, always: the recomputed and the claimed.
-  const claimedBase = base.claimed_n === undefined || base.claimed_n === null ? 'none claimed' : `claimed ${base.claimed_n}`;
-  const baseWords = base.n === undefined ? ''
-    : base.matched === false ? `base n ${base.n}, not the ${base.claimed_n} claimed (${base.name || 'the base'})`
-      : `base n ${base.n} (${claimedBase})`;
+  // Both base n, always, once for the claim: the recomputed and the claimed.
+  if (base.n !== undefined) {
+    const claimedBase = base.claimed_n === undefined || base.claimed_n === null
+      ? 'none claimed' : base.matched === false ? `not the ${base.claimed_n} claimed` : `as claimed (${base.claimed_n})`;
+    div.append(el('p', { class: `ruling-base${base.matched === false ? ' disputed' : ''}` },
+      el('strong', {}, 'Base: '), `${base.name || 'the base'}, base n ${base.n}, ${claimedBase}`));
+  }
   const claimed = (rc.measures || []).filter((m) => (m.claims || []).length);
   const list = el('ul', { class: 'ruling-numbers' });
   for (const m of claimed) {
@@ -252,7 +254,6 @@ function rulingClaim(rc, k) {
         el('strong', { class: 'claimed' }, claimedText(m.unit, x)), '; the data says ',
         el('strong', { class: 'recomputed' }, value(m.unit, e.value)),
         el('span', { class: 'interval' }, interval),
-        baseWords ? el('span', { class: 'base' }, `, ${baseWords}`) : '',
         gap);
       list.append(li);
     }
