@@ -319,7 +319,7 @@ fn workbench_cases_are_saved_fetched_searched_and_exported() {
         let p = r.json();
         let detail = p["detail"].as_str().unwrap();
         assert_eq!(p["location"], "body", "{name}");
-        assert!(detail.starts_with(&format!("{name}")) && detail.contains(says), "{name}: {detail}");
+        assert!(detail.starts_with(name) && detail.contains(says), "{name}: {detail}");
         assert!(detail.contains("nothing was saved"), "{name}: {detail}");
     }
     assert_eq!(s.json("GET", "/v1/cases", b"", 200)["count"], before, "junk saved nothing");
