@@ -5,12 +5,16 @@
 //! the page, checks every highlighted number's status against the case's JSON report, switches
 //! the W6 claim to the previous wave in the what-if panel and checks the value shown against
 //! the API and against `POST /v1/verify` on the fixture's own citation edited, follows the
-//! permalink in a new page, exports, audits the pages with axe-core (no serious or critical
-//! violation), opens two files chosen at once as one case, and watches every request the pages
-//! make (none outside the server).
+//! permalink in a new page, keeps a note, exports (the case's id, permalink, time, versions and
+//! note in the file), audits every page state with axe-core (no violation at all), opens the
+//! three bundled transcripts chosen at once as one case, refuses junk files without saving
+//! anything, deletes a case once confirmed (its permalink then says it is gone), and watches
+//! every request the pages make (none outside the server, no console error). Before any click
+//! it checks the ruling on the first screen (claimed and recomputed values, interval, both base
+//! n, the likely cause and its what-if) and every chart's title and accessible name.
 //!
 //! The screenshots of each step are kept in `$CARGO_TARGET_TMPDIR/workbench-browser/`; with
-//! `RECITE_SCREENSHOTS=docs/workbench` the docs' (index.png, case.png, whatif.png) are
+//! `RECITE_SCREENSHOTS=docs/workbench` the docs' (index.png, case.png, three.png, whatif.png) are
 //! refreshed from them. Without node, Chromium or the npm packages (`tests/workbench/install.sh`)
 //! the test says SKIPPED, unless `RECITE_REQUIRE_BROWSER_TEST` is set (CI sets it), or
 //! `RECITE_REQUIRE_NODE` with node or the packages missing, or `RECITE_REQUIRE_CHROMIUM` with
@@ -30,10 +34,24 @@ use crate::support::root;
 /// the what-if's value is also compared with).
 const FIXTURE: &str = "examples/transcripts/a2a-v10-stream.sse";
 /// The steps `browser.mjs` runs, in order: every one must be there and pass.
-const STEPS: [&str; 9] =
-    ["controls", "open", "numbers", "whatif", "permalink", "export", "axe", "several", "requests"];
+const STEPS: [&str; 14] = [
+    "controls",
+    "open",
+    "ruling",
+    "numbers",
+    "charts",
+    "whatif",
+    "permalink",
+    "note",
+    "export",
+    "axe",
+    "several",
+    "junk",
+    "delete",
+    "requests",
+];
 /// The screenshots docs/workbench.md shows.
-const DOC_SHOTS: [&str; 3] = ["index.png", "case.png", "whatif.png"];
+const DOC_SHOTS: [&str; 4] = ["index.png", "case.png", "three.png", "whatif.png"];
 
 fn set(var: &str) -> bool {
     std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0")
@@ -221,7 +239,17 @@ fn workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe() 
     let numbers = steps.iter().find(|st| st["step"] == "numbers").unwrap();
     assert_eq!(numbers["highlighted"], Value::from(stated), "{summary}");
     // Every step's screenshot is a PNG.
-    for name in ["open-index.png", "case.png", "whatif.png", "permalink.png", "export.png", "index.png"] {
+    for name in [
+        "open-index.png",
+        "case.png",
+        "whatif.png",
+        "permalink.png",
+        "export.png",
+        "index.png",
+        "three.png",
+        "junk.png",
+        "gone.png",
+    ] {
         let png = std::fs::read(shots.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name} is not a PNG");
     }

@@ -572,7 +572,8 @@ fn example_transcripts_render_every_claim_with_a_badge_beside_every_number() {
     assert_eq!(header.len(), 1);
     let header = header[0];
     let h1 = squash(&dom.text(dom.find_tag(header, "h1")[0]));
-    assert_eq!(h1, format!("recite: {claims_total} claims checked"));
+    let plural = if claims_total == 1 { "" } else { "s" };
+    assert_eq!(h1, format!("recite: {claims_total} claim{plural} checked"));
     let counts = dom.find(header, "summary");
     assert_eq!(counts.len(), 1);
     for v in VERDICTS {

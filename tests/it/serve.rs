@@ -546,6 +546,19 @@ fn serve_with_a_token_lets_a_browser_sign_in_for_a_session() {
     problem(&s.request("GET", "/v1/cases", &forged, b""), 401, Some("header.authorization"));
     assert!(!s.log().contains(token), "the token was logged");
 
+    // Signed in, the pages offer sign-out; it expires the cookie and goes back to the index,
+    // which asks for the token again. The pages' icon is one their policies allow.
+    let index = s.request("GET", "/", &with, b"");
+    assert!(String::from_utf8_lossy(&index.body).contains("action=\"/signout\""), "a sign-out button");
+    let out = s.request("POST", "/signout", &from_page, b"");
+    assert_eq!((out.status, out.header("location")), (303, Some("/")));
+    let expired = out.header("set-cookie").expect("the cookie expired").to_string();
+    assert!(expired.starts_with("recite_session=;") && expired.contains("Max-Age=0"), "{expired}");
+    assert_eq!(s.request("GET", "/assets/favicon.svg", &[], b"").status, 200, "the icon is public");
+    let form = s.request("GET", "/signin", &[], b"");
+    assert!(form.header("content-security-policy").unwrap().contains("img-src 'self'"));
+    assert!(String::from_utf8_lossy(&form.body).contains("href=\"/assets/favicon.svg\""));
+
     // Behind a proxy (https, Host rewritten): the cookie is Secure, and the pages' Origin is the
     // public URL's.
     let public = "https://recite.example.org";

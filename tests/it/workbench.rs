@@ -194,8 +194,21 @@ fn workbench_cases_are_saved_fetched_searched_and_exported() {
         let export = s.call("GET", &format!("/cases/{id}/export"), b"");
         assert_eq!(export.status, 200);
         assert!(export.header("content-disposition").unwrap().starts_with("attachment;"));
-        let want_html = cli(&["check", "-", "--format", "html"], &body);
-        assert_eq!(export.text(), String::from_utf8(want_html).unwrap(), "{path}: the exported HTML report");
+        // The command line's report, with the case's facts first in its <main>: its id and
+        // permalink, so a ruling mailed on can be found in the ledger again.
+        let want_html = String::from_utf8(cli(&["check", "-", "--format", "html"], &body)).unwrap();
+        let exported = export.text();
+        let (start, end) = (
+            exported.find("<section class=\"input case-facts\"").unwrap(),
+            exported.find("</section>\n").unwrap(),
+        );
+        let facts = &exported[start..end + "</section>\n".len()];
+        assert_eq!(exported.replacen(facts, "", 1), want_html, "{path}: the exported HTML report");
+        assert!(facts.contains(&format!("<code data-case-id>{id}</code>")), "{facts}");
+        assert!(
+            facts.contains(&format!("<td data-permalink>http://127.0.0.1:{}/cases/{id}</td>", s.port)),
+            "{facts}"
+        );
 
         // The case: the input's digest is sha256sum's, its bytes as sent; the data layer's
         // files hashed as sha256sum hashes them.
@@ -293,6 +306,23 @@ fn workbench_cases_are_saved_fetched_searched_and_exported() {
     }
     let r = s.call("DELETE", "/v1/cases", b"");
     assert_eq!(r.status, 405);
+
+    // Not a transcript: refused with the reader's own words and where, and nothing saved.
+    let before = s.json("GET", "/v1/cases", b"", 200)["count"].clone();
+    for (name, body, says) in [
+        ("notes.txt", &b"These are notes, not a transcript."[..], "malformed JSON"),
+        ("empty.json", &b""[..], "empty input"),
+        ("other.json", &b"{\"a\": 1}"[..], "neither a {result, citation} pair"),
+    ] {
+        let r = s.call("POST", &format!("/v1/cases?name={name}"), body);
+        assert_eq!(r.status, 422, "{name}: {}", r.text());
+        let p = r.json();
+        let detail = p["detail"].as_str().unwrap();
+        assert_eq!(p["location"], "body", "{name}");
+        assert!(detail.starts_with(name) && detail.contains(says), "{name}: {detail}");
+        assert!(detail.contains("nothing was saved"), "{name}: {detail}");
+    }
+    assert_eq!(s.json("GET", "/v1/cases", b"", 200)["count"], before, "junk saved nothing");
     let r = s.call("POST", "/v1/cases?name=", b"{}");
     assert_eq!((r.status, r.json()["location"].as_str()), (400, Some("query.name")));
 
@@ -306,6 +336,30 @@ fn workbench_cases_are_saved_fetched_searched_and_exported() {
     assert_eq!(case["reruns"].as_array().unwrap().len(), 1);
     assert_eq!(s.call("GET", &format!("/cases/{id}/reruns/1/report"), b"").status, 200);
     assert_eq!(s.json("POST", "/v1/cases/000000000000000000000000/rerun", b"", 404)["location"], "path");
+
+    // The analyst's note: kept, escaped in the export, refused past its limit.
+    let said = "Ruled <b>W5's</b> figure & relabelled";
+    let body = serde_json::json!({ "note": said }).to_string();
+    assert_eq!(s.json("PUT", &format!("/v1/cases/{id}/note"), body.as_bytes(), 200)["note"], said);
+    assert_eq!(s.json("GET", &format!("/v1/cases/{id}"), b"", 200)["note"], said);
+    let export = s.call("GET", &format!("/cases/{id}/export"), b"").text();
+    assert!(
+        export.contains("Ruled &lt;b&gt;W5's&lt;/b&gt; figure &amp; relabelled") && !export.contains("<b>W5")
+    );
+    let long = serde_json::json!({ "note": "x".repeat(10_001) }).to_string();
+    assert_eq!(s.json("PUT", &format!("/v1/cases/{id}/note"), long.as_bytes(), 400)["location"], "body.note");
+
+    // Deleted: the case, its inputs and re-runs gone; its permalink says so; the others kept.
+    let count = s.json("GET", "/v1/cases", b"", 200)["count"].as_u64().unwrap();
+    assert_eq!(s.json("DELETE", &format!("/v1/cases/{id}"), b"", 200)["deleted"], id.as_str());
+    assert_eq!(s.call("GET", &format!("/v1/cases/{id}"), b"").status, 404);
+    assert_eq!(s.call("GET", &format!("/v1/cases/{id}/inputs/0"), b"").status, 404);
+    assert_eq!(s.call("GET", &format!("/cases/{id}/reruns/1/report"), b"").status, 404);
+    let gone = s.call("GET", &format!("/cases/{id}"), b"");
+    assert_eq!(gone.status, 404);
+    assert!(gone.text().contains("This case is gone"), "{}", gone.text());
+    assert_eq!(s.json("DELETE", &format!("/v1/cases/{id}"), b"", 404)["location"], "path");
+    assert_eq!(s.json("GET", "/v1/cases", b"", 200)["count"].as_u64().unwrap(), count - 1);
 }
 
 /// Adds 20 to the first 3000 zinc values of an NHANES II copy: its mean moves, its base does

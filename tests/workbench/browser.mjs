@@ -149,6 +149,8 @@ function citedVerdict(claim, compared) {
 // The browser, every request of every page watched
 
 const requests = { seen: [], outside: [], failed_answers: [], errors: [], notes: [] };
+// Answers >= 400 a step asked for on purpose ("STATUS URL"): the permalink of a deleted case.
+const expectedAnswers = new Set();
 
 function allowed(url) {
   if (url.startsWith("data:") || url.startsWith("about:")) return true;
@@ -179,6 +181,7 @@ async function watch(page, label) {
     // Chromium asks for /favicon.ico by itself for a top-level page that names no icon (the
     // report, opened on its own for the audit): not the page's request, so noted, not failed.
     if (new URL(r.url()).pathname === "/favicon.ico") requests.notes.push(`${line} (the browser's own)`);
+    else if (expectedAnswers.has(`${r.status()} ${r.url()}`)) requests.notes.push(`${line} (expected)`);
     else requests.failed_answers.push(line);
   });
   page.on("pageerror", (e) => requests.errors.push(`${label}: script error: ${e.message}`));
@@ -186,6 +189,8 @@ async function watch(page, label) {
     if (m.type() !== "error") return;
     const at = (m.location() || {}).url || "";
     if (at.endsWith("/favicon.ico")) return; // its 404, noted above
+    // Chromium logs the expected 404 of a deleted case's permalink as a failed resource load.
+    if (expectedAnswers.has(`404 ${at}`)) return;
     requests.errors.push(`${label}: console error: ${m.text()}${at ? ` (${at})` : ""}`);
   });
 }
@@ -274,6 +279,13 @@ async function audit(page, where) {
     }));
   });
   return result.map((v) => ({ where, ...v }));
+}
+
+// Every violation axe found is the step's failure, whatever its impact.
+function axeFailures(found) {
+  for (const v of found) {
+    current.failures.push(`${v.where}: ${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target).join(", ")}`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -392,14 +404,79 @@ async function main() {
       equal(c.json.inputs[0].name, path.basename(fixture), "the input's name is the file's");
       const shownId = await page.$eval("header code", (e) => e.textContent);
       equal(shownId, id, "the page names its case");
-      // case.png as docs/workbench.md shows it: the page's top, the facts and the report.
-      await page.setViewport({ ...VIEWPORT, height: 1600 });
-      s.shots.push(await shot(page, "case.png"));
-      await page.setViewport(VIEWPORT);
       report = (await api("GET", `/v1/cases/${id}/report`)).json;
       check(report && report.inputs, "GET /v1/cases/ID/report is a JSON report");
     });
     if (!opened_ || !id || !report) throw new Error("no case page: the later steps need one");
+
+    // (a2) The ruling, on the first screen, before any click: for every claim that is not
+    // REPRODUCED, the claimed and recomputed values, the interval, both base n and the likely
+    // cause in view; the likely alternative's what-if beside it (what POST …/whatif answers);
+    // every REPRODUCED number's recomputed value inline.
+    await step("ruling", async (s) => {
+      await page.waitForSelector("#ruling .ruling-claim", { timeout: 60_000 });
+      const claims = claimsOf(report);
+      const alts = (await api("GET", `/v1/cases/${id}/alternatives`)).json;
+      const pct = (v) => `${(v * 100).toFixed(1)}%`;
+      s.checked = [];
+      for (const [k, c] of claims.entries()) {
+        const sel = `#ruling-claim-${k}`;
+        const got = await page.$eval(sel, (e) => ({
+          text: e.textContent.replace(/\s+/g, " "),
+          verdict: e.dataset.verdict,
+          visible: e.checkVisibility(),
+          top: e.getBoundingClientRect().top,
+          folded: !!e.closest("details:not([open])"),
+        })).catch(() => null);
+        if (!check(got, `claim ${k} has its ruling (${sel})`)) continue;
+        equal(got.verdict, c.verdict, `claim ${k}'s ruling verdict`);
+        check(got.visible && !got.folded, `claim ${k}'s ruling is in view, not folded`);
+        for (const m of (c.measures || []).filter((x) => (x.claims || []).length)) {
+          for (const x of m.claims) check(got.text.includes(x.claimed.text), `claim ${k}: the claimed ${m.name} ${x.claimed.text} in "${got.text}"`);
+          const e = m.estimate || {};
+          if (m.unit === "proportion" && typeof e.value === "number") {
+            check(got.text.includes(pct(e.value)), `claim ${k}: ${m.name} recomputed ${pct(e.value)} in "${got.text}"`);
+            if (typeof e.ci_low === "number") check(got.text.includes(`[${pct(e.ci_low)}, ${pct(e.ci_high)}]`), `claim ${k}: ${m.name}'s interval in "${got.text}"`);
+          }
+        }
+        if (c.base && c.base.n !== undefined) {
+          check(got.text.includes(`base n ${c.base.n}`), `claim ${k}: the recomputed base n ${c.base.n}`);
+          if (c.base.claimed_n !== undefined && c.base.claimed_n !== null) check(got.text.includes(String(c.base.claimed_n)), `claim ${k}: the claimed base n ${c.base.claimed_n}`);
+        }
+        if (c.verdict === "REPRODUCED") continue;
+        s.checked.push(k);
+        check(got.top < VIEWPORT.height, `claim ${k} (${c.verdict}) is on the first screen (top ${got.top})`);
+        const first = (c.explanations || [])[0];
+        if (first) check(got.text.includes(first.message), `claim ${k}: the likely cause "${first.message}" in "${got.text}"`);
+        else check((c.reasons || []).every((r) => got.text.includes(r)), `claim ${k}: its reasons in "${got.text}"`);
+        const mine = alts && (alts.claims || []).find((x) => x.claim === k);
+        const likely = mine && mine.alternatives.find((a) => a.likely);
+        if (likely) {
+          await page.waitForSelector(`${sel} .likely-result .badge`, { timeout: SLOW_MS });
+          const shown = await page.$eval(`${sel} .likely-result`, (e) => ({ text: e.textContent, verdict: e.querySelector(".badge").textContent }));
+          const w = await api("POST", `/v1/cases/${id}/whatif`, { claim: k, alternative: likely.id });
+          equal(shown.verdict, w.json.verdict, `claim ${k}: the likely alternative's verdict beside it is POST …/whatif's`);
+          check(shown.text.includes(likely.label), `claim ${k}: the likely alternative named ("${likely.label}")`);
+          if (w.json.report_claim.base) check(shown.text.includes(`base ${w.json.report_claim.base.n}`), `claim ${k}: the likely alternative's base n`);
+          s.likely = { claim: k, alternative: likely.id, verdict: shown.verdict };
+        }
+      }
+      check(s.checked.length > 0, "the fixture has a claim that is not REPRODUCED");
+      // The frame as tall as its report (no empty band under a short one).
+      await page.waitForFunction(() => {
+        const f = document.getElementById("report");
+        return f.contentDocument && f.contentDocument.body && Math.abs(f.getBoundingClientRect().height - f.contentDocument.body.getBoundingClientRect().height) < 40;
+      }, { timeout: 30_000 }).catch(() => {});
+      const slack = await page.$eval("#report", (f) => f.getBoundingClientRect().height - f.contentDocument.body.getBoundingClientRect().height);
+      check(slack >= 0 && slack < 40, `the report frame is sized to its report (${slack.toFixed(0)} px to spare)`);
+      // The saved time as people read it, the stamp in the tooltip.
+      const c = (await api("GET", `/v1/cases/${id}`)).json;
+      const saved = await page.$eval("#facts time", (t) => ({ datetime: t.getAttribute("datetime"), title: t.title, text: t.textContent }));
+      equal([saved.datetime, saved.title], [c.created, c.created], "the saved time's stamp (datetime, tooltip)");
+      check(/^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC$/.test(saved.text), `the saved time in words: "${saved.text}"`);
+      // case.png as docs/workbench.md shows it: the first screen, as it opens.
+      s.shots = [await shot(page, "case.png")];
+    });
 
     // (b) Every highlighted number's status, against the JSON report.
     await step("numbers", async (s) => {
@@ -448,6 +525,33 @@ async function main() {
       // a traced W6 one.
       const statuses = new Set(report.inputs.flatMap((i) => (i.answers || []).flatMap((a) => a.numbers.map((n) => n.status))));
       check(statuses.has("TRACED") && statuses.has("TRACED_TO_DISCREPANT"), `statuses ${[...statuses]}`);
+    });
+
+
+    // (b2) Every chart in the report frame: its visible title and its accessible name (the
+    // SVG's title, role img) start with the measure it draws, in the order of the claims'
+    // series; no empty header cell in its data table.
+    await step("charts", async (s) => {
+      const want = claimsOf(report).flatMap((c) => (c.series || []).map((x) => x.measure));
+      const got = await page.$eval("#report", (f) => [...f.contentDocument.querySelectorAll(".chart")].map((c) => {
+        const svg = c.querySelector("svg");
+        return {
+          title: (c.querySelector(".chart-title .chart-measure") || {}).textContent || null,
+          visible: (c.querySelector(".chart-title") || {}).textContent || "",
+          role: svg && svg.getAttribute("role"),
+          name: svg && svg.querySelector(":scope > title") ? svg.querySelector(":scope > title").textContent : null,
+          emptyHeaders: c.querySelectorAll("th:empty").length,
+        };
+      }));
+      s.charts = got.length;
+      check(want.length > 0, "the case's claims have series (settled with series on)");
+      equal(got.map((c) => c.title), want, "each chart's visible title is its measure, in order");
+      for (const [i, c] of got.entries()) {
+        check(c.role === "img" && c.name && c.name.startsWith(want[i]), `chart ${i}: accessible name "${c.name}" starts with ${want[i]}`);
+        equal(c.emptyHeaders, 0, `chart ${i}: empty header cells`);
+      }
+      const panels = await page.$eval("#report", (f) => [...f.contentDocument.querySelectorAll(".charts")].length);
+      check(panels > 0, "the charts of a claim are one panel (.charts)");
     });
 
     // (c) What if: the W6 claim on the previous wave.
@@ -571,6 +675,19 @@ async function main() {
       await p2.close();
     });
 
+
+    // (d2) The analyst's note: saved with the case (the API says so), shown on the page.
+    await step("note", async (s) => {
+      const words = "Ruled: the W5 figure <b>relabelled</b> as W6 & sent on — J.";
+      await page.$eval("#note", (e) => { e.value = ""; });
+      await page.type("#note", words);
+      await page.click("#note-form button[type=submit]");
+      await page.waitForFunction(() => /Saved/.test(document.getElementById("note-status").textContent), { timeout: 30_000 });
+      equal((await api("GET", `/v1/cases/${id}`)).json.note, words, "the note the API keeps");
+      equal(await page.$eval("#note-text", (e) => e.textContent), words, "the note shown, as text");
+      s.note = words;
+    });
+
     // (e) Export: one self-contained HTML document.
     await step("export", async (s) => {
       const href = await page.$eval('a[href$="/export"]', (a) => a.href);
@@ -591,13 +708,33 @@ async function main() {
       ].map((m) => html.slice(Math.max(0, m.index - 40), m.index + 80));
       check(outside.length === 0, `outside references or loaders in the export: ${JSON.stringify(outside.slice(0, 5))}`);
       const framed = await api("GET", `/cases/${id}/report`);
-      check(framed.text === html, "the export is the framed report, byte for byte");
+      // The export is the framed report with the case's facts first in its <main>.
+      const facts = html.match(/<section class="input case-facts" id="case-facts">[\s\S]*?<\/section>\n/);
+      if (check(facts, "the export carries the case's facts (section#case-facts)")) {
+        check(html.replace(facts[0], "") === framed.text, "the export is the framed report and the case's facts, byte for byte");
+      }
+      const c = (await api("GET", `/v1/cases/${id}`)).json;
+      const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
       // Rendered on its own, it loads nothing at all.
       const p3 = await open("export", { bypassCSP: false });
       const before = requests.seen.length;
       await p3.setContent(html, { waitUntil: "load" });
       const loads = requests.seen.slice(before).filter((l) => !/ (data|about):/.test(l));
       check(loads.length === 0, `the exported report made requests: ${loads}`);
+      const shownFacts = await p3.$eval("#case-facts", (e) => ({
+        id: e.querySelector("[data-case-id]").textContent,
+        permalink: e.querySelector("[data-permalink]").textContent,
+        saved: e.querySelector("time").getAttribute("datetime"),
+        text: e.textContent,
+        note: (e.querySelector("[data-note]") || {}).textContent || null,
+      }));
+      equal(shownFacts.id, id, "the export's case id");
+      equal(shownFacts.permalink, `${origin}/cases/${id}`, "the export's permalink");
+      equal(shownFacts.saved, c.created, "the export's saved time");
+      check(shownFacts.text.includes(c.recite), "the export names the recite version");
+      check(shownFacts.text.includes(c.fingerprint), "the export names the data's fingerprint");
+      equal(shownFacts.note, c.note, "the export carries the analyst's note, as text");
+      check(!html.includes("<b>relabelled</b>") && html.includes(esc(c.note)), "the note is escaped in the export");
       const marks = await p3.$$eval("mark.ans", (l) => l.length);
       const want = report.inputs.flatMap((i) => (i.answers || []).flatMap((a) => a.numbers)).length;
       equal(marks, want, "the exported report highlights every stated number");
@@ -617,28 +754,31 @@ async function main() {
       const ip = await open("index-audit", { bypassCSP: true });
       await ip.goto(new URL("/", base).href, { waitUntil: "load" });
       await ip.waitForFunction(() => document.querySelectorAll("#cases tbody tr[data-case]").length > 0);
+      // Counts that say what they count.
+      const totals = await ip.$eval("#totals", (e) => e.textContent);
+      check(/^\d+ cases?, \d+ claims? in them: /.test(totals) && !/\(s\)/.test(totals), `the totals: "${totals}"`);
       found.push(...(await audit(ip, "index page")));
       s.shots = [await shot(ip, "index.png")];
       await ip.close();
       out.axe = found;
       s.violations = found.map((v) => `${v.where}: ${v.impact} ${v.id} (${v.count})`);
-      for (const v of found.filter((x) => SERIOUS.has(x.impact))) {
-        current.failures.push(`${v.where}: ${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target).join(", ")}`);
-      }
+      axeFailures(found);
     });
 
-    // (g) Several files chosen at once are one case: the fixture and a bundled citation, each
-    // input the file's bytes under its name, and the case's report the one `recite check`
-    // makes of both (its inputs in the order sent).
+    // (g) Several files chosen at once are one case: the three bundled transcripts, each input
+    // the file's bytes under its name, and the case's report the one `recite check` makes of
+    // them (its inputs in the order sent).
+    let several = null;
     await step("several", async (s) => {
-      const second = path.resolve(path.dirname(path.resolve(fixture)), "../citations/versant-w6-considered.json");
+      const dir = path.dirname(path.resolve(fixture));
+      const files = ["a2a-v03-task.json", path.basename(fixture), "agui-run.sse"].map((f) => path.join(dir, f));
       const p4 = await open("several", { bypassCSP: true });
       await p4.goto(new URL("/", base).href, { waitUntil: "load" });
       await p4.waitForFunction(() => document.getElementById("totals").textContent.trim() !== "");
       const input = await p4.$("#files");
       const [nav] = await Promise.all([
         p4.waitForNavigation({ waitUntil: "load", timeout: SLOW_MS }),
-        input.uploadFile(path.resolve(fixture), second),
+        input.uploadFile(...files),
       ]);
       check(nav && nav.ok(), `the case page answered ${nav && nav.status()}`);
       const m = new URL(p4.url()).pathname.match(/^\/cases\/([0-9a-f]{24})$/);
@@ -646,18 +786,91 @@ async function main() {
       check(m[1] !== id, "the two files made a new case");
       await caseReady(p4);
       const c = await api("GET", `/v1/cases/${m[1]}`);
-      equal(c.json.inputs.length, 2, "the case's inputs");
+      equal(c.json.inputs.length, files.length, "the case's inputs");
       const names = c.json.inputs.map((i) => i.name);
-      equal(JSON.stringify(names), JSON.stringify([path.basename(fixture), path.basename(second)]), "the inputs' names");
-      const bytes = [fixtureText, readFileSync(second, "utf8")];
-      for (const k of [0, 1]) {
+      equal(names, files.map((f) => path.basename(f)), "the inputs' names");
+      const bytes = files.map((f) => readFileSync(f, "utf8"));
+      for (const k of bytes.keys()) {
         const got = await api("GET", `/v1/cases/${m[1]}/inputs/${k}`);
         check(got.text === bytes[k], `input ${k} is ${names[k]}, byte for byte`);
       }
       const r = (await api("GET", `/v1/cases/${m[1]}/report`)).json;
-      equal(r.inputs.length, 2, "the report's inputs");
+      equal(r.inputs.length, files.length, "the report's inputs");
       s.case = m[1];
+      several = m[1];
+      await p4.waitForSelector("#ruling .ruling-claim");
+      s.shots = [await shot(p4, "three.png")];
+      s.axe = await audit(p4, "case page of three transcripts");
+      axeFailures(s.axe);
       await p4.close();
+    });
+
+    // (h) Junk is refused in the page, with the reader's message and where, and nothing is
+    // saved: a file that is not JSON, an empty one, and 30 MB of text.
+    await step("junk", async (s) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "recite-junk-"));
+      const junk = [
+        ["notes.txt", "These are my notes, not a transcript.\n", /malformed JSON/],
+        ["empty.json", "", /empty input/],
+        ["big.txt", "x".repeat(30 * 1024 * 1024), /malformed/],
+      ];
+      const before = (await api("GET", "/v1/cases?limit=1000")).json.count;
+      const p5 = await open("junk", { bypassCSP: true });
+      await p5.goto(new URL("/", base).href, { waitUntil: "load" });
+      await p5.waitForFunction(() => document.getElementById("totals").textContent.trim() !== "");
+      s.refused = [];
+      for (const [name, body, says] of junk) {
+        const file = path.join(dir, name);
+        writeFileSync(file, body);
+        await (await p5.$("#files")).uploadFile(file);
+        await p5.waitForFunction((n) => {
+          const e = document.querySelector("#status .error");
+          return e && e.textContent.startsWith(`${n}:`);
+        }, { timeout: SLOW_MS }, name);
+        const text = await p5.$eval("#status .error", (e) => e.textContent);
+        s.refused.push(text.slice(0, 200));
+        check(says.test(text), `${name}: the reader's message in "${text.slice(0, 200)}"`);
+        check(text.includes(name) && /line 1/.test(text), `${name}: where (the file, its line) in "${text.slice(0, 200)}"`);
+        check(/nothing was saved/.test(text), `${name}: the page says nothing was saved`);
+        equal(new URL(p5.url()).pathname, "/", `${name}: the page stays on the index`);
+        equal((await api("GET", "/v1/cases?limit=1000")).json.count, before, `${name}: the ledger's cases`);
+      }
+      s.axe = await audit(p5, "index page, a file refused");
+      axeFailures(s.axe);
+      s.shots = [await shot(p5, "junk.png")];
+      await p5.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    // (i) Delete, confirmed: the case and its inputs are gone, and its permalink says so.
+    await step("delete", async (s) => {
+      if (!check(several, "the several-files case to delete")) return;
+      const before = (await api("GET", "/v1/cases?limit=1000")).json.count;
+      const p6 = await open("delete", { bypassCSP: true });
+      const href = new URL(`/cases/${several}`, base).href;
+      await p6.goto(href, { waitUntil: "load" });
+      await caseReady(p6);
+      await p6.click("#delete");
+      check(await p6.$eval("#delete-confirm", (e) => e.checkVisibility()), "deleting asks first (#delete-confirm shown)");
+      equal((await api("GET", "/v1/cases?limit=1000")).json.count, before, "nothing deleted before the confirmation");
+      s.axe = await audit(p6, "case page, asking to delete");
+      axeFailures(s.axe);
+      expectedAnswers.add(`404 ${href}`);
+      const [nav] = await Promise.all([
+        p6.waitForNavigation({ waitUntil: "load", timeout: SLOW_MS }),
+        p6.click("#delete-yes"),
+      ]);
+      equal(nav && nav.status(), 404, "the deleted case's permalink answers 404");
+      const gone = await p6.$eval("#gone", (e) => e.textContent).catch(() => "");
+      check(gone.includes(several) && /deleted/.test(gone), `the permalink says the case is gone: "${gone}"`);
+      equal((await api("GET", `/v1/cases/${several}`)).status, 404, "GET /v1/cases/ID after the delete");
+      equal((await api("GET", `/v1/cases/${several}/inputs/0`)).status, 404, "its input after the delete");
+      equal((await api("GET", "/v1/cases?limit=1000")).json.count, before - 1, "the ledger's cases after the delete");
+      const found = await audit(p6, "the permalink of a deleted case");
+      s.axe = [...s.axe, ...found];
+      axeFailures(found);
+      s.shots = [await shot(p6, "gone.png")];
+      await p6.close();
     });
   } catch (e) {
     steps.push({ step: "run", ok: false, failures: [String(e && e.message ? e.message : e)] });

@@ -63,6 +63,8 @@ pub const MIGRATIONS: &[&str] = &[
         moved TEXT NOT NULL,
         PRIMARY KEY (case_id, n)
     ) STRICT;",
+    // 2: the analyst's note on a case (their ruling in words), empty until written.
+    "ALTER TABLE cases ADD COLUMN note TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The ledger's default place: `$XDG_DATA_HOME/recite/ledger.sqlite3`, else
@@ -350,13 +352,32 @@ impl Ledger {
         Ok(Some((n, created)))
     }
 
+    /// Deletes case `id` with its inputs, search rows and re-runs, in one transaction; whether
+    /// there was such a case.
+    pub fn delete(&self, id: &str) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for table in ["inputs", "claims", "reruns"] {
+            // The table names are ours; the id is bound.
+            tx.execute(&format!("DELETE FROM {table} WHERE case_id = ?1"), [id])?;
+        }
+        let gone = tx.execute("DELETE FROM cases WHERE id = ?1", [id])? > 0;
+        tx.commit()?;
+        Ok(gone)
+    }
+
+    /// Sets the analyst's note on case `id`; whether there was such a case.
+    pub fn set_note(&self, id: &str, note: &str) -> Result<bool> {
+        Ok(self.conn().execute("UPDATE cases SET note = ?2 WHERE id = ?1", params![id, note])? > 0)
+    }
+
     /// A case, or none.
     pub fn get(&self, id: &str) -> Result<Option<Case>> {
         let conn = self.conn();
         let row = conn
             .query_row(
                 "SELECT id, created, recite, data_layer, fingerprint, data_files, claims, verdict, verdicts, \
-                 report_json, report_html FROM cases WHERE id = ?1",
+                 report_json, report_html, note FROM cases WHERE id = ?1",
                 [id],
                 |r| {
                     Ok((
@@ -371,12 +392,25 @@ impl Ledger {
                         r.get::<_, String>(8)?,
                         r.get::<_, String>(9)?,
                         r.get::<_, String>(10)?,
+                        r.get::<_, String>(11)?,
                     ))
                 },
             )
             .optional()?;
-        let Some((id, created, recite, layer, fingerprint, files, claims, verdict, verdicts, json, html)) =
-            row
+        let Some((
+            id,
+            created,
+            recite,
+            layer,
+            fingerprint,
+            files,
+            claims,
+            verdict,
+            verdicts,
+            json,
+            html,
+            note,
+        )) = row
         else {
             return Ok(None);
         };
@@ -426,6 +460,7 @@ impl Ledger {
             "verdicts": parse(&verdicts),
             "inputs": inputs,
             "reruns": reruns,
+            "note": note,
         });
         Ok(Some(Case { meta, report_json: json, report_html: html }))
     }
@@ -638,6 +673,22 @@ mod tests {
         assert_eq!(l.save_rerun(&a, &r).unwrap().unwrap().0, 1);
         assert_eq!(l.save_rerun(&a, &r).unwrap().unwrap().0, 2);
         assert!(l.save_rerun("000000000000000000000000", &r).unwrap().is_none());
+
+        // The analyst's note is kept with the case; a deleted case takes everything with it.
+        assert!(l.set_note(&a, "W5's figure, relabelled").unwrap());
+        assert_eq!(l.get(&a).unwrap().unwrap().meta["note"], json!("W5's figure, relabelled"));
+        assert!(l.delete(&a).unwrap());
+        assert!(!l.delete(&a).unwrap());
+        assert!(l.get(&a).unwrap().is_none() && l.input(&a, 0).unwrap().is_none());
+        assert!(l.rerun_html(&a, 1).unwrap().is_none());
+        let left: i64 = l
+            .conn()
+            .query_row("SELECT (SELECT count(*) FROM inputs) + (SELECT count(*) FROM claims)", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(left, 2, "case b's input and search row, nothing of a's");
+        assert_eq!(l.count().unwrap(), 1);
     }
 
     #[test]

@@ -150,7 +150,8 @@ pub fn routes(guard: Arc<Guard>) -> Router {
 }
 
 /// The sign-in form's policy: its style, and posting to this server only.
-const FORM_CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'";
+const FORM_CSP: &str =
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'";
 
 /// Whether `bytes` equal `token`, in time that depends on the token's length only.
 pub fn same_token(bytes: &[u8], token: &[u8]) -> bool {

@@ -35,8 +35,14 @@ mod whatif;
 
 const INDEX: &str = include_str!("workbench/index.html");
 const CASE: &str = include_str!("workbench/case.html");
+const GONE: &str = include_str!("workbench/gone.html");
 const CSS: &str = include_str!("workbench/workbench.css");
 const JS: &str = include_str!("workbench/workbench.js");
+/// The pages' icon, served from here: a `data:` icon is refused by the sign-in form's policy.
+const FAVICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><rect width=\"16\" height=\"16\" rx=\"3\" fill=\"#1d2330\"/><path d=\"M4 11l3 3 5-9\" stroke=\"#fff\" stroke-width=\"2\" fill=\"none\"/></svg>";
+
+/// The longest note an analyst may keep on a case, in characters.
+const NOTE_MAX: usize = 10_000;
 
 /// The pages' policy: this server's scripts, styles, frames and requests only.
 const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -66,7 +72,10 @@ pub struct Desk {
 pub fn assets() -> Router {
     let assets = Router::new()
         .route("/assets/workbench.css", get(|| async { asset("text/css; charset=utf-8", CSS) }))
-        .route("/assets/workbench.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }));
+        .route("/assets/workbench.js", get(|| async { asset("text/javascript; charset=utf-8", JS) }))
+        .route("/assets/favicon.svg", get(|| async { asset("image/svg+xml", FAVICON) }))
+        // Sign-out forgets the session cookie; a server without a token has none to forget.
+        .route("/signout", post(sign_out));
     headers::pages(assets, PAGE_CSP)
 }
 
@@ -75,14 +84,15 @@ pub fn routes(svc: Arc<Service>, ledger: Arc<Ledger>, base: &str) -> Router {
     let desk = Arc::new(Desk { svc, ledger, hashed: Mutex::default(), base: base.to_string() });
     let api = Router::new()
         .route("/v1/cases", post(create).get(list))
-        .route("/v1/cases/{id}", get(case_json))
+        .route("/v1/cases/{id}", get(case_json).delete(delete_case))
+        .route("/v1/cases/{id}/note", axum::routing::put(put_note))
         .route("/v1/cases/{id}/report", get(case_report_json))
         .route("/v1/cases/{id}/inputs/{n}", get(case_input))
         .route("/v1/cases/{id}/rerun", post(rerun))
         .route("/v1/cases/{id}/alternatives", get(whatif::alternatives))
         .route("/v1/cases/{id}/whatif", post(whatif::run));
     let pages = Router::new()
-        .route("/", get(|| async { page(INDEX.to_string()) }))
+        .route("/", get(|h: axum::http::HeaderMap| async move { page(with_sign_out(INDEX, &h)) }))
         .route("/cases/{id}", get(case_page));
     // A stored report is shown framed by this server's page, and runs no script.
     let reports = Router::new()
@@ -162,9 +172,13 @@ async fn create(
     let (lines, received) = tokio::sync::mpsc::channel::<String>(PROGRESS_LINES);
     let sent = live.then(|| lines.clone());
     let d = desk.clone();
-    let job = tokio::task::spawn_blocking(move || -> Result<_, Stopped> {
+    let job = tokio::task::spawn_blocking(move || -> Result<Result<_, Problem>, Stopped> {
         let _turn = permit;
         let settled = d.settle(&inputs, until, sent.map(Progress::new))?;
+        // Not a transcript: refused, and nothing of it kept.
+        if let Some(p) = refused(&settled.json) {
+            return Ok(Err(p));
+        }
         let (fingerprint, files) = d.fingerprint();
         let case = new_case(settled, inputs, fingerprint, files);
         // Past the time limit the caller has been told it failed: nothing is saved then.
@@ -173,7 +187,7 @@ async fn create(
         }
         let summary = json!({ "claims": case.claims, "verdict": case.verdict, "verdicts": case.verdicts });
         let (id, created) = d.ledger.save(&case).map_err(|e| Stopped::Failed(e.to_string()))?;
-        Ok((id, created, summary))
+        Ok(Ok((id, created, summary)))
     });
     let made = move |(id, created, summary): (String, String, Value)| {
         json!({
@@ -190,9 +204,11 @@ async fn create(
         // The case (or the problem) is the last line; the stream ends when the job's sender and
         // this one are gone.
         tokio::spawn(async move {
-            let last = match finish(&svc, deadline, job).await {
+            let last = match finish(&svc, deadline, job).await.and_then(|r| r) {
                 Ok(done) => json!({ "case": made(done) }),
-                Err(p) => json!({ "error": { "status": p.status, "title": p.title, "detail": p.detail } }),
+                Err(p) => json!({ "error": {
+                    "status": p.status, "title": p.title, "detail": p.detail, "location": p.location,
+                } }),
             };
             let _ = lines.send(format!("{last}\n")).await;
         });
@@ -204,7 +220,7 @@ async fn create(
         return Ok(r);
     }
     drop(lines);
-    let body = made(finish(&svc, deadline, job).await?);
+    let body = made(finish(&svc, deadline, job).await??);
     let id = body["id"].as_str().unwrap_or_default().to_string();
     let mut r = json_response(&body);
     *r.status_mut() = StatusCode::CREATED;
@@ -412,10 +428,141 @@ async fn case_input(
 }
 
 /// `GET /cases/{id}`: the case's page (its report in a frame, the case's facts beside it).
-async fn case_page(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
-    let (id, _) = load(&desk, &id).await?;
+async fn case_page(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+    h: axum::http::HeaderMap,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let (d, key) = (desk.clone(), id.clone());
     // The id is 24 hex digits (checked): nothing in it needs escaping.
-    Ok(page(CASE.replace("{{id}}", &id)))
+    if blocking(move || d.ledger.get(&key)).await?.is_none() {
+        // A permalink of a deleted case (or one never saved) says so, as a page.
+        let mut r = page(with_sign_out(GONE, &h).replace("{{id}}", &id));
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        return Ok(r);
+    }
+    Ok(page(with_sign_out(CASE, &h).replace("{{id}}", &id)))
+}
+
+/// A page with its sign-out button when the browser came with a session cookie (a server
+/// started with `--token-file`), without it otherwise.
+fn with_sign_out(html: &str, h: &axum::http::HeaderMap) -> String {
+    let signed_in = h
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .any(|c| c.trim().starts_with(SESSION_COOKIE_PREFIX));
+    let button = if signed_in {
+        "<form class=\"signout\" method=\"post\" action=\"/signout\"><button type=\"submit\" class=\"secondary\">Sign out</button></form>"
+    } else {
+        ""
+    };
+    html.replace("{{signout}}", button)
+}
+
+/// The session cookie `/signin` sets (crate::signin), as a `name=` prefix.
+const SESSION_COOKIE_PREFIX: &str = "recite_session=";
+
+/// `POST /signout`: the session cookie expired at once, and back to the index (which asks for
+/// the token again on a server that has one).
+async fn sign_out() -> Response {
+    let mut r = axum::response::Redirect::to("/").into_response();
+    r.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("recite_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict"),
+    );
+    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// `DELETE /v1/cases/{id}`: the case, its inputs, search rows and re-runs, gone; `{deleted}`.
+async fn delete_case(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let (d, key) = (desk.clone(), id.clone());
+    if !blocking(move || d.ledger.delete(&key)).await? {
+        return Err(no_case(&id));
+    }
+    Ok(json_response(&json!({ "deleted": id })))
+}
+
+/// `PUT /v1/cases/{id}/note` with `{"note": TEXT}`: the analyst's note on the case (their
+/// ruling in words), at most [`NOTE_MAX`] characters; an empty note removes it.
+async fn put_note(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+    Payload(body): Payload,
+) -> Result<Response, Problem> {
+    let id = checked(&id)?;
+    let asked: Value =
+        serde_json::from_slice(&body).map_err(|e| Problem::bad_request("body", format!("not JSON: {e}")))?;
+    let Some(note) = asked.get("note").and_then(Value::as_str) else {
+        return Err(Problem::bad_request("body.note", "the note, a string"));
+    };
+    let note = note.trim().to_string();
+    if note.chars().count() > NOTE_MAX || note.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Err(Problem::bad_request(
+            "body.note",
+            format!("at most {NOTE_MAX} characters, no control characters but line breaks and tabs"),
+        ));
+    }
+    let (d, key, kept) = (desk.clone(), id.clone(), note.clone());
+    if !blocking(move || d.ledger.set_note(&key, &kept)).await? {
+        return Err(no_case(&id));
+    }
+    Ok(json_response(&json!({ "id": id, "note": note })))
+}
+
+/// A case's inputs that are not transcripts or citations: an input with no claim whose every
+/// finding is a MUST that it is malformed, empty or unrecognised. The problem says what the
+/// reader said, where; such a case is refused, never saved.
+fn refused(report_json: &str) -> Option<Problem> {
+    let report: Value = serde_json::from_str(report_json).ok()?;
+    let junk = |rule: &str| rule.ends_with("/malformed") || rule == "input/unrecognised";
+    let inputs = report["inputs"].as_array()?;
+    let (mut said, mut location) = (Vec::new(), None);
+    for (n, i) in inputs.iter().enumerate() {
+        let findings = i["findings"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let no_claims = i["claims"].as_array().is_none_or(Vec::is_empty);
+        let all_junk =
+            findings.iter().all(|f| f["level"] == "MUST" && junk(f["rule"].as_str().unwrap_or_default()));
+        if !no_claims || findings.is_empty() || !all_junk {
+            continue;
+        }
+        let f = &findings[0];
+        let at = &f["locator"];
+        let mut place = at["file"].as_str().unwrap_or("the input").to_string();
+        if let Some(line) = at["line"].as_u64() {
+            place.push_str(&format!(", line {line}"));
+            if let Some(col) = at["column"].as_u64() {
+                place.push_str(&format!(", column {col}"));
+            }
+        }
+        if let Some(p) = at["pointer"].as_str().filter(|p| !p.is_empty()) {
+            place.push_str(&format!(", at {p}"));
+        }
+        said.push(format!("{place}: {}", f["message"].as_str().unwrap_or("not readable")));
+        // Where in the request, as the rest of the API says it: the body, or its part.
+        location
+            .get_or_insert_with(|| if inputs.len() > 1 { format!("body.part[{n}]") } else { "body".into() });
+    }
+    if said.is_empty() {
+        return None;
+    }
+    Some(Problem {
+        status: 422,
+        title: "not a transcript",
+        detail: format!(
+            "{}; nothing was saved (recite reads A2A tasks and streams, AG-UI event logs and {{result, citation}} JSON)",
+            said.join("; ")
+        ),
+        location,
+        retry_after: None,
+    })
 }
 
 /// `GET /cases/{id}/report`: the stored HTML report, for the case page's frame.
@@ -437,12 +584,67 @@ async fn case_export(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, Problem> {
     let (id, case) = load(&desk, &id).await?;
-    let mut r = report_page(case.report_html);
+    let permalink = format!("{}/cases/{id}", desk.base);
+    let mut r = report_page(exported(&case.report_html, &case.meta, &permalink));
     let disposition = format!("attachment; filename=\"recite-case-{id}.html\"");
     if let Ok(v) = HeaderValue::from_str(&disposition) {
         r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
     }
     Ok(r)
+}
+
+/// The exported report: the stored one with the case's facts first in its `<main>` (id,
+/// permalink, when it was saved, by which recite, on which data, and the analyst's note), so a
+/// ruling mailed to a colleague can be found again in the ledger. Everything is escaped; the
+/// rest of the report is the stored bytes.
+fn exported(html: &str, meta: &Value, permalink: &str) -> String {
+    let esc = |v: &Value| escaped(v.as_str().unwrap_or_default());
+    let layer = &meta["data_layer"];
+    let data = format!(
+        "{} ({}), fingerprint {}",
+        esc(&layer["path"]),
+        esc(&layer["source"]),
+        esc(&meta["fingerprint"])
+    );
+    let mut facts = format!(
+        "<section class=\"input case-facts\" id=\"case-facts\"><h2>Case {id}</h2><table>\
+<tr><th scope=\"row\">Case</th><td><code data-case-id>{id}</code></td></tr>\
+<tr><th scope=\"row\">Permalink</th><td data-permalink>{link}</td></tr>\
+<tr><th scope=\"row\">Saved</th><td><time datetime=\"{created}\" title=\"{created}\">{saved}</time></td></tr>\
+<tr><th scope=\"row\">recite</th><td>{recite}</td></tr>\
+<tr><th scope=\"row\">Data</th><td>{data}</td></tr>",
+        id = esc(&meta["id"]),
+        link = escaped(permalink),
+        created = esc(&meta["created"]),
+        saved = escaped(&human_time(meta["created"].as_str().unwrap_or_default())),
+        recite = esc(&meta["recite"]),
+    );
+    if let Some(note) = meta["note"].as_str().filter(|n| !n.is_empty()) {
+        let note = escaped(note);
+        facts.push_str(&format!(
+            "<tr><th scope=\"row\">Analyst's note</th><td class=\"text\" data-note>{note}</td></tr>"
+        ));
+    }
+    facts.push_str("</table></section>\n");
+    match html.find("<main>\n") {
+        Some(at) => {
+            let at = at + "<main>\n".len();
+            format!("{}{facts}{}", &html[..at], &html[at..])
+        }
+        None => html.to_string(),
+    }
+}
+
+/// A stored RFC 3339 time as people read it (`7 Dec 2026, 15:43 UTC`), as the pages show it.
+fn human_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.with_timezone(&chrono::Utc).format("%-d %b %Y, %H:%M UTC").to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+/// Text as HTML text (the note keeps its line breaks: the report's `.text` pre-wraps them).
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// `GET /cases/{id}/reruns/{n}/report`: a re-run's HTML report.
@@ -879,6 +1081,24 @@ mod tests {
             ClaimRow { n: 1, study: None, period: None, measure: None, verdict: "DISCREPANT".into() },
         ];
         assert_eq!(most_serious(&mixed).as_deref(), Some("DISCREPANT"));
+    }
+
+    #[test]
+    fn junk_is_refused_and_a_transcript_without_claims_is_not() {
+        let junk = json!({ "summary": { "claims": 0 }, "inputs": [ { "file": "notes.txt", "claims": [], "findings": [
+            { "locator": { "file": "notes.txt", "line": 1, "column": 1, "pointer": "" },
+              "rule": "input/malformed", "level": "MUST", "message": "malformed JSON: expected value" } ] } ] });
+        let p = refused(&junk.to_string()).expect("refused");
+        assert_eq!((p.status, p.location.as_deref()), (422, Some("body")));
+        assert!(p.detail.starts_with("notes.txt, line 1, column 1: malformed JSON"), "{}", p.detail);
+        // Read, with nothing to claim and nothing wrong: a case all the same.
+        let quiet = json!({ "summary": { "claims": 0 }, "inputs": [ { "file": "t.json", "claims": [], "findings": [] } ] });
+        assert!(refused(&quiet.to_string()).is_none());
+        // A SHOULD finding is not the reader's refusal.
+        let should = json!({ "inputs": [ { "file": "t.json", "claims": [], "findings": [
+            { "locator": {}, "rule": "a2a/malformed", "level": "SHOULD", "message": "m" } ] } ] });
+        assert!(refused(&should.to_string()).is_none());
+        assert_eq!(human_time("2026-12-07T15:43:42.979Z"), "7 Dec 2026, 15:43 UTC");
     }
 
     #[test]

@@ -17,19 +17,19 @@ use crate::extractor::Unit;
 use crate::settle::verdict::{Comparison, Series, SeriesPoint, Settlement};
 
 /// The drawing's width (the page scales it down to fit, never up).
-const WIDTH: f64 = 640.0;
+const WIDTH: f64 = 440.0;
 /// Room left of the plot: the y axis's labels.
 const LEFT: f64 = 56.0;
 /// Room right of the plot: the claimed value's label.
-const RIGHT: f64 = 140.0;
+const RIGHT: f64 = 118.0;
 /// Room above the plot.
 const TOP: f64 = 14.0;
 /// The plot's height.
-const PLOT: f64 = 150.0;
+const PLOT: f64 = 110.0;
 /// Characters of a period's name shown under its point (the whole name is in the description).
-const LABEL_CHARS: usize = 24;
+const LABEL_CHARS: usize = 16;
 /// Characters of the claim as written shown in its label.
-const CLAIM_CHARS: usize = 16;
+const CLAIM_CHARS: usize = 10;
 /// Average width of a label's character at the chart's font size, to decide whether the
 /// periods' names fit side by side or are set at a slant.
 const CHAR_WIDTH: f64 = 6.2;
@@ -40,12 +40,25 @@ const INK: &str = "#1d2330";
 const CLAIM: &str = "#b3261e";
 const GRID: &str = "#dde1e7";
 
-/// Writes the chart of each of the settlement's series (nothing when it has none).
+/// Writes the charts of the settlement's series (nothing when it has none) as one panel of
+/// small multiples: every chart of a unit on one shared axis, so the measures of a claim compare
+/// at a glance.
 pub fn write(o: &mut String, s: &Settlement) {
-    for series in &s.series {
-        let claims = s.measures.iter().find(|m| m.name == series.measure).map_or(&[][..], |m| &m.claims[..]);
-        chart(o, series, claims);
+    if s.series.is_empty() {
+        return;
     }
+    let claims_of = |series: &Series| {
+        s.measures.iter().find(|m| m.name == series.measure).map_or(&[][..], |m| &m.claims[..])
+    };
+    o.push_str("<div class=\"charts\">");
+    for series in &s.series {
+        let same: Vec<&Series> = s.series.iter().filter(|x| x.unit == series.unit).collect();
+        let points: Vec<SeriesPoint> = same.iter().flat_map(|x| x.points.iter().cloned()).collect();
+        let claimed_all: Vec<f64> =
+            same.iter().flat_map(|x| claims_of(x).iter().map(|c| claimed(x.unit, c))).collect();
+        chart(o, series, claims_of(series), range(series.unit, &points, &claimed_all));
+    }
+    o.push_str("</div>");
 }
 
 /// A value in the units the chart shows: percent for a proportion.
@@ -105,7 +118,11 @@ fn range(unit: Unit, points: &[SeriesPoint], claimed: &[f64]) -> (f64, f64, f64,
     }
     let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if hi - lo < 1e-9 {
+    let (lo, hi) = if hi - lo < 1e-9 && unit == Unit::Proportion {
+        // A flat share (everyone aware: 100% each period) is drawn as the line it is, on the
+        // whole 0-100% scale, not zoomed into a band of noise around it.
+        (0.0, 100.0)
+    } else if hi - lo < 1e-9 {
         let pad = (lo.abs() * 0.05).max(1.0);
         (lo - pad, hi + pad)
     } else {
@@ -118,12 +135,12 @@ fn range(unit: Unit, points: &[SeriesPoint], claimed: &[f64]) -> (f64, f64, f64,
     (lo, hi, step, decimals)
 }
 
-fn chart(o: &mut String, series: &Series, claims: &[Comparison]) {
+fn chart(o: &mut String, series: &Series, claims: &[Comparison], axis_range: (f64, f64, f64, usize)) {
     let unit = series.unit;
     let points = &series.points;
     let n = points.len().max(1);
     let claimed_at: Vec<f64> = claims.iter().map(|c| claimed(unit, c)).collect();
-    let (lo, hi, step, decimals) = range(unit, points, &claimed_at);
+    let (lo, hi, step, decimals) = axis_range;
     let labels: Vec<String> = points
         .iter()
         .map(|p| {
@@ -151,14 +168,15 @@ fn chart(o: &mut String, series: &Series, claims: &[Comparison]) {
 
     // The words: a title naming what is drawn, a description giving every value.
     let claims_words: Vec<String> = claims.iter().map(|c| c.claimed.text.clone()).collect();
+    let claimed_words = if claims_words.is_empty() {
+        String::new()
+    } else {
+        format!("claimed {} on {cited_name}", claims_words.join(", "))
+    };
     let title = format!(
-        "{} on each period of the study, with its 95% interval{}",
+        "{}{}{claimed_words}; each period of the study, with its 95% interval",
         series.measure,
-        if claims_words.is_empty() {
-            String::new()
-        } else {
-            format!("; claimed {} on {cited_name}", claims_words.join(", "))
-        }
+        if claimed_words.is_empty() { "" } else { ": " }
     );
     let mut desc = format!("{} periods, in the study's order. ", points.len());
     let each: Vec<String> = points
@@ -188,9 +206,19 @@ fn chart(o: &mut String, series: &Series, claims: &[Comparison]) {
         let _ = write!(desc, " Claimed: {} on {cited_name}.", c.claimed.text);
     }
 
+    // The visible title: the measure, and what was claimed of it.
     let _ = write!(
         o,
-        "<div class=\"chart\"><svg class=\"chart-svg\" role=\"img\" viewBox=\"0 0 {WIDTH:.0} {height:.0}\" \
+        "<div class=\"chart\"><p class=\"chart-title\"><span class=\"chart-measure\">{}</span>",
+        text(&series.measure)
+    );
+    if !claims_words.is_empty() {
+        let _ = write!(o, " <span class=\"muted\">claimed {}</span>", text(&claims_words.join(", ")));
+    }
+    o.push_str("</p>");
+    let _ = write!(
+        o,
+        "<svg class=\"chart-svg\" role=\"img\" viewBox=\"0 0 {WIDTH:.0} {height:.0}\" \
 width=\"{WIDTH:.0}\" height=\"{height:.0}\" font-family=\"system-ui, sans-serif\" font-size=\"11\" fill=\"{INK}\">\
 <title>{}</title><desc>{}</desc>",
         text(&title),
@@ -321,7 +349,7 @@ stroke-width=\"1.5\" stroke-dasharray=\"6 4\"></line><text x=\"{:.1}\" y=\"{:.1}
     // The same values as a table, for a screen reader (and a copy and paste).
     let _ = write!(
         o,
-        "<table class=\"sr-only\"><caption>{}</caption><tr><th>period</th><th>{}</th><th>95% CI</th><th>base n</th><th></th></tr>",
+        "<table class=\"sr-only\"><caption>{}</caption><tr><th>period</th><th>{}</th><th>95% CI</th><th>base n</th><th>note</th></tr>",
         text(&title),
         text(&series.measure)
     );

@@ -66,7 +66,8 @@ table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px soli
 .trust-line{margin:3px 0}.record-text{font-size:13px;background:#fafbfc;padding:4px 8px;border-radius:4px;overflow-wrap:anywhere}
 .moca{margin:8px 0}.text{overflow-wrap:anywhere}
 .trust.flag{background:#fff3e0;border-color:#c77700;color:#8a4b00;font-weight:700}
-.chart{margin:6px 0}.chart svg{display:block;max-width:100%;height:auto}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:4px 12px;margin:6px 0}
+.chart{margin:0}.chart svg{display:block;max-width:100%;height:auto}.chart-title{font-size:13px;font-weight:600;margin:2px 0}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 "#;
 
@@ -81,6 +82,11 @@ fn turn_text(s: &str) -> Cow<'static, str> {
 /// Input text as a double-quoted attribute value, capped.
 fn attr(s: &str) -> Cow<'static, str> {
     Cow::Owned(html_escape::encode_double_quoted_attribute(&cap(s)).into_owned())
+}
+
+/// `n` and the thing counted, in the plural unless it is one: `1 claim`, `3 claims`.
+fn counted(n: u64, one: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") }
 }
 
 /// The report as one self-contained HTML page.
@@ -183,18 +189,22 @@ impl stream::Writer for Writer {
             super::answers::HTML_STYLE
         );
         let s = c.summary;
-        let _ = write!(o, "<header><h1>recite: {} claims checked</h1><div class=\"summary\">", s.claims);
+        let _ = write!(
+            o,
+            "<header><h1>recite: {} checked</h1><div class=\"summary\">",
+            counted(s.claims as u64, "claim")
+        );
         for (v, n) in &s.verdicts {
             let _ = write!(o, "<span><span class=\"badge {v}\">{v}</span> {n}</span>", v = v.as_str());
         }
         let _ = write!(
             o,
-            "<span>{} findings</span><span class=\"stats coverage\">{}</span><span class=\"stats\">{} table(s) scanned, {} rows, {} scan(s)</span>",
-            s.findings,
+            "<span>{}</span><span class=\"stats coverage\">{}</span><span class=\"stats\">{} scanned, {}, {}</span>",
+            counted(s.findings as u64, "finding"),
             text(&s.coverage.line()),
-            c.stats.tables_scanned,
-            c.stats.rows_scanned,
-            c.stats.scans
+            counted(c.stats.tables_scanned as u64, "table"),
+            counted(c.stats.rows_scanned, "row"),
+            counted(c.stats.scans as u64, "scan")
         );
         if let Some(d) = c.data_layer {
             let _ = write!(o, "<span class=\"stats data-layer\">{}</span>", text(&d.line()));

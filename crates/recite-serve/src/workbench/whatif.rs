@@ -56,14 +56,16 @@ impl Desk {
         let saved = &rc["locator"];
         let item = items
             .get(&saved.to_string())
-            .ok_or_else(|| format!("claim {k} (at {saved}) is no longer found in the case's inputs"))?;
+            .ok_or_else(|| format!("the claim at {saved} is no longer found in the case's inputs"))?;
         let locator = item.locator.clone();
-        let c = item.citation.as_ref().ok_or_else(|| format!("claim {k} ({locator}) has no citation"))?;
+        let c = item.citation.as_ref().ok_or_else(|| format!("the claim at {locator} has no citation"))?;
         let citation =
-            citation::parse(c).map_err(|_| format!("claim {k} ({locator}): its citation is invalid"))?;
+            citation::parse(c).map_err(|_| format!("the claim's citation at {locator} is invalid"))?;
         let svc = &self.svc;
-        let resolved = resolve::resolve(&citation, &svc.catalog, &svc.registry, &svc.engine)
-            .map_err(|why| format!("claim {k} ({locator}) does not resolve: {}", why.0.join("; ")))?;
+        let resolved =
+            resolve::resolve(&citation, &svc.catalog, &svc.registry, &svc.engine).map_err(|why| {
+                format!("the claim's citation at {locator} does not resolve: {}", why.0.join("; "))
+            })?;
         let claimed = rc["measures"]
             .as_array()
             .into_iter()
@@ -234,7 +236,7 @@ pub(super) async fn run(
                 return Ok(Err(Problem {
                     status: 422,
                     title: "unprocessable",
-                    ..Problem::bad_request("body.claim", why)
+                    ..Problem::bad_request("body.claim", format!("claim {k}: {why}"))
                 }));
             }
         };

@@ -13,24 +13,44 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
-// A problem+json answer in words.
+// A problem+json answer in words, with where in the request it was.
 async function failure(r) {
   try {
     const p = await r.json();
-    return `${p.title || r.status}: ${p.detail || ''}`;
+    return `${p.title || r.status}: ${p.detail || ''}${p.location ? ` (${p.location})` : ''}`;
   } catch (_) {
     return `HTTP ${r.status}`;
   }
 }
 
+// `n` things, in the plural unless one: plural(1, 'claim') is "1 claim".
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : (many || `${one}s`)}`;
+}
+
+// A stored RFC 3339 time as people read it, the stamp itself in a tooltip and in datetime.
+function when(iso) {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return el('span', {}, iso || '');
+  const text = t.toLocaleString('en-GB', {
+    day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC',
+  });
+  return el('time', { datetime: iso, title: iso }, `${text} UTC`);
+}
+
+// Verdict counts of claims, each badge saying what it counts.
 function badges(verdicts) {
   const span = el('span', { class: 'verdict-list' });
   for (const v of VERDICTS) {
     const n = (verdicts || {})[v] || 0;
-    if (n > 0) span.append(el('span', { class: `badge ${v}` }, `${v} ${n}`));
+    if (n > 0) span.append(el('span', { class: `badge ${v}`, title: `${plural(n, 'claim')} ${v}` }, `${v} ${n}`));
   }
   if (!span.childNodes.length) span.append(el('span', { class: 'muted' }, 'no claims'));
   return span;
+}
+
+function claimCount(verdicts) {
+  return Object.values(verdicts || {}).reduce((a, b) => a + (b || 0), 0);
 }
 
 // --- the index page: open a case, list the cases ---
@@ -42,7 +62,7 @@ async function settle(body, name) {
   status.textContent = `Settling ${name}…`;
   const r = await fetch(`/v1/cases?progress=1&name=${encodeURIComponent(name)}`, { method: 'POST', body });
   if (!r.ok) {
-    status.replaceChildren(el('span', { class: 'error' }, `${name}: ${await failure(r)}`));
+    status.replaceChildren(el('p', { class: 'error', role: 'alert' }, `${name}: ${await failure(r)}`));
     return null;
   }
   const counts = {};
@@ -54,13 +74,15 @@ async function settle(body, name) {
     if (x.verdict) {
       counts[x.verdict] = (counts[x.verdict] || 0) + 1;
       settled = x.settled;
-      status.replaceChildren(`${name}: ${settled} claim(s) settled `, badges(counts));
+      status.replaceChildren(`${name}: ${plural(settled, 'claim')} settled `, badges(counts));
     } else if (x.saving) {
-      status.replaceChildren(`${name}: ${x.settled} claim(s) settled, saving the case… `, badges(counts));
+      status.replaceChildren(`${name}: ${plural(x.settled, 'claim')} settled, saving the case… `, badges(counts));
     } else if (x.case) {
       made = x.case;
     } else if (x.error) {
-      status.replaceChildren(el('span', { class: 'error' }, `${name}: ${x.error.title}: ${x.error.detail}`));
+      // Refused (not a transcript) or failed: the reader's words, where; nothing was saved.
+      const where = x.error.location ? ` (${x.error.location})` : '';
+      status.replaceChildren(el('p', { class: 'error', role: 'alert' }, `${name}: ${x.error.title}: ${x.error.detail}${where}`));
     }
   };
   const reader = r.body.getReader();
@@ -94,10 +116,12 @@ async function listCases() {
     return;
   }
   const list = await r.json();
-  document.getElementById('totals').replaceChildren(`${list.count} case(s): `, badges(list.verdicts));
+  const claims = claimCount(list.verdicts);
+  document.getElementById('totals').replaceChildren(
+    `${plural(list.count, 'case')}, ${plural(claims, 'claim')} in them: `, badges(list.verdicts));
   body.replaceChildren(...list.cases.map((c) => el('tr', { 'data-case': c.id },
     el('td', {}, el('a', { href: `/cases/${c.id}` }, el('code', {}, c.id))),
-    el('td', {}, c.created),
+    el('td', {}, when(c.created)),
     el('td', {}, (c.inputs || []).join(', ')),
     el('td', {}, [...(c.studies || []), ...(c.periods || [])].join(' · ')),
     el('td', {}, badges(c.verdicts)))));
@@ -147,24 +171,185 @@ async function casePage(id) {
   }
   const c = await r.json();
   document.getElementById('permalink').setAttribute('href', c.permalink);
-  document.getElementById('verdicts').replaceChildren(badges(c.verdicts));
-  fact(facts, 'Saved', c.created, ` by recite ${c.recite}`);
+  document.getElementById('verdicts').replaceChildren(
+    `${plural(claimCount(c.verdicts), 'claim')}: `, badges(c.verdicts));
+  fact(facts, 'Saved', when(c.created), ` by recite ${c.recite}`);
   for (const i of c.inputs) {
-    fact(facts, `Input ${i.n + 1}`, i.name, ` (${i.size} bytes, SHA-256 `, el('code', {}, i.sha256), ')');
+    fact(facts, `Input ${i.n + 1}`, i.name, ` (${plural(i.size, 'byte')}, SHA-256 `, el('code', {}, i.sha256), ')');
   }
   if (c.data_layer) fact(facts, 'Data layer', c.data_layer.path, ` (${c.data_layer.source})`);
   fact(facts, 'Its fingerprint', el('code', {}, c.fingerprint));
   fact(facts, 'Re-runs', String(c.reruns.length));
+  ruling(c.report);
+  note(id, c.note || '');
+  deletion(id, c);
   const frame = document.getElementById('report');
+  // The frame as tall as the report in it, not a fixed height with empty space under it.
   const fit = () => {
     try {
-      frame.style.height = `${frame.contentDocument.documentElement.scrollHeight + 20}px`;
+      const body = frame.contentDocument.body;
+      if (body) frame.style.height = `${Math.ceil(body.getBoundingClientRect().height) + 4}px`;
     } catch (_) { /* not same-origin: keep the default height */ }
   };
   frame.addEventListener('load', fit);
   fit();
   document.getElementById('rerun').addEventListener('click', () => rerun(id));
-  whatIf(id);
+  whatIf(id, c.report);
+}
+
+// --- the ruling: every claim's numbers beside their re-run, in words, first on the page ---
+
+// Every claim of a JSON report, in order over its inputs: claim K is "Claim K+1" everywhere.
+function reportClaims(report) {
+  return ((report && report.inputs) || []).flatMap((i) => i.claims || []);
+}
+
+// A proportion as a percent with one decimal; another value with up to four significant places.
+function value(unit, v) {
+  if (typeof v !== 'number') return 'not computed';
+  return unit === 'proportion' ? `${(v * 100).toFixed(1)}%` : String(Number(v.toPrecision(5)));
+}
+
+// A claimed number as written, and as a percent when it is a share written as a fraction.
+function claimedText(unit, x) {
+  const c = x.claimed;
+  if (unit === 'proportion' && !c.percent) return `${c.text} (${(c.value * 100).toFixed(Math.max(0, c.decimals - 2))}%)`;
+  return c.text;
+}
+
+const GAPS = {
+  within_rounding: 'within rounding',
+  within_sampling_error: 'within sampling error',
+  outside_sampling_error: 'outside sampling error',
+};
+
+// One claim's ruling: for each number it claims, what the agent said and what the data says,
+// the interval, both base n, the gap and the likely cause, all in view (no click).
+function rulingClaim(rc, k) {
+  const div = el('div', { class: 'ruling-claim', id: `ruling-claim-${k}`, 'data-claim': String(k), 'data-verdict': rc.verdict });
+  const r = rc.rerun || {};
+  const where = [r.study, r.period].filter(Boolean).join(', ');
+  div.append(el('h3', {},
+    el('span', { class: `badge ${rc.verdict}` }, rc.verdict), ` Claim ${k + 1}`,
+    where ? el('span', { class: 'muted' }, ` · ${where}`) : '',
+    ' ', el('a', { href: `#whatif-claim-${k}`, class: 'to-whatif' }, 'what if…')));
+  const base = rc.base || {};
+  // Both base n, always, once for the claim: the recomputed and the claimed.
+  if (base.n !== undefined) {
+    const claimedBase = base.claimed_n === undefined || base.claimed_n === null
+      ? 'none claimed' : base.matched === false ? `not the ${base.claimed_n} claimed` : `as claimed (${base.claimed_n})`;
+    div.append(el('p', { class: `ruling-base${base.matched === false ? ' disputed' : ''}` },
+      el('strong', {}, 'Base: '), `${base.name || 'the base'}, base n ${base.n}, ${claimedBase}`));
+  }
+  const claimed = (rc.measures || []).filter((m) => (m.claims || []).length);
+  const list = el('ul', { class: 'ruling-numbers' });
+  for (const m of claimed) {
+    const e = m.estimate || {};
+    for (const x of m.claims) {
+      const disputed = !x.matched || base.matched === false;
+      const interval = typeof e.ci_low === 'number' ? ` [${value(m.unit, e.ci_low)}, ${value(m.unit, e.ci_high)}]` : '';
+      const gap = x.matched ? '' : `; off by ${x.difference > 0 ? '+' : ''}${Number(x.difference.toFixed(2))}${m.unit === 'proportion' ? ' pp' : ''}, ${GAPS[x.gap] || x.gap}`;
+      const li = el('li', { class: disputed ? 'disputed' : 'reproduced', 'data-measure': m.name },
+        el('span', { class: 'measure-name' }, m.name), ': the agent said ',
+        el('strong', { class: 'claimed' }, claimedText(m.unit, x)), '; the data says ',
+        el('strong', { class: 'recomputed' }, value(m.unit, e.value)),
+        el('span', { class: 'interval' }, interval),
+        gap);
+      list.append(li);
+    }
+  }
+  if (claimed.length) div.append(list);
+  if (rc.verdict !== 'REPRODUCED') {
+    const why = el('p', { class: 'cause' });
+    const first = (rc.explanations || [])[0];
+    if (first) why.append(el('strong', {}, 'Most likely: '), first.message);
+    else if ((rc.reasons || []).length) why.append(el('strong', {}, 'Why: '), rc.reasons.join('; '));
+    div.append(why);
+    if (first && first.alternative) {
+      div.append(el('p', { class: 'likely-result muted', 'aria-live': 'polite' }, 'Re-running the likely computation…'));
+    }
+  }
+  return div;
+}
+
+function ruling(report) {
+  const box = document.getElementById('ruling-claims');
+  const claims = reportClaims(report);
+  if (!claims.length) {
+    box.replaceChildren(el('p', { class: 'muted' }, 'The case has no claim.'));
+    return;
+  }
+  // The disputed ones first; each keeps its number.
+  const order = claims.map((rc, k) => [rc, k]);
+  order.sort((a, b) => (a[0].verdict === 'REPRODUCED') - (b[0].verdict === 'REPRODUCED') || a[1] - b[1]);
+  box.replaceChildren(...order.map(([rc, k]) => rulingClaim(rc, k)));
+}
+
+// The likely alternative's what-if, beside the claim it explains.
+function showLikely(claim, a, x) {
+  const p = document.querySelector(`#ruling-claim-${claim} .likely-result`);
+  if (!p) return;
+  const rc = x.report_claim || {};
+  const values = (rc.measures || []).filter((m) => (m.claims || []).length)
+    .map((m) => `${m.name} ${value(m.unit, m.estimate && m.estimate.value)}`).join(', ');
+  const base = rc.base && rc.base.n !== undefined ? `, base ${rc.base.n}` : '';
+  p.className = 'likely-result';
+  p.replaceChildren('Re-run ', a.label, ': ', el('span', { class: `badge ${x.verdict}` }, x.verdict),
+    ` ${values}${base}`);
+}
+
+// --- the analyst's note: their ruling in words, kept with the case and in its export ---
+
+function note(id, text) {
+  const box = document.getElementById('note');
+  const shown = document.getElementById('note-text');
+  const status = document.getElementById('note-status');
+  box.value = text;
+  shown.textContent = text || 'No note yet.';
+  shown.classList.toggle('muted', !text);
+  document.getElementById('note-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    status.textContent = 'Saving…';
+    const r = await fetch(`/v1/cases/${id}/note`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ note: box.value }),
+    });
+    if (!r.ok) {
+      status.replaceChildren(el('span', { class: 'error' }, await failure(r)));
+      return;
+    }
+    const x = await r.json();
+    shown.textContent = x.note || 'No note yet.';
+    shown.classList.toggle('muted', !x.note);
+    status.textContent = 'Saved; the export carries it.';
+  });
+}
+
+// --- deleting a case, once confirmed ---
+
+function deletion(id, c) {
+  const ask = document.getElementById('delete');
+  const confirmBox = document.getElementById('delete-confirm');
+  document.getElementById('delete-what').textContent =
+    `Delete case ${id}, its ${plural(c.inputs.length, 'input')} and ${plural(c.reruns.length, 're-run')}? This cannot be undone.`;
+  ask.addEventListener('click', () => {
+    confirmBox.hidden = false;
+    document.getElementById('delete-keep').focus();
+  });
+  document.getElementById('delete-keep').addEventListener('click', () => {
+    confirmBox.hidden = true;
+    ask.focus();
+  });
+  document.getElementById('delete-yes').addEventListener('click', async () => {
+    const r = await fetch(`/v1/cases/${id}`, { method: 'DELETE' });
+    if (!r.ok) {
+      document.getElementById('delete-what').replaceChildren(el('span', { class: 'error' }, await failure(r)));
+      return;
+    }
+    // The permalink now says the case is gone.
+    window.location.assign(`/cases/${id}`);
+  });
 }
 
 // --- what if: each claim's alternatives, re-run on click ---
@@ -176,7 +361,7 @@ function shown(m) {
   return m.unit === 'proportion' ? `${(v * 100).toFixed(1)}%` : v.toPrecision(5).replace(/\.?0+$/, '');
 }
 
-async function whatIf(id) {
+async function whatIf(id, report) {
   const box = document.getElementById('whatif-claims');
   const r = await fetch(`/v1/cases/${id}/alternatives`);
   if (!r.ok) {
@@ -188,21 +373,36 @@ async function whatIf(id) {
     box.replaceChildren(el('p', { class: 'muted' }, 'The case has no claim to re-run.'));
     return;
   }
-  box.replaceChildren(...list.claims.map((c) => whatIfClaim(id, c)));
+  const claims = reportClaims(report);
+  box.replaceChildren(...list.claims.map((c) => whatIfClaim(id, c, claims[c.claim] || {})));
   if (list.truncated) box.append(el('p', { class: 'muted' }, 'Only the first claims are listed.'));
 }
 
-function whatIfClaim(id, c) {
+// A what-if block's heading in words: the claim's number (linked to its ruling), the measures
+// claimed with their values, the column's label (its code in small type), study and period.
+function whatIfTitle(c, rc, n) {
+  const claimedValues = (rc.measures || []).filter((m) => (m.claims || []).length)
+    .map((m) => `${m.name} ${m.claims.map((x) => claimedText(m.unit, x)).join(', ')}`);
+  const r = rc.rerun || {};
+  const h = el('h3', {}, el('a', { href: `#ruling-claim-${c.claim}` }, `Claim ${n}`));
+  if (claimedValues.length) h.append(`: claimed ${claimedValues.join(', ')}`);
+  const column = r.column_label || c.column;
+  if (column) h.append(` · ${column}`);
+  if (c.column && column !== c.column) h.append(' ', el('code', { class: 'code' }, c.column));
+  const at = [c.study || r.study, c.period || r.period].filter(Boolean).join(' · ');
+  if (at) h.append(` · ${at}`);
+  return h;
+}
+
+function whatIfClaim(id, c, rc) {
   const n = c.claim + 1;
-  const div = el('div', { class: 'whatif-claim', 'data-claim': String(c.claim) });
+  const div = el('div', { class: 'whatif-claim', id: `whatif-claim-${c.claim}`, 'data-claim': String(c.claim) });
   if (c.reason) {
-    div.append(el('h3', {}, `Claim ${n}`), el('p', { class: 'muted' }, c.reason));
+    div.append(whatIfTitle(c, rc, n), el('p', { class: 'muted' }, `No alternative to re-run: ${c.reason}`));
     return div;
   }
   div.dataset.study = c.study;
   div.dataset.period = c.period;
-  const claimed = c.claimed.length ? ` — claimed ${c.claimed.join(', ')}` : '';
-  const title = `Claim ${n}: ${c.study} · ${c.period} · ${c.column}${claimed}`;
   const tryAll = el('button', { type: 'button', class: 'try-all secondary' }, 'Re-run every alternative');
   const runs = [];
   const rows = c.alternatives.map((a) => {
@@ -224,7 +424,7 @@ function whatIfClaim(id, c) {
     for (const [tr, run] of runs) if (!tr.dataset.verdict) await run();
     tryAll.disabled = false;
   });
-  div.append(el('h3', {}, title));
+  div.append(whatIfTitle(c, rc, n));
   if (!rows.length) {
     div.append(el('p', { class: 'muted' }, 'The data layer declares no alternative for this claim.'));
     return div;
@@ -277,6 +477,7 @@ async function tryAlternative(id, claim, a, tr) {
   }
   if (rc.base && rc.base.n !== undefined) out.append(el('span', { class: 'base-n' }, String(rc.base.n)));
   if (!claimed.length && x.reasons) out.append(x.reasons.join('; '));
+  if (a.likely) showLikely(claim, a, x);
 }
 
 async function rerun(id) {
@@ -297,7 +498,7 @@ async function rerun(id) {
   }
   if (x.moved.length) {
     const rows = x.moved.map((m) => el('tr', {},
-      el('td', {}, m.claim === undefined ? '' : `claim ${m.claim + 1}`),
+      el('td', {}, m.claim === undefined ? '' : el('a', { href: `#ruling-claim-${m.claim}` }, `Claim ${m.claim + 1}`)),
       el('td', {}, m.measure ? `${m.what}: ${m.measure}` : m.what),
       el('td', {}, JSON.stringify(m.before)),
       el('td', {}, JSON.stringify(m.after))));
