@@ -19,8 +19,9 @@ warning and its claims scanned. Anyone who can write the folder can forge an ent
 
 Limit: for a Parquet file the identity is its metadata and footer, not its content. A program
 that changes data pages in place (a writer through a shared mmap, a tool that restores size and
-times) without touching the footer is not noticed: clear the cache after such a write, or do not
-use --cache on files written that way. CSV, Arrow and SPSS files are hashed whole. docs/cache.md.";
+times) without touching the footer is not noticed: pass --cache-verify content (every file is
+then hashed whole before an entry answers, one more read of the table per run), or clear the
+cache after such a write. CSV, Arrow and SPSS files are hashed whole. docs/cache.md.";
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +38,11 @@ pub struct CacheArgs {
     /// alone; what the cache trusts and what it cannot notice: `recite cache show --help`.
     #[arg(long, value_name = "DIR", env = "RECITE_CACHE")]
     pub cache: Option<PathBuf>,
+    /// What proves a table's files unchanged before the cache answers: `identity` (size, times,
+    /// inode, Parquet footer) or `content` (also every file hashed whole, once per run; notices
+    /// writes through a shared mmap that keep all the rest). docs/cache.md.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t, env = "RECITE_CACHE_VERIFY")]
+    pub cache_verify: super::choices::CacheVerifyArg,
 }
 
 impl CacheArgs {
@@ -51,7 +57,7 @@ impl CacheArgs {
         // An untrusted folder costs the run its cache, never a verdict: a warning, then scans.
         let cache = match self.dir().map(|d| cache::Cache::open(&d)) {
             None => None,
-            Some(Ok(c)) => Some(c),
+            Some(Ok(c)) => Some(c.verifying(self.cache_verify.into())),
             Some(Err(cache::OpenError::Untrusted(e))) => {
                 super::warn(&format!("recite: warning: --cache: {e}"));
                 None

@@ -8,6 +8,7 @@ use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 
+use recite::engine::cache::Verify;
 use recite::fail_on::{self, FailOn};
 use recite::report::ReportFormat;
 use recite::stats::{DfRule, Interval};
@@ -29,6 +30,28 @@ impl From<IntervalArg> for Interval {
             IntervalArg::Logit => Interval::Logit,
             IntervalArg::Wilson => Interval::Wilson,
             IntervalArg::KornGraubard => Interval::KornGraubard,
+        }
+    }
+}
+
+/// `--cache-verify`: what proves a table's files unchanged before a cache entry answers
+/// (docs/cache.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CacheVerifyArg {
+    /// Size, times, inode and a Parquet file's footer (other files hashed whole): a write
+    /// that keeps them all (through a shared mmap) is not noticed (the default).
+    #[default]
+    Identity,
+    /// Also every file's whole content, hashed before any entry is used: the table is read
+    /// once more per run, and any change to its bytes is noticed.
+    Content,
+}
+
+impl From<CacheVerifyArg> for Verify {
+    fn from(a: CacheVerifyArg) -> Verify {
+        match a {
+            CacheVerifyArg::Identity => Verify::Identity,
+            CacheVerifyArg::Content => Verify::Content,
         }
     }
 }
@@ -175,6 +198,9 @@ mod tests {
         assert_eq!(names::<DfArg>(), DfRule::ALL.map(|v| v.name()));
         let mapped: Vec<DfRule> = DfArg::value_variants().iter().map(|&a| a.into()).collect();
         assert_eq!(mapped, DfRule::ALL);
+        assert_eq!(names::<CacheVerifyArg>(), Verify::ALL.map(|v| v.name()));
+        let mapped: Vec<Verify> = CacheVerifyArg::value_variants().iter().map(|&a| a.into()).collect();
+        assert_eq!(mapped, Verify::ALL);
         assert_eq!(names::<FailOnArg>(), FailOn::ALL.map(|v| v.name()));
         assert_eq!(names::<FormatArg>(), ["text", "json", "jsonl", "markdown", "html", "junit"]);
     }

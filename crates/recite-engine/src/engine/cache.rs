@@ -144,9 +144,38 @@ fn read_cache_file(path: &Path) -> Result<Vec<u8>, Refused> {
     Ok(bytes)
 }
 
+/// What proves a table's files unchanged before a cache entry is used (`--cache-verify`,
+/// docs/cache.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verify {
+    /// Each file's size, times, inode and device, and a Parquet file's footer (other files are
+    /// hashed whole): cheap, but a write that keeps all of them (through a shared `mmap`, or a
+    /// tool that restores times) is not noticed.
+    #[default]
+    Identity,
+    /// The identity and the digest of every file's whole content, read before any entry is
+    /// used: a table is read once more per run, and any change to its bytes is noticed.
+    Content,
+}
+
+impl Verify {
+    /// Every choice, in the order `--help` lists them.
+    pub const ALL: [Verify; 2] = [Verify::Identity, Verify::Content];
+
+    /// The choice's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verify::Identity => "identity",
+            Verify::Content => "content",
+        }
+    }
+}
+
 /// A cache directory opened for a run (see the module doc).
 pub struct Cache {
     folder: PathBuf,
+    /// What proves a table unchanged ([`Cache::verifying`]).
+    verify: Verify,
     /// One cached run at a time per engine: a run on rows another is scanning waits, then reads
     /// the entries that one wrote instead of scanning the rows again.
     run: Mutex<()>,
@@ -189,7 +218,12 @@ impl Cache {
         if let Some(why) = distrust(&m) {
             return Err(refused(&why));
         }
-        Ok(Cache { folder, run: Mutex::new(()) })
+        Ok(Cache { folder, verify: Verify::default(), run: Mutex::new(()) })
+    }
+
+    /// This cache, proving a table's files unchanged as `verify` says before using an entry.
+    pub fn verifying(self, verify: Verify) -> Cache {
+        Cache { verify, ..self }
     }
 
     /// The entry files present, by the digest of their key (more than one only briefly, when
@@ -335,6 +369,7 @@ fn identity(
     location: &Path,
     csv: Option<&crate::catalog::CsvFormat>,
     listed: Vec<PathBuf>,
+    verify: Verify,
 ) -> Option<String> {
     // Canonical paths: `--data d` and `--data /abs/d` name the same files.
     let location = location.canonicalize().unwrap_or_else(|_| location.to_path_buf());
@@ -354,7 +389,7 @@ fn identity(
             format!("{}.{:09} ino {} dev {}", meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.dev());
         #[cfg(not(unix))]
         let changed = String::new();
-        let print = fingerprint(f, meta.len())?;
+        let print = fingerprint(f, meta.len(), verify)?;
         out.push_str(&format!(
             "{}\tsize {}\tmodified {modified}\tchanged {changed}\t{print}\n",
             f.display(),
@@ -392,10 +427,12 @@ fn files_of(location: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// A Parquet file's footer digest (its schema, row groups, sizes and statistics: reading it
-/// costs a few kilobytes), or the digest of a whole other file.
-fn fingerprint(path: &Path, size: u64) -> Option<String> {
+/// costs a few kilobytes), or the digest of a whole other file; of every file whole under
+/// [`Verify::Content`].
+fn fingerprint(path: &Path, size: u64, verify: Verify) -> Option<String> {
     let mut f = std::fs::File::open(path).ok()?;
-    let parquet = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    let parquet =
+        verify == Verify::Identity && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
     if parquet && size >= 12 {
         let mut tail = [0u8; 8];
         f.seek(SeekFrom::End(-8)).ok()?;
@@ -1064,10 +1101,11 @@ impl Engine {
     /// The identity of a table's files ([`identity`]), or of its objects when it is on object
     /// storage ([`Engine::object_identity`]).
     fn identity(&self, location: &Path, csv: Option<&crate::catalog::CsvFormat>) -> Option<String> {
+        let verify = self.cache.as_ref().map_or(Verify::default(), |c| c.verify);
         if let Some((root, version)) = crate::delta::of_location(location) {
             // A version of a Delta table: its commit files and the data files it reads; the
             // latest (a bare folder, whose version moves) is never cached.
-            return identity(location, None, self.delta_files(&root, version?)?);
+            return identity(location, None, self.delta_files(&root, version?)?, verify);
         }
         if crate::postgres::is_location(&location.to_string_lossy()) {
             // A PostgreSQL table keeps no versions and no identity proves it unchanged: its
@@ -1075,7 +1113,7 @@ impl Engine {
             return None;
         }
         if crate::catalog::url_scheme(&location.to_string_lossy()).is_none() {
-            return identity(location, csv, self.listed(location)?);
+            return identity(location, csv, self.listed(location)?, verify);
         }
         let mut out = self.object_identity(location)?;
         if let Some(c) = csv {
