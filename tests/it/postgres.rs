@@ -475,6 +475,11 @@ fn a_server_stopped_mid_batch_fails_its_claims_and_the_batch_goes_on() {
     // The server's claim after the stop: UNVERIFIABLE, the server not there.
     assert_eq!(claim(&report, 2)["verdict"], "UNVERIFIABLE", "{:#}", claim(&report, 2));
     assert!(reasons(2).contains("versant_flat_slow"), "{}", reasons(2));
+    // Said plainly: the server is gone, not a pool to enlarge (the provider's advice).
+    for i in [0, 2] {
+        assert!(!reasons(i).contains("Adjust the connection pool"), "{}", reasons(i));
+        assert!(reasons(i).contains("PostgreSQL"), "{}", reasons(i));
+    }
     assert!(!all.contains(PASSWORD), "a password is printed: {all}");
     eprintln!(
         "stopped {at:?} after the start, the batch took {took:?}; reasons: {} | {}",
