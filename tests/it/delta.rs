@@ -559,6 +559,25 @@ fn check_reruns_a_saved_report_on_its_pinned_version_and_on_the_latest() {
         "{said}"
     );
     assert!(said.contains("claim 0: base n 4654 -> 5054"), "{said}");
+    // A ruling made with --as-of (v0) re-runs on that version without it, as the README shows.
+    let as_of = layer.dir.path().join("as-of.json");
+    let out = recite(&[
+        "check",
+        W6,
+        "--format",
+        "json",
+        "--data",
+        data.as_str(),
+        "--as-of",
+        "2026-05-01T00:00:00Z",
+        "-o",
+        as_of.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out =
+        recite(&["check", W6, "--data", data.as_str(), "--rerun-of", as_of.to_str().unwrap(), "--pinned"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("the ruling reproduced, bit for bit"), "{}", stderr(&out));
     // --pinned without a saved report is a usage error.
     assert_eq!(code(&recite(&["check", W6, "--pinned"])), 2);
 }

@@ -25,10 +25,11 @@ use crate::version::{Found, Pin, UNVERSIONED_FORMAT};
 pub struct SavedVersions(BTreeMap<(String, String), u64>);
 
 impl SavedVersions {
-    /// The versions a saved JSON report's claims read where they read the latest (`chosen`
-    /// `latest`, or `saved` for a report that was itself a re-run on the pinned versions).
-    /// Claims pinned by their period or citation need nothing: the pin is in the inputs and the
-    /// catalog. PostgreSQL's snapshots are left out: a server cannot be read as it was.
+    /// The versions a saved JSON report's claims read where nothing in the inputs or the
+    /// catalog pins them: `chosen` `latest`, `as_of_flag` (the run's `--as-of`, which a re-run
+    /// is not given) or `saved` (a report that was itself a re-run on the pinned versions).
+    /// Claims pinned by their period or citation keep their pin. PostgreSQL's snapshots are
+    /// left out: a server cannot be read as it was.
     pub fn of_report(report: &Value) -> SavedVersions {
         let mut saved = BTreeMap::new();
         let claims = report["inputs"]
@@ -43,7 +44,8 @@ impl SavedVersions {
             else {
                 continue;
             };
-            if v["format"] == UNVERSIONED_FORMAT || !matches!(v["chosen"].as_str(), Some("latest" | "saved"))
+            if v["format"] == UNVERSIONED_FORMAT
+                || !matches!(v["chosen"].as_str(), Some("latest" | "as_of_flag" | "saved"))
             {
                 continue;
             }
@@ -261,10 +263,11 @@ mod tests {
         let report = json!({"inputs": [
             {"claims": [claim("a", "delta", 2, "latest"), claim("b", "delta", 0, "period")]},
             {"claims": [claim("a", "delta", 3, "latest"), claim("pg", "postgres", 766, "latest"),
-                        claim("c", "delta", 5, "saved"), {"rerun": {"study": "S", "table": "files"}}]},
+                        claim("c", "delta", 5, "saved"), {"rerun": {"study": "S", "table": "files"}},
+                        claim("d", "delta", 1, "as_of_flag"), claim("e", "delta", 4, "citation")]},
         ]});
         let saved = SavedVersions::of_report(&report);
-        assert_eq!(saved.iter().collect::<Vec<_>>(), [("S", "a", 2), ("S", "c", 5)]);
+        assert_eq!(saved.iter().collect::<Vec<_>>(), [("S", "a", 2), ("S", "c", 5), ("S", "d", 1)]);
         assert_eq!(saved.get("S", "b"), None);
         assert!(SavedVersions::of_report(&json!({})).is_empty());
     }
