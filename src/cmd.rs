@@ -217,6 +217,109 @@ impl AsOfArgs {
     }
 }
 
+/// Re-running a saved report: on the versions it read, or on the data as it is now, and what
+/// moved against it (`check`).
+#[derive(Debug, Clone, Args)]
+pub struct RerunArgs {
+    /// A saved JSON report of the same inputs (`recite check … --format json`): this run is
+    /// compared with it claim by claim, and what moved (data versions, verdicts and why, base
+    /// n, recomputed values) is said on standard error. Without --pinned, on the data as it is.
+    #[arg(long, value_name = "REPORT")]
+    pub rerun_of: Option<PathBuf>,
+    /// With --rerun-of: re-run each Delta table whose claims read its latest on the version the
+    /// saved report read (pinned claims keep their pins), which must reproduce the ruling bit
+    /// for bit.
+    #[arg(long, requires = "rerun_of")]
+    pub pinned: bool,
+}
+
+/// A saved report to re-run against ([`RerunArgs`]): where it is, its JSON, and the versions
+/// its claims read.
+pub struct Saved {
+    pub path: PathBuf,
+    pub report: serde_json::Value,
+    pub versions: recite::saved::SavedVersions,
+    pub pinned: bool,
+}
+
+impl RerunArgs {
+    /// The saved report, read, when one was given.
+    pub fn saved(&self) -> Result<Option<Saved>> {
+        let Some(path) = &self.rerun_of else { return Ok(None) };
+        let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let report: serde_json::Value = serde_json::from_slice(&text).with_context(|| {
+            format!("{} is not a JSON report (recite check --format json)", path.display())
+        })?;
+        if !report["inputs"].is_array() {
+            anyhow::bail!("{} is not a JSON report of recite check (it has no inputs)", path.display());
+        }
+        let versions = recite::saved::SavedVersions::of_report(&report);
+        Ok(Some(Saved { path: path.clone(), report, versions, pinned: self.pinned }))
+    }
+}
+
+impl Saved {
+    /// Says on standard error how this run's JSON report compares with the saved one.
+    pub fn tell(&self, now: &serde_json::Value) {
+        let on = if self.pinned { "on the versions it read" } else { "on the data as it is now" };
+        let shown = self.path.display();
+        if self.pinned {
+            for (study, table, v) in self.versions.iter() {
+                eprintln!("recite: {study} / {table}: re-run on Delta version {v}, the version {shown} read");
+            }
+        }
+        if recite::saved::same_rulings(&self.report, now) {
+            eprintln!("recite: re-run of {shown} {on}: the ruling reproduced, bit for bit");
+            return;
+        }
+        eprintln!("recite: re-run of {shown} {on}: what moved");
+        let moved = recite::saved::moved(&self.report, now);
+        for m in moved.as_array().into_iter().flatten() {
+            let text =
+                |v: &serde_json::Value| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            let claim = m["claim"].as_u64().map(|n| format!("claim {n}: ")).unwrap_or_default();
+            match m["what"].as_str() {
+                Some("verdict") => eprintln!(
+                    "  {claim}verdict {} -> {}, because {}",
+                    text(&m["before"]),
+                    text(&m["after"]),
+                    text(&m["why"])
+                ),
+                Some("recomputed") => eprintln!(
+                    "  {claim}{} recomputed {} -> {}",
+                    text(&m["measure"]),
+                    text(&m["before"]),
+                    text(&m["after"])
+                ),
+                Some(what) => eprintln!("  {claim}{what} {} -> {}", text(&m["before"]), text(&m["after"])),
+                None => {}
+            }
+        }
+    }
+}
+
+/// A report's bytes kept in memory as they are written (a run's JSON report, compared with a
+/// saved one after the run).
+#[derive(Clone, Default)]
+pub struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Captured {
+    pub fn json(&self) -> serde_json::Value {
+        let bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// How claims are settled; shared by `check` and `verify`.
 #[derive(Debug, Clone, Args)]
 pub struct SettleArgs {

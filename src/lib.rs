@@ -11,7 +11,7 @@
 
 pub use recite_core::{
     answers, card, catalog, check, citation, claim, extractor, fail_on, files, input, json, moca, probe,
-    redact, report, resolve, scan, settle, stats, transcript, verify, version,
+    redact, report, resolve, saved, scan, settle, stats, transcript, verify, version,
 };
 #[cfg(feature = "ballista")]
 pub use recite_engine::cluster;

@@ -8,6 +8,8 @@ Examples:
   recite check transcript.json --format json --timings
   cat run.sse | recite check -
   recite check transcripts/ --engine ballista://sched.internal:50050   on a cluster (docs/cluster.md)
+  recite check run.sse --rerun-of saved.json --pinned      on the Delta versions saved.json read
+  recite check run.sse --rerun-of saved.json               on the latest: what moved, and why
 
 Inputs are files, folders (read recursively: .json .jsonl .ndjson .sse .txt .log), globs, or -
 for standard input. Only regular files are read: a FIFO, socket or device, a symbolic link loop,
@@ -96,6 +98,8 @@ pub struct Args {
     #[command(flatten)]
     as_of: super::AsOfArgs,
     #[command(flatten)]
+    rerun: super::RerunArgs,
+    #[command(flatten)]
     data: DataArgs,
     #[command(flatten)]
     cache: super::cache::CacheArgs,
@@ -128,15 +132,36 @@ pub fn run(a: Args) -> Result<ExitCode> {
         progress: &|m| progress.phase(m),
     };
     let (color, layer) = (a.report.colored(), opts.data_layer.clone());
-    let options = report::WriterOptions { answers_only: a.answers_only, color, layer };
+    let options = report::WriterOptions { answers_only: a.answers_only, color, layer: layer.clone() };
     let mut w = report::writer(a.format.into(), options, out.writer()?);
+    // A re-run of a saved report writes its JSON beside the report asked for, to compare.
+    let saved = a.rerun.saved()?;
+    let captured = saved.as_ref().map(|_| super::Captured::default());
+    if let Some(c) = &captured {
+        let json = report::WriterOptions { layer, ..Default::default() };
+        w = Box::new(report::stream::Tee(vec![
+            w,
+            report::writer(report::ReportFormat::Json, json, Box::new(c.clone())),
+        ]));
+    }
     let mut engine = a.as_of.apply(a.cache.engine(&a.engine)?);
     if let Some(r) = a.reduction {
         engine = engine.with_reduction(r);
     }
-    let ran = check::run(&stdin.sources(&sources), &catalog, &registry, &engine, &opts, w.as_mut())?;
+    let on_saved = saved
+        .as_ref()
+        .filter(|s| s.pinned)
+        .map(|s| recite::saved::OnSaved { scan: &engine, saved: &s.versions });
+    let scan: &dyn recite::scan::Scan = match &on_saved {
+        Some(on) => on,
+        None => &engine,
+    };
+    let ran = check::run(&stdin.sources(&sources), &catalog, &registry, scan, &opts, w.as_mut())?;
     super::tell_placements(&engine);
     drop(w);
+    if let (Some(saved), Some(c)) = (&saved, &captured) {
+        saved.tell(&c.json());
+    }
     out.commit(&identities)?;
     progress.finish();
     Ok(if FailOn::any_in(&fail, &ran) {

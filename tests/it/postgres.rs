@@ -390,3 +390,100 @@ fn catalog_init_and_check_read_a_postgres_table_as_the_parquet_file() {
     let out = recite_on(cluster, PASSWORD, "", &["catalog", "check", "--data", pg.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "catalog check over PostgreSQL: {}{}", stdout(&out), stderr(&out));
 }
+
+#[test]
+fn a_server_stopped_mid_batch_fails_its_claims_and_the_batch_goes_on() {
+    // Its own cluster: the shared one must stay up for the other tests.
+    if cluster("postgres::a_server_stopped_mid_batch_fails_its_claims_and_the_batch_goes_on").is_none() {
+        return;
+    }
+    let own = start().expect("a second cluster");
+    // A view as the table, each row a short sleep: its scan streams for seconds, long enough
+    // to stop the server while it does.
+    own.sql(
+        "CREATE OR REPLACE VIEW versant_flat_slow AS SELECT v.* FROM versant_flat v \
+         WHERE pg_sleep(0.0005 * (v.wave IS NOT NULL)::int)::text = ''; \
+         GRANT SELECT ON versant_flat_slow TO recite",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let versant = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
+    let versant = versant
+        .replacen(
+            "[thresholds]",
+            &format!("[connections.surveys]\ndsn_env = \"{DSN_ENV}\"\n\n[thresholds]"),
+            1,
+        )
+        .replacen(
+            "path = \"versant_flat.parquet\"",
+            "connection = \"surveys\"\npath = \"versant_flat_slow\"",
+            1,
+        );
+    std::fs::create_dir_all(data.join("versant")).unwrap();
+    std::fs::write(data.join("versant/study.toml"), versant).unwrap();
+    std::os::unix::fs::symlink(root().join("datasets/nhanes2"), data.join("nhanes2")).unwrap();
+    // Three inputs settled one at a time (`--chunk 1`): a claim on the server, whose scan the
+    // stop cuts; a claim on the NHANES II file; a claim on the server after it stopped.
+    let inputs = tmp.path().join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    for (name, from) in
+        [("a-pg.json", W6), ("b-file.json", "examples/citations/nhanes2-zinc.json"), ("c-pg.json", W6)]
+    {
+        std::fs::copy(root().join(from), inputs.join(name)).unwrap();
+    }
+    // The stop, once the server's log shows the scan of the slow view started.
+    let (dir, log) = (own.dir.clone(), own.dir.join("server.log"));
+    let stopper = std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < std::time::Duration::from_secs(120) {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            if log.lines().any(|l| l.contains("FROM \"versant_flat_slow\"") && l.contains("WHERE")) {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                let stop = Command::new(root().join("tests/postgres/cluster.sh"))
+                    .args(["stop", dir.to_str().unwrap()])
+                    .output()
+                    .unwrap();
+                return (stop.status.success(), t0.elapsed());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        (false, t0.elapsed())
+    });
+    let t0 = std::time::Instant::now();
+    let mut c = command(&[
+        "check",
+        inputs.to_str().unwrap(),
+        "--chunk",
+        "1",
+        "--format",
+        "json",
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    c.env(DSN_ENV, own.dsn(PASSWORD, ""));
+    let out = run(c, None);
+    let took = t0.elapsed();
+    let (stopped, at) = stopper.join().unwrap();
+    assert!(stopped, "the server was not stopped mid-scan ({at:?}): {}", stderr(&out));
+    let (report, all) = (report(&out), format!("{}{}", stdout(&out), stderr(&out)));
+    let reasons = |i: usize| claim(&report, i)["reasons"].to_string();
+    // Cut mid-scan: UNVERIFIABLE, naming the table, saying the connection ended.
+    assert_eq!(claim(&report, 0)["verdict"], "UNVERIFIABLE", "{:#}", claim(&report, 0));
+    assert!(reasons(0).contains("versant_flat_slow"), "{}", reasons(0));
+    // The file's claim after it settles.
+    assert_eq!(claim(&report, 1)["verdict"], "REPRODUCED", "{:#}", claim(&report, 1));
+    // The server's claim after the stop: UNVERIFIABLE, the server not there.
+    assert_eq!(claim(&report, 2)["verdict"], "UNVERIFIABLE", "{:#}", claim(&report, 2));
+    assert!(reasons(2).contains("versant_flat_slow"), "{}", reasons(2));
+    // Said plainly: the server is gone, not a pool to enlarge (the provider's advice).
+    for i in [0, 2] {
+        assert!(!reasons(i).contains("Adjust the connection pool"), "{}", reasons(i));
+        assert!(reasons(i).contains("PostgreSQL"), "{}", reasons(i));
+    }
+    assert!(!all.contains(PASSWORD), "a password is printed: {all}");
+    eprintln!(
+        "stopped {at:?} after the start, the batch took {took:?}; reasons: {} | {}",
+        reasons(0),
+        reasons(2)
+    );
+}

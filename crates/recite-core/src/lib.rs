@@ -58,6 +58,7 @@ pub mod probe;
 pub mod redact;
 pub mod report;
 pub mod resolve;
+pub mod saved;
 pub mod scan;
 pub mod settle;
 pub mod stats;

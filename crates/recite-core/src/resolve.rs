@@ -39,6 +39,13 @@ pub trait Schemas {
         None
     }
 
+    /// The version a saved ruling read of `table` of `study` where its claims read the latest
+    /// (a re-run on the pinned version, [`crate::saved`]); `None` by default: the latest.
+    fn saved_version(&self, study: &str, table: &str) -> Option<u64> {
+        let _ = (study, table);
+        None
+    }
+
     /// The schema of a table at a version [`Schemas::version`] found (columns may come and go
     /// between versions). Only asked of a scanner whose `version` found one.
     fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, TableError> {
@@ -311,7 +318,10 @@ fn version_of(
         }
         (None, Ok(Some(pin)), _) => (Some(pin), PinSource::Citation),
         (None, Ok(None), Ok(Some(pin))) => (Some(pin), PinSource::Period),
-        (None, Ok(None), Ok(None)) => (None, PinSource::Latest),
+        (None, Ok(None), Ok(None)) => match schemas.saved_version(&study.study.name, &table.name) {
+            Some(v) => (Some(Pin::Version(v)), PinSource::Saved),
+            None => (None, PinSource::Latest),
+        },
     };
     match schemas.version(study, table, pin.as_ref()) {
         Ok(Some(found)) => {

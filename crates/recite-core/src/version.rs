@@ -68,6 +68,10 @@ pub enum PinSource {
     Citation,
     /// The run's `--as-of`.
     AsOfFlag,
+    /// A re-run of a saved ruling on the versions it read (`recite check --rerun-of REPORT
+    /// --pinned`, the workbench's re-run on the pinned version): the claim read the latest
+    /// then, and is re-run on that version, not on today's latest.
+    Saved,
 }
 
 /// A version of a table as the engine found it: where its scan reads, its number, its commit time.
@@ -131,6 +135,7 @@ impl DataVersion {
             (PinSource::Period, Some(p)) => format!("pinned by the period ({p})"),
             (PinSource::Citation, Some(p)) => format!("pinned by the citation's data_version ({p})"),
             (PinSource::AsOfFlag, Some(p)) => format!("chosen by --as-of ({p})"),
+            (PinSource::Saved, Some(p)) => format!("the version the saved ruling read ({p})"),
         };
         format!("Delta version {}, committed {}, {why}", self.version, self.committed)
     }
@@ -148,6 +153,18 @@ mod tests {
         assert_eq!(
             Pin::of_citation(&json!("2026-04-20T00:00:00Z")),
             Ok(Pin::AsOf("2026-04-20T00:00:00Z".into()))
+        );
+        let saved = DataVersion {
+            format: "delta".into(),
+            version: 0,
+            committed: "2026-04-20T00:00:00.000Z".into(),
+            chosen: PinSource::Saved,
+            pin: Some(Pin::Version(0)),
+            snapshot: None,
+        };
+        assert_eq!(
+            saved.describe(),
+            "Delta version 0, committed 2026-04-20T00:00:00.000Z, the version the saved ruling read (version 0)"
         );
         for bad in [json!(-1), json!(1.5), json!("latest"), json!(null), json!([1])] {
             assert!(Pin::of_citation(&bad).unwrap_err().to_string().contains("neither a version"), "{bad}");

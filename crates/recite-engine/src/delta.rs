@@ -12,6 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
+/// delta-rs itself, for tests that write Delta tables with its Rust writer (tests/it/delta.rs).
+#[cfg(feature = "delta")]
+pub use deltalake;
+
 /// The log folder of a Delta table.
 const LOG: &str = "_delta_log";
 

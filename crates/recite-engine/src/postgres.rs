@@ -221,6 +221,18 @@ fn parameters(dsn: &str, password: Option<String>) -> Result<BTreeMap<String, St
 /// `text` with every secret in `params` (the password, the whole DSN) written as `***`: the
 /// server's and the driver's words may repeat what they were given.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+/// A scan's error in plain words where the PostgreSQL provider's are misleading: when no
+/// connection comes within its pool's (bb8's) 30 s wait, it advises enlarging the pool, but the
+/// cause is a server that stopped or cannot be reached (seen with a server stopped mid-batch).
+/// Any other text is returned as it is.
+pub fn plain_words(text: &str) -> String {
+    if !text.contains("Timed out in bb8") {
+        return text.to_string();
+    }
+    let before = text.split("PostgreSQL connection failed").next().unwrap_or_default();
+    format!("{before}no connection to the PostgreSQL server within 30 s: it stopped, or cannot be reached")
+}
+
 fn scrubbed(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
     for s in secrets.iter().filter(|s| s.len() >= 3) {
@@ -411,6 +423,18 @@ mod tests {
         }
         assert!(is_location("postgresql://h/db?table=t") && is_location("postgres-env://V/t"));
         assert!(!is_location("s3://bucket/t.parquet") && !is_location("data/t.parquet"));
+    }
+
+    #[test]
+    fn a_pool_that_waited_in_vain_is_said_plainly() {
+        let said = plain_words(
+            "Execution error: PostgreSQL connection failed.\nTimed out in bb8\nAdjust the connection pool parameters for sufficient capacity.",
+        );
+        assert_eq!(
+            said,
+            "Execution error: no connection to the PostgreSQL server within 30 s: it stopped, or cannot be reached"
+        );
+        assert_eq!(plain_words("Parquet error: x"), "Parquet error: x");
     }
 
     #[test]

@@ -65,6 +65,12 @@ pub const MIGRATIONS: &[&str] = &[
     ) STRICT;",
     // 2: the analyst's note on a case (their ruling in words), empty until written.
     "ALTER TABLE cases ADD COLUMN note TEXT NOT NULL DEFAULT '';",
+    // 3: what each case and re-run ran on, per table (issue 48: the Delta version and its
+    // commit time, PostgreSQL's snapshot, or the files' SHA-256), and which data a re-run read
+    // (`latest`, or `pinned`: the versions the ruling read). Cases saved before say `[]`.
+    "ALTER TABLE cases ADD COLUMN data_versions TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE reruns ADD COLUMN data_versions TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE reruns ADD COLUMN on_data TEXT NOT NULL DEFAULT 'latest';",
 ];
 
 /// The ledger's default place: `$XDG_DATA_HOME/recite/ledger.sqlite3`, else
@@ -133,6 +139,9 @@ pub struct NewCase {
     pub fingerprint: String,
     /// The files it covers: `[{name, size, sha256}]`.
     pub data_files: Value,
+    /// What each table read was at: `[{study, table, format, …}]` (the workbench's
+    /// `data_versions`).
+    pub data_versions: Value,
     /// Claims settled.
     pub claims: usize,
     /// The most serious verdict, when there is a claim.
@@ -164,6 +173,10 @@ pub struct NewRerun {
     pub report_html: String,
     /// What moved against the saved report.
     pub moved: Value,
+    /// Which data it read: `latest`, or `pinned` (the versions the ruling read).
+    pub on: String,
+    /// What each table read was at, as [`NewCase::data_versions`].
+    pub data_versions: Value,
 }
 
 /// What the case list is narrowed to: each a case-insensitive part of a claim's study, period
@@ -277,7 +290,7 @@ impl Ledger {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT INTO cases (id, created, recite, data_layer, fingerprint, data_files, claims, verdict, verdicts, \
-             report_json, report_html) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             report_json, report_html, data_versions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 id,
                 created,
@@ -290,6 +303,7 @@ impl Ledger {
                 case.verdicts.to_string(),
                 case.report_json,
                 case.report_html,
+                case.data_versions.to_string(),
             ],
         )?;
         if let Some(p) = self.pause {
@@ -334,8 +348,8 @@ impl Ledger {
         let n: i64 =
             tx.query_row("SELECT count(*) + 1 FROM reruns WHERE case_id = ?1", [id], |r| r.get(0))?;
         tx.execute(
-            "INSERT INTO reruns (case_id, n, created, recite, fingerprint, data_files, report_json, report_html, moved) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO reruns (case_id, n, created, recite, fingerprint, data_files, report_json, report_html, moved, \
+             on_data, data_versions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 id,
                 n,
@@ -345,7 +359,9 @@ impl Ledger {
                 r.data_files.to_string(),
                 r.report_json,
                 r.report_html,
-                r.moved.to_string()
+                r.moved.to_string(),
+                r.on,
+                r.data_versions.to_string()
             ],
         )?;
         tx.commit()?;
@@ -377,7 +393,7 @@ impl Ledger {
         let row = conn
             .query_row(
                 "SELECT id, created, recite, data_layer, fingerprint, data_files, claims, verdict, verdicts, \
-                 report_json, report_html, note FROM cases WHERE id = ?1",
+                 report_json, report_html, note, data_versions FROM cases WHERE id = ?1",
                 [id],
                 |r| {
                     Ok((
@@ -393,6 +409,7 @@ impl Ledger {
                         r.get::<_, String>(9)?,
                         r.get::<_, String>(10)?,
                         r.get::<_, String>(11)?,
+                        r.get::<_, String>(12)?,
                     ))
                 },
             )
@@ -410,6 +427,7 @@ impl Ledger {
             json,
             html,
             note,
+            versions,
         )) = row
         else {
             return Ok(None);
@@ -428,7 +446,8 @@ impl Ledger {
         }
         let mut reruns = Vec::new();
         let mut q = conn.prepare(
-            "SELECT n, created, recite, fingerprint, moved FROM reruns WHERE case_id = ?1 ORDER BY n",
+            "SELECT n, created, recite, fingerprint, moved, on_data, data_versions FROM reruns \
+             WHERE case_id = ?1 ORDER BY n",
         )?;
         for r in q.query_map([&id], |r| {
             Ok((
@@ -437,14 +456,18 @@ impl Ledger {
                 r.get::<_, String>(2)?,
                 r.get::<_, String>(3)?,
                 r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
             ))
         })? {
-            let (n, at, recite, print, moved) = r?;
+            let (n, at, recite, print, moved, on, versions) = r?;
             reruns.push(json!({
                 "n": n,
                 "created": at,
                 "recite": recite,
+                "on": on,
                 "fingerprint": print,
+                "data_versions": parse(&versions),
                 "moved": parse(&moved),
             }));
         }
@@ -455,6 +478,7 @@ impl Ledger {
             "data_layer": parse(&layer),
             "fingerprint": fingerprint,
             "data_files": parse(&files),
+            "data_versions": parse(&versions),
             "claims": claims,
             "verdict": verdict,
             "verdicts": parse(&verdicts),
@@ -614,6 +638,7 @@ mod tests {
             data_layer: json!({"path": "d", "source": "flag"}),
             fingerprint: "sha256:00".into(),
             data_files: json!([]),
+            data_versions: json!([{"study": study, "table": "t", "format": "delta", "version": 2}]),
             claims: 1,
             verdict: Some(verdict.into()),
             verdicts: json!({ verdict: 1 }),
@@ -669,9 +694,16 @@ mod tests {
             report_json: "{}\n".into(),
             report_html: String::new(),
             moved: json!([]),
+            on: "pinned".into(),
+            data_versions: json!([{"study": "S", "table": "t", "format": "delta", "version": 2}]),
         };
         assert_eq!(l.save_rerun(&a, &r).unwrap().unwrap().0, 1);
         assert_eq!(l.save_rerun(&a, &r).unwrap().unwrap().0, 2);
+        // What the case and each re-run ran on, kept with them.
+        let got = l.get(&a).unwrap().unwrap();
+        assert_eq!(got.meta["data_versions"][0]["version"], json!(2));
+        assert_eq!(got.meta["reruns"][1]["on"], json!("pinned"));
+        assert_eq!(got.meta["reruns"][1]["data_versions"], r.data_versions);
         assert!(l.save_rerun("000000000000000000000000", &r).unwrap().is_none());
 
         // The analyst's note is kept with the case; a deleted case takes everything with it.
@@ -689,6 +721,24 @@ mod tests {
             .unwrap();
         assert_eq!(left, 2, "case b's input and search row, nothing of a's");
         assert_eq!(l.count().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_ledger_of_the_first_schema_is_migrated_with_its_cases() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite3");
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch(MIGRATIONS[0]).unwrap();
+        old.execute_batch(
+            "PRAGMA user_version = 1;
+             INSERT INTO cases VALUES ('0123456789abcdef01234567', 't', 'r', '{}', 'f', '[]', 0, NULL, '{}', '{}', '');",
+        )
+        .unwrap();
+        drop(old);
+        let l = Ledger::open(&path).unwrap();
+        assert_eq!(l.version().unwrap(), MIGRATIONS.len() as i64);
+        let got = l.get("0123456789abcdef01234567").unwrap().unwrap();
+        assert_eq!(got.meta["data_versions"], json!([]), "a case saved before says nothing");
     }
 
     #[test]

@@ -426,6 +426,18 @@ impl Service {
         w: &mut dyn report::stream::Writer,
         series: bool,
     ) -> Result<(), Stopped> {
+        self.check_on(inputs, w, series, &self.engine)
+    }
+
+    /// [`Service::check_onto`] through `scan` (the engine, or the engine re-running a saved
+    /// ruling on the versions it read: `recite::saved::OnSaved`).
+    fn check_on(
+        &self,
+        inputs: &[(&str, &[u8])],
+        w: &mut dyn report::stream::Writer,
+        series: bool,
+        scan: &dyn recite_core::scan::Scan,
+    ) -> Result<(), Stopped> {
         let spooled = spool::Spool::new(inputs).map_err(|e| e.to_string())?;
         let sources = spooled.sources();
         let max = self.max_input;
@@ -440,7 +452,7 @@ impl Service {
             timings: false,
             progress: &|_| {},
         };
-        let ran = check::run(&sources, &self.catalog, &self.registry, &self.engine, &opts, w);
+        let ran = check::run(&sources, &self.catalog, &self.registry, scan, &opts, w);
         drop(spooled);
         match ran {
             Ok(_) => Ok(()),

@@ -21,8 +21,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use recite_core::report::stream::{self, Closing, InputHead, InputTail};
+use recite_core::report::stream::{self, Closing, InputHead, InputTail, Tee};
 use recite_core::report::{self, ClaimReport};
+use recite_core::saved::{OnSaved, SavedVersions, moved, same_rulings};
 use recite_core::settle::Verdict;
 
 use crate::Service;
@@ -180,7 +181,9 @@ async fn create(
             return Ok(Err(p));
         }
         let (fingerprint, files) = d.fingerprint();
-        let case = new_case(settled, inputs, fingerprint, files);
+        let report: Value = serde_json::from_str(&settled.json).unwrap_or(Value::Null);
+        let data_versions = d.data_versions(&report);
+        let case = new_case(settled, inputs, fingerprint, files, data_versions);
         // Past the time limit the caller has been told it failed: nothing is saved then.
         if std::time::Instant::now() >= until {
             return Err(Stopped::TimedOut);
@@ -660,10 +663,16 @@ async fn rerun_report_html(
     Ok(report_page(html))
 }
 
-/// `POST /v1/cases/{id}/rerun`: settles the case's inputs again on the data layer as it is now,
-/// saves the re-run beside the case, and answers what moved against the saved report, and
-/// whether the data layer's fingerprint changed.
-async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> Result<Response, Problem> {
+/// `POST /v1/cases/{id}/rerun[?on=latest|pinned]`: settles the case's inputs again, saves the
+/// re-run beside the case, and answers what moved against the saved report, and whether the
+/// data layer's fingerprint changed. `on=latest` (the default) reads every table as it is now;
+/// `on=pinned` reads each versioned table at the version the ruling read ([`SavedVersions`]),
+/// which must reproduce it bit for bit (`reproduced`).
+async fn rerun(
+    State(desk): State<Arc<Desk>>,
+    UrlPath(id): UrlPath<String>,
+    Query(q): Query<RerunQuery>,
+) -> Result<Response, Problem> {
     let id = checked(&id)?;
     let svc = desk.svc.clone();
     let (permit, deadline, until) = turn(&svc).await?;
@@ -675,9 +684,10 @@ async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> R
             return Ok(None);
         };
         let inputs = d.ledger.inputs(&key).map_err(|e| e.to_string())?;
-        let settled = d.settle(&inputs, until, None)?;
-        let (fingerprint, files) = d.fingerprint();
         let before: Value = serde_json::from_str(&saved.report_json).unwrap_or(Value::Null);
+        let versions = SavedVersions::of_report(&before);
+        let settled = d.settle_on(&inputs, until, q.pinned.then_some(&versions))?;
+        let (fingerprint, files) = d.fingerprint();
         let after: Value = serde_json::from_str(&settled.json).unwrap_or(Value::Null);
         let moved = moved(&before, &after);
         let saved_print = saved.meta["fingerprint"].as_str().unwrap_or_default().to_string();
@@ -685,6 +695,7 @@ async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> R
         if std::time::Instant::now() >= until {
             return Err(Stopped::TimedOut);
         }
+        let data_versions = d.data_versions(&after);
         let r = NewRerun {
             recite: env!("CARGO_PKG_VERSION").to_string(),
             fingerprint: fingerprint.clone(),
@@ -692,14 +703,23 @@ async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> R
             report_json: settled.json,
             report_html: settled.html,
             moved: moved.clone(),
+            on: q.on().to_string(),
+            data_versions: data_versions.clone(),
         };
         let Some((n, created)) = d.ledger.save_rerun(&key, &r).map_err(|e| e.to_string())? else {
             return Ok(None);
         };
+        let pinned: Vec<Value> =
+            versions.iter().map(|(s, t, v)| json!({ "study": s, "table": t, "version": v })).collect();
         Ok(Some(json!({
             "id": key,
             "rerun": n,
             "created": created,
+            "on": q.on(),
+            "pinned": pinned,
+            "reproduced": same_rulings(&before, &after),
+            "data_versions_before": saved.meta["data_versions"],
+            "data_versions": data_versions,
             "data_layer_changed": saved_print != fingerprint,
             "saved_fingerprint": saved_print,
             "fingerprint": fingerprint,
@@ -712,6 +732,33 @@ async fn rerun(State(desk): State<Arc<Desk>>, UrlPath(id): UrlPath<String>) -> R
     });
     let answer = finish(&svc, deadline, job).await?.ok_or_else(|| no_case(&id))?;
     Ok(json_response(&answer))
+}
+
+/// `POST /v1/cases/{id}/rerun`'s query: which data the re-run reads.
+struct RerunQuery {
+    /// The versions the ruling read (`on=pinned`), rather than the latest.
+    pinned: bool,
+}
+
+impl RerunQuery {
+    fn on(&self) -> &'static str {
+        if self.pinned { "pinned" } else { "latest" }
+    }
+}
+
+impl Params for RerunQuery {
+    const ALLOWED: &'static [&'static str] = &["on"];
+
+    fn read(q: &Pairs) -> Result<Self, Problem> {
+        match q.single("on")? {
+            None | Some("latest") => Ok(RerunQuery { pinned: false }),
+            Some("pinned") => Ok(RerunQuery { pinned: true }),
+            Some(_) => Err(Problem::bad_request(
+                "query.on",
+                "latest (the data as it is now) or pinned (the versions the ruling read)",
+            )),
+        }
+    }
 }
 
 /// A case's two reports, from one run.
@@ -728,6 +775,26 @@ impl Desk {
         inputs: &[NewInput],
         until: std::time::Instant,
         progress: Option<Progress>,
+    ) -> Result<Settled, Stopped> {
+        self.settle_with(inputs, until, progress, None)
+    }
+
+    /// [`Desk::settle`] without progress, on the versions a ruling read when `saved` is given.
+    fn settle_on(
+        &self,
+        inputs: &[NewInput],
+        until: std::time::Instant,
+        saved: Option<&SavedVersions>,
+    ) -> Result<Settled, Stopped> {
+        self.settle_with(inputs, until, None, saved)
+    }
+
+    fn settle_with(
+        &self,
+        inputs: &[NewInput],
+        until: std::time::Instant,
+        progress: Option<Progress>,
+        saved: Option<&SavedVersions>,
     ) -> Result<Settled, Stopped> {
         let (json, html) = (Buffer::new(until), Buffer::new(until));
         let layer = Some(self.svc.layer.clone());
@@ -748,9 +815,71 @@ impl Desk {
         }
         let named: Vec<(&str, &[u8])> =
             inputs.iter().map(|i| (i.name.as_str(), i.bytes.as_slice())).collect();
-        self.svc.check_onto(&named, &mut tee, true)?;
+        match saved {
+            Some(saved) => {
+                let on = OnSaved { scan: &self.svc.engine, saved };
+                self.svc.check_on(&named, &mut tee, true, &on)?;
+            }
+            None => self.svc.check_onto(&named, &mut tee, true)?,
+        }
         drop(tee);
         Ok(Settled { json: json.text()?, html: html.text()? })
+    }
+
+    /// What each table a report's claims read was at (issue 48), one entry per study, table
+    /// and version: a versioned table's `data_version` as the report gives it (Delta: the
+    /// version and its commit time; PostgreSQL: "unversioned" and the server's snapshot), and
+    /// for a table of local files their SHA-256 digests (names relative to the data layer, as
+    /// in the fingerprint); a table on object storage by its location.
+    fn data_versions(&self, report: &Value) -> Value {
+        let root = Path::new(&self.svc.layer.path);
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let mut out: Vec<Value> = Vec::new();
+        for c in claims(report) {
+            let (Some(study), Some(table)) = (c["rerun"]["study"].as_str(), c["rerun"]["table"].as_str())
+            else {
+                continue;
+            };
+            let v = &c["rerun"]["data_version"];
+            let entry = if v.is_object() {
+                let mut e = json!({ "study": study, "table": table });
+                for k in ["format", "version", "committed", "chosen", "snapshot"] {
+                    if !v[k].is_null() {
+                        e[k] = v[k].clone();
+                    }
+                }
+                e
+            } else {
+                let found = self
+                    .svc
+                    .catalog
+                    .studies
+                    .iter()
+                    .find(|s| s.study.name == study)
+                    .and_then(|s| s.tables.iter().find(|t| t.name == table).map(|t| (s, t)));
+                let Some((s, t)) = found else { continue };
+                if recite_core::catalog::url_scheme(&t.path).is_some() {
+                    let location = recite_engine::objstore::redact(&t.path).into_owned();
+                    json!({ "study": study, "table": table, "format": "object", "location": location })
+                } else {
+                    let mut files: Vec<Value> = files_of(&t.location(s))
+                        .into_iter()
+                        .map(|f| {
+                            let full = f.canonicalize().unwrap_or(f);
+                            let name = full.strip_prefix(&root).unwrap_or(&full).display().to_string();
+                            let sha = self.hash(&full).map(|(_, sha)| sha);
+                            json!({ "name": name, "sha256": sha })
+                        })
+                        .collect();
+                    files.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+                    json!({ "study": study, "table": table, "format": "files", "files": files })
+                }
+            };
+            if !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+        Value::Array(out)
     }
 
     /// The data layer's fingerprint (`sha256:…` over every study file and every local table
@@ -869,7 +998,13 @@ fn files_of(location: &Path) -> Vec<PathBuf> {
 
 /// The case to save from a run: its search rows, verdicts and data layer read off the JSON
 /// report.
-fn new_case(s: Settled, inputs: Vec<NewInput>, fingerprint: String, data_files: Value) -> NewCase {
+fn new_case(
+    s: Settled,
+    inputs: Vec<NewInput>,
+    fingerprint: String,
+    data_files: Value,
+    data_versions: Value,
+) -> NewCase {
     let report: Value = serde_json::from_str(&s.json).unwrap_or(Value::Null);
     let rows = claim_rows(&report);
     let claims = report["summary"]["claims"].as_u64().unwrap_or(0) as usize;
@@ -878,6 +1013,7 @@ fn new_case(s: Settled, inputs: Vec<NewInput>, fingerprint: String, data_files: 
         data_layer: report["data_layer"].clone(),
         fingerprint,
         data_files,
+        data_versions,
         claims,
         verdict: most_serious(&rows),
         verdicts: report["summary"]["verdicts"].clone(),
@@ -934,46 +1070,6 @@ fn claims(report: &Value) -> Vec<&Value> {
 fn most_serious(rows: &[ClaimRow]) -> Option<String> {
     let rank = |v: &str| Verdict::ALL.iter().position(|x| x.as_str() == v).unwrap_or(Verdict::ALL.len());
     rows.iter().map(|r| r.verdict.as_str()).min_by_key(|v| rank(v)).map(str::to_string)
-}
-
-/// What moved between two reports of the same inputs, claim by claim: the verdict, the base n
-/// recomputed, and each measure's recomputed value.
-fn moved(before: &Value, after: &Value) -> Value {
-    let (b, a) = (claims(before), claims(after));
-    let mut out = Vec::new();
-    if b.len() != a.len() {
-        out.push(json!({ "what": "claims", "before": b.len(), "after": a.len() }));
-    }
-    for (n, (cb, ca)) in b.iter().zip(&a).enumerate() {
-        if cb["verdict"] != ca["verdict"] {
-            out.push(
-                json!({ "claim": n, "what": "verdict", "before": cb["verdict"], "after": ca["verdict"] }),
-            );
-        }
-        if cb["base"]["n"] != ca["base"]["n"] {
-            out.push(
-                json!({ "claim": n, "what": "base n", "before": cb["base"]["n"], "after": ca["base"]["n"] }),
-            );
-        }
-        let values = |c: &Value| -> Vec<(String, Value)> {
-            c["measures"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|m| (m["name"].as_str().unwrap_or_default().to_string(), m["estimate"]["value"].clone()))
-                .collect()
-        };
-        let after_values: HashMap<String, Value> = values(ca).into_iter().collect();
-        for (name, v) in values(cb) {
-            let w = after_values.get(&name).cloned().unwrap_or(Value::Null);
-            if v.as_f64() != w.as_f64() {
-                out.push(
-                    json!({ "claim": n, "what": "recomputed", "measure": name, "before": v, "after": w }),
-                );
-            }
-        }
-    }
-    Value::Array(out)
 }
 
 /// The data files added, removed or changed between two fingerprints' file lists.
@@ -1033,27 +1129,6 @@ impl std::io::Write for Buffer {
     }
 }
 
-/// Several report writers fed by one run.
-struct Tee(Vec<Box<dyn stream::Writer>>);
-
-impl stream::Writer for Tee {
-    fn begin_input(&mut self, head: InputHead<'_>) -> std::io::Result<()> {
-        self.0.iter_mut().try_for_each(|w| w.begin_input(head))
-    }
-    fn claim(&mut self, c: &ClaimReport) -> std::io::Result<()> {
-        self.0.iter_mut().try_for_each(|w| w.claim(c))
-    }
-    fn claims(&mut self, cs: &[ClaimReport]) -> std::io::Result<()> {
-        self.0.iter_mut().try_for_each(|w| w.claims(cs))
-    }
-    fn end_input(&mut self, tail: InputTail<'_>) -> std::io::Result<()> {
-        self.0.iter_mut().try_for_each(|w| w.end_input(tail))
-    }
-    fn finish(&mut self, closing: Closing<'_>) -> std::io::Result<()> {
-        self.0.iter_mut().try_for_each(|w| w.finish(closing))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1099,16 +1174,5 @@ mod tests {
             { "locator": {}, "rule": "a2a/malformed", "level": "SHOULD", "message": "m" } ] } ] });
         assert!(refused(&should.to_string()).is_none());
         assert_eq!(human_time("2026-12-07T15:43:42.979Z"), "7 Dec 2026, 15:43 UTC");
-    }
-
-    #[test]
-    fn what_moved_is_named() {
-        let same = moved(&report("REPRODUCED", 0.44, 4654), &report("REPRODUCED", 0.44, 4654));
-        assert_eq!(same, json!([]));
-        let m = moved(&report("REPRODUCED", 0.44, 4654), &report("DISCREPANT", 0.41, 4600));
-        let whats: Vec<&str> = m.as_array().unwrap().iter().map(|e| e["what"].as_str().unwrap()).collect();
-        assert_eq!(whats, ["verdict", "base n", "recomputed"]);
-        assert_eq!(m[2]["measure"], json!("Considered"));
-        assert_eq!(m[2]["after"], json!(0.41));
     }
 }

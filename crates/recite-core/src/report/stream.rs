@@ -83,6 +83,28 @@ pub trait Writer {
     fn finish(&mut self, closing: Closing<'_>) -> io::Result<()>;
 }
 
+/// Several report writers fed by one run (the workbench's JSON and HTML reports of a case; a
+/// re-run's report beside the JSON it is compared with).
+pub struct Tee(pub Vec<Box<dyn Writer>>);
+
+impl Writer for Tee {
+    fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.begin_input(head))
+    }
+    fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.claim(c))
+    }
+    fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.claims(cs))
+    }
+    fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.end_input(tail))
+    }
+    fn finish(&mut self, closing: Closing<'_>) -> io::Result<()> {
+        self.0.iter_mut().try_for_each(|w| w.finish(closing))
+    }
+}
+
 /// Claims rendered at a time when a report held in memory is written (a run's own chunk).
 const WHOLE_CHUNK: usize = 1024;
 

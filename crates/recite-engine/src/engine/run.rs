@@ -63,7 +63,7 @@ pub(crate) fn scan_error(e: &datafusion::error::DataFusionError) -> ScanError {
         E::Internal(_) | E::ExecutionJoin(_) | E::ResourcesExhausted(_) => {
             ScanError::Fatal(EngineError::Internal(e.strip_backtrace()))
         }
-        _ => ScanError::Data(e.strip_backtrace()),
+        _ => ScanError::Data(crate::postgres::plain_words(&e.strip_backtrace())),
     }
 }
 

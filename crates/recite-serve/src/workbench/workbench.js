@@ -179,6 +179,7 @@ async function casePage(id) {
   }
   if (c.data_layer) fact(facts, 'Data layer', c.data_layer.path, ` (${c.data_layer.source})`);
   fact(facts, 'Its fingerprint', el('code', {}, c.fingerprint));
+  dataVersionFacts(facts, c.data_versions || []);
   fact(facts, 'Re-runs', String(c.reruns.length));
   ruling(c.report);
   note(id, c.note || '');
@@ -193,7 +194,8 @@ async function casePage(id) {
   };
   frame.addEventListener('load', fit);
   fit();
-  document.getElementById('rerun').addEventListener('click', () => rerun(id));
+  document.getElementById('rerun').addEventListener('click', () => rerun(id, 'latest'));
+  document.getElementById('rerun-pinned').addEventListener('click', () => rerun(id, 'pinned'));
   whatIf(id, c.report);
 }
 
@@ -480,10 +482,30 @@ async function tryAlternative(id, claim, a, tr) {
   if (a.likely) showLikely(claim, a, x);
 }
 
-async function rerun(id) {
+// What each table was read at when the case was settled (issue 48), one fact a table.
+function dataVersionFacts(facts, versions) {
+  for (const v of versions) {
+    let what;
+    if (v.format === 'delta') what = `Delta version ${v.version}, committed ${v.committed} (${v.chosen})`;
+    else if (v.format === 'postgres') what = `PostgreSQL, unversioned: server snapshot ${v.snapshot}, taken ${v.committed}`;
+    else if (v.format === 'files') what = v.files.map((f) => `${f.name} (SHA-256 ${f.sha256})`).join(', ');
+    else what = v.location || v.format;
+    fact(facts, `Read ${v.study} / ${v.table}`, what);
+  }
+}
+
+// A pinned re-run's answer in a sentence: whether the ruling reproduced, on which versions.
+function pinnedLine(x) {
+  const on = x.pinned.map((p) => `${p.table} at Delta version ${p.version}`).join(', ') || 'no versioned table';
+  return x.reproduced
+    ? el('p', {}, `On the versions it read (${on}): the ruling reproduced, bit for bit.`)
+    : el('p', { class: 'changed' }, `On the versions it read (${on}): the ruling did not reproduce.`);
+}
+
+async function rerun(id, on) {
   const out = document.getElementById('rerun-result');
   out.textContent = 'Re-running…';
-  const r = await fetch(`/v1/cases/${id}/rerun`, { method: 'POST' });
+  const r = await fetch(`/v1/cases/${id}/rerun?on=${on}`, { method: 'POST' });
   if (!r.ok) {
     out.replaceChildren(el('span', { class: 'error' }, await failure(r)));
     return;
@@ -492,14 +514,14 @@ async function rerun(id) {
   const head = x.data_layer_changed
     ? el('p', { class: 'changed' }, 'The data layer changed since the case was saved.')
     : el('p', {}, 'The data layer is the one the case was settled on.');
-  const parts = [head];
+  const parts = x.on === 'pinned' ? [pinnedLine(x), head] : [head];
   if (x.files_changed.length) {
     parts.push(el('p', {}, 'Files: ', x.files_changed.map((f) => `${f.name} (${f.change})`).join(', ')));
   }
   if (x.moved.length) {
     const rows = x.moved.map((m) => el('tr', {},
       el('td', {}, m.claim === undefined ? '' : el('a', { href: `#ruling-claim-${m.claim}` }, `Claim ${m.claim + 1}`)),
-      el('td', {}, m.measure ? `${m.what}: ${m.measure}` : m.what),
+      el('td', {}, m.measure ? `${m.what}: ${m.measure}` : m.what, m.why ? ` (${m.why})` : ''),
       el('td', {}, JSON.stringify(m.before)),
       el('td', {}, JSON.stringify(m.after))));
     parts.push(el('table', { class: 'moved' },
