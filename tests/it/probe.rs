@@ -6,7 +6,7 @@
 //! `RECITE_REQUIRE_SERVE_CLIENTS=1` makes that a failure.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
@@ -14,13 +14,32 @@ use serde_json::Value;
 use crate::serve::Server;
 use crate::support::{code, recite, root, stderr};
 
-/// The SDK agent of `tests/probe/agent.py`, killed when dropped.
-struct Agent {
+/// An agent server of `tests/probe/` on loopback, killed when dropped.
+pub(crate) struct Agent {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Agent {
+    /// Runs `python tests/probe/SCRIPT ARGS` and reads the port it prints once it listens.
+    pub(crate) fn spawn(python: &Path, script: &str, args: &[&str]) -> Agent {
+        let mut child = Command::new(python)
+            .arg(root().join("tests/probe").join(script))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start tests/probe/{script}: {e}"));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the agent's port");
+        let Ok(port) = line.trim().parse::<u16>() else {
+            let _ = child.kill();
+            panic!("tests/probe/{script} printed {line:?}, not its port")
+        };
+        Agent { child, url: format!("http://127.0.0.1:{port}") }
+    }
+
     /// Starts the agent answering as `variant`, its card listing `binding` first; `None` when
     /// the SDK is not installed (skipped).
     fn start(test: &str, variant: &str, binding: &str) -> Option<Agent> {
@@ -31,19 +50,7 @@ impl Agent {
     /// card, so calls go through its v0.3 compatibility adapter).
     fn start_card(test: &str, variant: &str, binding: &str, version: &str) -> Option<Agent> {
         let python = clients_python(test)?;
-        let mut child = Command::new(python)
-            .arg(root().join("tests/probe/agent.py"))
-            .args([variant, binding, version])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start tests/probe/agent.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the agent's port");
-        let port: u16 =
-            line.trim().parse().unwrap_or_else(|_| panic!("agent.py printed {line:?}, not its port"));
-        Some(Agent { child, url: format!("http://127.0.0.1:{port}") })
+        Some(Agent::spawn(&python, "agent.py", &[variant, binding, version]))
     }
 }
 
@@ -76,7 +83,7 @@ fn clients_python(test: &str) -> Option<PathBuf> {
 }
 
 /// `recite probe URL ARGS --format json --save DIR`: exit code, report, the folder.
-fn probe(url: &str, args: &[&str]) -> (i32, Value, tempfile::TempDir) {
+pub(crate) fn probe(url: &str, args: &[&str]) -> (i32, Value, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().to_str().unwrap().to_string();
     let mut all = vec!["probe", url, "--format", "json", "--save", &save];
@@ -88,7 +95,7 @@ fn probe(url: &str, args: &[&str]) -> (i32, Value, tempfile::TempDir) {
 }
 
 /// Every finding of the report as (rule, level, message).
-fn findings(report: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn findings(report: &Value) -> Vec<(String, String, String)> {
     let inputs = report["inputs"].as_array().unwrap();
     inputs
         .iter()
@@ -100,7 +107,7 @@ fn findings(report: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn verdicts(report: &Value) -> Vec<String> {
+pub(crate) fn verdicts(report: &Value) -> Vec<String> {
     let inputs = report["inputs"].as_array().unwrap();
     inputs
         .iter()
@@ -109,7 +116,7 @@ fn verdicts(report: &Value) -> Vec<String> {
         .collect()
 }
 
-fn musts(report: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn musts(report: &Value) -> Vec<(String, String, String)> {
     findings(report).into_iter().filter(|(_, l, _)| l == "MUST").collect()
 }
 
@@ -184,6 +191,20 @@ fn an_sdk_agent_whose_base_n_is_a_string_breaks_the_required_fields() {
             && m.contains("/base/n")),
         "{m:?}"
     );
+}
+
+#[test]
+fn an_sdk_agent_whose_card_omits_the_media_type_passes_with_the_cards_should() {
+    let Some(agent) = Agent::start("probe::undeclared", "undeclared", "JSONRPC") else { return };
+    let (status, report, _dir) = probe(&agent.url, &[]);
+    assert_eq!(status, 0, "a SHOULD does not fail under the default --fail-on: {report:#}");
+    assert_eq!(verdicts(&report), ["REPRODUCED"], "{report:#}");
+    let said = findings(&report);
+    assert!(
+        said.iter().any(|(r, l, _)| r == "upperhand/card-output-modes" && l == "SHOULD"),
+        "{said:?}"
+    );
+    assert!(said.iter().any(|(r, _, m)| r == "probe/skill" && m.ends_with(": conforming")), "{said:?}");
 }
 
 #[test]
