@@ -200,10 +200,7 @@ fn an_sdk_agent_whose_card_omits_the_media_type_passes_with_the_cards_should() {
     assert_eq!(status, 0, "a SHOULD does not fail under the default --fail-on: {report:#}");
     assert_eq!(verdicts(&report), ["REPRODUCED"], "{report:#}");
     let said = findings(&report);
-    assert!(
-        said.iter().any(|(r, l, _)| r == "upperhand/card-output-modes" && l == "SHOULD"),
-        "{said:?}"
-    );
+    assert!(said.iter().any(|(r, l, _)| r == "upperhand/card-output-modes" && l == "SHOULD"), "{said:?}");
     assert!(said.iter().any(|(r, _, m)| r == "probe/skill" && m.ends_with(": conforming")), "{said:?}");
 }
 
@@ -245,7 +242,9 @@ fn an_unreachable_agent_is_a_usage_error_naming_it() {
 
 #[test]
 fn recite_serves_own_agent_is_probed_with_a_citation_prompt() {
-    let server = Server::start(&[]);
+    let ledger = tempfile::tempdir().unwrap();
+    let ledger = ledger.path().join("ledger.sqlite3");
+    let server = Server::start(&["--ledger", ledger.to_str().unwrap()]);
     let citation =
         std::fs::read_to_string(root().join("examples/citations/versant-w6-considered.json")).unwrap();
     let citation: Value = serde_json::from_str(&citation).unwrap();
@@ -265,4 +264,63 @@ fn recite_serves_own_agent_is_probed_with_a_citation_prompt() {
         "{said:?}"
     );
     assert_eq!(status, 0, "{report:#}");
+}
+
+#[test]
+fn recite_serve_probes_an_allowed_sdk_agent_and_keeps_the_case() {
+    let Some(agent) = Agent::start("probe::serve", "conforming", "JSONRPC") else { return };
+    let port = agent.url.rsplit(':').next().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let ledger = ledger.to_str().unwrap();
+    let server = Server::start(&["--ledger", ledger, "--probe-allow", &format!("127.0.0.1:{port}")]);
+    let json = [("content-type", "application/json")];
+    let asked = serde_json::json!({ "url": agent.url }).to_string();
+    let r = server.request("POST", "/v1/probe", &json, asked.as_bytes());
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let case = r.json();
+    assert_eq!(case["probe"], serde_json::json!({ "calls": 1, "answered": 1 }), "{case:#}");
+    assert_eq!(case["summary"]["verdicts"]["REPRODUCED"], 1, "{case:#}");
+    let id = case["id"].as_str().unwrap();
+
+    // The case's report is the probe's: the card first, then the call, with its NOTE.
+    let report = server.request("GET", &format!("/v1/cases/{id}/report"), &[], b"").json();
+    assert_eq!(report["inputs"][0]["file"], "agent-card.json", "{report:#}");
+    assert_eq!(report["inputs"][1]["file"], "01-funnel.sse", "{report:#}");
+    assert_eq!(verdicts(&report), ["REPRODUCED"]);
+    let said = findings(&report);
+    assert!(said.iter().any(|(r, _, m)| r == "probe/skill" && m.ends_with(": conforming")), "{said:?}");
+
+    // Its input is the stream as the SDK sent it: `recite check` settles it to the same claims.
+    let saved = server.request("GET", &format!("/v1/cases/{id}/inputs/0"), &[], b"");
+    assert_eq!(saved.status, 200);
+    assert!(
+        saved.body.starts_with(b"data: {\"result\": {\"task\""),
+        "{}",
+        String::from_utf8_lossy(&saved.body)
+    );
+    let file = dir.path().join("01-funnel.sse");
+    std::fs::write(&file, &saved.body).unwrap();
+    let again = recite(&["check", file.to_str().unwrap(), "--format", "json"]);
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    // The same claims, but for the file's name and the series the workbench's HTML report adds.
+    let bare = |claims: &Value| -> Vec<Value> {
+        let mut claims = claims.as_array().unwrap().clone();
+        for c in &mut claims {
+            let c = c.as_object_mut().unwrap();
+            c.remove("series");
+            c["locator"].as_object_mut().unwrap().remove("file");
+        }
+        claims
+    };
+    assert_eq!(bare(&again["inputs"][0]["claims"]), bare(&report["inputs"][1]["claims"]));
+
+    // Another port of the same host is not allowed, nor is the same port by another name.
+    for url in
+        [format!("http://127.0.0.1:{}", port.parse::<u16>().unwrap() ^ 1), format!("http://localhost:{port}")]
+    {
+        let asked = serde_json::json!({ "url": url }).to_string();
+        let r = server.request("POST", "/v1/probe", &json, asked.as_bytes());
+        crate::serve::problem(&r, 403, Some("body.url"));
+    }
 }

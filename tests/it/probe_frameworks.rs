@@ -80,7 +80,13 @@ fn settles(test: &str, f: &Framework, variant: &str, want: Expected) {
     let args: Vec<String> = f
         .args
         .iter()
-        .map(|a| if a.starts_with("tests/") { root().join(a).to_string_lossy().into_owned() } else { a.to_string() })
+        .map(|a| {
+            if a.starts_with("tests/") {
+                root().join(a).to_string_lossy().into_owned()
+            } else {
+                a.to_string()
+            }
+        })
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (status, report, _dir) = probe(&agent.url, &args);
@@ -95,7 +101,8 @@ fn settles(test: &str, f: &Framework, variant: &str, want: Expected) {
             && m.ends_with(want.skill_ends)),
         "{variant}: {said:#?}"
     );
-    let conformance: Vec<_> = musts(&report).into_iter().filter(|(r, _, _)| r == "upperhand/conformance").collect();
+    let conformance: Vec<_> =
+        musts(&report).into_iter().filter(|(r, _, _)| r == "upperhand/conformance").collect();
     match want.conformance_must {
         Some(words) => assert!(conformance.iter().any(|(_, _, m)| m.contains(words)), "{variant}: {said:#?}"),
         None => assert!(conformance.is_empty(), "{variant}: {conformance:#?}"),
