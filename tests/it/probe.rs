@@ -42,7 +42,7 @@ impl Agent {
 
     /// Starts the agent answering as `variant`, its card listing `binding` first; `None` when
     /// the SDK is not installed (skipped).
-    fn start(test: &str, variant: &str, binding: &str) -> Option<Agent> {
+    pub(crate) fn start(test: &str, variant: &str, binding: &str) -> Option<Agent> {
         Agent::start_card(test, variant, binding, "1.0")
     }
 
