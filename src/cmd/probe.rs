@@ -31,6 +31,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
+use recite_serve::probe::{Client, ClientOptions, file_part};
 use serde_json::Value;
 
 use recite::check;
@@ -135,7 +136,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Some(d) => d.join(file).to_string_lossy().into_owned(),
         None => file.to_string(),
     };
-    let client = Client::new(&a)?;
+    let client = client(&a)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 
     let (card_url, card_bytes) = rt.block_on(client.card(&a.url))?;
@@ -169,7 +170,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             Err(why) => card_findings.push(probe::call_failed(&card_name, call, &why)),
             Ok(reply) => {
                 let ext = if reply.sse { "sse" } else { "json" };
-                let file = format!("{:02}-{}.{ext}", i + 1, safe(&call.skill));
+                let file = format!("{:02}-{}.{ext}", i + 1, file_part(&call.skill));
                 let path = dir.join(&file);
                 std::fs::write(&path, &reply.body)
                     .with_context(|| format!("cannot write {}", path.display()))?;
@@ -244,147 +245,22 @@ fn summary_line(calls: &[Call], answered: &[check::Source], ran: &check::Ran) ->
     )
 }
 
-/// A skill id as a file name's part: letters, digits, `-` and `_` kept, the rest `_`.
-fn safe(id: &str) -> String {
-    let s: String = id
-        .chars()
-        .take(60)
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect();
-    if s.is_empty() { "skill".to_string() } else { s }
-}
-
-/// A reply as received.
-struct Reply {
-    body: Vec<u8>,
-    /// Server-Sent Events (`text/event-stream`).
-    sse: bool,
-    /// The HTTP status when it was not a success.
-    failed: Option<String>,
-}
-
-/// The HTTP client: reqwest (the one the A2A SDK already builds), with the probe's headers and
-/// time limit on every request, and a cap on what it reads.
-struct Client {
-    http: reqwest::Client,
-    max: u64,
-}
-
-impl Client {
-    fn new(a: &Args) -> Result<Client> {
-        use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
-        let mut headers = HeaderMap::new();
-        for h in &a.headers {
-            let (name, value) =
-                h.split_once(':').ok_or_else(|| anyhow!("--header {h:?}: give it as `Name: value`"))?;
-            let name = HeaderName::from_bytes(name.trim().as_bytes())
-                .map_err(|e| anyhow!("--header {name:?}: {e}"))?;
-            let mut value =
-                HeaderValue::from_str(value.trim()).map_err(|e| anyhow!("--header {name}: {e}"))?;
-            value.set_sensitive(true);
-            headers.append(name, value);
+/// The HTTP client with the probe's headers, token and limits (recite-serve's, which
+/// `POST /v1/probe` uses too; here without an allow-list: the command line calls what it is
+/// told to).
+fn client(a: &Args) -> Result<Client> {
+    let bearer = match &a.token_env {
+        Some(var) => {
+            Some(std::env::var(var).map_err(|_| anyhow!("--token-env {var}: the variable is not set"))?)
         }
-        if let Some(var) = &a.token_env {
-            let token =
-                std::env::var(var).map_err(|_| anyhow!("--token-env {var}: the variable is not set"))?;
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim()))
-                .map_err(|_| anyhow!("--token-env {var}: the token is not a valid header value"))?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("recite-probe/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .timeout(Duration::from_secs(a.timeout.max(1)))
-            .connect_timeout(Duration::from_secs(a.timeout.clamp(1, 10)))
-            .build()
-            .context("cannot build the HTTP client")?;
-        Ok(Client { http, max: a.max_input_size })
-    }
-
-    /// The card: at `url` when it names a `.json` file or a `/.well-known/` path, else at
-    /// `url/.well-known/agent-card.json` (then `agent.json`, where v0.2 agents served it). Its
-    /// URL and bytes.
-    async fn card(&self, url: &str) -> Result<(String, Vec<u8>)> {
-        let shown = recite::redact::redact(url).into_owned();
-        if !url.starts_with("http://") {
-            bail!(
-                "{shown}: only http:// URLs can be probed (this build has no TLS client; probe an https agent through a local TLS terminator)"
-            );
-        }
-        let candidates: Vec<String> = if url.ends_with(".json") || url.contains("/.well-known/") {
-            vec![url.to_string()]
-        } else {
-            let base = url.trim_end_matches('/');
-            vec![format!("{base}/.well-known/agent-card.json"), format!("{base}/.well-known/agent.json")]
-        };
-        let mut last = String::new();
-        for c in &candidates {
-            let resp = self
-                .http
-                .get(c)
-                .header(reqwest::header::ACCEPT, "application/json")
-                .send()
-                .await
-                .map_err(|e| anyhow!("cannot fetch the Agent Card of {shown}: {}", reason(&e)))?;
-            if resp.status().is_success() {
-                return Ok((
-                    c.clone(),
-                    self.read(resp).await.map_err(|e| anyhow!("the Agent Card of {shown}: {e}"))?,
-                ));
-            }
-            last = format!("HTTP {}", resp.status());
-        }
-        bail!("no Agent Card at {shown} ({last} from {})", candidates.join(" and "))
-    }
-
-    /// Sends one request; the reply as received, or why none came.
-    async fn call(&self, req: &probe::Request) -> Result<Reply, String> {
-        use reqwest::header::{ACCEPT, CONTENT_TYPE};
-        let body = serde_json::to_vec(&req.body).map_err(|e| e.to_string())?;
-        let accept = if req.streaming { "text/event-stream" } else { "application/json" };
-        let mut r = self
-            .http
-            .post(&req.url)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, accept)
-            .body(body);
-        if let Some(v) = req.version_header {
-            r = r.header("A2A-Version", v);
-        }
-        let resp = r.send().await.map_err(|e| reason(&e))?;
-        let status = resp.status();
-        let sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
-        let failed = (!status.is_success()).then(|| format!("HTTP {status}"));
-        let body = self.read(resp).await?;
-        Ok(Reply { body, sse, failed })
-    }
-
-    /// The body, at most `max` bytes.
-    async fn read(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| reason(&e))? {
-            if (body.len() + chunk.len()) as u64 > self.max {
-                return Err(format!("the reply is larger than {} bytes (--max-input-size)", self.max));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
-    }
-}
-
-/// A request error in words, with its causes (reqwest's own message is "error sending request").
-fn reason(e: &reqwest::Error) -> String {
-    let mut s = if e.is_timeout() { "timed out (--timeout)".to_string() } else { e.to_string() };
-    let mut source = std::error::Error::source(e);
-    while let Some(c) = source {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        source = std::error::Error::source(c);
-    }
-    recite::redact::redact(&s).into_owned()
+        None => None,
+    };
+    let options = ClientOptions {
+        headers: a.headers.clone(),
+        bearer,
+        timeout: Duration::from_secs(a.timeout.max(1)),
+        max_reply: a.max_input_size,
+        allow: None,
+    };
+    Ok(Client::new(options)?)
 }

@@ -22,6 +22,8 @@ settles and saves a case in the ledger (--ledger); GET /v1/cases[?study=&period=
 GET /v1/cases/ID, GET /cases/ID (its page), GET /cases/ID/export, POST /v1/cases/ID/rerun;
 GET /v1/cases/ID/alternatives and POST /v1/cases/ID/whatif {\"claim\": K, \"alternative\": ID} re-run
 a claim on another period, base, weight, column or measure the catalog declares.
+POST /v1/probe {\"url\": AGENT} probes an A2A agent as `recite probe` does and saves the case: only
+agents --probe-allow names (none by default).
 With the cargo feature `agents`: MCP (streamable HTTP) at /mcp, A2A at /a2a/jsonrpc and /a2a/rest,
 its card at /.well-known/agent-card.json. Reports equal `recite verify -` / `recite check -`
 byte for byte.
@@ -69,6 +71,11 @@ pub struct Args {
     /// against DNS rebinding. Repeatable.
     #[arg(long = "allowed-host", value_name = "NAME", value_parser = host_name)]
     allowed_hosts: Vec<String>,
+    /// An agent `POST /v1/probe` and the workbench may probe, `HOST[:PORT]` (`*.example.com`
+    /// for any name under it; any port when left out). Repeatable; none by default, so the
+    /// server calls no agent on a request's word.
+    #[arg(long = "probe-allow", value_name = "HOST[:PORT]")]
+    probe_allow: Vec<String>,
     /// The longest a connection may take to send a request's header, in seconds, counted from
     /// when it opens and again from the end of each response (so idle kept-alive connections
     /// close after it too).
@@ -169,6 +176,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             header_timeout: std::time::Duration::from_secs(a.header_timeout),
             max_connections: a.max_connections as usize,
         },
+        probe_allow: a.probe_allow,
         mcp_sessions: recite_serve::McpSessions {
             max: a.max_mcp_sessions as usize,
             idle: std::time::Duration::from_secs(a.mcp_session_idle),

@@ -111,10 +111,14 @@ fn ready(test: &str) -> Option<PathBuf> {
     None
 }
 
-/// `node tests/workbench/browser.mjs BASE FIXTURE SHOTS`: its exit code, standard output and
-/// error; killed after 15 minutes.
-fn drive(chromium: &Path, base: &str, shots: &Path) -> (Option<i32>, String, String) {
-    let mut child = Command::new("node")
+/// `node tests/workbench/browser.mjs BASE FIXTURE SHOTS` (with `PROBE_AGENT` the URL of an agent
+/// the server may probe): its exit code, standard output and error; killed after 15 minutes.
+fn drive(chromium: &Path, base: &str, shots: &Path, agent: Option<&str>) -> (Option<i32>, String, String) {
+    let mut child = Command::new("node");
+    if let Some(url) = agent {
+        child.env("PROBE_AGENT", url);
+    }
+    let mut child = child
         .arg(root().join("tests/workbench/browser.mjs"))
         .arg(base)
         .arg(root().join(FIXTURE))
@@ -161,7 +165,20 @@ fn workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe() 
     };
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.sqlite3");
-    let s = Server::start_with(&["--ledger", ledger.to_str().unwrap()], &[]);
+    // An A2A agent of the official Python SDK for the index page's probe field, when its
+    // virtualenv is there (tests/serve/install.sh); the server may probe it and nothing else.
+    #[cfg(feature = "agents")]
+    let agent = crate::probe::Agent::start(test, "conforming", "JSONRPC");
+    #[cfg(feature = "agents")]
+    let agent_url = agent.as_ref().map(|a| a.url.clone());
+    #[cfg(not(feature = "agents"))]
+    let agent_url: Option<String> = None;
+    let allow = agent_url.as_ref().map(|u| u.trim_start_matches("http://").to_string());
+    let mut args = vec!["--ledger", ledger.to_str().unwrap()];
+    if let Some(allow) = &allow {
+        args.extend(["--probe-allow", allow.as_str()]);
+    }
+    let s = Server::start_with(&args, &[]);
     let base = format!("http://127.0.0.1:{}", s.port);
 
     // The other two bundled transcripts are cases already, so the index lists three (as the
@@ -175,7 +192,7 @@ fn workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe() 
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("workbench-browser");
     let _ = std::fs::remove_dir_all(&shots);
     std::fs::create_dir_all(&shots).unwrap();
-    let (code, stdout, stderr) = drive(&chromium, &base, &shots);
+    let (code, stdout, stderr) = drive(&chromium, &base, &shots, agent_url.as_deref());
     let got: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
         panic!("browser.mjs printed no result ({e}), exit {code:?}\nstderr:\n{stderr}\nstdout:\n{stdout}\nserver:\n{}", s.log())
     });
@@ -221,7 +238,12 @@ fn workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe() 
         "steps failed: {failed:?} (exit {code:?})\n{summary}\nstderr:\n{stderr}"
     );
     let names: Vec<&str> = steps.iter().filter_map(|st| st["step"].as_str()).collect();
-    assert_eq!(names, STEPS, "browser.mjs ran other steps\n{summary}");
+    // The probe step runs when an agent could be started for it (before `requests`, the last).
+    let mut want = STEPS.to_vec();
+    if agent_url.is_some() {
+        want.insert(want.len() - 1, "probe");
+    }
+    assert_eq!(names, want, "browser.mjs ran other steps\n{summary}");
 
     // What the page was checked against, against the command line: every number the answer
     // audit of `recite check -` states was highlighted and compared.

@@ -22,6 +22,8 @@ mod objstore;
 mod postgres;
 #[cfg(feature = "agents")]
 mod probe;
+#[cfg(feature = "agents")]
+mod probe_frameworks;
 mod readers;
 mod report_schema;
 mod sav;

@@ -6,7 +6,7 @@
 //! `RECITE_REQUIRE_SERVE_CLIENTS=1` makes that a failure.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
@@ -14,16 +14,35 @@ use serde_json::Value;
 use crate::serve::Server;
 use crate::support::{code, recite, root, stderr};
 
-/// The SDK agent of `tests/probe/agent.py`, killed when dropped.
-struct Agent {
+/// An agent server of `tests/probe/` on loopback, killed when dropped.
+pub(crate) struct Agent {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Agent {
+    /// Runs `python tests/probe/SCRIPT ARGS` and reads the port it prints once it listens.
+    pub(crate) fn spawn(python: &Path, script: &str, args: &[&str]) -> Agent {
+        let mut child = Command::new(python)
+            .arg(root().join("tests/probe").join(script))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start tests/probe/{script}: {e}"));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the agent's port");
+        let Ok(port) = line.trim().parse::<u16>() else {
+            let _ = child.kill();
+            panic!("tests/probe/{script} printed {line:?}, not its port")
+        };
+        Agent { child, url: format!("http://127.0.0.1:{port}") }
+    }
+
     /// Starts the agent answering as `variant`, its card listing `binding` first; `None` when
     /// the SDK is not installed (skipped).
-    fn start(test: &str, variant: &str, binding: &str) -> Option<Agent> {
+    pub(crate) fn start(test: &str, variant: &str, binding: &str) -> Option<Agent> {
         Agent::start_card(test, variant, binding, "1.0")
     }
 
@@ -31,19 +50,7 @@ impl Agent {
     /// card, so calls go through its v0.3 compatibility adapter).
     fn start_card(test: &str, variant: &str, binding: &str, version: &str) -> Option<Agent> {
         let python = clients_python(test)?;
-        let mut child = Command::new(python)
-            .arg(root().join("tests/probe/agent.py"))
-            .args([variant, binding, version])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start tests/probe/agent.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the agent's port");
-        let port: u16 =
-            line.trim().parse().unwrap_or_else(|_| panic!("agent.py printed {line:?}, not its port"));
-        Some(Agent { child, url: format!("http://127.0.0.1:{port}") })
+        Some(Agent::spawn(&python, "agent.py", &[variant, binding, version]))
     }
 }
 
@@ -76,7 +83,7 @@ fn clients_python(test: &str) -> Option<PathBuf> {
 }
 
 /// `recite probe URL ARGS --format json --save DIR`: exit code, report, the folder.
-fn probe(url: &str, args: &[&str]) -> (i32, Value, tempfile::TempDir) {
+pub(crate) fn probe(url: &str, args: &[&str]) -> (i32, Value, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().to_str().unwrap().to_string();
     let mut all = vec!["probe", url, "--format", "json", "--save", &save];
@@ -88,7 +95,7 @@ fn probe(url: &str, args: &[&str]) -> (i32, Value, tempfile::TempDir) {
 }
 
 /// Every finding of the report as (rule, level, message).
-fn findings(report: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn findings(report: &Value) -> Vec<(String, String, String)> {
     let inputs = report["inputs"].as_array().unwrap();
     inputs
         .iter()
@@ -100,7 +107,7 @@ fn findings(report: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn verdicts(report: &Value) -> Vec<String> {
+pub(crate) fn verdicts(report: &Value) -> Vec<String> {
     let inputs = report["inputs"].as_array().unwrap();
     inputs
         .iter()
@@ -109,7 +116,7 @@ fn verdicts(report: &Value) -> Vec<String> {
         .collect()
 }
 
-fn musts(report: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn musts(report: &Value) -> Vec<(String, String, String)> {
     findings(report).into_iter().filter(|(_, l, _)| l == "MUST").collect()
 }
 
@@ -187,6 +194,17 @@ fn an_sdk_agent_whose_base_n_is_a_string_breaks_the_required_fields() {
 }
 
 #[test]
+fn an_sdk_agent_whose_card_omits_the_media_type_passes_with_the_cards_should() {
+    let Some(agent) = Agent::start("probe::undeclared", "undeclared", "JSONRPC") else { return };
+    let (status, report, _dir) = probe(&agent.url, &[]);
+    assert_eq!(status, 0, "a SHOULD does not fail under the default --fail-on: {report:#}");
+    assert_eq!(verdicts(&report), ["REPRODUCED"], "{report:#}");
+    let said = findings(&report);
+    assert!(said.iter().any(|(r, l, _)| r == "upperhand/card-output-modes" && l == "SHOULD"), "{said:?}");
+    assert!(said.iter().any(|(r, _, m)| r == "probe/skill" && m.ends_with(": conforming")), "{said:?}");
+}
+
+#[test]
 fn a_v03_card_is_called_through_the_sdks_v03_adapter_and_passes() {
     let Some(agent) = Agent::start_card("probe::v03", "conforming", "JSONRPC", "0.3") else { return };
     let (status, report, dir) = probe(&agent.url, &[]);
@@ -224,7 +242,9 @@ fn an_unreachable_agent_is_a_usage_error_naming_it() {
 
 #[test]
 fn recite_serves_own_agent_is_probed_with_a_citation_prompt() {
-    let server = Server::start(&[]);
+    let ledger = tempfile::tempdir().unwrap();
+    let ledger = ledger.path().join("ledger.sqlite3");
+    let server = Server::start(&["--ledger", ledger.to_str().unwrap()]);
     let citation =
         std::fs::read_to_string(root().join("examples/citations/versant-w6-considered.json")).unwrap();
     let citation: Value = serde_json::from_str(&citation).unwrap();
@@ -244,4 +264,63 @@ fn recite_serves_own_agent_is_probed_with_a_citation_prompt() {
         "{said:?}"
     );
     assert_eq!(status, 0, "{report:#}");
+}
+
+#[test]
+fn recite_serve_probes_an_allowed_sdk_agent_and_keeps_the_case() {
+    let Some(agent) = Agent::start("probe::serve", "conforming", "JSONRPC") else { return };
+    let port = agent.url.rsplit(':').next().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let ledger = ledger.to_str().unwrap();
+    let server = Server::start(&["--ledger", ledger, "--probe-allow", &format!("127.0.0.1:{port}")]);
+    let json = [("content-type", "application/json")];
+    let asked = serde_json::json!({ "url": agent.url }).to_string();
+    let r = server.request("POST", "/v1/probe", &json, asked.as_bytes());
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let case = r.json();
+    assert_eq!(case["probe"], serde_json::json!({ "calls": 1, "answered": 1 }), "{case:#}");
+    assert_eq!(case["summary"]["verdicts"]["REPRODUCED"], 1, "{case:#}");
+    let id = case["id"].as_str().unwrap();
+
+    // The case's report is the probe's: the card first, then the call, with its NOTE.
+    let report = server.request("GET", &format!("/v1/cases/{id}/report"), &[], b"").json();
+    assert_eq!(report["inputs"][0]["file"], "agent-card.json", "{report:#}");
+    assert_eq!(report["inputs"][1]["file"], "01-funnel.sse", "{report:#}");
+    assert_eq!(verdicts(&report), ["REPRODUCED"]);
+    let said = findings(&report);
+    assert!(said.iter().any(|(r, _, m)| r == "probe/skill" && m.ends_with(": conforming")), "{said:?}");
+
+    // Its input is the stream as the SDK sent it: `recite check` settles it to the same claims.
+    let saved = server.request("GET", &format!("/v1/cases/{id}/inputs/0"), &[], b"");
+    assert_eq!(saved.status, 200);
+    assert!(
+        saved.body.starts_with(b"data: {\"result\": {\"task\""),
+        "{}",
+        String::from_utf8_lossy(&saved.body)
+    );
+    let file = dir.path().join("01-funnel.sse");
+    std::fs::write(&file, &saved.body).unwrap();
+    let again = recite(&["check", file.to_str().unwrap(), "--format", "json"]);
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    // The same claims, but for the file's name and the series the workbench's HTML report adds.
+    let bare = |claims: &Value| -> Vec<Value> {
+        let mut claims = claims.as_array().unwrap().clone();
+        for c in &mut claims {
+            let c = c.as_object_mut().unwrap();
+            c.remove("series");
+            c["locator"].as_object_mut().unwrap().remove("file");
+        }
+        claims
+    };
+    assert_eq!(bare(&again["inputs"][0]["claims"]), bare(&report["inputs"][1]["claims"]));
+
+    // Another port of the same host is not allowed, nor is the same port by another name.
+    for url in
+        [format!("http://127.0.0.1:{}", port.parse::<u16>().unwrap() ^ 1), format!("http://localhost:{port}")]
+    {
+        let asked = serde_json::json!({ "url": url }).to_string();
+        let r = server.request("POST", "/v1/probe", &json, asked.as_bytes());
+        crate::serve::problem(&r, 403, Some("body.url"));
+    }
 }

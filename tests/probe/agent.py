@@ -8,7 +8,9 @@ same artifact,
   conforming  its Upperhand citation Part (REPRODUCED on the bundled data);
   uncited     no citation Part (the "Conformance (probed)" rule's MUST);
   discrepant  the citation, beside {"Considered": "47%"} (W5's value: DISCREPANT);
-  string-n    the citation with base.n written as the string "4654" (required fields: MUST).
+  string-n    the citation with base.n written as the string "4654" (required fields: MUST);
+  undeclared  as conforming, but the card lists only application/json in defaultOutputModes
+              (the media type declared nowhere: the card's SHOULD).
 BINDING (JSONRPC by default, or HTTP+JSON) is the interface the card lists first. CARD_VERSION
 1.0 (the default) serves the SDK's card; 0.3 serves the v0.3 card the SDK's own conversion
 (`to_compat_agent_card`) makes of it, so a client calls the v0.3 compatibility adapter.
@@ -43,7 +45,7 @@ from a2a.types import a2a_pb2 as pb
 HERE = Path(__file__).resolve().parent
 AGENT = json.loads((HERE.parent / 'sdk' / 'a2a' / 'agent_data.json').read_text())
 CITATIONS = 'application/vnd.upperhand.citations+json'
-VARIANTS = ('conforming', 'uncited', 'discrepant', 'string-n')
+VARIANTS = ('conforming', 'uncited', 'discrepant', 'string-n', 'undeclared')
 
 
 def data_part(obj, media_type: str) -> pb.Part:
@@ -89,7 +91,7 @@ def card(base: str, binding: str, version: str) -> pb.AgentCard:
         description='Brand-tracker numbers with Upperhand citations.',
         version='1.0.0',
         default_input_modes=['text/plain'],
-        default_output_modes=['application/json', CITATIONS],
+        default_output_modes=['application/json'] if sys.argv[1] == 'undeclared' else ['application/json', CITATIONS],
         capabilities=pb.AgentCapabilities(streaming=True),
         skills=[
             pb.AgentSkill(

@@ -872,6 +872,34 @@ async function main() {
       s.shots = [await shot(p6, "gone.png")];
       await p6.close();
     });
+    // (g2) Probe an A2A agent from the index page's field (POST /v1/probe): the case it opens
+    // holds the agent's reply, and its report starts with the agent's card. $PROBE_AGENT is an
+    // agent the server was started allowed to call (tests/it/browser.rs), when one could run.
+    if (process.env.PROBE_AGENT) {
+      await step("probe", async (s) => {
+        const p5 = await open("probe", { bypassCSP: false });
+        await p5.goto(new URL("/", base).href, { waitUntil: "load" });
+        const field = await p5.$("#probe-url");
+        if (!check(field, "the index page has a URL field #probe-url")) return;
+        await field.type(process.env.PROBE_AGENT);
+        const [nav] = await Promise.all([
+          p5.waitForNavigation({ waitUntil: "load", timeout: SLOW_MS }),
+          p5.click("#probe-form button[type=submit]"),
+        ]);
+        check(nav && nav.ok(), `the probe's case page answered ${nav && nav.status()}`);
+        const m = new URL(p5.url()).pathname.match(/^\/cases\/([0-9a-f]{24})$/);
+        if (!check(m, `after the probe the page is a case page, not ${p5.url()}`)) return;
+        await caseReady(p5);
+        const probed = (await api("GET", `/v1/cases/${m[1]}/report`)).json;
+        equal(probed.inputs[0].file, "agent-card.json", "the probe's report starts with the agent's card");
+        equal(probed.inputs[1].file, "01-funnel.sse", "then the call's reply");
+        const input0 = await api("GET", `/v1/cases/${m[1]}/inputs/0`);
+        check(input0.text.startsWith("data: "), "the case's input is the agent's stream as received");
+        s.case = m[1];
+        s.shots = [await shot(p5, "probe-case.png")];
+        await p5.close();
+      });
+    }
   } catch (e) {
     steps.push({ step: "run", ok: false, failures: [String(e && e.message ? e.message : e)] });
   }

@@ -27,6 +27,8 @@ pub mod ledger;
 #[cfg(feature = "agents")]
 pub mod mcp;
 pub mod openapi;
+#[cfg(feature = "agents")]
+pub mod probe;
 pub mod problem;
 #[cfg(feature = "agents")]
 pub mod prose;
@@ -139,6 +141,8 @@ pub enum ServeError {
     Io(std::io::Error),
     /// The MCP transport failed.
     Mcp(String),
+    /// A `--probe-allow` pattern could not be read.
+    ProbeAllow(String),
 }
 
 impl std::fmt::Display for ServeError {
@@ -154,6 +158,7 @@ impl std::fmt::Display for ServeError {
             ServeError::Listen(listen, e) => write!(f, "cannot listen on {listen}: {e}"),
             ServeError::Io(e) => write!(f, "{e}"),
             ServeError::Mcp(e) => write!(f, "{e}"),
+            ServeError::ProbeAllow(e) => write!(f, "{e}"),
         }
     }
 }
@@ -226,6 +231,9 @@ pub struct Service {
     pub max_input: u64,
     limits: Turns,
     stopping: AtomicBool,
+    /// The agents `POST /v1/probe` may call (none unless the server was told).
+    #[cfg(feature = "agents")]
+    probe_allow: probe::AllowList,
 }
 
 impl Service {
@@ -249,7 +257,16 @@ impl Service {
                 time_limit: c.time_limit,
             },
             stopping: AtomicBool::new(false),
+            #[cfg(feature = "agents")]
+            probe_allow: probe::AllowList::default(),
         }
+    }
+
+    /// The service allowed to probe the agents `allow` names (`POST /v1/probe`).
+    #[cfg(feature = "agents")]
+    pub fn probing(mut self, allow: probe::AllowList) -> Service {
+        self.probe_allow = allow;
+        self
     }
 
     /// The time limit of one operation.
@@ -521,6 +538,9 @@ pub struct Listen {
     pub conns: conn::Options,
     /// How MCP sessions are bounded.
     pub mcp_sessions: McpSessions,
+    /// `--probe-allow`: the `host[:port]` patterns of the agents `POST /v1/probe` may call
+    /// (none by default; feature `agents`).
+    pub probe_allow: Vec<String>,
 }
 
 /// `recite serve`: listens as `l` says and serves the API, MCP and A2A, and the workbench on
@@ -537,14 +557,24 @@ pub fn serve<E>(
 where
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Listen { addr: listen, token, public_url, allowed_hosts, conns, mcp_sessions } = l;
+    let Listen { addr: listen, token, public_url, allowed_hosts, conns, mcp_sessions, probe_allow } = l;
     if !listen.ip().is_loopback() && token.is_none() {
         return Err(ServeError::Unguarded(listen));
+    }
+    #[cfg(feature = "agents")]
+    let probe_allow =
+        probe::AllowList::parse(&probe_allow).map_err(|e| ServeError::ProbeAllow(e.to_string()))?;
+    #[cfg(not(feature = "agents"))]
+    if !probe_allow.is_empty() {
+        return Err(ServeError::ProbeAllow("this build has no probe (feature `agents`)".into()));
     }
     access::install();
     let ledger = Arc::new(ledger::Ledger::open(ledger)?);
     crate::warn(&format!("recite serve: ledger {} ({} cases)", ledger.path.display(), ledger.count()?));
-    let svc = Arc::new(Service::new(backend().map_err(|e| ServeError::Backend(e.into()))?, limits));
+    let svc = Service::new(backend().map_err(|e| ServeError::Backend(e.into()))?, limits);
+    #[cfg(feature = "agents")]
+    let svc = svc.probing(probe_allow);
+    let svc = Arc::new(svc);
     let rt = runtime()?;
     let done = rt.block_on(async {
         let listener =

@@ -242,7 +242,21 @@ fn cases() -> Map<String, Value> {
         "requestBody": { "required": true, "content": { "application/json": { "schema": {
             "type": "object", "required": ["claim", "alternative"],
             "properties": { "claim": { "type": "integer", "minimum": 0 }, "alternative": { "type": "string", "description": "an id …/alternatives listed" } } } } } },
-        "responses": answer("200", "{claim, alternative, verdict, reasons, report_claim}", "application/json", object, &["400", "401", "404", "422", "500", "503", "504"]),
+        "responses": answer("200", "{claim, alternative, verdict, reasons, report_claim}", "application/json", object.clone(), &["400", "401", "404", "422", "500", "503", "504"]),
+    } }));
+    #[cfg(feature = "agents")]
+    m.insert("/v1/probe".into(), json!({ "post": {
+        "summary": "Probe an A2A agent as `recite probe` does (its card checked, each skill called, every reply settled) and save the replies and the report as a case; only agents the server's --probe-allow names",
+        "requestBody": { "required": true, "content": { "application/json": { "schema": {
+            "type": "object", "required": ["url"], "additionalProperties": false,
+            "properties": {
+                "url": { "type": "string", "description": "the agent's base URL (its card at /.well-known/agent-card.json) or its card's URL; http only" },
+                "prompts": { "type": "array", "description": "as `recite probe --prompts` lines: {skill, text} or {skill, parts: [A2A Parts]}", "items": { "type": "object" } },
+                "examples": { "type": "boolean", "default": true, "description": "call each skill with the card's own examples" },
+                "stream": { "type": "boolean", "default": true, "description": "stream when the card offers it" },
+                "max_calls": { "type": "integer", "minimum": 1, "maximum": 20, "default": 20 },
+            } } } } },
+        "responses": answer("201", "the case, as POST /v1/cases answers it, with probe: {calls, answered}; Location: /cases/ID", "application/json", object, &["400", "401", "403", "413", "422", "500", "502", "503", "504"]),
     } }));
     m
 }

@@ -32,6 +32,8 @@ use crate::headers;
 use crate::ledger::{self, ClaimRow, Filter, Ledger, NewCase, NewInput, NewRerun};
 use crate::problem::{Problem, Stopped};
 
+#[cfg(feature = "agents")]
+mod probe;
 mod whatif;
 
 const INDEX: &str = include_str!("workbench/index.html");
@@ -92,6 +94,8 @@ pub fn routes(svc: Arc<Service>, ledger: Arc<Ledger>, base: &str) -> Router {
         .route("/v1/cases/{id}/rerun", post(rerun))
         .route("/v1/cases/{id}/alternatives", get(whatif::alternatives))
         .route("/v1/cases/{id}/whatif", post(whatif::run));
+    #[cfg(feature = "agents")]
+    let api = api.route("/v1/probe", post(probe::start));
     let pages = Router::new()
         .route("/", get(|h: axum::http::HeaderMap| async move { page(with_sign_out(INDEX, &h)) }))
         .route("/cases/{id}", get(case_page));

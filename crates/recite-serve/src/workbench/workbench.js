@@ -156,6 +156,35 @@ function indexPage() {
   listCases();
 }
 
+// --- probing an agent (POST /v1/probe): its own functions, beside the index page's ---
+
+// Probes the agent at `url` as `recite probe` does; the server saves its replies and report as
+// a case, which is opened.
+async function probeAgent(url) {
+  const status = document.getElementById('status');
+  status.textContent = `Probing ${url}…`;
+  const r = await fetch('/v1/probe', {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }),
+  });
+  if (!r.ok) {
+    status.replaceChildren(el('span', { class: 'error' }, `${url}: ${await failure(r)}`));
+    return;
+  }
+  const c = await r.json();
+  status.replaceChildren(`${url}: ${c.probe.answered} of ${c.probe.calls} call(s) answered `, badges(c.summary.verdicts));
+  window.location.assign(c.url);
+}
+
+function probeField() {
+  const form = document.getElementById('probe-form');
+  if (!form) return;
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const url = document.getElementById('probe-url').value.trim();
+    if (url) probeAgent(url);
+  });
+}
+
 // --- the case page: its facts, its report, re-running it ---
 
 function fact(dl, name, ...value) {
@@ -538,6 +567,6 @@ async function rerun(id, on) {
 
 document.addEventListener('DOMContentLoaded', () => {
   const page = document.body.dataset.page;
-  if (page === 'index') indexPage();
+  if (page === 'index') { indexPage(); probeField(); }
   if (page === 'case') casePage(document.body.dataset.case);
 });
