@@ -14,9 +14,11 @@ use serde_json::Value;
 
 use crate::support::{command, root, run, stdout};
 
-/// A running `recite serve`, killed when dropped; its standard error kept line by line.
+/// A running `recite serve`, killed when dropped; its standard error kept line by line. Its
+/// default ledger is in a folder of its own (`XDG_DATA_HOME`), never the user's.
 pub(crate) struct Server {
     child: Child,
+    _data_home: tempfile::TempDir,
     pub(crate) port: u16,
     log: Arc<Mutex<Vec<String>>>,
 }
@@ -46,6 +48,9 @@ impl Server {
 
     /// Starts `c` and waits until it says where it listens.
     fn spawn(mut c: Command) -> Server {
+        // A test that gives no --ledger must not write the user's ~/.local/share/recite.
+        let data_home = tempfile::tempdir().expect("a data home for the server");
+        c.env("XDG_DATA_HOME", data_home.path());
         c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = c.spawn().expect("start recite serve");
         let stderr = child.stderr.take().expect("stderr");
@@ -64,7 +69,7 @@ impl Server {
         });
         let port = rx.recv_timeout(Duration::from_secs(120)).ok().flatten();
         let port = port.unwrap_or_else(|| panic!("recite serve did not listen: {:?}", log.lock().unwrap()));
-        Server { child, port, log }
+        Server { child, _data_home: data_home, port, log }
     }
 
     /// The server's process id.

@@ -140,7 +140,7 @@ fn open(path: &Path, batch_rows: usize) -> Result<Scanner, SavError> {
     // A bytecode-compressed file is decompressed as ambers reads it (ambers alone would hold
     // the whole compressed data section in memory); other files go to ambers as they are,
     // once their dictionary (and a .zsav's trailer) has been checked against the file.
-    let source = bytecode::SavSource::open(file).map_err(SavError::Layout)?;
+    let source = bytecode::SavSource::open(file).map_err(|e| SavError::Layout(e.to_string()))?;
     // Rows a batch holds: within BATCH_BYTES however wide a row is (one row at the least).
     let rows = source.row_bytes().map_or(batch_rows, |b| batch_rows.min((BATCH_BYTES / b).max(1) as usize));
     isolated(|| ambers::scan_sav_from_reader(source, rows))?.map_err(|e| SavError::NotSav(reason(e)))

@@ -430,9 +430,14 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
-    fn parse(v: &str) -> Result<EngineUrl, String> {
-        v.parse::<EngineUrl>().map_err(|e| e.to_string())
+    /// The parsed URL, or what a user reads when it is refused.
+    fn parse(v: &str) -> Result<EngineUrl, Refused> {
+        v.parse::<EngineUrl>().map_err(|e| Refused(e.to_string()))
     }
+
+    /// An [`EngineUrlError`] as its message, to compare.
+    #[derive(Debug, PartialEq)]
+    struct Refused(String);
 
     #[test]
     fn engine_urls_name_local_or_a_ballista_scheduler() {
@@ -462,7 +467,7 @@ mod tests {
             ("ballista://[::1:1", "missing its `]`"),
             ("ballista://[nope]:1", "is not an IPv6 address"),
         ] {
-            let e = parse(v).expect_err(v);
+            let Refused(e) = parse(v).expect_err(v);
             assert!(e.contains(why), "{v}: {e}");
             assert!(e.contains("expected `local` or `ballista://HOST:PORT`"), "{v}: {e}");
         }

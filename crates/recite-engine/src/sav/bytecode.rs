@@ -54,6 +54,89 @@ pub struct Layout {
     pub file_len: u64,
 }
 
+/// Why a `.sav` file cannot be given to ambers, worded to follow the file's path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// The file cannot be read (the system's words).
+    #[error("cannot be read: {0}")]
+    Unreadable(String),
+    /// Its dictionary, or a `.zsav`'s zlib header or trailer, declares what the file does not hold.
+    #[error("is not a readable SPSS file: {0}")]
+    Damaged(Damage),
+    /// Written big-endian: ambers decodes every value as little-endian.
+    #[error("is a big-endian SPSS file, which recite cannot read yet")]
+    BigEndian,
+    /// A layout code other than 2 or 3.
+    #[error("has an unknown layout code {code} in its header")]
+    UnknownLayout { code: i32 },
+    /// An uncompressed data section that ends inside a row.
+    #[error(
+        "is cut short: its data ends at byte {file_len} inside row {row} (rows are {row_bytes} bytes from byte {data_start})"
+    )]
+    CutShort { file_len: u64, row: u64, row_bytes: u64, data_start: u64 },
+    /// An uncompressed data section of other whole rows than the header declares.
+    #[error("holds {whole} rows but its header declares {declared} (data from byte {data_start} to {file_len})")]
+    RowCount { whole: u64, declared: u64, data_start: u64, file_len: u64 },
+}
+
+/// What a dictionary, or a `.zsav`'s zlib header and trailer, gets wrong, naming the byte.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Damage {
+    /// A record runs past the end of the file.
+    #[error("its dictionary runs past the end of the file (at byte {at})")]
+    DictionaryPastEnd { at: u64 },
+    /// A count or size that must not be negative.
+    #[error("{what} is negative ({n}) at byte {at}")]
+    Negative { what: &'static str, n: i32, at: u64 },
+    /// A variable record with a missing-value count outside -3 to 3.
+    #[error("the variable record at byte {at} declares {missing} missing values")]
+    MissingValues { at: u64, missing: i32 },
+    /// Value labels not followed by the record naming their variables.
+    #[error("the value labels at byte {at} are not followed by their variables (byte {next})")]
+    LabelsWithoutVariables { at: u64, next: u64 },
+    /// A record type the format does not have.
+    #[error("its dictionary has a record of unknown type {record} at byte {at}")]
+    UnknownRecord { record: i32, at: u64 },
+    /// A dictionary without one variable.
+    #[error("its dictionary defines no variables")]
+    NoVariables,
+    /// A `.zsav` part that runs past the end of the file.
+    #[error("its {what} at byte {at} runs past the end of the file ({len} bytes)")]
+    PastEnd { what: &'static str, at: u64, len: u64 },
+    /// The file could not be read while it was checked (the system's words).
+    #[error("{0}")]
+    Io(String),
+    /// The zlib header's trailer offset lies outside the data.
+    #[error(
+        "its zlib header at byte {header} puts the trailer at byte {trailer}, outside the file's data (bytes {first} to {len})"
+    )]
+    TrailerOutside { header: u64, trailer: i64, first: u64, len: u64 },
+    /// A negative block count (`at`: the count's byte).
+    #[error("its trailer at byte {trailer_at} declares {count} blocks (byte {at})")]
+    BlockCount { trailer_at: u64, count: i32, at: u64 },
+    /// More block entries than the file holds.
+    #[error(
+        "its trailer at byte {trailer_at} declares {blocks} blocks, whose entries run past the end of the file ({len} bytes)"
+    )]
+    EntriesPastEnd { trailer_at: u64, blocks: u64, len: u64 },
+    /// A block size of 0, negative, or over what recite decompresses at once (`at`: its byte).
+    #[error(
+        "its trailer at byte {trailer_at} declares blocks of {block_size} bytes (byte {at}), outside 1 to the {max} bytes recite decompresses at once",
+        max = MAX_ZSAV_BLOCK
+    )]
+    BlockSize { trailer_at: u64, block_size: i32, at: u64 },
+    /// A block that unpacks to more than the block size.
+    #[error(
+        "block {n} of its trailer (byte {at}) declares {unpacked} bytes uncompressed, outside 0 to the block size {block_size}"
+    )]
+    Unpacked { n: u64, at: u64, unpacked: i32, block_size: i32 },
+    /// A block's compressed bytes outside the file's blocks.
+    #[error(
+        "block {n} of its trailer (byte {at}) declares {packed} compressed bytes at byte {offset}, outside the file's blocks (bytes {first} to {trailer_at})"
+    )]
+    Packed { n: u64, at: u64, packed: i32, offset: i64, first: u64, trailer_at: u64 },
+}
+
 /// Little-endian reads over the dictionary, tracking the offset for error messages.
 struct Records<'a, R: Read> {
     r: &'a mut R,
@@ -62,36 +145,34 @@ struct Records<'a, R: Read> {
 }
 
 impl<R: Read> Records<'_, R> {
-    fn bytes(&mut self, n: u64) -> Result<(), String> {
+    fn bytes(&mut self, n: u64) -> Result<(), Damage> {
         if self.at.saturating_add(n) > self.len {
-            return Err(format!("its dictionary runs past the end of the file (at byte {})", self.at));
+            return Err(Damage::DictionaryPastEnd { at: self.at });
         }
-        io::copy(&mut self.r.by_ref().take(n), &mut io::sink()).map_err(|e| e.to_string())?;
+        io::copy(&mut self.r.by_ref().take(n), &mut io::sink()).map_err(|e| Damage::Io(e.to_string()))?;
         self.at += n;
         Ok(())
     }
 
-    fn i32(&mut self) -> Result<i32, String> {
+    fn i32(&mut self) -> Result<i32, Damage> {
         let mut b = [0; 4];
-        self.r
-            .read_exact(&mut b)
-            .map_err(|_| format!("its dictionary runs past the end of the file (at byte {})", self.at))?;
+        self.r.read_exact(&mut b).map_err(|_| Damage::DictionaryPastEnd { at: self.at })?;
         self.at += 4;
         Ok(i32::from_le_bytes(b))
     }
 
     /// A non-negative count read at the current offset.
-    fn count(&mut self, what: &str) -> Result<u64, String> {
+    fn count(&mut self, what: &'static str) -> Result<u64, Damage> {
         let at = self.at;
         let n = self.i32()?;
-        u64::try_from(n).map_err(|_| format!("{what} is negative ({n}) at byte {at}"))
+        u64::try_from(n).map_err(|_| Damage::Negative { what, n, at })
     }
 }
 
 impl Layout {
     /// Reads the header: `None` when the file does not start like a `.sav` (ambers then says
     /// what it is not). The layout it returns has not walked the dictionary yet.
-    fn header<R: Read>(r: &mut R, file_len: u64) -> Result<Option<Layout>, String> {
+    fn header<R: Read>(r: &mut R, file_len: u64) -> Result<Option<Layout>, LayoutError> {
         let mut header = [0u8; HEADER_LEN as usize];
         if r.read_exact(&mut header).is_err() || !matches!(&header[..4], b"$FL2" | b"$FL3") {
             return Ok(None);
@@ -101,9 +182,9 @@ impl Layout {
             2 | 3 => {}
             // ambers decodes every value as little-endian, so a big-endian file would be misread.
             _ if matches!(i32::from_be_bytes(header[64..68].try_into().expect("4 bytes")), 2 | 3) => {
-                return Err("is a big-endian SPSS file, which recite cannot read yet".into());
+                return Err(LayoutError::BigEndian);
             }
-            code => return Err(format!("has an unknown layout code {code} in its header")),
+            code => return Err(LayoutError::UnknownLayout { code }),
         }
         Ok(Some(Layout {
             compression: i32_at(COMPRESSION_AT),
@@ -117,7 +198,7 @@ impl Layout {
 
     /// Walks the dictionary records (the reader just past the header) to where the data
     /// starts, counting the values a row holds.
-    fn dictionary<R: Read>(mut self, r: &mut R) -> Result<Layout, String> {
+    fn dictionary<R: Read>(mut self, r: &mut R) -> Result<Layout, Damage> {
         let file_len = self.file_len;
         let mut rec = Records { r, at: HEADER_LEN, len: file_len };
         let mut slots = 0usize;
@@ -134,9 +215,7 @@ impl Layout {
                         rec.bytes(n.div_ceil(4) * 4)?;
                     }
                     if !(-3..=3).contains(&missing) {
-                        return Err(format!(
-                            "the variable record at byte {at} declares {missing} missing values"
-                        ));
+                        return Err(Damage::MissingValues { at, missing });
                     }
                     rec.bytes(8 * u64::from(missing.unsigned_abs()))?;
                     slots += 1;
@@ -145,17 +224,13 @@ impl Layout {
                     for _ in 0..rec.count("a value label count")? {
                         rec.bytes(8)?;
                         let mut len = [0u8; 1];
-                        rec.r.read_exact(&mut len).map_err(|_| {
-                            format!("its dictionary runs past the end of the file (at byte {})", rec.at)
-                        })?;
+                        rec.r.read_exact(&mut len).map_err(|_| Damage::DictionaryPastEnd { at: rec.at })?;
                         rec.at += 1;
                         rec.bytes((u64::from(len[0]) + 1).div_ceil(8) * 8 - 1)?;
                     }
                     let next = rec.at;
                     if rec.i32()? != 4 {
-                        return Err(format!(
-                            "the value labels at byte {at} are not followed by their variables (byte {next})"
-                        ));
+                        return Err(Damage::LabelsWithoutVariables { at, next });
                     }
                     let n = rec.count("a value label variable count")?;
                     rec.bytes(4 * n)?;
@@ -174,11 +249,11 @@ impl Layout {
                     rec.bytes(4)?;
                     break;
                 }
-                t => return Err(format!("its dictionary has a record of unknown type {t} at byte {at}")),
+                record => return Err(Damage::UnknownRecord { record, at }),
             }
         }
         if slots == 0 {
-            return Err("its dictionary defines no variables".into());
+            return Err(Damage::NoVariables);
         }
         self.data_start = rec.at;
         self.slots = slots;
@@ -188,16 +263,14 @@ impl Layout {
     /// Checks a `.zsav`'s zlib header and trailer against the file and [`MAX_ZSAV_BLOCK`]
     /// before ambers allocates what they declare: the trailer and every block inside the file,
     /// every size non-negative, no block larger than the trailer's block size.
-    fn check_zsav(&self, file: &mut File) -> Result<(), String> {
+    fn check_zsav(&self, file: &mut File) -> Result<(), Damage> {
         let len = self.file_len;
         let first = self.data_start + ZHEADER_LEN;
-        let past_end = |what: &str, at: u64| {
-            format!("its {what} at byte {at} runs past the end of the file ({len} bytes)")
-        };
+        let past_end = |what: &'static str, at: u64| Damage::PastEnd { what, at, len };
         if first > len {
             return Err(past_end("zlib header", self.data_start));
         }
-        file.seek(SeekFrom::Start(self.data_start)).map_err(|e| e.to_string())?;
+        file.seek(SeekFrom::Start(self.data_start)).map_err(|e| Damage::Io(e.to_string()))?;
         let mut r = io::BufReader::new(file);
         let mut fixed = [0u8; 24];
         r.read_exact(&mut fixed).map_err(|_| past_end("zlib header", self.data_start))?;
@@ -207,53 +280,33 @@ impl Layout {
         let trailer_at = u64::try_from(trailer)
             .ok()
             .filter(|t| *t >= first && t.saturating_add(ZENTRY_LEN) <= len)
-            .ok_or_else(|| {
-                format!(
-                    "its zlib header at byte {} puts the trailer at byte {trailer}, outside the file's data \
-                     (bytes {first} to {len})",
-                    self.data_start
-                )
-            })?;
-        r.seek(SeekFrom::Start(trailer_at)).map_err(|e| e.to_string())?;
+            .ok_or(Damage::TrailerOutside { header: self.data_start, trailer, first, len })?;
+        r.seek(SeekFrom::Start(trailer_at)).map_err(|e| Damage::Io(e.to_string()))?;
         r.read_exact(&mut fixed).map_err(|_| past_end("trailer", trailer_at))?;
         let block_size = i32_at(&fixed, 16);
         let count = i32_at(&fixed, 20);
-        let blocks = u64::try_from(count).map_err(|_| {
-            format!("its trailer at byte {trailer_at} declares {count} blocks (byte {})", trailer_at + 20)
-        })?;
+        let blocks =
+            u64::try_from(count).map_err(|_| Damage::BlockCount { trailer_at, count, at: trailer_at + 20 })?;
         if trailer_at + ZENTRY_LEN + blocks * ZENTRY_LEN > len {
-            return Err(format!(
-                "its trailer at byte {trailer_at} declares {blocks} blocks, whose entries run past the end of \
-                 the file ({len} bytes)"
-            ));
+            return Err(Damage::EntriesPastEnd { trailer_at, blocks, len });
         }
         let size = u64::try_from(block_size).unwrap_or(0);
         if blocks > 0 && (size == 0 || size > MAX_ZSAV_BLOCK) {
-            return Err(format!(
-                "its trailer at byte {trailer_at} declares blocks of {block_size} bytes (byte {}), outside 1 to \
-                 the {MAX_ZSAV_BLOCK} bytes recite decompresses at once",
-                trailer_at + 16
-            ));
+            return Err(Damage::BlockSize { trailer_at, block_size, at: trailer_at + 16 });
         }
         for n in 1..=blocks {
             let at = trailer_at + n * ZENTRY_LEN;
             r.read_exact(&mut fixed).map_err(|_| past_end("trailer", trailer_at))?;
             let (offset, unpacked, packed) = (i64_at(&fixed, 8), i32_at(&fixed, 16), i32_at(&fixed, 20));
             if !(0..=block_size).contains(&unpacked) {
-                return Err(format!(
-                    "block {n} of its trailer (byte {at}) declares {unpacked} bytes uncompressed, outside 0 to \
-                     the block size {block_size}"
-                ));
+                return Err(Damage::Unpacked { n, at, unpacked, block_size });
             }
             let inside = u64::try_from(offset)
                 .ok()
                 .zip(u64::try_from(packed).ok())
                 .filter(|(o, p)| *o >= first && o.saturating_add(*p) <= trailer_at);
             if inside.is_none() {
-                return Err(format!(
-                    "block {n} of its trailer (byte {at}) declares {packed} compressed bytes at byte {offset}, \
-                     outside the file's blocks (bytes {first} to {trailer_at})"
-                ));
+                return Err(Damage::Packed { n, at, packed, offset, first, trailer_at });
             }
         }
         Ok(())
@@ -266,23 +319,24 @@ impl Layout {
 
     /// An uncompressed data section that is not whole rows, or not the rows the header
     /// declares, is damaged: ambers would drop the partial row without a word.
-    pub fn check_uncompressed(&self) -> Result<(), String> {
+    pub fn check_uncompressed(&self) -> Result<(), LayoutError> {
         let data = self.file_len.saturating_sub(self.data_start);
         let whole = data / self.row_bytes();
         if !data.is_multiple_of(self.row_bytes()) {
-            return Err(format!(
-                "is cut short: its data ends at byte {} inside row {} (rows are {} bytes from byte {})",
-                self.file_len,
-                whole + 1,
-                self.row_bytes(),
-                self.data_start
-            ));
+            return Err(LayoutError::CutShort {
+                file_len: self.file_len,
+                row: whole + 1,
+                row_bytes: self.row_bytes(),
+                data_start: self.data_start,
+            });
         }
         match self.rows {
-            Some(n) if n != whole => Err(format!(
-                "holds {whole} rows but its header declares {n} (data from byte {} to {})",
-                self.data_start, self.file_len
-            )),
+            Some(declared) if declared != whole => Err(LayoutError::RowCount {
+                whole,
+                declared,
+                data_start: self.data_start,
+                file_len: self.file_len,
+            }),
             _ => Ok(()),
         }
     }
@@ -302,19 +356,20 @@ pub enum SavSource {
 impl SavSource {
     /// Opens `path` for ambers: walks the dictionary (every declared size checked against the
     /// file), checks an uncompressed file's size against its header and a `.zsav`'s trailer.
-    pub fn open(mut file: File) -> Result<SavSource, String> {
-        let file_len = file.metadata().map_err(|e| format!("cannot be read: {e}"))?.len();
+    pub fn open(mut file: File) -> Result<SavSource, LayoutError> {
+        let unreadable = |e: io::Error| LayoutError::Unreadable(e.to_string());
+        let file_len = file.metadata().map_err(unreadable)?.len();
         let mut r = io::BufReader::new(&mut file);
         let layout = match Layout::header(&mut r, file_len)? {
             // ambers would trust what a dictionary we cannot walk declares: refused here.
-            Some(h) => Some(h.dictionary(&mut r).map_err(|e| format!("is not a readable SPSS file: {e}"))?),
+            Some(h) => Some(h.dictionary(&mut r).map_err(LayoutError::Damaged)?),
             None => None,
         };
         drop(r);
         if let Some(l) = layout.as_ref().filter(|l| l.compression == 2) {
-            l.check_zsav(&mut file).map_err(|e| format!("is not a readable SPSS file: {e}"))?;
+            l.check_zsav(&mut file).map_err(LayoutError::Damaged)?;
         }
-        file.seek(SeekFrom::Start(0)).map_err(|e| format!("cannot be read: {e}"))?;
+        file.seek(SeekFrom::Start(0)).map_err(unreadable)?;
         match layout {
             Some(l) if l.compression == 1 => Ok(SavSource::Bytecode(Box::new(Decompressed::new(file, l)))),
             l => {
@@ -712,7 +767,7 @@ mod tests {
         f
     }
 
-    fn rows_of(f: &tempfile::NamedTempFile) -> Result<Vec<u8>, String> {
+    fn rows_of(f: &tempfile::NamedTempFile) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
         let SavSource::Bytecode(mut d) = SavSource::open(File::open(f.path()).unwrap())? else {
             panic!("not read as bytecode")
         };
@@ -727,7 +782,7 @@ mod tests {
             match d.read(&mut buf[..size]) {
                 Ok(0) => return Ok(out),
                 Ok(n) => out.extend(&buf[..n]),
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             }
         }
         unreachable!("the sizes cycle forever")
@@ -753,20 +808,20 @@ mod tests {
     fn bytecode_cut_short_names_the_byte() {
         // A row of 3 values where the data stops after 2.
         let t = file(3, 1, 1, &[101, 102, 0, 0, 0, 0, 0, 0]);
-        let e = rows_of(&t).unwrap_err();
+        let e = rows_of(&t).unwrap_err().to_string();
         assert!(e.contains("inside row 1 (after 2 of its 3 values)"), "{e}");
         assert!(e.contains("at byte"), "{e}");
         // A raw value announced but missing.
-        let e = rows_of(&file(1, 1, 1, &[253, 0, 0, 0, 0, 0, 0, 0, 1, 2])).unwrap_err();
+        let e = rows_of(&file(1, 1, 1, &[253, 0, 0, 0, 0, 0, 0, 0, 1, 2])).unwrap_err().to_string();
         assert!(e.contains("inside an uncompressed value of row 1"), "{e}");
         // Fewer whole rows than declared.
-        let e = rows_of(&file(1, 3, 1, &[101, 102, 0, 0, 0, 0, 0, 0])).unwrap_err();
+        let e = rows_of(&file(1, 3, 1, &[101, 102, 0, 0, 0, 0, 0, 0])).unwrap_err().to_string();
         assert!(e.contains("after 2 rows, but the header declares 3"), "{e}");
         // More rows than declared.
-        let e = rows_of(&file(1, 1, 1, &[101, 102, 0, 0, 0, 0, 0, 0])).unwrap_err();
+        let e = rows_of(&file(1, 1, 1, &[101, 102, 0, 0, 0, 0, 0, 0])).unwrap_err().to_string();
         assert!(e.contains("more rows than the 1"), "{e}");
         // A partial command block.
-        let e = rows_of(&file(1, 1, 1, &[101, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3])).unwrap_err();
+        let e = rows_of(&file(1, 1, 1, &[101, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3])).unwrap_err().to_string();
         assert!(e.contains("inside a command block"), "{e}");
     }
 
@@ -810,9 +865,9 @@ mod tests {
         let t = file(5, 10_000, 1, &compress(&values));
         assert_eq!(rows_of(&t).unwrap(), values.concat());
         // One row more than the header says: found on whatever path the row starts.
-        let e = rows_of(&file(5, 9_999, 1, &compress(&values))).unwrap_err();
+        let e = rows_of(&file(5, 9_999, 1, &compress(&values))).unwrap_err().to_string();
         assert!(e.contains("more rows than the 9999"), "{e}");
-        let e = rows_of(&file(5, 10_001, 1, &compress(&values))).unwrap_err();
+        let e = rows_of(&file(5, 10_001, 1, &compress(&values))).unwrap_err().to_string();
         assert!(e.contains("after 10000 rows, but the header declares 10001"), "{e}");
     }
 
@@ -827,10 +882,10 @@ mod tests {
         let whole = file(2, 2, 0, &[0; 32]);
         assert!(SavSource::open(File::open(whole.path()).unwrap()).is_ok());
         let cut = file(2, 2, 0, &[0; 30]);
-        let e = SavSource::open(File::open(cut.path()).unwrap()).err().unwrap();
+        let e = SavSource::open(File::open(cut.path()).unwrap()).err().unwrap().to_string();
         assert!(e.contains("inside row 2"), "{e}");
         let short = file(2, 3, 0, &[0; 32]);
-        let e = SavSource::open(File::open(short.path()).unwrap()).err().unwrap();
+        let e = SavSource::open(File::open(short.path()).unwrap()).err().unwrap().to_string();
         assert!(e.contains("holds 2 rows but its header declares 3"), "{e}");
     }
 }
