@@ -75,7 +75,9 @@ pub enum LayoutError {
     )]
     CutShort { file_len: u64, row: u64, row_bytes: u64, data_start: u64 },
     /// An uncompressed data section of other whole rows than the header declares.
-    #[error("holds {whole} rows but its header declares {declared} (data from byte {data_start} to {file_len})")]
+    #[error(
+        "holds {whole} rows but its header declares {declared} (data from byte {data_start} to {file_len})"
+    )]
     RowCount { whole: u64, declared: u64, data_start: u64, file_len: u64 },
 }
 
@@ -285,8 +287,11 @@ impl Layout {
         r.read_exact(&mut fixed).map_err(|_| past_end("trailer", trailer_at))?;
         let block_size = i32_at(&fixed, 16);
         let count = i32_at(&fixed, 20);
-        let blocks =
-            u64::try_from(count).map_err(|_| Damage::BlockCount { trailer_at, count, at: trailer_at + 20 })?;
+        let blocks = u64::try_from(count).map_err(|_| Damage::BlockCount {
+            trailer_at,
+            count,
+            at: trailer_at + 20,
+        })?;
         if trailer_at + ZENTRY_LEN + blocks * ZENTRY_LEN > len {
             return Err(Damage::EntriesPastEnd { trailer_at, blocks, len });
         }
