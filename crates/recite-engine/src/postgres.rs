@@ -233,6 +233,8 @@ pub fn plain_words(text: &str) -> String {
     format!("{before}no connection to the PostgreSQL server within 30 s: it stopped, or cannot be reached")
 }
 
+// The provider's words with the connection's secrets masked (used by the `postgres` build and tests).
+#[cfg(any(feature = "postgres", test))]
 fn scrubbed(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
     for s in secrets.iter().filter(|s| s.len() >= 3) {

@@ -119,7 +119,11 @@ pub(super) async fn start(
         let Probed { card, extra, replies, .. } = probed;
         let settled = d.settle_probe(card, extra, &replies, until)?;
         let (fingerprint, files) = d.fingerprint();
-        let case = new_case(settled, replies, fingerprint, files);
+        // What each table was read at, kept with the case as for any other (issue 48).
+        let report: serde_json::Value =
+            serde_json::from_str(&settled.json).unwrap_or(serde_json::Value::Null);
+        let data_versions = d.data_versions(&report);
+        let case = new_case(settled, replies, fingerprint, files, data_versions);
         if std::time::Instant::now() >= until {
             return Err(Stopped::TimedOut);
         }
