@@ -793,16 +793,12 @@ impl Desk {
         self.settle_with(inputs, until, None, saved)
     }
 
-    fn settle_with(
-        &self,
-        inputs: &[NewInput],
-        until: std::time::Instant,
-        progress: Option<Progress>,
-        saved: Option<&SavedVersions>,
-    ) -> Result<Settled, Stopped> {
+    /// The two reports a case keeps, written in one pass: the JSON and the HTML buffers (each
+    /// refusing writes past `until`) and the writer that feeds both.
+    fn case_reports(&self, until: std::time::Instant) -> (Buffer, Buffer, Tee) {
         let (json, html) = (Buffer::new(until), Buffer::new(until));
         let layer = Some(self.svc.layer.clone());
-        let mut tee = Tee(vec![
+        let tee = Tee(vec![
             report::writer(
                 report::ReportFormat::Json,
                 report::WriterOptions { layer: layer.clone(), ..Default::default() },
@@ -814,6 +810,17 @@ impl Desk {
                 Box::new(html.clone()),
             ),
         ]);
+        (json, html, tee)
+    }
+
+    fn settle_with(
+        &self,
+        inputs: &[NewInput],
+        until: std::time::Instant,
+        progress: Option<Progress>,
+        saved: Option<&SavedVersions>,
+    ) -> Result<Settled, Stopped> {
+        let (json, html, mut tee) = self.case_reports(until);
         if let Some(p) = progress {
             tee.0.push(Box::new(p));
         }

@@ -22,9 +22,8 @@ use serde_json::{Value, json};
 
 use recite_core::input::Finding;
 use recite_core::probe::{self as plan, Agent, CardInput, Decorated, PlanOptions};
-use recite_core::report;
 
-use super::{Buffer, Desk, Settled, Tee, finish, new_case, turn};
+use super::{Desk, Settled, finish, new_case, turn};
 use crate::extract::{Payload, json_response};
 use crate::ledger::NewInput;
 use crate::probe::{AllowList, Client, ClientOptions, ProbeNetError, file_part};
@@ -230,20 +229,7 @@ impl Desk {
         replies: &[NewInput],
         until: std::time::Instant,
     ) -> Result<Settled, Stopped> {
-        let (json, html) = (Buffer::new(until), Buffer::new(until));
-        let layer = Some(self.svc.layer.clone());
-        let mut tee = Tee(vec![
-            report::writer(
-                report::ReportFormat::Json,
-                report::WriterOptions { layer: layer.clone(), ..Default::default() },
-                Box::new(json.clone()),
-            ),
-            report::writer(
-                report::ReportFormat::Html,
-                report::WriterOptions { layer, ..Default::default() },
-                Box::new(html.clone()),
-            ),
-        ]);
+        let (json, html, mut tee) = self.case_reports(until);
         let named: Vec<(&str, &[u8])> =
             replies.iter().map(|i| (i.name.as_str(), i.bytes.as_slice())).collect();
         {
@@ -262,6 +248,7 @@ mod tests {
     use axum::Router;
     use axum::body::Body;
     use axum::http::Request;
+    use recite_core::report;
     use tower::ServiceExt as _;
 
     use super::*;
