@@ -235,10 +235,9 @@ fn the_golden_reports_hold_over_postgres() {
     }
 }
 
-/// A batch of two claims, one on the Versant table on the server (through `[connections]`),
-/// one on the NHANES II CSV file: `recite check` over both, with the connection as `dsn` says.
-fn mixed_batch(dir: &Path, dsn: &str, table: &str) -> (i32, Value, String) {
-    let data = dir.join("data");
+/// A data layer at `data`: the Versant study read from `table` on the server (through the
+/// `[connections]` entry `surveys`, its DSN from $DSN_ENV), the NHANES II files as bundled.
+fn server_layer(data: &Path, table: &str) {
     let versant = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
     let versant = versant
         .replacen(
@@ -254,6 +253,13 @@ fn mixed_batch(dir: &Path, dsn: &str, table: &str) -> (i32, Value, String) {
     std::fs::create_dir_all(data.join("versant")).unwrap();
     std::fs::write(data.join("versant/study.toml"), versant).unwrap();
     std::os::unix::fs::symlink(root().join("datasets/nhanes2"), data.join("nhanes2")).unwrap();
+}
+
+/// A batch of two claims, one on the Versant table on the server (through `[connections]`),
+/// one on the NHANES II CSV file: `recite check` over both, with the connection as `dsn` says.
+fn mixed_batch(dir: &Path, dsn: &str, table: &str) -> (i32, Value, String) {
+    let data = dir.join("data");
+    server_layer(&data, table);
     let mut c = command(&[
         "check",
         W6,
@@ -407,21 +413,7 @@ fn a_server_stopped_mid_batch_fails_its_claims_and_the_batch_goes_on() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    let versant = std::fs::read_to_string(root().join("datasets/versant/study.toml")).unwrap();
-    let versant = versant
-        .replacen(
-            "[thresholds]",
-            &format!("[connections.surveys]\ndsn_env = \"{DSN_ENV}\"\n\n[thresholds]"),
-            1,
-        )
-        .replacen(
-            "path = \"versant_flat.parquet\"",
-            "connection = \"surveys\"\npath = \"versant_flat_slow\"",
-            1,
-        );
-    std::fs::create_dir_all(data.join("versant")).unwrap();
-    std::fs::write(data.join("versant/study.toml"), versant).unwrap();
-    std::os::unix::fs::symlink(root().join("datasets/nhanes2"), data.join("nhanes2")).unwrap();
+    server_layer(&data, "versant_flat_slow");
     // Three inputs settled one at a time (`--chunk 1`): a claim on the server, whose scan the
     // stop cuts; a claim on the NHANES II file; a claim on the server after it stopped.
     let inputs = tmp.path().join("inputs");
