@@ -18,9 +18,10 @@
 //! parsed as expressions (never statements) against the table's schema.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::catalog;
@@ -95,7 +96,7 @@ pub use register::CSV_CELLS;
 pub use weights::WeightCheckError;
 
 use filters::{Filters, flag};
-use register::{Place, Registered, listing_extension};
+use register::{Place, Registered, Tables, listing_extension};
 use run::{Outcomes, ScanError, Scanned, block_on_within, scan_error, table_of, value_at};
 use versions::KnownVersions;
 use weights::{bad_weight, check_weight_sums, invalid_weight, overflow};
@@ -105,9 +106,8 @@ use weights::{bad_weight, check_weight_sums, invalid_weight, overflow};
 pub struct Engine {
     rt: tokio::runtime::Runtime,
     ctx: SessionContext,
-    tables: Mutex<HashMap<(PathBuf, Place), Arc<Registered>>>,
-    /// CSV formats declared by the catalog, by table location (see [`Engine::declare`]).
-    csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
+    /// The tables registered in `ctx` or the cluster's session, and the CSV formats declared.
+    tables: Tables,
     grouped: bool,
     /// How the grouped scan reduces its rows ([`Engine::with_reduction`]).
     reduction: Reduction,
@@ -167,8 +167,7 @@ impl Engine {
         Engine {
             rt,
             ctx: SessionContext::new_with_config(config),
-            tables: Mutex::new(HashMap::new()),
-            csv: Mutex::new(HashMap::new()),
+            tables: Tables::new(),
             grouped: true,
             reduction: Reduction::default(),
             cache: None,
@@ -210,6 +209,32 @@ impl Engine {
     /// How this engine reduces grouped scans.
     pub fn reduction(&self) -> Reduction {
         self.reduction
+    }
+
+    /// Tells the engine how a table's files are written (a CSV format), before its first use.
+    pub fn declare(&self, study: &catalog::Study, table: &catalog::Table) {
+        self.tables.declare(study, table);
+    }
+
+    /// The schema of the files at `location`.
+    pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, EngineError> {
+        self.register(location).map(|r| r.schema.clone())
+    }
+
+    /// Registers a table's files (once) where its scans run by default ([`Engine::place`]),
+    /// and returns its internal name and schema.
+    fn register(&self, location: &Path) -> Result<Arc<Registered>, EngineError> {
+        self.register_at(location, self.place(location, &[]).0)
+    }
+
+    /// Registers a table's files (once) in this process's session or the cluster's, and
+    /// returns its internal name and schema.
+    fn register_at(&self, location: &Path, place: Place) -> Result<Arc<Registered>, EngineError> {
+        let ctx = match (place, &self.cluster) {
+            (Place::Cluster, Some(c)) => &c.ctx,
+            _ => &self.ctx,
+        };
+        self.tables.register(&self.rt, ctx, location, place)
     }
 }
 

@@ -1,14 +1,18 @@
 //! Registering a table's files with DataFusion, once per location and place: on disk (Parquet,
 //! CSV, Arrow IPC, SPSS), on object storage, in a Delta table or on a PostgreSQL server.
+//! [`Tables`] keeps what is registered and the CSV formats the catalog declared; the engine
+//! gives it the runtime to register on and the session (its own, or its cluster's) to
+//! register in.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
+use tokio::runtime::Runtime;
 
-use super::{Engine, EngineError};
+use super::EngineError;
 use crate::catalog::{self, Study};
 
 pub(super) struct Registered {
@@ -69,7 +73,7 @@ pub(super) enum ObjectTableError {
 
 /// How a table's files are read, told once from its location (and, for CSV, the format the
 /// catalog declared): each kind's reader is set up in one place on disk
-/// ([`Engine::register_file`]) and one on object storage (`Engine::register_object`).
+/// ([`Tables::register_file`]) and one on object storage (`Tables::register_object`).
 enum Format {
     /// One SPSS `.sav` or `.zsav` file (`crate::sav`).
     Sav,
@@ -205,62 +209,69 @@ fn narrow_batches(
     state
 }
 
-impl Engine {
-    /// Registers a table's files (once) where its scans run by default, and returns its
-    /// internal name and schema.
-    pub(super) fn register(&self, location: &Path) -> Result<Arc<Registered>, EngineError> {
-        let place = if self.cluster.is_some() && self.stays_here(location).is_none() {
-            Place::Cluster
-        } else {
-            Place::Here
-        };
-        self.register_at(location, place)
+/// The tables an engine registered with DataFusion, by location and [`Place`], and the CSV
+/// formats the catalog declared for them, by location: what registering a table needs beside
+/// the runtime and the session the engine passes.
+pub(super) struct Tables {
+    registered: Mutex<HashMap<(PathBuf, Place), Arc<Registered>>>,
+    /// CSV formats declared by the catalog, by table location (see [`Tables::declare`]).
+    csv: Mutex<HashMap<PathBuf, catalog::CsvFormat>>,
+}
+
+impl Tables {
+    /// No table registered, no format declared.
+    pub(super) fn new() -> Tables {
+        Tables { registered: Mutex::new(HashMap::new()), csv: Mutex::new(HashMap::new()) }
     }
 
-    /// Registers a table's files (once) in this process's session or the cluster's, and
-    /// returns its internal name and schema.
-    pub(super) fn register_at(&self, location: &Path, place: Place) -> Result<Arc<Registered>, EngineError> {
+    /// Registers a table's files (once) for scans at `place`, in `ctx` (this process's session,
+    /// or the cluster's for [`Place::Cluster`]) on `rt`, and returns its internal name and schema.
+    pub(super) fn register(
+        &self,
+        rt: &Runtime,
+        ctx: &SessionContext,
+        location: &Path,
+        place: Place,
+    ) -> Result<Arc<Registered>, EngineError> {
         let table_error = |error: String| EngineError::Table { location: location.to_path_buf(), error };
         let mut tables =
-            self.tables.lock().map_err(|_| EngineError::Internal("engine state poisoned".into()))?;
+            self.registered.lock().map_err(|_| EngineError::Internal("engine state poisoned".into()))?;
         let key = (location.to_path_buf(), place);
         if let Some(r) = tables.get(&key) {
             return Ok(r.clone());
         }
-        let ctx = match (place, &self.cluster) {
-            (Place::Cluster, Some(c)) => c.ctx.clone(),
-            _ => self.ctx.clone(),
-        };
+        let ctx = ctx.clone();
         let text = location.to_string_lossy().to_string();
         let name = format!("t{}", tables.len());
         // CSV readers decode every column of a row, whatever the scan reads (see CSV_CELLS).
         let csv = crate::objstore::without_query(&text).to_lowercase().ends_with(".csv");
         if crate::postgres::is_location(&text) {
             // On a PostgreSQL server: scans pushed down to it, one query per scan.
-            self.register_postgres(&ctx, &name, &text).map_err(|e| table_error(e.to_string()))?;
-            return self.registered(ctx, &mut tables, key, name, false);
+            register_postgres(rt, &ctx, &name, &text).map_err(|e| table_error(e.to_string()))?;
+            return registered(rt, ctx, &mut tables, key, name, false);
         }
         if let Some(scheme) = catalog::url_scheme(&text) {
             // On object storage: never joined onto the study folder, never looked up on disk.
-            self.register_object(&ctx, &name, location, &scheme).map_err(|e| table_error(e.to_string()))?;
-            return self.registered(ctx, &mut tables, key, name, csv);
+            self.register_object(rt, &ctx, &name, location, &scheme)
+                .map_err(|e| table_error(e.to_string()))?;
+            return registered(rt, ctx, &mut tables, key, name, csv);
         }
         if let Some((root, version)) = crate::delta::of_location(location) {
             // A Delta table, at the version its commit file names (or the latest).
-            self.register_delta(&ctx, &name, &root, version).map_err(|e| table_error(e.to_string()))?;
-            return self.registered(ctx, &mut tables, key, name, false);
+            register_delta(rt, &ctx, &name, &root, version).map_err(|e| table_error(e.to_string()))?;
+            return registered(rt, ctx, &mut tables, key, name, false);
         }
         let is_glob = text.contains(['*', '?', '[']);
         if !is_glob && !location.exists() {
             return Err(table_error("cannot be read: the file does not exist".into()));
         }
-        let result = self.rt.block_on(self.register_file(&ctx, &name, location, &text, is_glob));
+        let result = rt.block_on(self.register_file(&ctx, &name, location, &text, is_glob));
         result.map_err(|e| table_error(format!("cannot be read: {}", e.strip_backtrace())))?;
-        self.registered(ctx, &mut tables, key, name, csv)
+        registered(rt, ctx, &mut tables, key, name, csv)
     }
 
     /// Registers a table's files on disk as `name` in `ctx`, read as their [`Format`] says.
-    pub(super) async fn register_file(
+    async fn register_file(
         &self,
         ctx: &SessionContext,
         name: &str,
@@ -319,97 +330,18 @@ impl Engine {
         }
     }
 
-    /// Registers a version of a Delta table (`None`: the latest) as `name` in `ctx`.
-    #[cfg(feature = "delta")]
-    pub(super) fn register_delta(
-        &self,
-        ctx: &SessionContext,
-        name: &str,
-        root: &Path,
-        version: Option<u64>,
-    ) -> Result<(), crate::delta::VersionError> {
-        self.rt.block_on(crate::delta::register(ctx, name, root, version))
-    }
-
-    /// Without the `delta` feature a Delta table is refused, saying how to build a recite that
-    /// reads it (its folder is never read as plain Parquet: it keeps every version's files).
-    #[cfg(not(feature = "delta"))]
-    pub(super) fn register_delta(
-        &self,
-        _ctx: &SessionContext,
-        _name: &str,
-        _root: &Path,
-        _version: Option<u64>,
-    ) -> Result<(), crate::delta::VersionError> {
-        Err(crate::delta::VersionError::NotBuilt)
-    }
-
-    /// Registers the PostgreSQL table `location` names as `name` in `ctx`.
-    #[cfg(feature = "postgres")]
-    pub(super) fn register_postgres(
-        &self,
-        ctx: &SessionContext,
-        name: &str,
-        location: &str,
-    ) -> Result<(), crate::postgres::PostgresError> {
-        let source = crate::postgres::Source::of_location(location)?;
-        self.rt.block_on(crate::postgres::register(ctx, name, &source))
-    }
-
-    /// Without the `postgres` feature a PostgreSQL table is refused, saying how to build a
-    /// recite that reads it.
-    #[cfg(not(feature = "postgres"))]
-    pub(super) fn register_postgres(
-        &self,
-        _ctx: &SessionContext,
-        _name: &str,
-        _location: &str,
-    ) -> Result<(), crate::postgres::PostgresError> {
-        Err(crate::postgres::PostgresError::NotBuilt)
-    }
-
-    /// The CSV format the catalog declared for a table ([`Engine::declare`]), if any.
+    /// The CSV format the catalog declared for a table ([`Tables::declare`]), if any.
     pub(super) fn declared_csv(&self, location: &Path) -> Option<catalog::CsvFormat> {
         self.csv.lock().ok().and_then(|m| m.get(location).cloned())
-    }
-
-    /// The schema of the table just registered as `name` in `ctx`, remembered under `key`. A
-    /// `csv` table wider than [`CSV_CELLS`] allows at the session's batch size is scanned in a
-    /// session of its own (the same catalog, runtime and, on a cluster, the same Ballista
-    /// session) whose batches hold fewer rows.
-    pub(super) fn registered(
-        &self,
-        mut ctx: SessionContext,
-        tables: &mut HashMap<(PathBuf, Place), Arc<Registered>>,
-        key: (PathBuf, Place),
-        name: String,
-        csv: bool,
-    ) -> Result<Arc<Registered>, EngineError> {
-        let schema = self
-            .rt
-            .block_on(ctx.table(name.as_str()))
-            .map_err(|e| EngineError::Table {
-                location: key.0.clone(),
-                error: format!("cannot be read: {}", e.strip_backtrace()),
-            })?
-            .schema()
-            .as_arrow()
-            .clone();
-        let rows = ctx.state().config().batch_size();
-        if csv && schema.fields().len().saturating_mul(rows) > CSV_CELLS {
-            ctx = SessionContext::new_with_state(narrow_batches(ctx.state(), schema.fields().len()));
-        }
-        let reg = Arc::new(Registered { name, schema: Arc::new(schema), ctx });
-        tables.insert(key, reg.clone());
-        Ok(reg)
     }
 
     /// Registers a table on object storage as `name` (`objstore`): its store, built from the
     /// environment, on this session's runtime, then a listing table over its objects. An SPSS
     /// file, or a CSV file that needs converting, must be on disk.
     #[cfg(feature = "object-store")]
-    pub(super) fn register_object(
+    fn register_object(
         &self,
+        rt: &Runtime,
         ctx: &SessionContext,
         name: &str,
         location: &Path,
@@ -450,8 +382,7 @@ impl Engine {
         };
         let state = ctx.state();
         let ignore = state.config_options().execution.listing_table_ignore_subdirectory;
-        let objects = self
-            .rt
+        let objects = rt
             .block_on(crate::objstore::objects(&runtime, &url, extension, ignore))
             .map_err(|e| ObjectTableError::Unlisted(e.error))?;
         if objects.is_empty() {
@@ -465,22 +396,22 @@ impl Engine {
             options = options.with_table_partition_cols(crate::objstore::hive_partitions(&url, &objects));
         }
         let url = url.with_table_ref(name.into());
-        self.rt
-            .block_on(async {
-                let schema = options.infer_schema(&state, &url).await?;
-                let config = ListingTableConfig::new(url).with_listing_options(options).with_schema(schema);
-                let table = ListingTable::try_new(config)?
-                    .with_cache(runtime.cache_manager.get_file_statistic_cache());
-                ctx.register_table(name, Arc::new(table)).map(|_| ())
-            })
-            .map_err(|e| ObjectTableError::Unreadable(e.strip_backtrace()))
+        rt.block_on(async {
+            let schema = options.infer_schema(&state, &url).await?;
+            let config = ListingTableConfig::new(url).with_listing_options(options).with_schema(schema);
+            let table =
+                ListingTable::try_new(config)?.with_cache(runtime.cache_manager.get_file_statistic_cache());
+            ctx.register_table(name, Arc::new(table)).map(|_| ())
+        })
+        .map_err(|e| ObjectTableError::Unreadable(e.strip_backtrace()))
     }
 
     /// Without the `object-store` feature a URL location is an error that says how to build
     /// a recite that reads it.
     #[cfg(not(feature = "object-store"))]
-    pub(super) fn register_object(
+    fn register_object(
         &self,
+        _rt: &Runtime,
         _ctx: &SessionContext,
         _name: &str,
         _location: &Path,
@@ -493,56 +424,89 @@ impl Engine {
         }))
     }
 
-    /// The identity of a table on object storage, for the cache (docs/cache.md): per object,
-    /// its URL, size, ETag, version and last-modified time, listed from the store. `None`
-    /// (nothing cached) when the store cannot be listed, nothing matches, or an object has no
-    /// ETag: an entry recite cannot identify is never trusted.
-    #[cfg(feature = "object-store")]
-    pub(crate) fn object_identity(&self, location: &Path) -> Option<String> {
-        let text = location.to_string_lossy();
-        let text = crate::objstore::without_query(&text);
-        let url = crate::objstore::listing_url(&text).ok()?;
-        let runtime = self.ctx.runtime_env();
-        crate::objstore::register_stores(&runtime, url.get_url()).ok()?;
-        let ignore = self.ctx.state().config_options().execution.listing_table_ignore_subdirectory;
-        let objects = self
-            .rt
-            .block_on(crate::objstore::objects(&runtime, &url, listing_extension(&text), ignore))
-            .ok()?;
-        if objects.is_empty() {
-            return None;
-        }
-        let store = url.object_store();
-        let mut out = String::new();
-        for m in &objects {
-            let etag = m.e_tag.as_deref()?;
-            out.push_str(&format!(
-                "{}/{}\tsize {}\tetag {etag}\tversion {}\tmodified {}\n",
-                crate::objstore::redact(store.as_str()).trim_end_matches('/'),
-                m.location,
-                m.size,
-                m.version.as_deref().unwrap_or("-"),
-                m.last_modified.timestamp_nanos_opt().unwrap_or(i64::MIN),
-            ));
-        }
-        Some(out)
-    }
-
-    /// Without the feature no table on object storage is read, so none is identified.
-    #[cfg(not(feature = "object-store"))]
-    pub(crate) fn object_identity(&self, _location: &Path) -> Option<String> {
-        None
-    }
-
-    /// Tells the engine how a table's files are written (a CSV format), before its first use.
-    pub fn declare(&self, study: &Study, table: &catalog::Table) {
+    /// Remembers how a table's files are written (a CSV format), before its first use.
+    pub(super) fn declare(&self, study: &Study, table: &catalog::Table) {
         if let (Some(format), Ok(mut m)) = (&table.csv, self.csv.lock()) {
             m.insert(table.location(study), format.clone());
         }
     }
+}
 
-    /// The schema of the files at `location`.
-    pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, EngineError> {
-        self.register(location).map(|r| r.schema.clone())
+/// The schema of the table just registered as `name` in `ctx`, remembered under `key`. A
+/// `csv` table wider than [`CSV_CELLS`] allows at the session's batch size is scanned in a
+/// session of its own (the same catalog, runtime and, on a cluster, the same Ballista
+/// session) whose batches hold fewer rows.
+fn registered(
+    rt: &Runtime,
+    mut ctx: SessionContext,
+    tables: &mut HashMap<(PathBuf, Place), Arc<Registered>>,
+    key: (PathBuf, Place),
+    name: String,
+    csv: bool,
+) -> Result<Arc<Registered>, EngineError> {
+    let schema = rt
+        .block_on(ctx.table(name.as_str()))
+        .map_err(|e| EngineError::Table {
+            location: key.0.clone(),
+            error: format!("cannot be read: {}", e.strip_backtrace()),
+        })?
+        .schema()
+        .as_arrow()
+        .clone();
+    let rows = ctx.state().config().batch_size();
+    if csv && schema.fields().len().saturating_mul(rows) > CSV_CELLS {
+        ctx = SessionContext::new_with_state(narrow_batches(ctx.state(), schema.fields().len()));
     }
+    let reg = Arc::new(Registered { name, schema: Arc::new(schema), ctx });
+    tables.insert(key, reg.clone());
+    Ok(reg)
+}
+
+/// Registers a version of a Delta table (`None`: the latest) as `name` in `ctx`.
+#[cfg(feature = "delta")]
+fn register_delta(
+    rt: &Runtime,
+    ctx: &SessionContext,
+    name: &str,
+    root: &Path,
+    version: Option<u64>,
+) -> Result<(), crate::delta::VersionError> {
+    rt.block_on(crate::delta::register(ctx, name, root, version))
+}
+
+/// Without the `delta` feature a Delta table is refused, saying how to build a recite that
+/// reads it (its folder is never read as plain Parquet: it keeps every version's files).
+#[cfg(not(feature = "delta"))]
+fn register_delta(
+    _rt: &Runtime,
+    _ctx: &SessionContext,
+    _name: &str,
+    _root: &Path,
+    _version: Option<u64>,
+) -> Result<(), crate::delta::VersionError> {
+    Err(crate::delta::VersionError::NotBuilt)
+}
+
+/// Registers the PostgreSQL table `location` names as `name` in `ctx`.
+#[cfg(feature = "postgres")]
+fn register_postgres(
+    rt: &Runtime,
+    ctx: &SessionContext,
+    name: &str,
+    location: &str,
+) -> Result<(), crate::postgres::PostgresError> {
+    let source = crate::postgres::Source::of_location(location)?;
+    rt.block_on(crate::postgres::register(ctx, name, &source))
+}
+
+/// Without the `postgres` feature a PostgreSQL table is refused, saying how to build a
+/// recite that reads it.
+#[cfg(not(feature = "postgres"))]
+fn register_postgres(
+    _rt: &Runtime,
+    _ctx: &SessionContext,
+    _name: &str,
+    _location: &str,
+) -> Result<(), crate::postgres::PostgresError> {
+    Err(crate::postgres::PostgresError::NotBuilt)
 }

@@ -382,7 +382,7 @@ impl Engine {
                 "a PostgreSQL table is read through its server by this process, which holds the connection",
             );
         }
-        if self.declared_csv(location).is_some_and(|f| f.needs_transcoding()) {
+        if self.tables.declared_csv(location).is_some_and(|f| f.needs_transcoding()) {
             return Some(
                 "a CSV table in another encoding or with decimal commas is read from a converted copy on this machine",
             );

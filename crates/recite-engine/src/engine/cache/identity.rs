@@ -217,6 +217,54 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The identity of a table on object storage, for the cache (docs/cache.md): per object,
+    /// its URL, size, ETag, version and last-modified time, listed from the store. `None`
+    /// (nothing cached) when the store cannot be listed, nothing matches, or an object has no
+    /// ETag: an entry recite cannot identify is never trusted.
+    #[cfg(feature = "object-store")]
+    pub(crate) fn object_identity(&self, location: &Path) -> Option<String> {
+        let text = location.to_string_lossy();
+        let text = crate::objstore::without_query(&text);
+        let url = crate::objstore::listing_url(&text).ok()?;
+        let runtime = self.ctx.runtime_env();
+        crate::objstore::register_stores(&runtime, url.get_url()).ok()?;
+        let ignore = self.ctx.state().config_options().execution.listing_table_ignore_subdirectory;
+        let objects = self
+            .rt
+            .block_on(crate::objstore::objects(
+                &runtime,
+                &url,
+                crate::engine::listing_extension(&text),
+                ignore,
+            ))
+            .ok()?;
+        if objects.is_empty() {
+            return None;
+        }
+        let store = url.object_store();
+        let mut out = String::new();
+        for m in &objects {
+            let etag = m.e_tag.as_deref()?;
+            out.push_str(&format!(
+                "{}/{}\tsize {}\tetag {etag}\tversion {}\tmodified {}\n",
+                crate::objstore::redact(store.as_str()).trim_end_matches('/'),
+                m.location,
+                m.size,
+                m.version.as_deref().unwrap_or("-"),
+                m.last_modified.timestamp_nanos_opt().unwrap_or(i64::MIN),
+            ));
+        }
+        Some(out)
+    }
+
+    /// Without the feature no table on object storage is read, so none is identified.
+    #[cfg(not(feature = "object-store"))]
+    pub(crate) fn object_identity(&self, _location: &Path) -> Option<String> {
+        None
+    }
+}
+
 /// The first call in `sql` of a function that is not `Immutable` in `funcs` (or unknown, or a
 /// niladic SQL function such as `CURRENT_DATE`); `None` when every call is to a fixed function.
 fn volatile_in(

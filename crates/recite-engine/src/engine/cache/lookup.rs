@@ -84,7 +84,7 @@ impl Engine {
 
     /// [`Engine::identity`] of a table with the CSV format the catalog declared for it.
     fn declared_identity(&self, location: &Path) -> Option<String> {
-        self.identity(location, self.declared_csv(location).as_ref())
+        self.identity(location, self.tables.declared_csv(location).as_ref())
     }
 }
 
