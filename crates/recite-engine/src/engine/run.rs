@@ -14,8 +14,8 @@ use rayon::prelude::*;
 
 use super::grouped::{self, Accumulated};
 use super::{
-    Engine, EngineError, Filters, Job, Outcome, Registered, Replicated, Role, ScanPlan, ScanStats, flag,
-    remote,
+    Engine, EngineError, Filters, Job, Outcome, Registered, Replicated, Role, ScanPlan, ScanStats, cache,
+    flag, remote,
 };
 use crate::resolve::Rows;
 use crate::scan::Scan;
@@ -265,6 +265,23 @@ impl Engine {
             })
             .collect();
         (outcomes, stats)
+    }
+
+    /// [`Engine::run`]'s jobs without replicate weights, and the groups of the grouped scans it
+    /// ran: through the cache when the engine has one ([`cache::Cache::answer`]), else all
+    /// scanned. Without a cache, the grouped scans take along the `anticipated` jobs' weights
+    /// and flags; with one, later runs go through the cache, so nothing is anticipated.
+    pub(super) fn run_cached(
+        &self,
+        jobs: &[Job],
+        anticipated: &[Job],
+    ) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
+        let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else {
+            let (outcomes, stats, accumulated) = self.run_jobs(jobs, anticipated);
+            return (outcomes, stats, grouped::kept(&accumulated));
+        };
+        let tables = cache::Identifier::new(&self.rt, &self.ctx, &self.tables);
+        cache.answer(&tables, jobs, |picked| self.run_jobs(picked, &[]))
     }
 
     /// [`Engine::run`] without replicate weights, and the base sums its grouped scans

@@ -7,9 +7,13 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use datafusion::prelude::SessionContext;
+use tokio::runtime::Runtime;
+
 use super::Verify;
 use super::digest::Digest;
-use crate::engine::{Engine, Job};
+use crate::engine::Job;
+use crate::engine::register::Tables;
 
 pub(super) fn canonical(location: &Path) -> String {
     if crate::catalog::url_scheme(&location.to_string_lossy()).is_some() {
@@ -126,15 +130,43 @@ fn fingerprint(path: &Path, size: u64, verify: Verify) -> Option<String> {
     Some(format!("content {}", d.hex()))
 }
 
-impl Engine {
+/// Tells the identity of a table as an engine reads it: its files listed as its scans list
+/// them (on its runtime, with its session's settings), its objects on object storage, and the
+/// CSV format its catalog declared.
+pub(in crate::engine) struct Identifier<'e> {
+    rt: &'e Runtime,
+    ctx: &'e SessionContext,
+    tables: &'e Tables,
+}
+
+impl<'e> Identifier<'e> {
+    /// The identities of the tables an engine reads on `rt` in `ctx`, registered in `tables`.
+    pub(in crate::engine) fn new(
+        rt: &'e Runtime,
+        ctx: &'e SessionContext,
+        tables: &'e Tables,
+    ) -> Identifier<'e> {
+        Identifier { rt, ctx, tables }
+    }
+
+    /// The session the engine reads in (its functions tell which declarations are volatile).
+    pub(super) fn session(&self) -> &SessionContext {
+        self.ctx
+    }
+
+    /// [`Identifier::identity`] of a table with the CSV format the catalog declared for it.
+    pub(super) fn declared_identity(&self, location: &Path, verify: Verify) -> Option<String> {
+        self.identity(location, self.tables.declared_csv(location).as_ref(), verify)
+    }
+
     /// The identity of a table's files ([`identity`]), or of its objects when it is on object
-    /// storage ([`Engine::object_identity`]).
-    pub(super) fn identity(
+    /// storage ([`Identifier::object_identity`]).
+    fn identity(
         &self,
         location: &Path,
         csv: Option<&crate::catalog::CsvFormat>,
+        verify: Verify,
     ) -> Option<String> {
-        let verify = self.cache.as_ref().map_or(Verify::default(), |c| c.verify);
         if let Some((root, version)) = crate::delta::of_location(location) {
             // A version of a Delta table: its commit files and the data files it reads; the
             // latest (a bare folder, whose version moves) is never cached.
@@ -154,9 +186,7 @@ impl Engine {
         }
         Some(out)
     }
-}
 
-impl Engine {
     /// The files version `version` of the Delta table at `root` is made of (canonical paths).
     #[cfg(feature = "delta")]
     fn delta_files(&self, root: &Path, version: u64) -> Option<Vec<PathBuf>> {
@@ -202,28 +232,12 @@ impl Engine {
             .collect()
     }
 
-    /// The first function a job's declarations (period, base and cells' filters) call whose
-    /// result is not fixed by its arguments (`now()`, `current_date`, `random()`: any
-    /// DataFusion function not `Immutable`), or that is unknown; `None` when there is none.
-    /// Such a job's rows change with the clock or by chance, so they are never cached.
-    pub(super) fn volatile_call(
-        &self,
-        job: &Job,
-        funcs: &HashMap<String, Arc<datafusion::logical_expr::ScalarUDF>>,
-    ) -> Option<String> {
-        let r = &job.rows;
-        let filters = r.period_filter.iter().chain(&r.base_filter).map(String::as_str);
-        filters.chain(job.cells.iter().map(|(_, _, f)| f.as_str())).find_map(|sql| volatile_in(sql, funcs))
-    }
-}
-
-impl Engine {
     /// The identity of a table on object storage, for the cache (docs/cache.md): per object,
     /// its URL, size, ETag, version and last-modified time, listed from the store. `None`
     /// (nothing cached) when the store cannot be listed, nothing matches, or an object has no
     /// ETag: an entry recite cannot identify is never trusted.
     #[cfg(feature = "object-store")]
-    pub(crate) fn object_identity(&self, location: &Path) -> Option<String> {
+    fn object_identity(&self, location: &Path) -> Option<String> {
         let text = location.to_string_lossy();
         let text = crate::objstore::without_query(&text);
         let url = crate::objstore::listing_url(&text).ok()?;
@@ -260,9 +274,22 @@ impl Engine {
 
     /// Without the feature no table on object storage is read, so none is identified.
     #[cfg(not(feature = "object-store"))]
-    pub(crate) fn object_identity(&self, _location: &Path) -> Option<String> {
+    fn object_identity(&self, _location: &Path) -> Option<String> {
         None
     }
+}
+
+/// The first function a job's declarations (period, base and cells' filters) call whose
+/// result is not fixed by its arguments (`now()`, `current_date`, `random()`: any
+/// DataFusion function not `Immutable`), or that is unknown; `None` when there is none.
+/// Such a job's rows change with the clock or by chance, so they are never cached.
+pub(super) fn volatile_call(
+    job: &Job,
+    funcs: &HashMap<String, Arc<datafusion::logical_expr::ScalarUDF>>,
+) -> Option<String> {
+    let r = &job.rows;
+    let filters = r.period_filter.iter().chain(&r.base_filter).map(String::as_str);
+    filters.chain(job.cells.iter().map(|(_, _, f)| f.as_str())).find_map(|sql| volatile_in(sql, funcs))
 }
 
 /// The first call in `sql` of a function that is not `Immutable` in `funcs` (or unknown, or a

@@ -2,7 +2,7 @@
 //! rest scanned and written back, and what the cache did told as each table's plan.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -10,10 +10,10 @@ use rayon::prelude::*;
 use super::Cache;
 use super::digest::Digest;
 use super::entry::{Entry, finished_key, key, read_entry, read_finished, write_entry, write_finished};
-use super::identity::canonical;
+use super::identity::{Identifier, canonical, volatile_call};
 use super::trust::{Refused, warn};
 use crate::engine::grouped;
-use crate::engine::{Engine, EngineError, Job, Outcome, Outcomes, PlanChoice, ScanPlan, ScanStats};
+use crate::engine::{EngineError, Job, Outcome, Outcomes, PlanChoice, ScanPlan, ScanStats, Scanned};
 
 /// A job's address: which of the run's jobs it is (they are not moved during the run).
 fn address(job: &Job) -> usize {
@@ -34,33 +34,26 @@ struct Tally {
     volatile_call: Option<String>,
 }
 
-impl Engine {
-    /// [`Engine::run`]'s jobs, those whose sums are cached answered from the cache, the rest
-    /// scanned (one scan per table, of their columns only) and their sums written back; and
-    /// the groups of the grouped scans it ran. Without a cache, the grouped scans take along
-    /// the `anticipated` jobs' weights and flags; with one, later runs go through the cache, so
-    /// nothing is anticipated.
-    pub(in crate::engine) fn run_cached(
+impl Cache {
+    /// `jobs`, those whose sums are kept here answered from this cache, the rest scanned by
+    /// `scan` (one scan per table, of their columns only) and their sums written back; and the
+    /// groups of the grouped scans it ran. `tables` tells each table's identity, which an
+    /// entry must have been written for.
+    pub(in crate::engine) fn answer(
         &self,
+        tables: &Identifier<'_>,
         jobs: &[Job],
-        anticipated: &[Job],
+        scan: impl FnOnce(&[Job]) -> Scanned<'_>,
     ) -> (Outcomes, ScanStats, Vec<Arc<grouped::KeptGroups>>) {
-        let Some(cache) = self.cache.as_ref().filter(|_| self.grouped) else {
-            let (outcomes, stats, accumulated) = self.run_jobs(jobs, anticipated);
-            return (outcomes, stats, grouped::kept(&accumulated));
-        };
-        let _one_run = cache.run.lock();
-        let lookup = Lookup::new(self, cache, jobs);
+        let _one_run = self.run.lock();
+        let lookup = Lookup::new(tables, self, jobs);
         let first = lookup.first();
         let Found { bases, finished, mut tallies } = lookup.read(&first);
         let answered = lookup.answers(&bases, &finished);
         let missed: Vec<usize> = (0..jobs.len()).filter(|&i| answered[i].is_none()).collect();
         let picked: Vec<Job> = missed.iter().map(|&i| jobs[i].clone()).collect();
-        let (scanned, mut stats, accumulated) = if missed.is_empty() {
-            (Vec::new(), ScanStats::default(), Vec::new())
-        } else {
-            self.run_jobs(&picked, &[])
-        };
+        let (scanned, mut stats, accumulated) =
+            if missed.is_empty() { (Vec::new(), ScanStats::default(), Vec::new()) } else { scan(&picked) };
         let kept = grouped::kept(&accumulated);
         lookup.write_back(&first, accumulated, &missed, &scanned);
         for (job, a) in jobs.iter().zip(&answered) {
@@ -81,18 +74,13 @@ impl Engine {
             .collect();
         (outcomes, stats, kept)
     }
-
-    /// [`Engine::identity`] of a table with the CSV format the catalog declared for it.
-    fn declared_identity(&self, location: &Path) -> Option<String> {
-        self.identity(location, self.tables.declared_csv(location).as_ref())
-    }
 }
 
 /// What a cached run knows of its jobs before it reads an entry: each table's identity (taken
 /// before anything is read), which jobs are never cached, the entry files present, and each
 /// job's keys.
 struct Lookup<'a> {
-    engine: &'a Engine,
+    tables: &'a Identifier<'a>,
     cache: &'a Cache,
     jobs: &'a [Job],
     identities: HashMap<&'a PathBuf, Option<String>>,
@@ -113,17 +101,18 @@ struct Found<'k> {
 }
 
 impl<'a> Lookup<'a> {
-    fn new(engine: &'a Engine, cache: &'a Cache, jobs: &'a [Job]) -> Lookup<'a> {
+    fn new(tables: &'a Identifier<'a>, cache: &'a Cache, jobs: &'a [Job]) -> Lookup<'a> {
         let mut locations: Vec<&PathBuf> = jobs.iter().map(|j| &j.rows.location).collect();
         locations.sort();
         locations.dedup();
-        let identities = locations.par_iter().map(|l| (*l, engine.declared_identity(l))).collect();
+        let identities =
+            locations.par_iter().map(|l| (*l, tables.declared_identity(l, cache.verify))).collect();
         // Jobs whose declarations call a volatile function (`now()`) are neither read from the
         // cache nor written to it: their rows are another set at every run.
-        let state = engine.ctx.state();
+        let state = tables.session().state();
         let volatile = jobs
             .iter()
-            .filter_map(|j| Some((address(j), engine.volatile_call(j, state.scalar_functions())?)))
+            .filter_map(|j| Some((address(j), volatile_call(j, state.scalar_functions())?)))
             .collect();
         let listing = cache.listing();
         let canon: HashMap<&PathBuf, String> = locations.iter().map(|l| (*l, canonical(l))).collect();
@@ -136,7 +125,7 @@ impl<'a> Lookup<'a> {
                 (k, f)
             })
             .collect();
-        Lookup { engine, cache, jobs, identities, volatile, listing, keys }
+        Lookup { tables, cache, jobs, identities, volatile, listing, keys }
     }
 
     /// The identity a job's entries are read and written under: none (never cached) when its
@@ -267,8 +256,9 @@ impl<'a> Lookup<'a> {
         let mut unchanged = |job: &Job| -> Option<String> {
             let before = self.id_of(job)?;
             let location = &job.rows.location;
-            let now =
-                after.entry(location.clone()).or_insert_with(|| self.engine.declared_identity(location));
+            let now = after
+                .entry(location.clone())
+                .or_insert_with(|| self.tables.declared_identity(location, self.cache.verify));
             (now.as_deref() == Some(before.as_str())).then_some(before)
         };
         let folder = &self.cache.folder;
