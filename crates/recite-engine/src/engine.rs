@@ -17,11 +17,13 @@
 //! only as literals. The SQL that is parsed is the catalog's own period, base and cell filters,
 //! parsed as expressions (never statements) against the table's schema.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use datafusion::arrow::datatypes::Schema;
+use datafusion::error::Result as DfResult;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::catalog;
@@ -115,9 +117,6 @@ pub struct Engine {
     cache: Option<cache::Cache>,
     /// The Ballista cluster scans run on, when one is given ([`Engine::connect`]).
     cluster: Option<remote::Cluster>,
-    /// Where each table's scans ran on a cluster engine (table → where), for the command to
-    /// tell; kept out of the report, which is the same wherever the scans ran.
-    placements: Mutex<BTreeMap<String, String>>,
     /// The moment every versioned table is read as of (`--as-of`), over any pin.
     as_of: Option<String>,
     /// The version each Delta table and pin resolved to, so a batch's claims do not each load
@@ -172,7 +171,6 @@ impl Engine {
             reduction: Reduction::default(),
             cache: None,
             cluster: None,
-            placements: Mutex::new(BTreeMap::new()),
             as_of: None,
             versions: Mutex::new(HashMap::new()),
         }
@@ -211,6 +209,47 @@ impl Engine {
         self.reduction
     }
 
+    /// The engine `url` names: this process's, or a session on a Ballista cluster, whose
+    /// scheduler is asked first so that an address nothing answers on fails here rather
+    /// than in every claim.
+    pub fn connect(url: &EngineUrl) -> Result<Engine, ConnectError> {
+        Engine::connect_within(url, Duration::from_secs(remote::DEFAULT_ENGINE_TIMEOUT_SECONDS))
+    }
+
+    /// [`Engine::connect`], with `deadline` the longest a scan on the cluster may take
+    /// (ignored by the local engine), at most [`remote::MAX_ENGINE_TIMEOUT_SECONDS`] (a longer
+    /// one is taken as that).
+    pub fn connect_within(url: &EngineUrl, deadline: Duration) -> Result<Engine, ConnectError> {
+        let deadline = deadline.min(Duration::from_secs(remote::MAX_ENGINE_TIMEOUT_SECONDS));
+        match url {
+            EngineUrl::Local => Ok(Engine::new()),
+            EngineUrl::Ballista { host, port } => Engine::ballista(host, *port, &url.to_string(), deadline),
+        }
+    }
+
+    #[cfg(not(feature = "ballista"))]
+    fn ballista(_host: &str, _port: u16, url: &str, _deadline: Duration) -> Result<Engine, ConnectError> {
+        Err(ConnectError::NotBuilt { url: url.to_string() })
+    }
+
+    #[cfg(feature = "ballista")]
+    fn ballista(host: &str, port: u16, url: &str, deadline: Duration) -> Result<Engine, ConnectError> {
+        let engine = Engine::new();
+        let cluster = remote::Cluster::connect(&engine.rt, host, port, url, deadline)?;
+        Ok(Engine { cluster: Some(cluster), ..engine })
+    }
+
+    /// The cluster's scheduler (`ballista://HOST:PORT`), when this engine runs on one.
+    pub fn cluster_url(&self) -> Option<&str> {
+        self.cluster.as_ref().map(|c| c.url.as_str())
+    }
+
+    /// Where each table's scans ran on a cluster engine, as (table, where) in table order;
+    /// empty for a local engine. Kept out of the report, which is the same wherever they ran.
+    pub fn placements(&self) -> Vec<(String, String)> {
+        self.cluster.as_ref().map(|c| c.placements()).unwrap_or_default()
+    }
+
     /// Tells the engine how a table's files are written (a CSV format), before its first use.
     pub fn declare(&self, study: &catalog::Study, table: &catalog::Table) {
         self.tables.declare(study, table);
@@ -219,6 +258,28 @@ impl Engine {
     /// The schema of the files at `location`.
     pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, EngineError> {
         self.register(location).map(|r| r.schema.clone())
+    }
+
+    /// Where one scan of a table for `jobs` runs, and why it stays here on a cluster engine
+    /// ([`remote::Cluster::place`]); here on a local engine.
+    fn place(&self, location: &Path, jobs: &[&Job]) -> (Place, Option<&'static str>) {
+        match &self.cluster {
+            Some(c) => c.place(location, jobs, &self.tables),
+            None => (Place::Here, None),
+        }
+    }
+
+    /// Runs `work` on the engine's runtime; work in the cluster's session runs as the cluster
+    /// runs it ([`remote::Cluster::run`]: within its deadline, its faults told as its own).
+    fn run_on<T>(
+        &self,
+        ctx: &SessionContext,
+        work: impl std::future::Future<Output = DfResult<T>>,
+    ) -> DfResult<T> {
+        match self.cluster.as_ref().filter(|c| c.holds(ctx)) {
+            Some(c) => c.run(&self.rt, work),
+            None => self.rt.block_on(work),
+        }
     }
 
     /// Registers a table's files (once) where its scans run by default ([`Engine::place`]),

@@ -3,7 +3,7 @@
 //!
 //! On a cluster, a table's scans are sent to the scheduler as DataFusion plans, which its
 //! executors run; recite only plans them and reads the sums back. What cannot run on an
-//! executor stays in this process, and the scan's plan text says so (`Engine::place`):
+//! executor stays in this process, and the scan's plan text says so (`Cluster::place`):
 //! an SPSS table (recite's own reader), a CSV converted into a local copy, and jobs whose
 //! replicate weights' ranks are accumulated from the scan's streams (`engine::gram`).
 //!
@@ -13,16 +13,18 @@
 //! scheduler that stops answering and an executor lost mid-scan are a [`ClusterFault`] naming
 //! the scheduler: the table's claims are UNVERIFIABLE as the cluster's fault, not the table's.
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::prelude::SessionContext;
+use tokio::runtime::Runtime;
 
-use std::path::Path;
-
-use super::{Engine, Job, Place};
+use super::{Job, Place, PlanChoice, Tables};
 
 /// Ballista's default scheduler port, used when `ballista://HOST` names none.
 pub const DEFAULT_PORT: u16 = 50050;
@@ -219,8 +221,8 @@ fn cluster_failure(text: &str) -> Option<&'static str> {
         .then_some("stopped answering during the scan (it, or the executor holding the results)")
 }
 
-/// A Ballista cluster's session, which scans registered in it run on.
-#[derive(Clone)]
+/// A Ballista cluster's session, which scans registered in it run on, and where each table's
+/// scans ran.
 pub(crate) struct Cluster {
     /// The client session: its query planner sends every plan to the scheduler.
     pub(crate) ctx: SessionContext,
@@ -229,6 +231,9 @@ pub(crate) struct Cluster {
     /// The longest one scan on the cluster may take (`--engine-timeout`).
     #[cfg_attr(not(feature = "ballista"), allow(dead_code))]
     pub(crate) deadline: Duration,
+    /// Where each table's scans ran (table → where), for the command to tell; kept out of the
+    /// report, which is the same wherever the scans ran.
+    placements: Mutex<BTreeMap<String, String>>,
 }
 
 #[cfg(feature = "ballista")]
@@ -238,38 +243,23 @@ impl Cluster {
     }
 }
 
-impl Engine {
-    /// The engine `url` names: this process's, or a session on a Ballista cluster, whose
-    /// scheduler is asked first so that an address nothing answers on fails here rather
-    /// than in every claim.
-    pub fn connect(url: &EngineUrl) -> Result<Engine, ConnectError> {
-        Engine::connect_within(url, Duration::from_secs(DEFAULT_ENGINE_TIMEOUT_SECONDS))
-    }
-
-    /// [`Engine::connect`], with `deadline` the longest a scan on the cluster may take
-    /// (ignored by the local engine), at most [`MAX_ENGINE_TIMEOUT_SECONDS`] (a longer one is
-    /// taken as that).
-    pub fn connect_within(url: &EngineUrl, deadline: Duration) -> Result<Engine, ConnectError> {
-        let deadline = deadline.min(Duration::from_secs(MAX_ENGINE_TIMEOUT_SECONDS));
-        match url {
-            EngineUrl::Local => Ok(Engine::new()),
-            EngineUrl::Ballista { host, port } => Engine::ballista(host, *port, &url.to_string(), deadline),
-        }
-    }
-
-    #[cfg(not(feature = "ballista"))]
-    fn ballista(_host: &str, _port: u16, url: &str, _deadline: Duration) -> Result<Engine, ConnectError> {
-        Err(ConnectError::NotBuilt { url: url.to_string() })
-    }
-
+impl Cluster {
+    /// A session on the Ballista cluster whose scheduler is at `host`:`port` (`url`), made on
+    /// `rt` once the scheduler answered a gRPC call, so that an address nothing answers on
+    /// fails here rather than in every claim; every scan on it runs within `deadline`.
     #[cfg(feature = "ballista")]
-    fn ballista(host: &str, port: u16, url: &str, deadline: Duration) -> Result<Engine, ConnectError> {
+    pub(crate) fn connect(
+        rt: &Runtime,
+        host: &str,
+        port: u16,
+        url: &str,
+        deadline: Duration,
+    ) -> Result<Cluster, ConnectError> {
         use ballista::prelude::SessionContextExt;
         use ballista_core::serde::protobuf::GetJobStatusParams;
         use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
         let unreachable = |error: String| ConnectError::Unreachable { url: url.to_string(), error };
-        let engine = Engine::new();
-        let ctx = engine.rt.block_on(async {
+        let ctx = rt.block_on(async {
             // A gRPC call, not only a connection: a listener that accepts and never answers
             // is found here, not by the first scan.
             let wait = Duration::from_secs(CONNECT_TIMEOUT_SECONDS).min(deadline);
@@ -308,67 +298,76 @@ impl Engine {
                 .await
                 .map_err(|e| unreachable(e.strip_backtrace()))
         })?;
-        Ok(Engine { cluster: Some(Cluster { ctx, url: url.to_string(), deadline }), ..engine })
+        Ok(Cluster { ctx, url: url.to_string(), deadline, placements: Mutex::new(BTreeMap::new()) })
     }
 
-    /// Runs `work` on the engine's runtime (no cluster in this build).
+    /// Whether `ctx` is this cluster's session (a table registered in it is scanned here).
+    pub(crate) fn holds(&self, ctx: &SessionContext) -> bool {
+        self.ctx.session_id() == ctx.session_id()
+    }
+
+    /// Runs `work` on `rt` (no cluster in this build).
     #[cfg(not(feature = "ballista"))]
-    pub(crate) fn run_on<T>(
+    pub(crate) fn run<T>(
         &self,
-        _ctx: &SessionContext,
+        rt: &Runtime,
         work: impl std::future::Future<Output = DfResult<T>>,
     ) -> DfResult<T> {
-        self.rt.block_on(work)
+        rt.block_on(work)
     }
 
-    /// Runs `work` on the engine's runtime. Work on the cluster's session runs within the
-    /// engine's deadline, and a failure of the cluster itself comes back as a
-    /// [`ClusterFault`] naming the scheduler (see [`cluster_fault`]).
+    /// Runs `work`, in this cluster's session, on `rt` within the cluster's deadline; a failure of
+    /// the cluster itself comes back as a [`ClusterFault`] naming the scheduler (see
+    /// [`cluster_fault`]).
     #[cfg(feature = "ballista")]
-    pub(crate) fn run_on<T>(
+    pub(crate) fn run<T>(
         &self,
-        ctx: &SessionContext,
+        rt: &Runtime,
         work: impl std::future::Future<Output = DfResult<T>>,
     ) -> DfResult<T> {
-        let Some(c) = self.cluster.as_ref().filter(|c| c.ctx.session_id() == ctx.session_id()) else {
-            return self.rt.block_on(work);
-        };
-        match self.rt.block_on(async { tokio::time::timeout(c.deadline, work).await }) {
+        match rt.block_on(async { tokio::time::timeout(self.deadline, work).await }) {
             Ok(Ok(v)) => Ok(v),
-            Err(_) => Err(c.fault(format!(
+            Err(_) => Err(self.fault(format!(
                 "did not finish the scan within {} s (--engine-timeout): it may have no executor, \
                  have lost the one running the scan, or not be answering",
-                c.deadline.as_secs()
+                self.deadline.as_secs()
             ))),
             Ok(Err(e)) if cluster_fault(&e).is_some() => Err(e),
             Ok(Err(e)) => {
                 let text = e.strip_backtrace();
                 match cluster_failure(&text) {
-                    Some(what) => Err(c.fault(format!("{what}: {text}"))),
+                    Some(what) => Err(self.fault(format!("{what}: {text}"))),
                     None => Err(e),
                 }
             }
         }
     }
 
-    /// The cluster's scheduler (`ballista://HOST:PORT`), when this engine runs on one.
-    pub fn cluster_url(&self) -> Option<&str> {
-        self.cluster.as_ref().map(|c| c.url.as_str())
-    }
-
-    /// Where each table's scans ran on a cluster engine, as (table, where) in table order;
-    /// empty for a local engine. Kept out of the report, which is the same wherever they ran.
-    pub fn placements(&self) -> Vec<(String, String)> {
+    /// Where each table's scans ran, as (table, where) in table order.
+    pub(crate) fn placements(&self) -> Vec<(String, String)> {
         self.placements
             .lock()
             .map(|m| m.iter().map(|(t, p)| (t.clone(), p.clone())).collect())
             .unwrap_or_default()
     }
 
-    /// Why scans of the table at `location` stay in this process on a cluster engine (none
-    /// without a cluster, or when the executors can read the table).
-    pub(super) fn stays_here(&self, location: &Path) -> Option<&'static str> {
-        self.cluster.as_ref()?;
+    /// Remembers where the scans that chose `plans` ran: on the cluster, or in this process
+    /// for the reason `here` gives ([`Cluster::place`]).
+    pub(crate) fn record(&self, here: Option<&str>, plans: &[PlanChoice]) {
+        let place = match here {
+            Some(why) => format!("in this process, not on the cluster: {why}"),
+            None => format!("on the Ballista cluster {}", self.url),
+        };
+        if let Ok(mut m) = self.placements.lock() {
+            for p in plans {
+                m.insert(p.table.clone(), place.clone());
+            }
+        }
+    }
+
+    /// Why scans of the table at `location` stay in this process (none when the executors can
+    /// read the table); `tables` knows the CSV formats declared.
+    fn stays_here(&self, location: &Path, tables: &Tables) -> Option<&'static str> {
         if crate::sav::is_sav(location) {
             return Some("an SPSS table is read by recite's own reader, which the executors do not run");
         }
@@ -382,7 +381,7 @@ impl Engine {
                 "a PostgreSQL table is read through its server by this process, which holds the connection",
             );
         }
-        if self.tables.declared_csv(location).is_some_and(|f| f.needs_transcoding()) {
+        if tables.declared_csv(location).is_some_and(|f| f.needs_transcoding()) {
             return Some(
                 "a CSV table in another encoding or with decimal commas is read from a converted copy on this machine",
             );
@@ -390,13 +389,15 @@ impl Engine {
         None
     }
 
-    /// Where one scan of a table for `jobs` runs, and why it stays here on a cluster engine:
-    /// on the cluster, unless the table or a job needs this process.
-    pub(super) fn place(&self, location: &Path, jobs: &[&Job]) -> (Place, Option<&'static str>) {
-        if self.cluster.is_none() {
-            return (Place::Here, None);
-        }
-        if let Some(why) = self.stays_here(location) {
+    /// Where one scan of a table for `jobs` runs, and why it stays here: on the cluster, unless
+    /// the table or a job needs this process.
+    pub(super) fn place(
+        &self,
+        location: &Path,
+        jobs: &[&Job],
+        tables: &Tables,
+    ) -> (Place, Option<&'static str>) {
+        if let Some(why) = self.stays_here(location, tables) {
             return (Place::Here, Some(why));
         }
         if jobs.iter().any(|j| super::gram::wanted(j)) {
@@ -498,7 +499,8 @@ mod tests {
     #[test]
     fn a_ballista_engine_without_the_feature_names_the_feature() {
         let url: EngineUrl = "ballista://127.0.0.1:1".parse().unwrap();
-        let e = Engine::connect(&url).err().expect("no Ballista client in this build").to_string();
+        let e =
+            crate::engine::Engine::connect(&url).err().expect("no Ballista client in this build").to_string();
         assert!(e.contains("`ballista` cargo feature") && e.contains("--features ballista"), "{e}");
     }
 }

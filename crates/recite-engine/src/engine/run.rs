@@ -528,15 +528,7 @@ impl Engine {
         };
         // Where it ran is told beside the report, not in it: the report is the same either way.
         if let Some(c) = &self.cluster {
-            let place = match here {
-                Some(why) => format!("in this process, not on the cluster: {why}"),
-                None => format!("on the Ballista cluster {}", c.url),
-            };
-            if let Ok(mut m) = self.placements.lock() {
-                for p in &stats.plans {
-                    m.insert(p.table.clone(), place.clone());
-                }
-            }
+            c.record(here, &stats.plans);
         }
         Ok((outcomes, stats, accumulated))
     }
