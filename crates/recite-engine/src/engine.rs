@@ -16,10 +16,30 @@
 //! Names reach DataFusion only as column expressions built from the catalog (`ident`), values
 //! only as literals. The SQL that is parsed is the catalog's own period, base and cell filters,
 //! parsed as expressions (never statements) against the table's schema.
+//!
+//! Which file owns what. [`Engine`] (this file) holds its pieces, each a type of its own in its
+//! file, and gives them what they need of it (its runtime, its session, its registered tables):
+//!
+//! - `engine/register.rs`: registering a table's files with DataFusion, once per location and
+//!   place, and the CSV formats the catalog declared (`register::Tables`);
+//! - `engine/cache.rs` and `engine/cache/`: the sums kept between runs ([`cache::Cache`]; a
+//!   run's jobs answered from it and the rest scanned by the engine, `Cache::answer`; a table's
+//!   identity, `cache::Identifier`);
+//! - `engine/remote.rs`: `--engine` ([`EngineUrl`]) and the Ballista cluster (`remote::Cluster`:
+//!   connecting, placing a table's scans, running them within the deadline, where they ran);
+//! - `engine/versions.rs`: the versions of Delta tables and PostgreSQL snapshots found
+//!   (`versions::Versions`), and the engine as the resolver's `Schemas`.
+//!
+//! What stays `impl Engine` is the orchestration: `engine/run.rs` (one scan per table, its plan
+//! chosen, through the cache or not; a failing scan split), `engine/grouped.rs` with
+//! `engine/grouped/` and `engine/summed.rs` (the two plans), and the one-scan checks of
+//! `catalog check` and `catalog init`, each in the file of its concern (`engine/filters.rs`,
+//! `engine/weights.rs`, `engine/universe.rs`, `engine/profile.rs`). `engine/gram.rs` holds the
+//! ranks of replicate weights. This file also has the engine's builders and the one-line
+//! delegates the scans call (`register`, `place`, `run_on`).
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use datafusion::arrow::datatypes::Schema;
@@ -100,7 +120,7 @@ pub use weights::WeightCheckError;
 use filters::{Filters, flag};
 use register::{Place, Registered, Tables, listing_extension};
 use run::{Outcomes, ScanError, Scanned, block_on_within, scan_error, table_of, value_at};
-use versions::KnownVersions;
+use versions::Versions;
 use weights::{bad_weight, check_weight_sums, invalid_weight, overflow};
 
 /// A DataFusion session with the catalog's tables registered on demand: in this process, or
@@ -122,7 +142,7 @@ pub struct Engine {
     /// The version each Delta table and pin resolved to, so a batch's claims do not each load
     /// the log. What a pin names does not move; the latest does (a server's engine lives long),
     /// so it is kept with its log folder's modification time, which a commit moves.
-    versions: Mutex<KnownVersions>,
+    versions: Versions,
 }
 
 impl Default for Engine {
@@ -172,7 +192,7 @@ impl Engine {
             cache: None,
             cluster: None,
             as_of: None,
-            versions: Mutex::new(HashMap::new()),
+            versions: Versions::new(),
         }
     }
 
@@ -239,6 +259,15 @@ impl Engine {
         Ok(Engine { cluster: Some(cluster), ..engine })
     }
 
+    /// The version of the Delta table at `location` that `pin` names (`None`: the latest).
+    pub fn delta_version(
+        &self,
+        location: &Path,
+        pin: Option<&recite_core::version::Pin>,
+    ) -> Result<recite_core::version::Found, crate::delta::VersionError> {
+        versions::delta_version(&self.rt, location, pin)
+    }
+
     /// The cluster's scheduler (`ballista://HOST:PORT`), when this engine runs on one.
     pub fn cluster_url(&self) -> Option<&str> {
         self.cluster.as_ref().map(|c| c.url.as_str())
@@ -259,7 +288,11 @@ impl Engine {
     pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, EngineError> {
         self.register(location).map(|r| r.schema.clone())
     }
+}
 
+/// The pieces as the scans call them: each call one line, given the engine's runtime,
+/// session and tables.
+impl Engine {
     /// Where one scan of a table for `jobs` runs, and why it stays here on a cluster engine
     /// ([`remote::Cluster::place`]); here on a local engine.
     fn place(&self, location: &Path, jobs: &[&Job]) -> (Place, Option<&'static str>) {
