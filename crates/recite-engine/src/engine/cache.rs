@@ -892,6 +892,13 @@ impl Engine {
     fn declared_identity(&self, location: &Path) -> Option<String> {
         self.identity(location, self.declared_csv(location).as_ref())
     }
+
+    /// The identity of the files the table at `location` reads, as the cache checks it before
+    /// an entry answers (docs/cache.md, "Never wrong"); `None` when the table has none (it is
+    /// never cached). For results kept outside the engine: the service's warm job table.
+    pub fn table_identity(&self, location: &Path) -> Option<String> {
+        self.declared_identity(location)
+    }
 }
 
 /// What a cached run knows of its jobs before it reads an entry: each table's identity (taken
