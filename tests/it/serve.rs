@@ -822,3 +822,34 @@ fn serve_answers_408_to_a_body_that_does_not_arrive_within_the_time_limit() {
     );
     problem(&parse(&raw), 408, Some("body"));
 }
+
+/// The body's time limit is counted once, from the header: a caller that keeps trickling a byte
+/// every half second into a body it never finishes is answered 408 at the limit, where a timer
+/// restarted at every chunk (tower-http's `RequestBodyTimeoutLayer`) would read it for ever.
+#[test]
+fn serve_answers_408_to_a_body_trickled_past_the_time_limit() {
+    let s = Server::start(&["--time-limit", "2"]);
+    let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    let head =
+        "POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n";
+    slow.write_all(head.as_bytes()).unwrap();
+    slow.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    let start = Instant::now();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    while start.elapsed() < Duration::from_secs(30) {
+        match slow.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            // Nothing yet: one more byte of the body, as a slow sender would.
+            Err(_) => {
+                if slow.write_all(b" ").is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(6), "the server read a trickled body for {took:?}");
+    problem(&parse(&raw), 408, Some("body"));
+}
