@@ -307,13 +307,18 @@ mod tests {
     use recite_core::report::{DataLayer, DataSource};
     use recite_core::settle::pipeline;
 
-    /// The bundled Versant tracker copied into a folder of its own, which a test may edit.
+    /// The bundled data layer (the Versant tracker, NHANES II) copied into a folder of its own,
+    /// which a test may edit.
     fn layer() -> (tempfile::TempDir, DataLayer) {
         let dir = tempfile::tempdir().unwrap();
-        let bundled = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/versant");
-        std::fs::create_dir(dir.path().join("versant")).unwrap();
-        for f in ["study.toml", "versant_flat.parquet"] {
-            std::fs::copy(bundled.join(f), dir.path().join("versant").join(f)).unwrap();
+        let bundled = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+        for (study, files) in
+            [("versant", ["study.toml", "versant_flat.parquet"]), ("nhanes2", ["study.toml", "nhanes2.csv"])]
+        {
+            std::fs::create_dir(dir.path().join(study)).unwrap();
+            for f in files {
+                std::fs::copy(bundled.join(study).join(f), dir.path().join(study).join(f)).unwrap();
+            }
         }
         let path = dir.path().to_string_lossy().into_owned();
         (dir, DataLayer { path, source: DataSource::Flag, warning: None })
@@ -346,25 +351,28 @@ mod tests {
             let report = recite_core::verify::report("-", s, stats, layer.clone());
             recite_core::report::json::render(&report)
         };
-        for name in ["versant-w6-considered.json", "versant-w6-discrepant.json"] {
-            let cold = verify(name, &engine);
-            let hits = warm.hits();
-            assert_eq!(verify(name, &scan), cold, "{name}: the first, scanned");
-            assert_eq!(warm.hits(), hits, "{name}: nothing to answer from yet");
-            assert_eq!(verify(name, &scan), cold, "{name}: the second, warm");
-            assert!(warm.hits() > hits, "{name}: the second run was scanned again");
-        }
-        // The discrepant citation explains itself: its explaining run is kept too, and a
-        // settling run from the table with an explaining run not kept scans for its groups.
+        let considered = "versant-w6-considered.json";
+        let cold = verify(considered, &engine);
+        assert_eq!(verify(considered, &scan), cold, "the first, scanned");
+        assert_eq!(warm.hits(), 0, "nothing to answer from yet");
+        assert_eq!(verify(considered, &scan), cold, "the second, warm");
+        assert_eq!(warm.hits(), 1, "the second run was scanned again");
+        // The same rows with another number claimed (47%, not reproduced): its settling run is
+        // the one kept, its explaining run is new, then kept too.
+        let discrepant = "versant-w6-discrepant.json";
+        let cold = verify(discrepant, &engine);
+        assert_eq!(verify(discrepant, &scan), cold, "a similar citation, its settling run warm");
+        assert_eq!(warm.hits(), 2);
+        assert_eq!(verify(discrepant, &scan), cold, "both its runs warm");
+        assert_eq!(warm.hits(), 4);
         let (runs, bytes) = warm.held();
-        assert!(runs >= 3 && bytes > 0, "{runs} runs, {bytes} bytes");
+        assert!(runs == 2 && bytes > 0, "{runs} runs, {bytes} bytes");
         // Written again, even with the same bytes: its times move, so nothing is answered warm.
         let table = dir.path().join("versant/versant_flat.parquet");
         std::fs::write(&table, std::fs::read(&table).unwrap()).unwrap();
-        let hits = warm.hits();
-        let cold = verify("versant-w6-considered.json", &engine);
-        assert_eq!(verify("versant-w6-considered.json", &scan), cold);
-        assert_eq!(warm.hits(), hits, "a run over changed files was answered warm");
+        let cold = verify(considered, &engine);
+        assert_eq!(verify(considered, &scan), cold);
+        assert_eq!(warm.hits(), 4, "a run over changed files was answered warm");
     }
 
     #[test]
@@ -379,26 +387,28 @@ mod tests {
             recite_core::verify::verify("-", &citation(name), None, &catalog, &registry, &scan, options)
                 .unwrap();
         };
-        // The considered citation makes one run (settling), the discrepant one two (settling,
-        // explaining): sized on a table with room for all.
+        // Three runs: Versant's settling run (shared by both W6 citations), the discrepant
+        // citation's explaining run, NHANES's settling run; sized on a table with room for all.
         let sizes = Warm::new(64 << 20);
         run(&sizes, "versant-w6-considered.json");
-        let (_, one) = sizes.held();
+        let (_, first) = sizes.held();
         run(&sizes, "versant-w6-discrepant.json");
+        run(&sizes, "nhanes2-zinc.json");
         let (runs, all) = sizes.held();
         assert_eq!(runs, 3);
-        // Room for the discrepant citation's two runs, not for the third: the oldest goes.
-        let bound = all - one;
+        // Room for the last two only: the least recently used (Versant's settling run) goes.
+        let bound = all - first;
         let warm = Warm::new(bound);
-        run(&warm, "versant-w6-considered.json");
-        run(&warm, "versant-w6-discrepant.json");
-        let (runs, bytes) = warm.held();
-        assert!(runs == 2 && bytes <= bound, "{runs} runs, {bytes} of {bound} bytes");
+        for name in ["versant-w6-considered.json", "versant-w6-discrepant.json", "nhanes2-zinc.json"] {
+            run(&warm, name);
+            assert!(warm.held().1 <= bound, "{} of {bound} bytes", warm.held().1);
+        }
+        assert_eq!(warm.held().0, 2);
         let hits = warm.hits();
-        run(&warm, "versant-w6-discrepant.json");
-        assert_eq!(warm.hits(), hits + 2, "the two latest runs are kept");
+        run(&warm, "nhanes2-zinc.json");
+        assert_eq!(warm.hits(), hits + 1, "the latest run is kept");
         run(&warm, "versant-w6-considered.json");
-        assert_eq!(warm.hits(), hits + 2, "the oldest run was given up");
+        assert_eq!(warm.hits(), hits + 1, "the least recently used run was given up");
         assert!(warm.held().1 <= bound);
         assert!(!Warm::new(0).is_on());
     }
