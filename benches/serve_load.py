@@ -2,6 +2,10 @@
 """`recite serve` under load: several builds side by side, with wrk as the load generator.
 
     python3 benches/serve_load.py NAME=PATH [NAME=PATH ...] [--rounds 3] [--seconds 15]
+    python3 benches/serve_load.py 'cold=PATH --warm-sums 0' 'c8=PATH --concurrency 8' ...
+
+A build is NAME=PATH, optionally followed by `recite serve` flags (split as a shell would), so
+one binary may be measured under several settings in the same rounds.
 
 Each round starts every build's server in turn (freshly shuffled order, the bundled data layer,
 default limits, a ledger in a scratch folder, loopback) and drives it with wrk (one thread; wrk
@@ -15,7 +19,7 @@ measurement over the rounds, as a Markdown table, and the raw rounds as JSON lin
 /tmp/recite-build.lock so that no build runs beside it. Needs `wrk` (Debian's package) and
 benches/wrk_post.lua beside this file.
 """
-import argparse, fcntl, json, os, random, socket, statistics, subprocess, sys, tempfile, time
+import argparse, fcntl, json, os, random, shlex, socket, statistics, subprocess, sys, tempfile, time
 import urllib.request
 from pathlib import Path
 
@@ -83,26 +87,29 @@ def main():
     ap.add_argument("builds", nargs="+", help="NAME=PATH of a recite binary (default features)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=15)
+    ap.add_argument("--no-lock", action="store_true",
+                    help="do not take /tmp/recite-build.lock: the caller holds it (flock … python3 …)")
     a = ap.parse_args()
-    builds = dict(b.split("=", 1) for b in a.builds)
+    builds = {name: shlex.split(rest) for name, rest in (b.split("=", 1) for b in a.builds)}
     scratch = Path(tempfile.mkdtemp(prefix="recite-load-"))
     a2a = scratch / "a2a.json"
     a2a.write_text(json.dumps({
         "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
         "params": {"message": {"messageId": "load", "role": "ROLE_USER",
                                "parts": [{"data": json.loads(CITATION.read_text())}]}}}))
-    lock = open("/tmp/recite-build.lock", "a")
-    print("waiting for /tmp/recite-build.lock", file=sys.stderr, flush=True)
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    if not a.no_lock:
+        lock = open("/tmp/recite-build.lock", "a")
+        print("waiting for /tmp/recite-build.lock", file=sys.stderr, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
     rows = []
     for rnd in range(a.rounds):
         order = list(builds.items())
         random.shuffle(order)
-        for name, path in order:
+        for name, (path, *flags) in order:
             port = free_port()
             base = f"http://127.0.0.1:{port}"
             ledger = scratch / f"{name}-{rnd}.sqlite3"
-            proc = subprocess.Popen([path, "serve", "--listen", f"127.0.0.1:{port}", "--ledger", str(ledger)],
+            proc = subprocess.Popen([path, "serve", "--listen", f"127.0.0.1:{port}", "--ledger", str(ledger), *flags],
                                     cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
                 wait_ready(base, proc)

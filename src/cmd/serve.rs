@@ -128,6 +128,11 @@ pub struct Limits {
     /// with an error and its check stops.
     #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     time_limit: u64,
+    /// The sums of recent verifications kept in memory, so that the same or a similar citation
+    /// is answered without a scan while its table's files are unchanged (docs/service.md). Bytes,
+    /// or with KiB, MiB, GiB; 0 keeps none.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = super::files::parse_size)]
+    warm_sums: u64,
 }
 
 impl Limits {
@@ -138,6 +143,7 @@ impl Limits {
             concurrency: self.concurrency as usize,
             queue: self.queue as usize,
             time_limit: std::time::Duration::from_secs(self.time_limit),
+            warm_bytes: usize::try_from(self.warm_sums).unwrap_or(usize::MAX),
         }
     }
 }

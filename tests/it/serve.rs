@@ -289,6 +289,56 @@ fn serve_reports_equal_the_cli_byte_for_byte() {
     assert!(!log.contains("Versant"), "a request body was logged: {log}");
 }
 
+/// The warm job table never answers from files that changed: one server asked the same
+/// citation before and after its table is rewritten in place (same path and inode, other bytes),
+/// then replaced by a rename, answers each time what a fresh `recite verify` answers on the files
+/// as they are then; asked twice, the second answer (from the warm table) is the same bytes.
+#[test]
+fn serve_answers_from_the_edited_table_not_from_the_warm_sums() {
+    let dir = tempfile::tempdir().unwrap();
+    let versant = dir.path().join("data/versant");
+    std::fs::create_dir_all(&versant).unwrap();
+    for f in ["study.toml", "versant_flat.parquet"] {
+        std::fs::copy(root().join("datasets/versant").join(f), versant.join(f)).unwrap();
+    }
+    // Another tracker from recite's generator: 20,000 interviews, so other figures for W6.
+    let other = dir.path().join("other");
+    let made = crate::support::recite(&[
+        "generate",
+        "versant",
+        "--rows",
+        "20000",
+        "--output",
+        other.to_str().unwrap(),
+    ]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let s = Server::start(&["--data", data]);
+    let body = read(CITATIONS[0]);
+    let fresh =
+        || String::from_utf8(cli(&["verify", "-", "--format", "json", "--data", data], &body)).unwrap();
+    let ask = || {
+        let r = s.request("POST", "/v1/verify", &[], &body);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        String::from_utf8(r.body).unwrap()
+    };
+    let table = versant.join("versant_flat.parquet");
+    let before = fresh();
+    assert!(before.contains("REPRODUCED"), "{before}");
+    assert_eq!(ask(), before);
+    assert_eq!(ask(), before, "the second answer, from the warm table");
+    std::fs::write(&table, std::fs::read(other.join("versant_flat.parquet")).unwrap()).unwrap();
+    let edited = fresh();
+    assert_ne!(edited, before, "the other tracker must give another report");
+    assert_eq!(ask(), edited, "after the table was rewritten in place");
+    assert_eq!(ask(), edited);
+    let new = versant.join("incoming.tmp");
+    std::fs::copy(root().join("datasets/versant/versant_flat.parquet"), &new).unwrap();
+    std::fs::rename(&new, &table).unwrap();
+    assert_eq!(ask(), before, "after the table was replaced by a rename");
+}
+
 /// A `multipart/form-data` body of `files` (name, bytes), one part each, and its content type.
 pub(crate) fn multipart(files: &[(&str, &[u8])]) -> (Vec<u8>, String) {
     let boundary = "recite-test-boundary-7d1f";
@@ -770,5 +820,36 @@ fn serve_answers_408_to_a_body_that_does_not_arrive_within_the_time_limit() {
         "the server waited {:?} for the body",
         start.elapsed()
     );
+    problem(&parse(&raw), 408, Some("body"));
+}
+
+/// The body's time limit is counted once, from the header: a caller that keeps trickling a byte
+/// every half second into a body it never finishes is answered 408 at the limit, where a timer
+/// restarted at every chunk (tower-http's `RequestBodyTimeoutLayer`) would read it for ever.
+#[test]
+fn serve_answers_408_to_a_body_trickled_past_the_time_limit() {
+    let s = Server::start(&["--time-limit", "2"]);
+    let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    let head =
+        "POST /v1/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n";
+    slow.write_all(head.as_bytes()).unwrap();
+    slow.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    let start = Instant::now();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    while start.elapsed() < Duration::from_secs(30) {
+        match slow.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            // Nothing yet: one more byte of the body, as a slow sender would.
+            Err(_) => {
+                if slow.write_all(b" ").is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(6), "the server read a trickled body for {took:?}");
     problem(&parse(&raw), 408, Some("body"));
 }

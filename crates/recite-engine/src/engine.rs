@@ -288,6 +288,14 @@ impl Engine {
     pub fn schema_of(&self, location: &Path) -> Result<Arc<Schema>, EngineError> {
         self.register(location).map(|r| r.schema.clone())
     }
+
+    /// The identity of the files the table at `location` reads, as the cache checks it before
+    /// an entry answers (docs/cache.md, "Never wrong"); `None` when the table has none (it is
+    /// never cached). For results kept outside the engine: the service's warm job table.
+    pub fn table_identity(&self, location: &Path) -> Option<String> {
+        let verify = self.cache.as_ref().map_or(cache::Verify::default(), cache::Cache::verify);
+        cache::Identifier::new(&self.rt, &self.ctx, &self.tables).declared_identity(location, verify)
+    }
 }
 
 /// The pieces as the scans call them: each call one line, given the engine's runtime,

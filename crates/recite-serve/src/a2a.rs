@@ -61,13 +61,13 @@ pub struct Routes {
 
 /// The agent's routes, its card naming `base` (`http://HOST:PORT`) as where it is reached.
 pub fn routes(svc: Arc<Service>, base: &str, token: bool) -> Routes {
-    let (svc_limit, svc_time) = (svc.max_input, svc.time_limit());
+    let svc_limit = svc.max_input;
     let capabilities = capabilities();
     let handler = Arc::new(
         DefaultRequestHandler::new(Recite { svc }, Tasks::default()).with_capabilities(capabilities),
     );
     let card = Arc::new(StaticAgentCard::new(card(base, token)));
-    let limits = BodyLimits { max: svc_limit, within: svc_time };
+    let limits = BodyLimits { max: svc_limit };
     // Each binding's bodies are read within the service's limits, its refusals in its own shape
     // (`crate::bindings`); the SDK's extractors then take what the input limit allows.
     let bound = |router: Router, binding: Binding| {

@@ -156,7 +156,6 @@ async fn shaped(binding: Binding, r: Response) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
     use axum::Router;
     use axum::body::Body;
@@ -170,7 +169,7 @@ mod tests {
 
     /// A binding that answers what axum's `Json` extractor would, behind the guard.
     fn app(binding: Binding) -> Router {
-        let limits = BodyLimits { max: 1024, within: Duration::from_secs(5) };
+        let limits = BodyLimits { max: 1024 };
         let reached = post(|axum::Json(_): axum::Json<Value>| async { "reached" });
         Router::new().route("/", reached.clone()).route("/message:send", reached).layer(
             axum::middleware::from_fn(move |req: axum::extract::Request, next: axum::middleware::Next| {

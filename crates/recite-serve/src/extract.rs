@@ -1,9 +1,12 @@
 //! What a handler takes from a request, typed: its query ([`Query`] of a [`Params`] type per
 //! endpoint, each parameter checked against the endpoint's own), its body read whole within the
-//! size and time limits ([`Payload`], refused unread when its declared length is over), and a
-//! `multipart/form-data` body's parts ([`Boundary`], [`inputs`]). Every refusal is a
-//! [`Problem`] naming where the request was wrong (`query.format`, `body.part[3]`…).
+//! size limit ([`Payload`], refused unread when its declared length is over) and the time limit
+//! (the layer [`body_deadline`]), and a `multipart/form-data` body's parts ([`Boundary`],
+//! [`inputs`]). Every refusal is a [`Problem`] naming where the request was wrong
+//! (`query.format`, `body.part[3]`…).
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -102,14 +105,85 @@ pub fn input_name(q: &Pairs) -> Result<String, Problem> {
     Ok(name)
 }
 
-/// How much of a body a route reads, and for how long.
+/// How much of a body a route reads (how long it may take to arrive is the layer
+/// [`body_deadline`]'s).
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimits {
     /// The most bytes read (413 past them).
     pub max: u64,
-    /// The longest the body may take to arrive (408 past it): a caller that sends it slowly or
-    /// never finishes it cannot hold a connection for ever.
-    pub within: Duration,
+}
+
+/// The body-read time limit, as a layer (`axum::middleware::map_request_with_state(within,
+/// body_deadline)`): every request's body must have arrived whole `within` of its head, or
+/// reading it fails ([`BodyTimedOut`], which the readers here answer 408), so a caller that
+/// sends a body slowly or never finishes it cannot hold a connection for ever.
+///
+/// The deadline is counted once, from the head, not per chunk: tower-http's
+/// `RequestBodyTimeoutLayer` restarts its timer at every frame, so a body trickled a byte at a
+/// time would be read for as long as its sender likes (docs/service.md).
+pub async fn body_deadline(
+    axum::extract::State(within): axum::extract::State<Duration>,
+    req: Request,
+) -> Request {
+    req.map(|body| Body::new(Deadline { body, within, at: Box::pin(tokio::time::sleep(within)) }))
+}
+
+/// A request body that fails once its deadline has passed ([`body_deadline`]).
+struct Deadline {
+    body: Body,
+    within: Duration,
+    at: Pin<Box<tokio::time::Sleep>>,
+}
+
+/// A body that did not arrive within its time limit ([`body_deadline`]).
+#[derive(Debug)]
+pub struct BodyTimedOut(pub Duration);
+
+impl std::fmt::Display for BodyTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the body did not arrive within {} s", self.0.as_secs())
+    }
+}
+
+impl std::error::Error for BodyTimedOut {}
+
+impl http_body::Body for Deadline {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        // What has arrived is given first; the deadline is looked at only while waiting.
+        if let Poll::Ready(frame) = http_body::Body::poll_frame(Pin::new(&mut self.body), cx) {
+            return Poll::Ready(frame);
+        }
+        match self.at.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(BodyTimedOut(self.within))))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        http_body::Body::is_end_stream(&self.body)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::Body::size_hint(&self.body)
+    }
+}
+
+/// The time limit a body read failed on, if it failed on its deadline.
+fn timed_out(e: &(dyn std::error::Error + 'static)) -> Option<Duration> {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(t) = c.downcast_ref::<BodyTimedOut>() {
+            return Some(t.0);
+        }
+        cause = c.source();
+    }
+    None
 }
 
 /// The whole body, read within the route's [`BodyLimits`]: refused unread (413) when its
@@ -135,23 +209,20 @@ where
     }
 }
 
-/// Reads the whole body within `limits`: 408 past the time, 413 past the size, 400 when it is
-/// cut short.
+/// Reads the whole body within `limits` and its deadline ([`body_deadline`]): 408 past the
+/// time, 413 past the size, 400 when it is cut short. Read through http-body-util's `Limited`
+/// (what axum's `to_bytes` uses), so that a body past the size is told apart, by its error's
+/// type, from one cut short.
 pub async fn read_within(body: Body, limits: BodyLimits) -> Result<Vec<u8>, Problem> {
-    match tokio::time::timeout(limits.within, read_body(body, limits.max)).await {
-        Ok(read) => read,
-        Err(_) => Err(Problem::body_timeout(limits.within)),
-    }
-}
-
-/// The body read whole through http-body-util's `Limited` (what axum's `to_bytes` uses), so that
-/// a body past `max` is told apart, by its error's type, from one cut short.
-async fn read_body(body: Body, max: u64) -> Result<Vec<u8>, Problem> {
+    let max = limits.max;
     let limited = http_body_util::Limited::new(body, usize::try_from(max).unwrap_or(usize::MAX));
     match limited.collect().await {
         Ok(all) => Ok(Vec::from(all.to_bytes())),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Problem::too_large(max)),
-        Err(e) => Err(Problem::bad_request("body", format!("the body could not be read: {e}"))),
+        Err(e) => match timed_out(&*e) {
+            Some(within) => Err(Problem::body_timeout(within)),
+            None => Err(Problem::bad_request("body", format!("the body could not be read: {e}"))),
+        },
     }
 }
 

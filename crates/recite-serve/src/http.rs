@@ -188,7 +188,8 @@ async fn wrong_method(method: Method, uri: Uri) -> Problem {
 /// The whole application: the API and health checks, and the agents' routes (MCP and A2A,
 /// feature `agents`), protected by the token when there is one (the health checks and the
 /// Agent Card, among `public`, are not); every request, to any of them, first passes the
-/// site's `Host` and `Origin` checks ([`Site`](super::site::Site)).
+/// site's `Host` and `Origin` checks ([`Site`](super::site::Site)), and its body must arrive
+/// within the time limit ([`extract::body_deadline`]).
 pub fn app(
     svc: Arc<Service>,
     site: Arc<super::site::Site>,
@@ -196,6 +197,7 @@ pub fn app(
     agents: Router,
     public: Router,
 ) -> Router {
+    let time_limit = svc.time_limit();
     let openapi = Arc::new(format!("{:#}\n", super::openapi::document(guard.is_some())));
     let describe = move || {
         let doc = openapi.clone();
@@ -223,6 +225,7 @@ pub fn app(
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
         .layer(middleware::from_fn_with_state(site, super::site::check))
+        .layer(middleware::map_request_with_state(time_limit, extract::body_deadline))
         .layer(super::access::trace())
 }
 

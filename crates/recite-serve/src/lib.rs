@@ -36,6 +36,7 @@ pub mod signin;
 pub mod site;
 mod spool;
 mod streaming;
+pub mod warm;
 #[cfg(feature = "agents")]
 pub mod wholes;
 pub mod workbench;
@@ -103,6 +104,9 @@ pub struct Limits {
     pub queue: usize,
     /// The longest one operation may take, waiting included.
     pub time_limit: Duration,
+    /// About how many bytes of sums are kept warm across requests ([`warm`]; 0: none, every
+    /// request scans).
+    pub warm_bytes: usize,
 }
 
 /// How many MCP sessions (protocol 2025-11-25 and before, which open one with `initialize`)
@@ -195,10 +199,10 @@ pub struct Verified {
     pub verdict: Verdict,
 }
 
-/// A request's body is read within the input limit and the time limit.
+/// A request's body is read within the input limit (and the time limit: `extract::body_deadline`).
 impl axum::extract::FromRef<Arc<Service>> for extract::BodyLimits {
     fn from_ref(svc: &Arc<Service>) -> extract::BodyLimits {
-        extract::BodyLimits { max: svc.max_input, within: svc.time_limit() }
+        extract::BodyLimits { max: svc.max_input }
     }
 }
 
@@ -230,6 +234,8 @@ pub struct Service {
     /// The largest input accepted, in bytes.
     pub max_input: u64,
     limits: Turns,
+    /// The job table kept warm across requests ([`warm`]).
+    warm: warm::Warm,
     stopping: AtomicBool,
     /// The agents `POST /v1/probe` may call (none unless the server was told).
     #[cfg(feature = "agents")]
@@ -256,6 +262,7 @@ impl Service {
                 queue: c.queue,
                 time_limit: c.time_limit,
             },
+            warm: warm::Warm::new(c.warm_bytes),
             stopping: AtomicBool::new(false),
             #[cfg(feature = "agents")]
             probe_allow: probe::AllowList::default(),
@@ -326,8 +333,9 @@ impl Service {
         let job = tokio::task::spawn_blocking(move || {
             let _turn = permit;
             // The scan is given up at the deadline, so the turn is free when the caller hears 504.
+            let scan = warm::WarmScan { engine: &svc.engine, warm: &svc.warm };
             let (settlement, stats) = recite_core::scan::with_deadline(Some(until), || {
-                verify::verify("-", &body, claimed, &svc.catalog, &svc.registry, &svc.engine, svc.settle)
+                verify::verify("-", &body, claimed, &svc.catalog, &svc.registry, &scan, svc.settle)
             })?;
             let verdict = settlement.verdict;
             let text = match format {

@@ -437,7 +437,7 @@ pub fn http(
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     let envelope = svc.max_input.saturating_mul(2).saturating_add(64 * 1024);
-    let limits = BodyLimits { max: envelope, within: svc.time_limit() };
+    let limits = BodyLimits { max: envelope };
     let config = StreamableHttpServerConfig::default()
         .with_max_request_body_bytes(usize::try_from(envelope).unwrap_or(usize::MAX))
         .disable_allowed_hosts();

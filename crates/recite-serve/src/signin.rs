@@ -117,10 +117,10 @@ fn form(status: StatusCode, message: &str) -> Response {
     (status, [kind, (header::CACHE_CONTROL, "no-store")], html).into_response()
 }
 
-/// The token form is read whole within these: at most 4 KiB, in 10 s.
+/// The token form is read whole within these: at most 4 KiB (and in [`FORM_WITHIN`]).
 impl FromRef<Arc<Guard>> for BodyLimits {
     fn from_ref(_: &Arc<Guard>) -> BodyLimits {
-        BodyLimits { max: 4096, within: std::time::Duration::from_secs(10) }
+        BodyLimits { max: 4096 }
     }
 }
 
@@ -145,9 +145,14 @@ async fn sign_in(State(guard): State<Arc<Guard>>, Payload(body): Payload) -> Res
 
 /// `GET /signin` and `POST /signin`, outside the token's guard.
 pub fn routes(guard: Arc<Guard>) -> Router {
-    let signin = Router::new().route("/signin", get(|| async { form(StatusCode::OK, "") }).post(sign_in));
+    let signin = Router::new()
+        .route("/signin", get(|| async { form(StatusCode::OK, "") }).post(sign_in))
+        .layer(axum::middleware::map_request_with_state(FORM_WITHIN, crate::extract::body_deadline));
     headers::pages(signin, FORM_CSP).with_state(guard)
 }
+
+/// The longest the sign-in form may take to arrive.
+const FORM_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The sign-in form's policy: its style, and posting to this server only.
 const FORM_CSP: &str =

@@ -147,6 +147,11 @@ impl Cache {
         Cache { verify, ..self }
     }
 
+    /// What proves a table unchanged before an entry is used.
+    pub(in crate::engine) fn verify(&self) -> Verify {
+        self.verify
+    }
+
     /// The entry files present, by the digest of their key (more than one only briefly, when
     /// runs wrote the same key at once, or a rewrite could not remove the old file).
     fn listing(&self) -> HashMap<String, Vec<PathBuf>> {

@@ -277,6 +277,7 @@ mod tests {
             concurrency: 1,
             queue: 0,
             time_limit: Duration::from_secs(20),
+            warm_bytes: 0,
         };
         let svc = crate::Service::new(backend, limits).probing(AllowList::parse(allow).unwrap());
         let dir = tempfile::tempdir().unwrap();

@@ -209,7 +209,7 @@ pub(super) async fn run(
     body: Body,
 ) -> Result<Response, Problem> {
     let svc = desk.svc.clone();
-    let limits = BodyLimits { max: MAX_REQUEST, within: svc.time_limit() };
+    let limits = BodyLimits { max: MAX_REQUEST };
     let body = extract::read_within(body, limits).await?;
     let asked: Value =
         serde_json::from_slice(&body).map_err(|e| Problem::bad_request("body", format!("not JSON: {e}")))?;

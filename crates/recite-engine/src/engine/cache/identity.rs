@@ -155,7 +155,7 @@ impl<'e> Identifier<'e> {
     }
 
     /// [`Identifier::identity`] of a table with the CSV format the catalog declared for it.
-    pub(super) fn declared_identity(&self, location: &Path, verify: Verify) -> Option<String> {
+    pub(in crate::engine) fn declared_identity(&self, location: &Path, verify: Verify) -> Option<String> {
         self.identity(location, self.tables.declared_csv(location).as_ref(), verify)
     }
 
