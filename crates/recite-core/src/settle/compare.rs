@@ -58,7 +58,7 @@ pub fn settle_estimated(
         let key = claim.key.as_deref().map(fold).unwrap_or_default();
         // A string that is no number claims something only under a measure's name (`"Considered":
         // "NaN"`); `"brand": "Versant"` is no claim at all.
-        if claim.word && answered(&key).is_none() {
+        if claim.word && answered(key.as_str()).is_none() {
             continue;
         }
         if let Some(why) = &claim.unreadable {
@@ -71,7 +71,7 @@ pub fn settle_estimated(
             not_compared.push(claim.clone());
             continue;
         }
-        if let Some(i) = answered(&key) {
+        if let Some(i) = answered(key.as_str()) {
             attach(&mut rows[i], &r.measures[i], claim);
         } else if BASE_N_KEYS.contains(&key.as_str()) {
             // A count is compared exactly, on its digits; anything that is not a whole count
