@@ -226,7 +226,7 @@ impl stream::Writer for Writer {
             .par_chunks(CLAIMS_PER_BUFFER)
             .map(|run| {
                 let mut out = Vec::with_capacity(run.len() * 4096);
-                let ends = run
+                let ends: Vec<usize> = run
                     .iter()
                     .map(|c| {
                         claim_into(c, &mut out);
