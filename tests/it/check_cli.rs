@@ -602,7 +602,15 @@ fn json_report_is_byte_identical_and_timings_only_on_request() {
     let mut timed: Value = serde_json::from_slice(&t.stdout).unwrap();
     let timings = timed.as_object_mut().unwrap().remove("timings").expect("--timings adds timings");
     let timings = timings.as_object().unwrap();
-    assert!(timings.contains_key("total_ms"), "{timings:?}");
+    // The passes, and the per-claim phases across them (issue 51).
+    for key in ["measures_ms", "scan_ms", "report_ms", "total_ms"].into_iter().chain([
+        "claims_parse_ms",
+        "claims_resolve_ms",
+        "claims_settle_ms",
+        "claims_write_ms",
+    ]) {
+        assert!(timings.contains_key(key), "{key} missing: {timings:?}");
+    }
     assert!(timings.values().all(|v| v.as_f64().is_some_and(|ms| ms >= 0.0)));
     assert_eq!(timed, plain, "--timings changes nothing else");
 }

@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -159,7 +160,12 @@ pub fn run(
 ) -> Result<Ran, CheckError> {
     let t0 = Instant::now();
     let mut timings = BTreeMap::new();
-    let mut ctx = Ctx { catalog, opts, session: Session::new(catalog, registry, engine, opts.settle) };
+    let mut ctx = Ctx {
+        catalog,
+        opts,
+        session: Session::new(catalog, registry, engine, opts.settle),
+        phases: Phases::default(),
+    };
     (opts.progress)(&format!("reading {} input(s) for their measures", inputs.len()));
     let mut jobs = Jobs::new();
     let mut budget = opts.held_bytes;
@@ -184,12 +190,20 @@ pub fn run(
             match plan {
                 // Held items keep their settlements for pass 3, which only adds the explanations.
                 Plan::Lines(Some(held)) => held.iter_mut().for_each(|h| {
-                    h.settled =
-                        h.items.par_iter().zip(&h.parsed).map(|(i, p)| ctx.settle_parsed(i, p)).collect();
+                    h.settled = ctx.phases.time(Phase::Settle, || {
+                        (h.items.par_iter(), &h.parsed, &h.resolved)
+                            .into_par_iter()
+                            .map(|(i, p, r)| ctx.settle_parsed(i, p, r.as_ref()))
+                            .collect()
+                    });
                     note(&h.settled);
                 }),
                 plan => ctx.each_chunk(s, plan, &mut |items: &[Item]| {
-                    note(&items.par_iter().map(|i| ctx.settle(i)).collect::<Vec<_>>());
+                    let parsed = ctx.phases.time(Phase::Parse, || parse_all(items));
+                    let settled: Vec<Settled> = ctx.phases.time(Phase::Settle, || {
+                        items.par_iter().zip(&parsed).map(|(i, p)| ctx.settle_parsed(i, p, None)).collect()
+                    });
+                    note(&settled);
                 }),
             }
         }
@@ -213,6 +227,7 @@ pub fn run(
     }
     let timings = opts.timings.then(|| {
         timings.insert("report_ms".to_string(), ms(t4));
+        ctx.phases.add_to(&mut timings);
         timings.insert("total_ms".to_string(), ms(t0));
         timings
     });
@@ -233,6 +248,8 @@ struct Ctx<'a> {
     opts: &'a Options<'a>,
     /// The settlement session every pass goes through: each pass resolves a citation once.
     session: Session<'a>,
+    /// How long the per-claim phases took, over every pass (`--timings`).
+    phases: Phases,
 }
 
 impl Ctx<'_> {
@@ -245,15 +262,18 @@ impl Ctx<'_> {
         };
         if let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) {
             let mut mine = Jobs::new();
-            let (mut held, mut held_bytes) = (Some(Vec::new()), 0);
+            // A file larger than what is left cannot be held: its items are not gathered only to
+            // be dropped (a million claims held 16 MiB of lines' items, ~150 MB, for nothing).
+            let fits = usize::try_from(lines.size).is_ok_and(|size| size <= *budget);
+            let (mut held, mut held_bytes) = (fits.then(Vec::new), 0);
             let plain = loop {
-                match lines.next_batch(LINES_PER_BATCH) {
+                match self.phases.time(Phase::Parse, || lines.next_batch(LINES_PER_BATCH)) {
                     Batch::Items(items, found, bytes) => {
-                        let parsed = self.collect_jobs(&items, &mut mine);
+                        let (parsed, resolved) = self.collect_jobs(&items, &mut mine);
                         if let Some(h) = &mut held {
                             if held_bytes + bytes <= *budget {
                                 held_bytes += bytes;
-                                h.push(Held { items, parsed, found, settled: Vec::new() });
+                                h.push(Held { items, parsed, resolved, found, settled: Vec::new() });
                             } else {
                                 held = None;
                             }
@@ -274,7 +294,7 @@ impl Ctx<'_> {
         match (self.opts.read)(path) {
             Err(r) => Plan::Refused(r),
             Ok(bytes) => {
-                let doc = transcript::read_bytes(name, &bytes);
+                let doc = self.phases.time(Phase::Parse, || transcript::read_bytes(name, &bytes));
                 drop(bytes);
                 self.collect_jobs(&doc.items, jobs);
                 Plan::Whole
@@ -282,21 +302,21 @@ impl Ctx<'_> {
         }
     }
 
-    /// Adds the jobs of `items` to `jobs`; their citations as parsed, in order.
-    fn collect_jobs(&self, items: &[Item], jobs: &mut Jobs) -> Vec<Parsed> {
-        let found: Vec<(Parsed, Option<Arc<session::Resolution>>)> = items
-            .par_iter()
-            .map(|item| {
-                let parsed = parse(item);
-                let res = match &parsed {
+    /// Adds the jobs of `items` to `jobs`; their citations as parsed and resolved, in order.
+    fn collect_jobs(&self, items: &[Item], jobs: &mut Jobs) -> (Vec<Parsed>, Vec<Resolved>) {
+        let parsed = self.phases.time(Phase::Parse, || parse_all(items));
+        let resolved = self.phases.time(Phase::Resolve, || {
+            let found: Vec<Resolved> = parsed
+                .par_iter()
+                .map(|p| match p {
                     Some(Ok(cit)) => Some(self.session.resolution(cit)),
                     _ => None,
-                };
-                (parsed, res)
-            })
-            .collect();
-        found.iter().filter_map(|(_, res)| res.as_ref()).for_each(|res| self.session.want(res, jobs));
-        found.into_iter().map(|(parsed, _)| parsed).collect()
+                })
+                .collect();
+            found.iter().flatten().for_each(|res| self.session.want(res, jobs));
+            found
+        });
+        (parsed, resolved)
     }
 
     /// Hands the items of an input that is read again to `f` in chunks, read as pass 1 planned
@@ -307,27 +327,26 @@ impl Ctx<'_> {
             Plan::Refused(_) | Plan::Lines(Some(_)) => {}
             Plan::Lines(None) => {
                 let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) else { return };
-                while let Batch::Items(items, _, _) = lines.next_batch(self.opts.chunk.max(1)) {
+                let chunk = self.opts.chunk.max(1);
+                while let Batch::Items(items, _, _) =
+                    self.phases.time(Phase::Parse, || lines.next_batch(chunk))
+                {
                     f(&items);
                 }
             }
             Plan::Whole => {
                 if let Ok(bytes) = (self.opts.read)(path) {
-                    let doc = transcript::read_bytes(name, &bytes);
+                    let doc = self.phases.time(Phase::Parse, || transcript::read_bytes(name, &bytes));
                     doc.items.chunks(self.opts.chunk.max(1)).for_each(f);
                 }
             }
         }
     }
 
-    /// Settles one item; before the session has explained, a claim not reproduced comes back
-    /// with its resolution, so pass 2 can collect what to explain.
-    fn settle(&self, item: &Item) -> Settled {
-        self.settle_parsed(item, &parse(item))
-    }
-
-    /// [`Ctx::settle`] with the item's citation already parsed.
-    fn settle_parsed(&self, item: &Item, parsed: &Parsed) -> Settled {
+    /// Settles one item whose citation is parsed; before the session has explained, a claim
+    /// not reproduced comes back with its resolution, so pass 2 can collect what to explain.
+    /// `res`: its resolution, when pass 1 kept it.
+    fn settle_parsed(&self, item: &Item, parsed: &Parsed, res: Option<&Arc<session::Resolution>>) -> Settled {
         let cit = match parsed {
             None => return (uncited(), None),
             Some(Err(problems)) => return (Settlement::invalid(problems.clone()), None),
@@ -335,22 +354,36 @@ impl Ctx<'_> {
         };
         let mark = self.opts.settle.decimal_mark;
         let numbers = item.result.as_ref().map(|r| claim::claimed(r, mark)).unwrap_or_default();
-        self.session.settle(cit, &numbers)
+        match res {
+            Some(res) => self.session.settle_resolved(cit, Arc::clone(res), &numbers),
+            None => self.session.settle(cit, &numbers),
+        }
     }
 
-    /// Settles a chunk of items in parallel, in order (their citations parsed already when
-    /// `parsed` is given); adds what they held and how much of it was checked to `coverage`.
+    /// Settles a chunk of items in parallel, in order (their citations parsed and resolved
+    /// already when `held` is given); adds what they held and how much of it was checked to
+    /// `coverage`.
     fn settle_chunk(
         &self,
         items: &[Item],
-        parsed: Option<&[Parsed]>,
+        held: Option<(&[Parsed], &[Resolved])>,
         coverage: &mut Coverage,
     ) -> Vec<ClaimReport> {
-        let settlements = match parsed {
-            Some(parsed) => items.par_iter().zip(parsed).map(|(i, p)| self.settle_parsed(i, p).0).collect(),
-            None => items.par_iter().map(|i| self.settle(i).0).collect(),
+        let settlements: Vec<Settlement> = match held {
+            Some((parsed, resolved)) => self.phases.time(Phase::Settle, || {
+                (items, parsed, resolved)
+                    .into_par_iter()
+                    .map(|(i, p, r)| self.settle_parsed(i, p, r.as_ref()).0)
+                    .collect()
+            }),
+            None => {
+                let parsed = self.phases.time(Phase::Parse, || parse_all(items));
+                self.phases.time(Phase::Settle, || {
+                    items.par_iter().zip(&parsed).map(|(i, p)| self.settle_parsed(i, p, None).0).collect()
+                })
+            }
         };
-        self.claim_reports(items, settlements, coverage)
+        self.phases.time(Phase::Settle, || self.claim_reports(items, settlements, coverage))
     }
 
     /// [`Ctx::settle_chunk`] for items pass 2 settled (`settled`, in order): only the claims
@@ -362,17 +395,19 @@ impl Ctx<'_> {
         settled: Vec<Settled>,
         coverage: &mut Coverage,
     ) -> Vec<ClaimReport> {
-        let settlements = parsed
-            .par_iter()
-            .zip(settled)
-            .map(|(p, (mut s, res))| {
-                if let (Some(res), Some(Ok(cit))) = (res, p) {
-                    self.session.explain_settled(&mut s, cit, &res);
-                }
-                s
-            })
-            .collect();
-        self.claim_reports(items, settlements, coverage)
+        self.phases.time(Phase::Settle, || {
+            let settlements = parsed
+                .par_iter()
+                .zip(settled)
+                .map(|(p, (mut s, res))| {
+                    if let (Some(res), Some(Ok(cit))) = (res, p) {
+                        self.session.explain_settled(&mut s, cit, &res);
+                    }
+                    s
+                })
+                .collect();
+            self.claim_reports(items, settlements, coverage)
+        })
     }
 
     /// The claims of settled items, in order; adds what they held and how much of it was
@@ -421,15 +456,17 @@ impl Ctx<'_> {
                     // Settled already when explaining (pass 2); else settled here.
                     let explained = !h.settled.is_empty();
                     let mut settled = h.settled.into_iter();
-                    for (items, parsed) in h.items.chunks(chunk).zip(h.parsed.chunks(chunk)) {
+                    let chunks =
+                        h.items.chunks(chunk).zip(h.parsed.chunks(chunk)).zip(h.resolved.chunks(chunk));
+                    for ((items, parsed), resolved) in chunks {
                         let claims = if explained {
                             let kept = settled.by_ref().take(items.len()).collect();
                             self.settled_chunk(items, parsed, kept, &mut coverage)
                         } else {
-                            self.settle_chunk(items, Some(parsed), &mut coverage)
+                            self.settle_chunk(items, Some((parsed, resolved)), &mut coverage)
                         };
                         claims.iter().for_each(|c| ran.claim(c));
-                        w.owned_claims(claims)?;
+                        self.phases.time(Phase::Write, || w.owned_claims(claims))?;
                     }
                     h.found.into_iter().for_each(|f| capped.push(f));
                 }
@@ -445,11 +482,11 @@ impl Ctx<'_> {
                     let mut capped = Capped::default();
                     let mut coverage = Coverage::default();
                     loop {
-                        match lines.next_batch(self.opts.chunk.max(1)) {
+                        match self.phases.time(Phase::Parse, || lines.next_batch(self.opts.chunk.max(1))) {
                             Batch::Items(items, found, _) => {
                                 let claims = self.settle_chunk(&items, None, &mut coverage);
                                 claims.iter().for_each(|c| ran.claim(c));
-                                w.owned_claims(claims)?;
+                                self.phases.time(Phase::Write, || w.owned_claims(claims))?;
                                 found.into_iter().for_each(|f| capped.push(f));
                             }
                             Batch::End => break,
@@ -474,7 +511,7 @@ impl Ctx<'_> {
             (Plan::Whole, _) => match (self.opts.read)(path) {
                 Err(r) => refused(&r),
                 Ok(bytes) => {
-                    let doc = transcript::read_bytes(name, &bytes);
+                    let doc = self.phases.time(Phase::Parse, || transcript::read_bytes(name, &bytes));
                     drop(bytes);
                     return self.report_document(doc, ran, w);
                 }
@@ -516,7 +553,7 @@ impl Ctx<'_> {
             if chunk.is_empty() {
                 break;
             }
-            w.owned_claims(chunk)?;
+            self.phases.time(Phase::Write, || w.owned_claims(chunk))?;
         }
         ran.input(Some(d.format), &findings, &answers, &coverage);
         ran.moca_events += events.len();
@@ -669,6 +706,8 @@ pub const HELD_BYTES: usize = 16 << 20;
 struct Held {
     items: Vec<Item>,
     parsed: Vec<Parsed>,
+    /// The items' resolutions, when their citations resolved.
+    resolved: Vec<Resolved>,
     found: Vec<Finding>,
     settled: Vec<Settled>,
 }
@@ -676,9 +715,62 @@ struct Held {
 /// An item's citation as parsed; `None` when it has none.
 type Parsed = Option<Result<citation::Citation, Vec<citation::Problem>>>;
 
-/// Parses an item's citation.
-fn parse(item: &Item) -> Parsed {
-    item.citation.as_ref().map(citation::parse)
+/// An item's resolution as pass 1 found it; `None` when its citation was not parsed.
+type Resolved = Option<Arc<session::Resolution>>;
+
+/// Parses the citations of `items`, in parallel, in order.
+fn parse_all(items: &[Item]) -> Vec<Parsed> {
+    items.par_iter().map(|item| item.citation.as_ref().map(citation::parse)).collect()
+}
+
+/// A per-claim phase, timed around whole batches (their claims handled in parallel).
+#[derive(Clone, Copy)]
+enum Phase {
+    /// Lines or documents read and their JSON parsed, citations parsed.
+    Parse,
+    /// Citations resolved to their jobs (pass 1).
+    Resolve,
+    /// Claims settled against the sums (and explained), and their coverage counted.
+    Settle,
+    /// Claims rendered and written by the report's writer.
+    Write,
+}
+
+impl Phase {
+    const ALL: [Phase; 4] = [Phase::Parse, Phase::Resolve, Phase::Settle, Phase::Write];
+
+    /// Its key in the report's `timings`.
+    fn key(self) -> &'static str {
+        match self {
+            Phase::Parse => "claims_parse_ms",
+            Phase::Resolve => "claims_resolve_ms",
+            Phase::Settle => "claims_settle_ms",
+            Phase::Write => "claims_write_ms",
+        }
+    }
+}
+
+/// Wall time of each [`Phase`], summed over every pass and batch, in nanoseconds. The passes'
+/// own timings mix the phases (pass 1 parses and resolves, the report's pass settles and writes):
+/// these tell which one grows with the claims.
+#[derive(Default)]
+struct Phases([AtomicU64; 4]);
+
+impl Phases {
+    fn time<T>(&self, phase: Phase, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.0[phase as usize].fetch_add(nanos, Ordering::Relaxed);
+        out
+    }
+
+    fn add_to(&self, timings: &mut BTreeMap<String, f64>) {
+        for phase in Phase::ALL {
+            let nanos = self.0[phase as usize].load(Ordering::Relaxed);
+            timings.insert(phase.key().to_string(), (nanos as f64 / 1e5).round() / 10.0);
+        }
+    }
 }
 
 /// Bytes of lines one batch holds at most (past its first line): a batch of long lines is cut
@@ -701,6 +793,8 @@ struct Lines {
     line: usize,
     /// Values read so far.
     records: usize,
+    /// The file's size when opened: its lines' bytes, unless it grows.
+    size: u64,
 }
 
 /// One batch of lines.
@@ -733,6 +827,7 @@ impl Lines {
             max_record,
             line: 0,
             records: 0,
+            size: m.len(),
         })
     }
 

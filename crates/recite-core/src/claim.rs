@@ -669,7 +669,16 @@ pub fn parse_arg(arg: &str, mark: DecimalMark) -> Result<Claimed, ClaimArgError>
 
 /// A name folded for matching keys to measures: lower case, letters and digits only.
 pub fn fold(name: &str) -> String {
-    name.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+    folded(name).collect()
+}
+
+/// Whether `name` folds to `folded` ([`fold`]), without making its folded string.
+pub fn folds_to(name: &str, folded: &str) -> bool {
+    self::folded(name).eq(folded.chars())
+}
+
+fn folded(name: &str) -> impl Iterator<Item = char> + '_ {
+    name.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase)
 }
 
 #[cfg(test)]

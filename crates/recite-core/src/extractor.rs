@@ -272,8 +272,14 @@ impl Measure {
 
     /// Whether a result key names this measure (names folded to letters and digits).
     pub fn answers_to(&self, key: &str) -> bool {
-        let k = crate::claim::fold(key);
-        !k.is_empty() && std::iter::once(&self.name).chain(&self.aliases).any(|n| crate::claim::fold(n) == k)
+        self.answers_to_folded(&crate::claim::fold(key))
+    }
+
+    /// [`Measure::answers_to`] of a key already folded ([`crate::claim::fold`]): its names
+    /// are folded as they are compared, into no new string (once per claim and measure).
+    pub fn answers_to_folded(&self, folded: &str) -> bool {
+        !folded.is_empty()
+            && std::iter::once(&self.name).chain(&self.aliases).any(|n| crate::claim::folds_to(n, folded))
     }
 }
 

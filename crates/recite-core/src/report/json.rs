@@ -177,11 +177,11 @@ impl Writer {
 
 impl Writer {
     /// Writes one claim rendered by [`claim_text`], after its separator.
-    fn rendered(&mut self, text: &str) -> io::Result<()> {
+    fn rendered(&mut self, text: &[u8]) -> io::Result<()> {
         let sep = if self.claims == 0 { ",\n      \"claims\": [\n        " } else { ",\n        " };
         self.claims += 1;
         self.body.write_all(sep.as_bytes())?;
-        self.body.write_all(text.as_bytes())
+        self.body.write_all(text)
     }
 }
 
@@ -190,6 +190,16 @@ impl Writer {
 fn claim_text(c: &ClaimReport) -> String {
     super::typed::pretty(c, 8).unwrap_or_else(|| pretty_at(&claim_value(c), 8))
 }
+
+/// [`claim_text`] appended to `out`.
+fn claim_into(c: &ClaimReport, out: &mut Vec<u8>) {
+    if !super::typed::pretty_into(c, 8, out) {
+        out.extend_from_slice(pretty_at(&claim_value(c), 8).as_bytes());
+    }
+}
+
+/// Claims rendered per buffer by [`stream::Writer::claims`].
+const CLAIMS_PER_BUFFER: usize = 256;
 
 impl stream::Writer for Writer {
     fn begin_input(&mut self, head: InputHead<'_>) -> io::Result<()> {
@@ -206,12 +216,34 @@ impl stream::Writer for Writer {
     }
 
     fn claim(&mut self, c: &ClaimReport) -> io::Result<()> {
-        self.rendered(&claim_text(c))
+        self.rendered(claim_text(c).as_bytes())
     }
 
     fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
-        let texts: Vec<String> = cs.par_iter().map(claim_text).collect();
-        texts.iter().try_for_each(|t| self.rendered(t))
+        // A buffer per run of claims, not per claim: a fresh 4 KB buffer for each claim sent
+        // glibc's allocator through its consolidation of the small blocks freed meanwhile.
+        let rendered: Vec<(Vec<u8>, Vec<usize>)> = cs
+            .par_chunks(CLAIMS_PER_BUFFER)
+            .map(|run| {
+                let mut out = Vec::with_capacity(run.len() * 4096);
+                let ends: Vec<usize> = run
+                    .iter()
+                    .map(|c| {
+                        claim_into(c, &mut out);
+                        out.len()
+                    })
+                    .collect();
+                (out, ends)
+            })
+            .collect();
+        for (out, ends) in &rendered {
+            let mut start = 0;
+            for &end in ends {
+                self.rendered(&out[start..end])?;
+                start = end;
+            }
+        }
+        Ok(())
     }
 
     fn end_input(&mut self, tail: InputTail<'_>) -> io::Result<()> {

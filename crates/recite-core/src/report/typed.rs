@@ -37,6 +37,18 @@ pub fn compact(value: &impl Serialize) -> Option<String> {
     write(value, None)
 }
 
+/// [`pretty`] appended to `out`; `false`, with `out` as it was, when only the value path can
+/// write it. Many values rendered into one buffer take no buffer of their own each.
+pub fn pretty_into(value: &impl Serialize, indent: usize, out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, ReportFormatter::new(Some(indent)));
+    if value.serialize(&mut ser).is_err() {
+        out.truncate(start);
+        return false;
+    }
+    true
+}
+
 fn write(value: &impl Serialize, indent: Option<usize>) -> Option<String> {
     let mut out = Vec::with_capacity(4096);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, ReportFormatter::new(indent));

@@ -52,12 +52,13 @@ pub fn settle_estimated(
     let mut claimed_n = vec![c.base.n];
     let mut unreadable = Vec::new();
     let single = r.measures.len() == 1;
-    let names_measure =
-        |claim: &Claimed| r.measures.iter().any(|m| claim.key.as_deref().is_some_and(|k| m.answers_to(k)));
+    // Each claimed key folded once, not once per measure and name.
+    let answered = |key: &str| r.measures.iter().position(|m| m.answers_to_folded(key));
     for claim in claims {
+        let key = claim.key.as_deref().map(fold).unwrap_or_default();
         // A string that is no number claims something only under a measure's name (`"Considered":
         // "NaN"`); `"brand": "Versant"` is no claim at all.
-        if claim.word && !names_measure(claim) {
+        if claim.word && answered(key.as_str()).is_none() {
             continue;
         }
         if let Some(why) = &claim.unreadable {
@@ -70,9 +71,7 @@ pub fn settle_estimated(
             not_compared.push(claim.clone());
             continue;
         }
-        let key = claim.key.as_deref().map(fold).unwrap_or_default();
-        if let Some(i) = r.measures.iter().position(|m| claim.key.as_deref().is_some_and(|k| m.answers_to(k)))
-        {
+        if let Some(i) = answered(key.as_str()) {
             attach(&mut rows[i], &r.measures[i], claim);
         } else if BASE_N_KEYS.contains(&key.as_str()) {
             // A count is compared exactly, on its digits; anything that is not a whole count

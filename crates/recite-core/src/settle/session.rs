@@ -465,7 +465,12 @@ impl<'a> Session<'a> {
     /// run, a claim not reproduced is explained. Before, with explaining on, such a claim comes
     /// back with its resolution, for the caller to hand to [`Session::explain`].
     pub fn settle(&self, cit: &Citation, numbers: &[Claimed]) -> Settled {
-        let res = self.resolution(cit);
+        self.settle_resolved(cit, self.resolution(cit), numbers)
+    }
+
+    /// [`Session::settle`] with the citation's resolution at hand ([`Session::resolution`]
+    /// gave it in an earlier pass): its key is not built and looked up again.
+    pub fn settle_resolved(&self, cit: &Citation, res: Arc<Resolution>, numbers: &[Claimed]) -> Settled {
         let r = match &res.resolved {
             Err(why) => {
                 let s =

@@ -41,10 +41,14 @@ pub struct Problem {
 /// `value` with every string that holds JSON replaced by the JSON it holds, recursively, and
 /// what could not be read. `pointer` is where `value` stands, for the problems.
 pub fn decode(value: &Value, pointer: &str) -> (Value, Vec<Problem>) {
-    let mut out = value.clone();
+    decode_owned(value.clone(), pointer)
+}
+
+/// [`decode`] of a value the caller gives up: decoded where it lies, not copied first.
+pub fn decode_owned(mut value: Value, pointer: &str) -> (Value, Vec<Problem>) {
     let mut problems = Vec::new();
-    decode_in_place(&mut out, &mut pointer.to_string(), 0, &mut problems);
-    (out, problems)
+    decode_in_place(&mut value, &mut pointer.to_string(), 0, &mut problems);
+    (value, problems)
 }
 
 /// What a string read as JSON held.

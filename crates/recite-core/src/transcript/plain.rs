@@ -21,7 +21,7 @@ pub fn read(file: &str, text: &str) -> Document {
 /// is a pair: see [`is_pair`]).
 pub fn read_value(file: &str, v: &Value) -> Document {
     let mut doc = Document::new(file, Format::Plain);
-    decoded(&mut doc, v, "", None);
+    decoded(&mut doc, v.clone(), "", None);
     doc
 }
 
@@ -31,68 +31,67 @@ pub fn is_pair(v: &Value) -> bool {
     v.as_object().is_some_and(|o| ["result", "citation", "citations"].iter().any(|k| o.contains_key(*k)))
 }
 
-/// Reads already framed input as plain pairs.
+/// Reads already framed input as plain pairs. Each record's value is taken apart, not copied:
+/// its result and citation become the item's (a million JSON lines copied each line twice).
 pub(crate) fn read_framed(file: &str, framed: Framed) -> Document {
     let mut doc = Document::new(file, Format::Plain);
     doc.findings = framed.findings;
-    for r in &framed.records {
-        decoded(&mut doc, &r.value, &r.pointer, r.line);
+    for r in framed.records {
+        decoded(&mut doc, r.value, &r.pointer, r.line);
     }
     doc
 }
 
 /// Reads one value after decoding the JSON hidden in its strings (a result or a citation sent
 /// as JSON text, JSON encoded twice, a Python repr): see [`super::embedded`].
-fn decoded(doc: &mut Document, v: &Value, ptr: &str, line: Option<usize>) {
-    let (v, problems) = embedded::decode(v, ptr);
+fn decoded(doc: &mut Document, v: Value, ptr: &str, line: Option<usize>) {
+    let (v, problems) = embedded::decode_owned(v, ptr);
     for p in problems {
         let at = Locator::at(&doc.file, &p.pointer).on_line(line);
         doc.findings.push(Finding::new(at, embedded::RULE_EMBEDDED, p.level, p.message));
     }
-    value(doc, &v, ptr, line);
+    value(doc, v, ptr, line);
 }
 
-fn value(doc: &mut Document, v: &Value, ptr: &str, line: Option<usize>) {
+fn value(doc: &mut Document, v: Value, ptr: &str, line: Option<usize>) {
     let at = Locator::at(&doc.file, ptr).on_line(line);
-    match v {
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                value(doc, x, &pointer_push(ptr, i), line);
-            }
+    if let Value::Array(a) = v {
+        for (i, x) in a.into_iter().enumerate() {
+            value(doc, x, &pointer_push(ptr, i), line);
         }
-        Value::Object(_) if is_pair(v) => pair(doc, v, at),
-        Value::Object(_) if looks_like_citation(v) => {
-            doc.items.push(Item { locator: at, result: None, citation: Some(v.clone()), by_shape: false });
-        }
-        _ => {
-            let message = "neither a {result, citation} pair nor a citation; skipped";
-            doc.findings.push(Finding::new(at, RULE_UNRECOGNISED, Level::Must, message));
-        }
+    } else if v.is_object() && is_pair(&v) {
+        pair(doc, v, at);
+    } else if v.is_object() && looks_like_citation(&v) {
+        doc.items.push(Item { locator: at, result: None, citation: Some(v), by_shape: false });
+    } else {
+        let message = "neither a {result, citation} pair nor a citation; skipped";
+        doc.findings.push(Finding::new(at, RULE_UNRECOGNISED, Level::Must, message));
     }
 }
 
-/// One `{result, citation}` / `{result, citations}` object.
-fn pair(doc: &mut Document, v: &Value, at: Locator) {
-    let result = v.get("result").filter(|r| !r.is_null());
+/// One `{result, citation}` / `{result, citations}` object, taken apart.
+fn pair(doc: &mut Document, v: Value, at: Locator) {
+    let Value::Object(mut o) = v else { return };
+    let result = o.remove("result").filter(|r| !r.is_null());
     let mut cits: Vec<(Value, String)> = Vec::new();
     for key in ["citation", "citations"] {
         let kp = pointer_push(&at.pointer, key);
-        match v.get(key) {
+        match o.remove(key) {
             Some(Value::Array(list)) => {
-                cits.extend(list.iter().enumerate().map(|(i, c)| (c.clone(), pointer_push(&kp, i))))
+                cits.extend(list.into_iter().enumerate().map(|(i, c)| (c, pointer_push(&kp, i))))
             }
             Some(Value::Null) | None => {}
-            Some(c) => cits.push((c.clone(), kp)),
+            Some(c) => cits.push((c, kp)),
         }
     }
-    let item = |pointer: String, result: Option<&Value>, citation: Option<Value>| Item {
+    let item = |pointer: String, result: Option<Value>, citation: Option<Value>| Item {
         locator: Locator { pointer, ..at.clone() },
-        result: result.cloned(),
+        result,
         citation,
         by_shape: false,
     };
     match (cits.len(), result) {
-        (0, Some(r)) if is_quantitative(r) => {
+        (0, Some(r)) if is_quantitative(&r) => {
             let pointer = pointer_push(&at.pointer, "result");
             let message = "a quantitative result with no citation";
             let locator = Locator { pointer: pointer.clone(), ..at.clone() };
@@ -117,7 +116,7 @@ fn pair(doc: &mut Document, v: &Value, at: Locator) {
                 doc.findings.push(Finding::new(at.clone(), RULE_PAIRING, Level::Note, message));
             }
             for (c, p) in cits {
-                doc.items.push(item(p, r, Some(c)));
+                doc.items.push(item(p, r.clone(), Some(c)));
             }
         }
     }
