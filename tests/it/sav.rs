@@ -577,8 +577,14 @@ fn hive_partitioned_parquet_settles_like_one_file() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let (whole, parts) = (run("datasets"), run(&data));
+    // The claims on the Versant table, without the files they read (one file, or the parts).
     let versant = |r: &Value| -> Vec<Value> {
-        claims(r).into_iter().filter(|c| c["rerun"].to_string().contains("versant")).collect()
+        let mut found: Vec<Value> =
+            claims(r).into_iter().filter(|c| c["rerun"].to_string().contains("versant")).collect();
+        for c in &mut found {
+            c["rerun"].as_object_mut().unwrap().remove("files");
+        }
+        found
     };
     assert!(!versant(&whole).is_empty());
     assert_eq!(versant(&whole), versant(&parts));

@@ -124,6 +124,9 @@ pub struct Engine {
     /// the log. What a pin names does not move; the latest does (a server's engine lives long),
     /// so it is kept with its log folder's modification time, which a commit moves.
     versions: Mutex<KnownVersions>,
+    /// The digests of the files of tables of plain files, for the settlement to name what it
+    /// ran on ([`Engine::file_digests_of`]).
+    digests: Mutex<cache::KnownDigests>,
 }
 
 impl Default for Engine {
@@ -176,6 +179,7 @@ impl Engine {
             placements: Mutex::new(BTreeMap::new()),
             as_of: None,
             versions: Mutex::new(HashMap::new()),
+            digests: Mutex::new(HashMap::new()),
         }
     }
 
