@@ -12,8 +12,9 @@ release, under the lock). What it does, in order:
    10% wrong) under --workdir, and a virtual environment there with the pinned clients below.
 3. Starts a throwaway PostgreSQL cluster with tests/postgres/cluster.sh (Debian's server, as
    .ci/run uses it: initdb in a temporary folder, a loopback port, stopped when this process
-   ends) and loads the tracker into it with tests/postgres/load.py and psql's \\copy; writes the
-   same table as a Delta table with the delta-rs Python writer (`deltalake`).
+   ends) and loads the tracker into it with tests/postgres/load.py and psql's \\copy; makes the
+   same file a Delta table of one version with the delta-rs Python package (`deltalake`'s
+   convert_to_deltalake: the Parquet file copied into the table's folder, a log written for it).
 4. Three data layers of the same study.toml, the table's `path` changed: the Parquet file, the
    Delta table, the server's table (through `[connections]`).
 5. --rounds rounds after one warm-up, each running every engine once in an order shuffled from
@@ -26,8 +27,8 @@ release, under the lock). What it does, in order:
    - one query per claim on the server (psycopg), over --per-claim-sample claims, its time
      scaled to all claims;
    - the transfer floor: one binary COPY of the columns the claims touch to the client.
-6. Checks the first round: the three recite reports are equal but for their data versions and
-   timings; DuckDB's and the per-claim queries' base n and Σw equal recite's (compare.check_same).
+6. Checks the first round: the three recite reports are equal but for their data layer's path,
+   data versions and timings; DuckDB's and the per-claim queries' base n and Σw equal recite's (compare.check_same).
 7. Prints the median wall time of each, its ratio to recite over PostgreSQL, and the median and
    range of the per-round ratio Delta / Parquet (recite's whole runs and its scans alone).
 """
@@ -119,11 +120,15 @@ def start_server(workdir, py, parquet):
 
 
 def write_delta(py, parquet, out):
+    """The Parquet file as a Delta table of one version: the very file copied into the table's
+    folder and a log written for it by delta-rs (`convert_to_deltalake`), so the two paths read
+    the same bytes and only the reading differs."""
     if (out / "_delta_log").is_dir():
         return
-    code = ("import sys, pyarrow.parquet as pq; from deltalake import write_deltalake; "
-            "write_deltalake(sys.argv[2], pq.read_table(sys.argv[1]))")
-    subprocess.run([py, "-c", code, parquet, out], check=True)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy(parquet, out / parquet.name)
+    code = "import sys; from deltalake import convert_to_deltalake; convert_to_deltalake(sys.argv[1])"
+    subprocess.run([py, "-c", code, out], check=True)
 
 
 def layers(workdir, data):
@@ -146,8 +151,11 @@ def layers(workdir, data):
 
 
 def without_versions(value):
+    """A report without what differs between the data layers: where the layer is, the data
+    versions (Delta's version, the server's snapshot, the files' digests) and the timings."""
+    drop = ("data_layer", "data_version", "files", "timings")
     if isinstance(value, dict):
-        return {k: without_versions(v) for k, v in value.items() if k not in ("data_version", "files", "timings")}
+        return {k: without_versions(v) for k, v in value.items() if k not in drop}
     if isinstance(value, list):
         return [without_versions(v) for v in value]
     return value
@@ -173,8 +181,12 @@ def main():
     ap.add_argument("--seed", type=int, default=48)
     ap.add_argument("--workdir", type=Path, default=Path.home() / ".cache" / "recite-bench-sources")
     ap.add_argument("--out", type=Path, help="write every run as JSON here")
+    ap.add_argument("--no-lock", action="store_true",
+                    help="a smoke run beside builds (with --binary): checks everything, times nothing worth quoting")
     a = ap.parse_args()
-    lock = driver.take_lock(driver.LOCK)  # noqa: F841  (held until the process ends)
+    if a.no_lock and not a.binary:
+        sys.exit("--no-lock needs --binary: nothing is built without the lock")
+    lock = None if a.no_lock else driver.take_lock(driver.LOCK)  # noqa: F841  (held until the process ends)
     a.workdir.mkdir(parents=True, exist_ok=True)
     recite = a.binary or build(a.workdir)
     py = venv(a.workdir)
@@ -229,13 +241,17 @@ def main():
     ref = med["recite-postgres"]
     print(f"\n{a.claims} claims over a {a.rows}-row table ({size} in PostgreSQL), median of {a.rounds} rounds, "
           f"{os.cpu_count()} cores")
-    print(f"| {'engine':<50} | {'wall s':>8} | {'vs recite on PostgreSQL':>24} |")
-    print(f"|{'-' * 52}|{'-' * 10}:|{'-' * 25}:|")
+    names = {}
     for e in engines:
-        note = f" (scaled from {a.per_claim_sample} claims)" if runs[e][0].get("scaled") else ""
+        note = f", {a.per_claim_sample} of them" if runs[e][0].get("scaled") else ""
         if e == "postgres-copy-floor":
             note = f" ({len(floor['columns'])} columns, {floor['bytes'] / 2**20:.0f} MB)"
-        print(f"| {LABELS[e] + note:<50} | {med[e]:>8.2f} | {med[e] / ref:>23.2f}x |")
+        names[e] = LABELS[e].replace("(sample, scaled)", f"(scaled{note})") if note.startswith(",") else LABELS[e] + note
+    width = max(len(n) for n in names.values())
+    print(f"| {'engine':<{width}} | {'median wall s':>13} | {'vs recite on PostgreSQL':>23} |")
+    print(f"|{'-' * (width + 2)}|{'-' * 14}:|{'-' * 24}:|")
+    for e in engines:
+        print(f"| {names[e]:<{width}} | {med[e]:>13.2f} | {med[e] / ref:>22.2f}x |")
     for what, key in [("whole runs", "wall"), ("scans alone (timings.scan_ms)", "scan")]:
         ratios = sorted(d[key] / p[key] for d, p in zip(runs["recite-delta"], runs["recite-parquet"]))
         print(f"recite Delta / Parquet, {what}: median {statistics.median(ratios):.3f}x "
