@@ -7,7 +7,8 @@ from a Parquet file, a Delta Lake table and a PostgreSQL table.
 PATH is a recite built with `--features postgres,delta` (without --binary it is built here, in
 release, under the lock). What it does, in order:
 
-1. Takes `flock /tmp/recite-build.lock` for the whole measurement (no build runs beside it).
+1. Takes `flock /tmp/recite-build.lock` for the whole measurement (no build runs beside it):
+   with --binary after step 3 (making and loading the data times nothing), else first.
 2. Makes the instance as compare.py does (`recite generate versant`, `recite generate claims`,
    10% wrong) under --workdir, and a virtual environment there with the pinned clients below.
 3. Starts a throwaway PostgreSQL cluster with tests/postgres/cluster.sh (Debian's server, as
@@ -186,8 +187,10 @@ def main():
     a = ap.parse_args()
     if a.no_lock and not a.binary:
         sys.exit("--no-lock needs --binary: nothing is built without the lock")
-    lock = None if a.no_lock else driver.take_lock(driver.LOCK)  # noqa: F841  (held until the process ends)
     a.workdir.mkdir(parents=True, exist_ok=True)
+    # With a binary given, the data is made and loaded before the lock is taken (no timing
+    # then, and a shorter hold for the builds waiting); a build is made under it.
+    lock = None if a.no_lock or a.binary else driver.take_lock(driver.LOCK)
     recite = a.binary or build(a.workdir)
     py = venv(a.workdir)
     data, claims = compare.instance(recite, a.workdir, a.rows, a.claims, a.extra_questions)
@@ -198,6 +201,8 @@ def main():
     log(f"Delta table at {delta} ({time.perf_counter() - t0:.0f} s)")
     dsn, cluster, size = start_server(a.workdir, py, parquet)
     env = dict(os.environ, RECITE_BENCH_PG_DSN=dsn, RECITE_BENCH_PG_TABLE=TABLE)
+    if lock is None and not a.no_lock:
+        lock = driver.take_lock(driver.LOCK)  # noqa: F841  (held until the process ends)
     report = {e: a.workdir / f"{e}.json" for e in RECITE + OTHERS}
     worker = ROOT / "benches" / "engines.py"
 
