@@ -252,7 +252,8 @@ mod with_store {
     const BATCH: [&str; 5] = ["check", "examples/transcripts/", "examples/citations/", "--format", "json"];
 
     /// Whether two JSON reports are the same but for the files the local file's claims name
-    /// (`rerun.files`; a table on object storage names none), and the local one names them.
+    /// (`rerun.files`; a table on object storage names none), and the local one names more (the
+    /// NHANES II claims read a local file in both).
     fn same_but_files(local: &[u8], remote: &[u8]) -> bool {
         let strip = |bytes: &[u8]| -> (Value, usize) {
             let mut r: Value = serde_json::from_slice(bytes).expect("a JSON report");
@@ -266,8 +267,8 @@ mod with_store {
             }
             (r, named)
         };
-        let ((l, named), (r, unnamed)) = (strip(local), strip(remote));
-        named > 0 && unnamed == 0 && l == r
+        let ((l, named), (r, fewer)) = (strip(local), strip(remote));
+        named > fewer && l == r
     }
 
     #[test]
