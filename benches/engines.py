@@ -11,8 +11,15 @@ duckdb-floor and datafusion-floor are the floor a fused scan is measured against
 that only sums every column the claims touch (see `touched_columns`), through DuckDB and through
 DataFusion's Python package (the same engine recite embeds, a different version). They settle
 no claim; they write the column count and one sum per column.
+
+Over a PostgreSQL table (benches/sources.py; its DSN in RECITE_BENCH_PG_DSN, the table's name
+in RECITE_BENCH_PG_TABLE): duckdb-postgres-fused (the fused query through DuckDB's postgres
+extension, from the duckdb-ext-postgres package), postgres-per-claim (one query per claim on the
+server, through psycopg, over a sample, scaled) and postgres-copy-floor (one COPY of the
+touched columns to the client, in binary, nothing computed).
 """
 import json
+import os
 import re
 import sys
 import time
@@ -48,10 +55,11 @@ def where(c, periods, bases, missing):
     return " AND ".join(parts)
 
 
-def per_claim_sql(c, periods, bases, missing, table):
-    """The per-code sums of one claim: everything its measures and variance need."""
+def per_claim_sql(c, periods, bases, missing, table, double="DOUBLE"):
+    """The per-code sums of one claim: everything its measures and variance need (`double`:
+    the dialect's name of a float64, PostgreSQL's `DOUBLE PRECISION`)."""
     x = quote(c["source"]["column"])
-    w = f"CAST({quote(c['weight'])} AS DOUBLE)" if c.get("weight") else "CAST(1 AS DOUBLE)"
+    w = f"CAST({quote(c['weight'])} AS {double})" if c.get("weight") else f"CAST(1 AS {double})"
     return (f"SELECT {x} AS code, COUNT(*) AS n, SUM({w}) AS sw, SUM({w} * {w}) AS sw2 "
             f"FROM {table} WHERE {where(c, periods, bases, missing)} GROUP BY {x}")
 
@@ -130,6 +138,19 @@ def floor_sql(columns, table):
     return "SELECT " + ", ".join(f"SUM(CAST({quote(c)} AS DOUBLE)) AS s{i}" for i, c in enumerate(columns)) + f" FROM {table}"
 
 
+def duckdb_with_postgres():
+    """A DuckDB connection with the PostgreSQL server of RECITE_BENCH_PG_DSN attached as `pg`
+    (read only), through the postgres extension the duckdb-ext-postgres package ships (DuckDB's
+    own INSTALL would download it)."""
+    import duckdb
+    import duckdb_ext
+    ext = next(Path(duckdb_ext.__path__[0]).rglob("postgres_scanner.duckdb_extension"))
+    con = duckdb.connect()
+    con.execute(f"LOAD '{ext}'")
+    con.execute(f"ATTACH '{os.environ['RECITE_BENCH_PG_DSN']}' AS pg (TYPE postgres, READ_ONLY)")
+    return con
+
+
 def main():
     engine, data_dir, claims_path, out_path, sample = sys.argv[1:6]
     periods, bases, missing, parquet, claims, cells = load(data_dir, claims_path)
@@ -167,6 +188,44 @@ def main():
         result["query_seconds"] = time.perf_counter() - t0
         result["scale"] = len(claims) / sample
         result["sample"] = sample
+    elif engine == "duckdb-postgres-fused":
+        con = duckdb_with_postgres()
+        table = f"pg.public.{quote(os.environ['RECITE_BENCH_PG_TABLE'])}"
+        sql, pbit, columns, cbases, weights = fused_sql(claims, periods, bases, missing, table, cells)
+        t0 = time.perf_counter()
+        cur = con.execute(sql)
+        rows = cur.fetchall()
+        names = [d[0] for d in cur.description]
+        result["query_seconds"] = time.perf_counter() - t0
+        result["claims"] = settle_fused(rows, names, claims, pbit, columns, cbases, weights, missing)
+    elif engine == "postgres-per-claim":
+        import psycopg
+        table = quote(os.environ["RECITE_BENCH_PG_TABLE"])
+        with psycopg.connect(os.environ["RECITE_BENCH_PG_DSN"]) as con:
+            t0 = time.perf_counter()
+            for i, c in enumerate(claims[:sample]):
+                rows = con.execute(per_claim_sql(c, periods, bases, missing, table, "DOUBLE PRECISION")).fetchall()
+                result["claims"][i] = (sum(r[1] for r in rows), sum(r[2] or 0 for r in rows))
+            result["query_seconds"] = time.perf_counter() - t0
+        result["scale"] = len(claims) / sample
+        result["sample"] = sample
+    elif engine == "postgres-copy-floor":
+        import psycopg
+        table = quote(os.environ["RECITE_BENCH_PG_TABLE"])
+        with psycopg.connect(os.environ["RECITE_BENCH_PG_DSN"]) as con:
+            schema = {r[0] for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s",
+                (os.environ["RECITE_BENCH_PG_TABLE"],)).fetchall()}
+            columns = touched_columns(parquet, claims, periods, bases, cells, schema)
+            t0 = time.perf_counter()
+            size = 0
+            with con.cursor().copy(f"COPY (SELECT {', '.join(map(quote, columns))} FROM {table}) "
+                                   "TO STDOUT (FORMAT binary)") as copy:
+                for block in copy:
+                    size += len(block)
+            result["query_seconds"] = time.perf_counter() - t0
+        result["columns"] = columns
+        result["bytes"] = size
     elif engine in ("duckdb-floor", "datafusion-floor"):
         if engine == "duckdb-floor":
             import duckdb

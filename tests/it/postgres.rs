@@ -9,7 +9,8 @@
 //! Checked: the README's W6 citation settles from PostgreSQL with the very report the Parquet
 //! file gives (its data-version line aside, which says the server keeps no versions and gives its
 //! snapshot); the golden reports of the bundled examples (Versant and NHANES II's published zinc
-//! mean) hold over PostgreSQL; a wrong password, a server that is not there, a table that is not
+//! mean) hold over PostgreSQL; the R-checked statistics (statistics.rs's oracle matrix) come out
+//! bit for bit as over the files, and agree with R's survey package; a wrong password, a server that is not there, a table that is not
 //! on the server and a statement timeout are each a clear failure naming the table, with no
 //! password in it, while the rest of the batch settles.
 
@@ -145,12 +146,13 @@ fn recite_on(cluster: &Cluster, password: &str, extra: &str, args: &[&str]) -> O
     run(c, None)
 }
 
-/// `value` with every `data_version` taken out (what differs between the two data layers).
+/// `value` with every `data_version` and `files` taken out (what differs between the two data
+/// layers: the server's snapshot, the files' digests).
 fn without_versions(value: &Value) -> Value {
     match value {
         Value::Object(m) => Value::Object(
             m.iter()
-                .filter(|(k, _)| *k != "data_version")
+                .filter(|(k, _)| *k != "data_version" && *k != "files")
                 .map(|(k, v)| (k.clone(), without_versions(v)))
                 .collect(),
         ),
@@ -173,7 +175,12 @@ fn the_w6_claim_settles_from_postgres_as_from_parquet() {
     let parquet = recite(&["verify", W6, "--format", "json", "--data", "datasets"]);
     let parquet = report(&parquet)["inputs"][0]["claims"][0].clone();
     assert_eq!(parquet["verdict"], "REPRODUCED");
-    assert_eq!(without_versions(&claim), parquet, "the PostgreSQL table settles as the Parquet file");
+    assert_eq!(
+        without_versions(&claim),
+        without_versions(&parquet),
+        "the PostgreSQL table settles as the Parquet file"
+    );
+    assert!(parquet["rerun"]["files"].is_array() && claim["rerun"].get("files").is_none(), "{claim:#}");
     let version = &claim["rerun"]["data_version"];
     assert_eq!(version["format"], "postgres", "{version:#}");
     assert_eq!(version["chosen"], "latest");
@@ -233,6 +240,28 @@ fn the_golden_reports_hold_over_postgres() {
         assert_eq!(without_versions(&got), without_versions(&want), "{case} over PostgreSQL");
         assert!(text.contains("\"format\": \"postgres\""), "{case}: no PostgreSQL data version");
     }
+}
+
+#[test]
+fn the_r_checked_statistics_hold_over_postgres() {
+    let test = "postgres::the_r_checked_statistics_hold_over_postgres";
+    let Some(cluster) = cluster(test) else { return };
+    if !crate::statistics::r_with_survey(test) {
+        return;
+    }
+    // The oracle's matrix (statistics.rs) with NHANES II and Versant read from the server, in a
+    // process of its own that is given the DSN in its environment.
+    let child = "statistics::r_survey_package_agrees_over_postgres_server";
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", child, "--nocapture", "--test-threads", "1"])
+        .env(DSN_ENV, cluster.dsn(PASSWORD, ""))
+        .output()
+        .unwrap();
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{child}:\n{all}");
+    assert!(all.contains("1 passed"), "{child} did not run:\n{all}");
+    assert!(all.contains("equal to the files' bit for bit") && all.contains("measures agree"), "{all}");
+    assert!(!all.contains(PASSWORD), "a password is printed: {all}");
 }
 
 /// A data layer at `data`: the Versant study read from `table` on the server (through the

@@ -214,7 +214,13 @@ fn korn_graubard_interval_matches_an_independent_computation() {
 /// some PSUs (Black respondents, "Other" race, the West).
 fn nhanes_with_domains() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let study = dir.path().join("nhanes2");
+    nhanes_with_domains_in(dir.path());
+    dir
+}
+
+/// The bundled NHANES II study in `root/nhanes2`, with three more bases (domains).
+fn nhanes_with_domains_in(root: &Path) {
+    let study = root.join("nhanes2");
     std::fs::create_dir(&study).unwrap();
     let from = bundled().join("nhanes2");
     std::fs::copy(from.join("nhanes2.csv"), study.join("nhanes2.csv")).unwrap();
@@ -223,7 +229,6 @@ fn nhanes_with_domains() -> tempfile::TempDir {
         toml.push_str(&format!("\n[[bases]]\nname = \"{name}\"\nfilter = \"{filter}\"\n"));
     }
     std::fs::write(study.join("study.toml"), toml).unwrap();
-    dir
 }
 
 fn nhanes_on(base: &str, column: &str, function: &str) -> Value {
@@ -428,19 +433,99 @@ fn measure_for_r(
 
 #[test]
 fn r_survey_package_agrees_on_every_measure() {
-    use recite::engine::Job;
-    use recite::stats::Method;
     if !r_with_survey("statistics::r_survey_package_agrees_on_every_measure") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let nhanes = nhanes_with_domains();
-    // A domain in a handful of PSUs: "Other" race in the West.
-    let toml = nhanes.path().join("nhanes2/study.toml");
+    oracle_layer(dir.path());
+    let figures = oracle_figures(dir.path(), dir.path());
+    agrees_with_r(dir.path(), &figures);
+}
+
+/// The R oracle over PostgreSQL (issue 48): the same matrix with the NHANES II and Versant
+/// tables read from a server, whose DSN is in `RECITE_TEST_PG_DSN` (tables `nhanes2` and
+/// `versant_flat`, as tests/postgres/cluster.sh loads them). recite's figures over the server
+/// must equal its figures over the files bit for bit, and agree with R's as those do. Run by
+/// `postgres::the_r_checked_statistics_hold_over_postgres` in a process of its own, which
+/// starts the server and gives the DSN in the environment (this process's environment is not
+/// changed under its running tests).
+#[test]
+#[ignore = "run by postgres::the_r_checked_statistics_hold_over_postgres, which starts the server"]
+fn r_survey_package_agrees_over_postgres_server() {
+    const DSN_ENV: &str = "RECITE_TEST_PG_DSN";
+    assert!(std::env::var_os(DSN_ENV).is_some(), "{DSN_ENV} names no server");
+    if !r_with_survey("statistics::r_survey_package_agrees_over_postgres_server") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    let server = dir.path().join("server");
+    oracle_layer(&files);
+    for (study, file, table) in
+        [("nhanes2", "nhanes2.csv", "nhanes2"), ("versant", "versant_flat.parquet", "versant_flat")]
+    {
+        let toml = std::fs::read_to_string(files.join(study).join("study.toml")).unwrap();
+        let from = format!("path = \"{file}\"");
+        assert!(toml.contains(&from), "{study}: no {from}");
+        let toml = toml.replacen(&from, &format!("connection = \"surveys\"\npath = \"{table}\""), 1)
+            + &format!("\n[connections.surveys]\ndsn_env = \"{DSN_ENV}\"\n");
+        std::fs::create_dir_all(server.join(study)).unwrap();
+        std::fs::write(server.join(study).join("study.toml"), toml).unwrap();
+    }
+    let on_files = oracle_figures(&files, &files);
+    let on_server = oracle_figures(&server, &files);
+    assert!(on_server.cases.contains("versant_flat") && on_server.cases.contains("nhanes2"));
+    assert_eq!(on_server.cases, on_files.cases, "the same cases over the server");
+    let mut same = 0;
+    for (key, got) in &on_server.ours {
+        let want = &on_files.ours[key];
+        // Debug writes every f64 in the shortest form that reads back to its bits.
+        assert_eq!(format!("{got:?}"), format!("{want:?}"), "over PostgreSQL as over the files");
+        same += 1;
+    }
+    assert_eq!(same, on_files.ours.len());
+    eprintln!("R oracle over PostgreSQL: {same} measures equal to the files' bit for bit");
+    agrees_with_r(&server, &on_server);
+}
+
+/// The oracle's studies in `root`: NHANES II with its domains and one more ("Other" race in
+/// the West, a domain in a handful of PSUs), the Versant tracker with one more base and its
+/// table as CSV for R (`root/versant_flat.csv`).
+fn oracle_layer(root: &Path) {
+    std::fs::create_dir_all(root).unwrap();
+    nhanes_with_domains_in(root);
+    let toml = root.join("nhanes2/study.toml");
     let mut text = std::fs::read_to_string(&toml).unwrap();
     text.push_str("\n[[bases]]\nname = \"Other race in the West\"\nfilter = \"race = 3 AND region = 4\"\n");
     std::fs::write(&toml, text).unwrap();
-    let versant_csv = versant_for_r(dir.path());
+    versant_for_r(root);
+}
+
+/// recite's figures for each (case, measure) of the oracle's matrix: what it is, the kind,
+/// the logit, Korn-Graubard, Wilson and full-design estimates, the base facts and the number
+/// of replicate weights.
+type Ours = (
+    String,
+    &'static str,
+    stats::Estimate,
+    stats::Estimate,
+    stats::Estimate,
+    stats::Estimate,
+    stats::BaseFacts,
+    usize,
+);
+
+/// The oracle's matrix settled by recite over the studies in `root` (with the replicate
+/// tables of tests/fixtures/api): the cases as R's CASES.tsv spells them (R reads the files
+/// of `files`, an [`oracle_layer`], whatever `root` reads), and recite's figures.
+struct Figures {
+    cases: String,
+    ours: HashMap<(usize, usize), Ours>,
+}
+
+fn oracle_figures(root: &Path, files: &Path) -> Figures {
+    use recite::engine::Job;
+    use recite::stats::Method;
     let registry = Registry::load(None).unwrap();
     let engine = Engine::new();
 
@@ -457,7 +542,7 @@ fn r_survey_package_agrees_on_every_measure() {
     }
     let studies = [
         Study {
-            root: nhanes.path(),
+            root,
             name: "NHANES II",
             table: "nhanes2",
             columns: &["zinc", "diabetes", "highbp", "highlead", "race", "region"],
@@ -473,7 +558,7 @@ fn r_survey_package_agrees_on_every_measure() {
             weights: &["finalwgt", "unweighted"],
         },
         Study {
-            root: dir.path(),
+            root,
             name: "Versant Mega Tracker",
             table: "versant_flat",
             columns: &["s14r1", "q20r2", "q30r3"],
@@ -586,10 +671,11 @@ fn r_survey_package_agrees_on_every_measure() {
         let full = est(Interval::Logit, DfRule::FullDesign);
         let facts = stats::base_facts(&out.sums);
         let rows = &r.rows;
-        let data = if rows.location.extension().is_some_and(|e| e == "parquet") {
-            versant_csv.clone()
-        } else {
-            rows.location.clone()
+        // R reads the files, whichever source recite read.
+        let data = match rows.table.as_str() {
+            "versant_flat" => files.join("versant_flat.csv"),
+            "nhanes2" => files.join("nhanes2/nhanes2.csv"),
+            _ => rows.location.clone(),
         };
         let (strata, psu) = rows.design.clone().unwrap_or_default();
         let missing: Vec<String> = rows.missing.iter().map(|m| m.to_string()).collect();
@@ -636,8 +722,15 @@ fn r_survey_package_agrees_on_every_measure() {
             );
         }
     }
-    let cases_path = dir.path().join("cases.tsv");
-    let out_path = dir.path().join("r.tsv");
+    Figures { cases, ours }
+}
+
+/// Runs R's survey package over the cases (tests/r/oracle.R, its files in `dir`) and checks
+/// every figure recite gave against R's.
+fn agrees_with_r(dir: &Path, figures: &Figures) {
+    let Figures { cases, ours } = figures;
+    let cases_path = dir.join("cases.tsv");
+    let out_path = dir.join("r.tsv");
     std::fs::write(&cases_path, &cases).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/r/oracle.R");
     let run =

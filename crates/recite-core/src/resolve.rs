@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::catalog::{self, Catalog, Column, Design, NotFound, Replication, Study, Thresholds};
 use crate::citation::Citation;
 use crate::extractor::{Extractor, Measure, Registry};
-use crate::version::{DataVersion, Found, Pin, PinSource};
+use crate::version::{DataVersion, FileDigest, Found, Pin, PinSource};
 
 /// Where the resolver gets a table's columns from (the engine, in practice).
 pub trait Schemas {
@@ -50,6 +50,15 @@ pub trait Schemas {
     /// between versions). Only asked of a scanner whose `version` found one.
     fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, TableError> {
         Err(TableError::VersionsNotRead(found.location.clone()))
+    }
+
+    /// For a table of plain files on disk that keeps no versions, the files a scan of it reads,
+    /// each by name (relative to the study's folder), size and digest, sorted by name: what
+    /// the settlement names as the data it ran on. Empty by default, for a table on object
+    /// storage or a server, and when a file cannot be read.
+    fn file_digests(&self, study: &Study, table: &catalog::Table) -> Vec<FileDigest> {
+        let _ = (study, table);
+        Vec::new()
     }
 }
 
@@ -197,6 +206,9 @@ pub struct Resolved {
     pub rows: Rows,
     /// The version of the table the rows are read at, for a table that keeps versions.
     pub data_version: Option<DataVersion>,
+    /// For a table of plain files on disk, the files its rows are read from
+    /// ([`Schemas::file_digests`]); empty for a versioned table and where the scanner says none.
+    pub files: Vec<FileDigest>,
     /// The measures, expanded for the column.
     pub measures: Vec<Measure>,
     /// Small-base thresholds of the study.
@@ -250,9 +262,9 @@ pub fn resolve(
     else {
         return Err(Unresolvable(vec!["the citation could not be resolved".into()], Vec::new()));
     };
-    let (location, data_version) = match version {
-        Some((found, v)) => (found.location, Some(v)),
-        None => (table.location(study), None),
+    let (location, data_version, files) = match version {
+        Some((found, v)) => (found.location, Some(v), Vec::new()),
+        None => (table.location(study), None, schemas.file_digests(study, table)),
     };
     let mut notes: Vec<String> = fielded_note(c, period).into_iter().collect();
     if data_version.is_none()
@@ -290,6 +302,7 @@ pub fn resolve(
             .collect(),
         notes,
         data_version,
+        files,
     })
 }
 

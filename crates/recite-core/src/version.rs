@@ -1,7 +1,8 @@
 //! Versions of the data a claim is re-run on. A Delta Lake table keeps every version it had; a
 //! claim may be pinned to one ([`Pin`]: by its period in `study.toml`, by the citation's
 //! `data_version`, or by `--as-of`), and its settlement says which version it ran on
-//! ([`DataVersion`]). Tables of plain files have no versions: they are read as they are now.
+//! ([`DataVersion`]). Tables of plain files have no versions: they are read as they are now, and
+//! their settlement names the files it read by their digests ([`FileDigest`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -139,6 +140,52 @@ impl DataVersion {
         };
         format!("Delta version {}, committed {}, {why}", self.version, self.committed)
     }
+}
+
+/// What a file's digest covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DigestOf {
+    /// A Parquet file's footer: its schema, row groups, their sizes and offsets, and every
+    /// column chunk's statistics (the sums cache's identity of a Parquet file; a few kilobytes
+    /// read, not the file).
+    Footer,
+    /// Every byte of the file (CSV, Arrow, SPSS files; Parquet too under
+    /// `--cache-verify content`).
+    Content,
+}
+
+/// One file a table of plain files was read from, as the sums cache identifies it
+/// (docs/cache.md): the same file gives the same entry on any machine, at any time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FileDigest {
+    /// The file, relative to its study's folder (absolute when it lies outside it).
+    pub name: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// What [`FileDigest::digest`] covers.
+    pub of: DigestOf,
+    /// The cache's 128-bit digest of it, in hex: it tells files apart and shows a change, but is
+    /// not cryptographic (the workbench's ledger keeps SHA-256 digests of the same files).
+    pub digest: String,
+}
+
+impl FileDigest {
+    /// In words, for the text reports: `versant_flat.parquet (1234 bytes, footer 0a1b…)`.
+    pub fn describe(&self) -> String {
+        let of = match self.of {
+            DigestOf::Footer => "Parquet footer",
+            DigestOf::Content => "content",
+        };
+        format!("{} ({} bytes, {of} {})", self.name, self.bytes, self.digest)
+    }
+}
+
+/// The files of a table of plain files in words: `files: a.csv (… bytes, content …); b.csv (…)`,
+/// the note that they keep no versions first.
+pub fn describe_files(files: &[FileDigest]) -> String {
+    let list: Vec<String> = files.iter().map(FileDigest::describe).collect();
+    format!("files, unversioned: a re-run may differ; read {}", list.join("; "))
 }
 
 #[cfg(test)]

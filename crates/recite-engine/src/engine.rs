@@ -143,6 +143,9 @@ pub struct Engine {
     /// the log. What a pin names does not move; the latest does (a server's engine lives long),
     /// so it is kept with its log folder's modification time, which a commit moves.
     versions: Versions,
+    /// The digests of the files of tables of plain files, for the settlement to name what it
+    /// ran on ([`Engine::file_digests_of`]).
+    digests: cache::FileDigests,
 }
 
 impl Default for Engine {
@@ -193,6 +196,7 @@ impl Engine {
             cluster: None,
             as_of: None,
             versions: Versions::new(),
+            digests: cache::FileDigests::default(),
         }
     }
 
@@ -295,6 +299,18 @@ impl Engine {
     pub fn table_identity(&self, location: &Path) -> Option<String> {
         let verify = self.cache.as_ref().map_or(cache::Verify::default(), cache::Cache::verify);
         cache::Identifier::new(&self.rt, &self.ctx, &self.tables).declared_identity(location, verify)
+    }
+
+    /// The files the table at `location` reads, by name relative to `root`, with their digests
+    /// ([`cache::Identifier::file_digests`]).
+    fn file_digests_of(&self, location: &Path, root: &Path) -> Vec<recite_core::version::FileDigest> {
+        let verify = self.cache.as_ref().map_or(cache::Verify::default(), cache::Cache::verify);
+        cache::Identifier::new(&self.rt, &self.ctx, &self.tables).file_digests(
+            location,
+            root,
+            verify,
+            &self.digests,
+        )
     }
 }
 

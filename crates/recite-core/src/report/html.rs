@@ -363,6 +363,10 @@ fn details(o: &mut String, s: &Settlement) {
         if let Some(v) = &r.data_version {
             let _ = write!(o, "<div class=\"muted\">data: {}</div>", text(&v.describe()));
         }
+        if !r.files.is_empty() {
+            let files = crate::version::describe_files(&r.files);
+            let _ = write!(o, "<div class=\"muted\">data: {}</div>", text(&files));
+        }
     }
     if !s.measures.is_empty() {
         o.push_str("<table><tr><th>measure</th><th>claimed</th><th>recomputed</th><th>SE</th><th>95% CI</th><th>gap</th></tr>");

@@ -66,6 +66,9 @@ pub fn settlement(s: &Settlement, st: Style) -> String {
         if let Some(v) = &r.data_version {
             let _ = writeln!(o, "  data     {}", e(&v.describe()));
         }
+        if !r.files.is_empty() {
+            let _ = writeln!(o, "  data     {}", e(&crate::version::describe_files(&r.files)));
+        }
         if let Some(est) = s.measures.iter().find_map(|m| m.estimate) {
             let _ = writeln!(o, "  sample   {}", st.dim(est.sample.describe()));
         }

@@ -185,6 +185,7 @@ pub fn rerun(r: &Resolved) -> Rerun {
         base: r.base.clone(),
         base_filter: r.rows.base_filter.clone().unwrap_or_default(),
         data_version: r.data_version.clone(),
+        files: r.files.clone(),
     }
 }
 

@@ -182,6 +182,12 @@ pub struct Rerun {
     /// table); absent for tables of plain files, which are read as they are now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_version: Option<crate::version::DataVersion>,
+    /// For a table of plain files on disk (Parquet, CSV, Arrow, SPSS), the files it was read
+    /// from, by name, size and the sums cache's digest (sorted by name): what the claim ran on,
+    /// though not a version anything can go back to. Absent for versioned tables
+    /// (`data_version`) and tables on object storage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::version::FileDigest>,
 }
 
 impl Rerun {

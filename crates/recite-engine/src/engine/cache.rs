@@ -29,7 +29,7 @@ mod lookup;
 mod trust;
 
 pub use folder::{CacheFolderError, Summary, clear, show};
-pub(super) use identity::Identifier;
+pub(super) use identity::{FileDigests, Identifier};
 
 use folder::entries;
 use trust::distrust;

@@ -67,6 +67,10 @@ impl Schemas for Engine {
         self.as_of.as_deref()
     }
 
+    fn file_digests(&self, study: &Study, table: &catalog::Table) -> Vec<recite_core::version::FileDigest> {
+        self.file_digests_of(&table.location(study), study.dir())
+    }
+
     fn schema_at(&self, found: &Found) -> Result<Arc<resolve::Schema>, resolve::TableError> {
         let schema = self.schema_of(&found.location).map_err(|e| resolve::TableError::from(e.to_string()))?;
         let fields = schema.fields().iter().map(|f| {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use datafusion::prelude::SessionContext;
 use tokio::runtime::Runtime;
@@ -276,6 +276,78 @@ impl<'e> Identifier<'e> {
     #[cfg(not(feature = "object-store"))]
     fn object_identity(&self, _location: &Path) -> Option<String> {
         None
+    }
+}
+
+/// A file's stamp for [`FileDigests`]: size, modification and change times, inode and device,
+/// and what the digest covers; its digest is taken again when any moved (a server's engine
+/// lives long).
+type Stamp = (u64, u128, i64, i64, u64, u64, Verify);
+
+/// The digests [`Identifier::file_digests`] took, by canonical file path, so that a batch's
+/// claims on one table read its footer once.
+#[derive(Default)]
+pub(in crate::engine) struct FileDigests(Mutex<HashMap<PathBuf, (Stamp, recite_core::version::FileDigest)>>);
+
+impl Identifier<'_> {
+    /// The files a scan of the table at `location` (plain files on disk) reads, each by its name
+    /// relative to `root` (the study's folder), size and the cache's fingerprint of it (a
+    /// Parquet footer, or the whole content: [`fingerprint`]), sorted by name. Empty for a
+    /// table on object storage, a server or a Delta table, and when a file cannot be read (the
+    /// scan says why). Taken once per file while its size, times and inode stay (`known`).
+    pub(in crate::engine) fn file_digests(
+        &self,
+        location: &Path,
+        root: &Path,
+        verify: Verify,
+        known: &FileDigests,
+    ) -> Vec<recite_core::version::FileDigest> {
+        use recite_core::version::{DigestOf, FileDigest};
+        let text = location.to_string_lossy();
+        if crate::catalog::url_scheme(&text).is_some()
+            || crate::postgres::is_location(&text)
+            || crate::delta::of_location(location).is_some()
+        {
+            return Vec::new();
+        }
+        let location = location.canonicalize().unwrap_or_else(|_| location.to_path_buf());
+        let Some(mut files) = files_of(&location) else { return Vec::new() };
+        files.extend(self.listed(&location).unwrap_or_default());
+        files.sort();
+        files.dedup();
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let mut out = Vec::with_capacity(files.len());
+        for f in files {
+            let Ok(meta) = std::fs::metadata(&f) else { return Vec::new() };
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            let stamp: Stamp =
+                (meta.len(), modified, meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.dev(), verify);
+            let was = known.0.lock().ok().and_then(|m| m.get(&f).cloned());
+            if let Some((was, digest)) = was
+                && was == stamp
+            {
+                out.push(digest);
+                continue;
+            }
+            let Some(print) = fingerprint(&f, meta.len(), verify) else { return Vec::new() };
+            let (of, digest) = match print.split_once(' ') {
+                Some(("footer", hex)) => (DigestOf::Footer, hex.to_string()),
+                Some((_, hex)) => (DigestOf::Content, hex.to_string()),
+                None => (DigestOf::Content, print.clone()),
+            };
+            let name = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
+            let digest = FileDigest { name, bytes: meta.len(), of, digest };
+            if let Ok(mut m) = known.0.lock() {
+                m.insert(f, (stamp, digest.clone()));
+            }
+            out.push(digest);
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
     }
 }
 
