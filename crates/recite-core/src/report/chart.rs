@@ -122,8 +122,8 @@ fn extent(unit: Unit, points: &[SeriesPoint], claimed: &[f64]) -> (f64, f64) {
 
 /// The scale the charts of one unit in a panel share: ticks of `step` (written with `decimals`),
 /// `steps` of them from each chart's lowest tick to its highest. Chosen from the panel's own
-/// values, the widest chart's padded by a tenth of its width, so a 44% vs 47% dispute is a
-/// visible gap rather than a hair on a 0-100% axis. Where every chart of the unit is flat, a
+/// values (the step from the widest chart's width, every chart's values padded by a tenth of
+/// it), so a 44% vs 47% dispute is a visible gap rather than a hair on a 0-100% axis. Where every chart of the unit is flat, a
 /// proportion is drawn on the whole 0-100% scale (a 100% line as such, not zoomed into noise)
 /// and another unit's value within 5% of itself.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -152,8 +152,10 @@ fn scale(unit: Unit, extents: &[(f64, f64)]) -> Scale {
         let (lo, hi, step, decimals) = ticks(lo, hi);
         return Scale { step, steps: ((hi - lo) / step).round() as usize, decimals, pad: 0.0 };
     }
+    // The step from the values' own width (round ticks: 2 points, not 2.5), the padding only
+    // in where each chart's ticks start and end.
     let pad = widest * PAD;
-    let (_, _, mut step, mut decimals) = ticks(0.0, widest + 2.0 * pad);
+    let (_, _, mut step, mut decimals) = ticks(0.0, widest);
     if unit == Unit::Proportion && step > 25.0 {
         // Ticks that divide 0-100%: a share's axis never runs past either end.
         (step, decimals) = (25.0, 0);
