@@ -8,10 +8,15 @@
 //! permalink in a new page, keeps a note, exports (the case's id, permalink, time, versions and
 //! note in the file), audits every page state with axe-core (no violation at all), opens the
 //! three bundled transcripts chosen at once as one case, refuses junk files without saving
-//! anything, deletes a case once confirmed (its permalink then says it is gone), and watches
-//! every request the pages make (none outside the server, no console error). Before any click
+//! anything, deletes a case once confirmed (its permalink then says it is gone), signs in and
+//! out of a second server started with `--token-file` (a wrong token refused, the right one
+//! lets the analyst in, sign-out ends the session), and watches every request the pages make
+//! (none outside the two servers, no console error). Before any click
 //! it checks the ruling on the first screen (claimed and recomputed values, interval, both base
-//! n, the likely cause and its what-if) and every chart's title and accessible name.
+//! n, the likely cause and its what-if), every chart's title and accessible name, and their
+//! axes (one scale per panel, each starting where its values are: W5 to W6 a visible part of
+//! the chart's height); and that the what-if rows name columns and weights by the catalog's
+//! labels, their codes in small type.
 //!
 //! The screenshots of each step are kept in `$CARGO_TARGET_TMPDIR/workbench-browser/`; with
 //! `RECITE_SCREENSHOTS=docs/workbench` the docs' (index.png, case.png, three.png, whatif.png) are
@@ -34,7 +39,7 @@ use crate::support::root;
 /// the what-if's value is also compared with).
 const FIXTURE: &str = "examples/transcripts/a2a-v10-stream.sse";
 /// The steps `browser.mjs` runs, in order: every one must be there and pass.
-const STEPS: [&str; 14] = [
+const STEPS: [&str; 15] = [
     "controls",
     "open",
     "ruling",
@@ -48,6 +53,7 @@ const STEPS: [&str; 14] = [
     "several",
     "junk",
     "delete",
+    "signin",
     "requests",
 ];
 /// The screenshots docs/workbench.md shows.
@@ -111,13 +117,12 @@ fn ready(test: &str) -> Option<PathBuf> {
     None
 }
 
-/// `node tests/workbench/browser.mjs BASE FIXTURE SHOTS` (with `PROBE_AGENT` the URL of an agent
-/// the server may probe): its exit code, standard output and error; killed after 15 minutes.
-fn drive(chromium: &Path, base: &str, shots: &Path, agent: Option<&str>) -> (Option<i32>, String, String) {
+/// `node tests/workbench/browser.mjs BASE FIXTURE SHOTS` with `env` (`TOKEN_BASE` and `TOKEN`:
+/// the server with a token; `PROBE_AGENT`: the URL of an agent the server may probe): its exit
+/// code, standard output and error; killed after 15 minutes.
+fn drive(chromium: &Path, base: &str, shots: &Path, env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let mut child = Command::new("node");
-    if let Some(url) = agent {
-        child.env("PROBE_AGENT", url);
-    }
+    child.envs(env.iter().copied());
     let mut child = child
         .arg(root().join("tests/workbench/browser.mjs"))
         .arg(base)
@@ -189,12 +194,36 @@ fn workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe() 
         assert_eq!(r.status, 201, "{path}: {}", String::from_utf8_lossy(&r.body));
     }
 
+    // A second server, started with --token-file, for the sign-in step: its own ledger, the
+    // token in a file only its owner reads.
+    let token = "workbench-browser-token-5f2c9e";
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let token_ledger = dir.path().join("token-ledger.sqlite3");
+    let guarded = Server::start_with(
+        &["--token-file", token_file.to_str().unwrap(), "--ledger", token_ledger.to_str().unwrap()],
+        &[],
+    );
+    let token_base = format!("http://127.0.0.1:{}", guarded.port);
+
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("workbench-browser");
     let _ = std::fs::remove_dir_all(&shots);
     std::fs::create_dir_all(&shots).unwrap();
-    let (code, stdout, stderr) = drive(&chromium, &base, &shots, agent_url.as_deref());
+    let mut env = vec![("TOKEN_BASE", token_base.as_str()), ("TOKEN", token)];
+    if let Some(url) = agent_url.as_deref() {
+        env.push(("PROBE_AGENT", url));
+    }
+    let (code, stdout, stderr) = drive(&chromium, &base, &shots, &env);
     let got: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("browser.mjs printed no result ({e}), exit {code:?}\nstderr:\n{stderr}\nstdout:\n{stdout}\nserver:\n{}", s.log())
+        panic!(
+            "browser.mjs printed no result ({e}), exit {code:?}\nstderr:\n{stderr}\nstdout:\n{stdout}\nserver:\n{}\nthe server with a token:\n{}",
+            s.log(),
+            guarded.log()
+        )
     });
 
     // Each step's outcome, said whether it passed or not (`--nocapture` shows it).
@@ -271,6 +300,7 @@ fn workbench_in_chromium_opens_checks_switches_follows_exports_and_passes_axe() 
         "three.png",
         "junk.png",
         "gone.png",
+        "signin.png",
     ] {
         let png = std::fs::read(shots.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name} is not a PNG");

@@ -16,10 +16,15 @@
 //   open       `/`, the fixture uploaded through the page's file input (#files), the case page
 //   numbers    every highlighted number of the report frame (mark.ans, and every cited number
 //              .cited) has the status the JSON report (GET /v1/cases/ID/report) gives it
+//   charts     every chart's title and accessible name its measure; its axis: one scale for a
+//              claim's panel, each chart starting where its values are (a flat 100% at the top,
+//              W5 to W6 a visible part of the chart's height), each point where its value is
 //   whatif     the claim on W6 switched to the previous wave in the what-if panel: the verdict
 //              and recomputed values the page shows are POST /v1/cases/ID/whatif's, and those
 //              are what POST /v1/verify answers for the fixture's own citation with its period
-//              changed (edited here), and what the fixture's own W5 claim recomputed
+//              changed (edited here), and what the fixture's own W5 claim recomputed; every
+//              row names a column or weight by the catalog's label (GET /v1/catalog), its
+//              code in small type only
 //   permalink  #permalink followed in a new page (under the page's own CSP): the same case
 //   export     /cases/ID/export: a whole HTML document with no outside reference, equal to the
 //              framed report, which loads nothing when rendered
@@ -27,7 +32,12 @@
 //              serious or critical
 //   several    two files chosen at once in the file input: one new case of both inputs, each
 //              the file's bytes under its name, its report of both
-//   requests   every request any page made was to BASE (or data:/about:), every answer < 400,
+//   signin     $TOKEN_BASE (a server started with --token-file, its token $TOKEN): a case page
+//              sends to the form (under its CSP, its favicon answering), a wrong token is 401
+//              and said, the right one opens the index and the case, sign-out ends the session
+//              and the case page asks again; axe on the form (blank, refusing) and signed in
+//   requests   every request any page made was to BASE or TOKEN_BASE (or data:/about:), every
+//              answer < 400 but those a step asked for,
 //              no script error, no console error
 //
 // Screenshots, in SHOTS: open-index.png (before the upload), case.png (1200×1600, as
@@ -152,14 +162,21 @@ const requests = { seen: [], outside: [], failed_answers: [], errors: [], notes:
 // Answers >= 400 a step asked for on purpose ("STATUS URL"): the permalink of a deleted case.
 const expectedAnswers = new Set();
 
+// The second server, started with --token-file (tests/it/browser.rs): the sign-in step's.
+const tokenBase = process.env.TOKEN_BASE || null;
+const origins = new Set([origin, ...(tokenBase ? [new URL(tokenBase).origin] : [])]);
+
 function allowed(url) {
   if (url.startsWith("data:") || url.startsWith("about:")) return true;
   try {
-    return new URL(url).origin === origin;
+    return origins.has(new URL(url).origin);
   } catch (_) {
     return false;
   }
 }
+
+// Whether a failed load Chromium logged at `url` is one a step asked for (any status).
+const expectedAt = (url) => [...expectedAnswers].some((a) => a.slice(a.indexOf(" ") + 1) === url);
 
 // Watches a page: each request is recorded, one elsewhere is refused (and counted), every
 // answer from the server is < 400, and script or console errors are kept.
@@ -189,8 +206,9 @@ async function watch(page, label) {
     if (m.type() !== "error") return;
     const at = (m.location() || {}).url || "";
     if (at.endsWith("/favicon.ico")) return; // its 404, noted above
-    // Chromium logs the expected 404 of a deleted case's permalink as a failed resource load.
-    if (expectedAnswers.has(`404 ${at}`)) return;
+    // Chromium logs an expected answer (a deleted case's 404, a wrong token's 401) as a failed
+    // resource load.
+    if (expectedAt(at)) return;
     requests.errors.push(`${label}: console error: ${m.text()}${at ? ` (${at})` : ""}`);
   });
 }
@@ -552,6 +570,69 @@ async function main() {
       }
       const panels = await page.$eval("#report", (f) => [...f.contentDocument.querySelectorAll(".charts")].length);
       check(panels > 0, "the charts of a claim are one panel (.charts)");
+
+      // Axes that start where the data says: each chart's ticks (its grid lines, top to bottom)
+      // and its points' heights, read from the SVG as drawn.
+      const drawn = await page.$eval("#report", (f) => [...f.contentDocument.querySelectorAll(".charts")].map((panel) =>
+        [...panel.querySelectorAll(".chart svg")].map((svg) => {
+          const ticks = [...svg.querySelectorAll("g.chart-axis text")].map((t) => ({
+            value: parseFloat(t.textContent),
+            y: parseFloat(t.getAttribute("y")) - 4,
+          }));
+          const points = [...svg.querySelectorAll("g.chart-points circle, g.chart-points rect")].map((e) =>
+            e.tagName === "circle" ? parseFloat(e.getAttribute("cy")) : parseFloat(e.getAttribute("y")) + 4.5);
+          return { ticks, points };
+        })));
+      // One scale per panel: the charts of a claim span the same height of values.
+      let at = 0;
+      const claims = claimsOf(report);
+      for (const [k, c] of claims.entries()) {
+        const series = c.series || [];
+        if (!series.length) continue;
+        const charts = drawn.shift() || [];
+        const spans = charts.map((x) => (x.ticks.length ? x.ticks[x.ticks.length - 1].value - x.ticks[0].value : NaN));
+        const units = new Set(series.map((x) => x.unit));
+        if (units.size === 1) check(spans.every((v) => Math.abs(v - spans[0]) < 1e-6), `claim ${k}: one scale for its panel (${spans})`);
+        for (const [i, x] of series.entries()) {
+          const chart = charts[i];
+          if (!check(chart && chart.ticks.length >= 2, `claim ${k}, ${x.measure}: its axis has ticks`)) continue;
+          const top = chart.ticks[chart.ticks.length - 1];
+          const bottom = chart.ticks[0];
+          // A share's axis within 0–100%; a point's height is where the axis puts its value.
+          const scale = (bottom.y - top.y) / (top.value - bottom.value);
+          if (x.unit === "proportion") check(bottom.value >= 0 && top.value <= 100, `claim ${k}, ${x.measure}: axis ${bottom.value}–${top.value}%`);
+          const values = x.points.filter((p) => typeof p.value === "number").map((p) => (x.unit === "proportion" ? p.value * 100 : p.value));
+          values.forEach((v, j) => {
+            const want = bottom.y - (v - bottom.value) * scale;
+            check(Math.abs(chart.points[j] - want) < 1, `claim ${k}, ${x.measure}, point ${j}: drawn at ${chart.points[j]}, its value ${v} at ${want.toFixed(1)}`);
+          });
+          // A 100% line is drawn as such: at 100%, the top of its axis.
+          if (x.unit === "proportion" && values.length && values.every((v) => v === 100)) {
+            equal(top.value, 100, `claim ${k}, ${x.measure}: flat at 100%, the axis's top`);
+            check(chart.points.every((y) => Math.abs(y - top.y) < 1), `claim ${k}, ${x.measure}: the points on the 100% line`);
+          }
+          at++;
+        }
+        // The W6 claim's moves: W5 against W6, on each measure that moved 2 points or more, a
+        // visible part of the chart's height (on a 0–100% axis 2.5 points were 2.5% of it).
+        if (c.rerun && /^W6\b/.test(c.rerun.period)) {
+          for (const [i, x] of series.entries()) {
+            const valued = x.points.filter((p) => typeof p.value === "number");
+            const w5 = valued.findIndex((p) => /^W5\b/.test(p.period));
+            const w6 = valued.findIndex((p) => p.cited);
+            const chart = charts[i];
+            if (x.unit !== "proportion" || w5 < 0 || w6 < 0 || !chart) continue;
+            const pp = Math.abs(valued[w5].value - valued[w6].value) * 100;
+            if (pp < 2) continue;
+            const height = chart.ticks[0].y - chart.ticks[chart.ticks.length - 1].y;
+            const gap = Math.abs(chart.points[w5] - chart.points[w6]) / height;
+            s.w5_w6 = [...(s.w5_w6 || []), { claim: k, measure: x.measure, pp: Number(pp.toFixed(2)), of_height: Number(gap.toFixed(3)) }];
+            check(gap >= 0.1, `claim ${k}, ${x.measure}: W5–W6 (${pp.toFixed(1)} points) is ${(gap * 100).toFixed(1)}% of the chart's height`);
+          }
+        }
+      }
+      check(s.w5_w6, "a W6 claim's move from W5 was measured on its chart");
+      s.drawn = at;
     });
 
     // (c) What if: the W6 claim on the previous wave.
@@ -653,6 +734,43 @@ async function main() {
       }
       // And it moved: the previous wave's numbers are not the claim's own.
       check(names.some((n) => estimate(w.json.report_claim, n).value !== estimate(claim, n).value), "the previous wave's estimates differ from the claim's");
+
+      // In words: every row of the claim names a column or a weight by the label the catalog
+      // gives it (the code only in small type, code.code), a base by its name, a period by its.
+      const table = (study.tables || []).find((t) => t.name === claim.rerun.table) || {};
+      const columns = table.columns || {};
+      const rows = await page.$$eval(`#whatif .whatif-claim[data-claim="${k}"] tr.alternative`, (l) => l.map((r) => {
+        const th = r.querySelector("th").cloneNode(true);
+        const code = th.querySelector("code.code");
+        const tag = th.querySelector(".likely-tag");
+        if (tag) tag.remove();
+        if (code) code.remove();
+        return { kind: r.dataset.kind, name: r.dataset.name, words: th.textContent.trim(), code: code ? code.textContent : null };
+      }));
+      s.rows = rows.length;
+      equal(rows.map((r) => [r.kind, r.name]), mine.alternatives.map((a) => [a.kind, a.name]), "the rows are the API's alternatives");
+      const bases = (study.bases || []).map((b) => b.name);
+      const worded = new Set();
+      for (const r of rows) {
+        const label = ((columns[r.name] || {}).label || "").trim();
+        if (r.kind === "column" || r.kind === "weight") {
+          if (!check(label, `the catalog labels the ${r.kind} ${r.name}`)) continue;
+          check(r.words.includes(label), `${r.kind} ${r.name}: its label "${label}" in "${r.words}"`);
+          check(!r.words.includes(r.name), `${r.kind} ${r.name}: no code in the words "${r.words}"`);
+          equal(r.code, r.name, `${r.kind} ${r.name}: its code in small type`);
+        } else if (r.kind === "base") {
+          check(bases.includes(r.name) && r.words.includes(r.name), `base ${r.name}: named in "${r.words}"`);
+        } else if (r.kind === "period") {
+          check(r.words.includes(r.name), `period ${r.name}: named in "${r.words}"`);
+        }
+        // No column code of the table in any row's words (s14r4, main_weight, …).
+        const codes = Object.keys(columns).filter((c) => /\d|_/.test(c) && new RegExp(`\\b${c}\\b`).test(r.words));
+        check(codes.length === 0, `${r.kind} ${r.name}: codes ${codes} in the words "${r.words}"`);
+        worded.add(r.kind);
+      }
+      for (const kind of ["period", "weight", "base", "column"]) check(worded.has(kind), `a ${kind} row was checked`);
+      const before = rows.find((r) => r.kind === "period" && r.name === previous);
+      check(before && /the period before$/.test(before.words), `the previous period says so: "${before && before.words}"`);
     });
 
     // (d) The permalink, in a new page, under the page's own policy.
@@ -872,6 +990,89 @@ async function main() {
       s.shots = [await shot(p6, "gone.png")];
       await p6.close();
     });
+    // (j) Sign-in and sign-out on a server started with --token-file ($TOKEN_BASE, its token
+    // $TOKEN): the form under its own policy (no console error: its CSP and favicon), a wrong
+    // token refused, the right one lets the analyst in (a case opens), sign-out ends the session
+    // (the case page asks to sign in again); axe on the form, blank and refusing, and on the
+    // signed-in index.
+    await step("signin", async (s) => {
+      const token = process.env.TOKEN;
+      if (!check(tokenBase && token, "TOKEN_BASE and TOKEN name the server with a token")) return;
+      const at = (p) => new URL(p, tokenBase).href;
+      const made = await fetch(at("/v1/cases?name=discrepant.json"), {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: readFileSync("examples/citations/versant-w6-discrepant.json"),
+        signal: AbortSignal.timeout(SLOW_MS),
+      });
+      if (!check(made.status === 201, `a case saved with the bearer token: ${made.status}`)) return;
+      const caseId = (await made.json()).id;
+      // Under the pages' own policies: a refused load or script is a console error, counted.
+      const p = await open("signin", { bypassCSP: false });
+      const first = await p.goto(at(`/cases/${caseId}`), { waitUntil: "load" });
+      equal(new URL(p.url()).pathname, "/signin", "a case page without the session is sent to the form");
+      check(first.ok() && first.headers()["content-security-policy"], "the form is sent with its CSP");
+      check(await p.$("form[action='/signin'] input#token[type=password]"), "the form asks for the token");
+      const favicon = await p.$eval("link[rel=icon]", (l) => l.href);
+      const icon = await fetch(favicon);
+      check(icon.ok && (icon.headers.get("content-type") || "").startsWith("image/svg+xml"), `its favicon ${favicon} answers ${icon.status}`);
+      // A wrong token: 401 and the form again, saying so.
+      expectedAnswers.add(`401 ${at("/signin")}`);
+      await p.type("#token", `${token}-not`);
+      const [wrong] = await Promise.all([p.waitForNavigation({ waitUntil: "load" }), p.click("form[action='/signin'] button[type=submit]")]);
+      equal(wrong && wrong.status(), 401, "a wrong token is answered 401");
+      const said = await p.$eval("[role=alert]", (e) => e.textContent).catch(() => "");
+      check(/not this server's token/.test(said), `the form says the token was wrong: "${said}"`);
+      check(!(await p.cookies(tokenBase)).some((c) => c.name === "recite_session"), "no session for a wrong token");
+      s.shots = [await shot(p, "signin-refused.png")];
+      // The right one: the index, signed in, with its sign-out button; the case opens.
+      await p.type("#token", token);
+      const [right] = await Promise.all([p.waitForNavigation({ waitUntil: "load" }), p.click("form[action='/signin'] button[type=submit]")]);
+      check(right && right.ok(), `signed in, the index answered ${right && right.status()}`);
+      equal(new URL(p.url()).pathname, "/", "signed in, the analyst is on the index");
+      await p.waitForFunction(() => document.querySelectorAll("#cases tbody tr[data-case]").length > 0, { timeout: 60_000 });
+      const session = (await p.cookies(tokenBase)).find((c) => c.name === "recite_session");
+      check(session && session.httpOnly && session.sameSite === "Strict", `the session cookie: ${JSON.stringify(session)}`);
+      check(session && !session.value.includes(token), "the cookie does not hold the token");
+      equal(await p.evaluate(() => document.cookie), "", "the session cookie is out of the page's scripts' reach");
+      const q = await open("signin-audit", { bypassCSP: true });
+      await q.goto(at("/"), { waitUntil: "load" });
+      await q.waitForFunction(() => document.querySelectorAll("#cases tbody tr[data-case]").length > 0, { timeout: 60_000 });
+      const found = await audit(q, "index page, signed in");
+      await q.close();
+      // A page in the background gets no animation frames nor clicks in headless Chromium.
+      await p.bringToFront();
+      await p.goto(at(`/cases/${caseId}`), { waitUntil: "load" });
+      await caseReady(p);
+      equal(await p.$eval("header code", (e) => e.textContent), caseId, "signed in, the case page opens");
+      check(await p.$("form.signout button"), "the case page has a Sign out button");
+      // Its what-if listed and the likely alternative re-run (signed in, its API answers).
+      await p.waitForFunction(() => document.querySelector("#whatif-claims .whatif-claim") && document.querySelector(".likely-result .badge"), { timeout: SLOW_MS });
+      // Sign out: back to the form; the case page asks for the token again. (Chromium may swap
+      // the page's main frame on this POST-redirect-redirect, which detaches the frame a
+      // waitForNavigation watches: the page's address is polled instead.)
+      await p.click("form.signout button");
+      const until = Date.now() + 60_000;
+      while (new URL(p.url()).pathname !== "/signin" && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+      equal(new URL(p.url()).pathname, "/signin", "signed out, the form");
+      await p.waitForFunction(() => document.readyState === "complete" && document.getElementById("token"), { timeout: 60_000 });
+      check(!(await p.cookies(tokenBase)).some((c) => c.name === "recite_session"), "signed out, no session cookie");
+      await p.goto(at(`/cases/${caseId}`), { waitUntil: "load" });
+      equal(new URL(p.url()).pathname, "/signin", "signed out, the case page asks to sign in again");
+      // The form audited, blank and refusing a token.
+      await p.close();
+      const f = await open("signin-form-audit", { bypassCSP: true });
+      await f.goto(at("/signin"), { waitUntil: "load" });
+      found.push(...(await audit(f, "sign-in form")));
+      await f.type("#token", "wrong");
+      await Promise.all([f.waitForNavigation({ waitUntil: "load" }), f.click("form[action='/signin'] button[type=submit]")]);
+      found.push(...(await audit(f, "sign-in form, a wrong token refused")));
+      s.axe = found;
+      axeFailures(found);
+      s.shots.push(await shot(f, "signin.png"));
+      await f.close();
+    });
+
     // (g2) Probe an A2A agent from the index page's field (POST /v1/probe): the case it opens
     // holds the agent's reply, and its report starts with the agent's card. $PROBE_AGENT is an
     // agent the server was started allowed to call (tests/it/browser.rs), when one could run.

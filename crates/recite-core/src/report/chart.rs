@@ -41,8 +41,9 @@ const CLAIM: &str = "#b3261e";
 const GRID: &str = "#dde1e7";
 
 /// Writes the charts of the settlement's series (nothing when it has none) as one panel of
-/// small multiples: every chart of a unit on one shared axis, so the measures of a claim compare
-/// at a glance.
+/// small multiples: the charts of a unit share one scale ([`scale`]), so a move of 3 points is
+/// as tall in each and the measures of a claim compare at a glance, while each chart's axis
+/// starts where its own values are.
 pub fn write(o: &mut String, s: &Settlement) {
     if s.series.is_empty() {
         return;
@@ -50,13 +51,16 @@ pub fn write(o: &mut String, s: &Settlement) {
     let claims_of = |series: &Series| {
         s.measures.iter().find(|m| m.name == series.measure).map_or(&[][..], |m| &m.claims[..])
     };
+    let extent_of = |x: &Series| {
+        let claimed: Vec<f64> = claims_of(x).iter().map(|c| claimed(x.unit, c)).collect();
+        extent(x.unit, &x.points, &claimed)
+    };
     o.push_str("<div class=\"charts\">");
     for series in &s.series {
-        let same: Vec<&Series> = s.series.iter().filter(|x| x.unit == series.unit).collect();
-        let points: Vec<SeriesPoint> = same.iter().flat_map(|x| x.points.iter().cloned()).collect();
-        let claimed_all: Vec<f64> =
-            same.iter().flat_map(|x| claims_of(x).iter().map(|c| claimed(x.unit, c))).collect();
-        chart(o, series, claims_of(series), range(series.unit, &points, &claimed_all));
+        let same: Vec<(f64, f64)> =
+            s.series.iter().filter(|x| x.unit == series.unit).map(extent_of).collect();
+        let axis = window(series.unit, &scale(series.unit, &same), extent_of(series));
+        chart(o, series, claims_of(series), axis);
     }
     o.push_str("</div>");
 }
@@ -102,37 +106,101 @@ fn ticks(lo: f64, hi: f64) -> (f64, f64, f64, usize) {
     ((lo / step).floor() * step, (hi / step).ceil() * step, step, decimals)
 }
 
-/// The y range: every value, interval end and claimed value, widened to round ticks; a
-/// proportion's kept within 0–100%.
-fn range(unit: Unit, points: &[SeriesPoint], claimed: &[f64]) -> (f64, f64, f64, usize) {
-    let mut all: Vec<f64> = points
+/// A chart's own values in the units it shows: the lowest and highest of every value,
+/// interval end and claimed value (`(0, 0)` when it has none).
+fn extent(unit: Unit, points: &[SeriesPoint], claimed: &[f64]) -> (f64, f64) {
+    let all = points
         .iter()
         .flat_map(|p| [p.value, p.ci_low, p.ci_high])
         .flatten()
         .map(|v| shown(unit, v))
         .chain(claimed.iter().copied())
-        .filter(|v| v.is_finite())
-        .collect();
-    if all.is_empty() {
-        all.push(0.0);
+        .filter(|v| v.is_finite());
+    all.fold(None, |r: Option<(f64, f64)>, v| Some(r.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))
+        .unwrap_or((0.0, 0.0))
+}
+
+/// The scale the charts of one unit in a panel share: ticks of `step` (written with `decimals`),
+/// `steps` of them from each chart's lowest tick to its highest. Chosen from the panel's own
+/// values (the step from the widest chart's width, every chart's values padded by a tenth of
+/// it), so a 44% vs 47% dispute is a visible gap rather than a hair on a 0-100% axis. Where every chart of the unit is flat, a
+/// proportion is drawn on the whole 0-100% scale (a 100% line as such, not zoomed into noise)
+/// and another unit's value within 5% of itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Scale {
+    step: f64,
+    steps: usize,
+    decimals: usize,
+    /// The padding each chart's values get above and below before its ticks are chosen.
+    pad: f64,
+}
+
+/// The share of the widest chart's width added above and below every chart's values.
+const PAD: f64 = 0.1;
+
+fn scale(unit: Unit, extents: &[(f64, f64)]) -> Scale {
+    let widest = extents.iter().map(|(lo, hi)| hi - lo).fold(0.0, f64::max);
+    if widest < 1e-9 {
+        let (lo, hi) = match unit {
+            Unit::Proportion => (0.0, 100.0),
+            _ => {
+                let big = extents.iter().map(|(lo, _)| lo.abs()).fold(0.0, f64::max);
+                let pad = (big * 0.05).max(1.0);
+                (-pad, pad)
+            }
+        };
+        let (lo, hi, step, decimals) = ticks(lo, hi);
+        return Scale { step, steps: ((hi - lo) / step).round() as usize, decimals, pad: 0.0 };
     }
-    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if hi - lo < 1e-9 && unit == Unit::Proportion {
-        // A flat share (everyone aware: 100% each period) is drawn as the line it is, on the
-        // whole 0-100% scale, not zoomed into a band of noise around it.
-        (0.0, 100.0)
-    } else if hi - lo < 1e-9 {
-        let pad = (lo.abs() * 0.05).max(1.0);
-        (lo - pad, hi + pad)
+    // The step from the values' own width (round ticks: 2 points, not 2.5), the padding only
+    // in where each chart's ticks start and end.
+    let pad = widest * PAD;
+    let (_, _, mut step, mut decimals) = ticks(0.0, widest);
+    if unit == Unit::Proportion && step > 25.0 {
+        // Ticks that divide 0-100%: a share's axis never runs past either end.
+        (step, decimals) = (25.0, 0);
+    }
+    let steps = extents
+        .iter()
+        .map(|&e| {
+            let (lo, hi) = rounded(unit, e, pad, step);
+            ((hi - lo) / step).round() as usize
+        })
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    Scale { step, steps, decimals, pad }
+}
+
+/// A chart's values, padded, widened to the scale's ticks (a proportion's kept within 0-100%).
+fn rounded(unit: Unit, (lo, hi): (f64, f64), pad: f64, step: f64) -> (f64, f64) {
+    let (lo, hi) = (((lo - pad) / step).floor() * step, ((hi + pad) / step).ceil() * step);
+    if unit == Unit::Proportion { (lo.max(0.0), hi.min(100.0)) } else { (lo, hi) }
+}
+
+/// One chart's y axis on the panel's scale: `steps` ticks around its own values (the spare ones
+/// shared above and below), a proportion's within 0-100%. The lowest and highest ticks, the
+/// step and the decimals.
+fn window(unit: Unit, scale: &Scale, own: (f64, f64)) -> (f64, f64, f64, usize) {
+    let Scale { step, steps, decimals, pad } = *scale;
+    let span = steps as f64 * step;
+    let mut lo = if pad > 0.0 {
+        let (lo, hi) = rounded(unit, own, pad, step);
+        let spare = steps.saturating_sub(((hi - lo) / step).round() as usize);
+        lo - (spare / 2) as f64 * step
+    } else if unit == Unit::Proportion {
+        0.0
     } else {
-        (lo, hi)
+        // Every chart of the unit flat: each centred on its value.
+        ((own.0 / step).round() - (steps / 2) as f64) * step
     };
-    let (mut lo, mut hi, step, decimals) = ticks(lo, hi);
     if unit == Unit::Proportion {
-        (lo, hi) = (lo.max(0.0), hi.min(100.0));
+        if lo + span > 100.0 {
+            lo = 100.0 - span;
+        }
+        lo = lo.max(0.0);
     }
-    (lo, hi, step, decimals)
+    (lo, lo + span, step, decimals)
 }
 
 fn chart(o: &mut String, series: &Series, claims: &[Comparison], axis_range: (f64, f64, f64, usize)) {
@@ -377,7 +445,7 @@ stroke-width=\"1.5\" stroke-dasharray=\"6 4\"></line><text x=\"{:.1}\" y=\"{:.1}
 
 #[cfg(test)]
 mod tests {
-    use super::ticks;
+    use super::{Unit, scale, ticks, window};
 
     fn near(got: (f64, f64, f64, usize), want: (f64, f64, f64, usize)) {
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
@@ -398,5 +466,37 @@ mod tests {
         near(ticks(0.0, 90.0), (0.0, 100.0, 25.0, 0));
         // Values in the thousands.
         near(ticks(1200.0, 4100.0), (1000.0, 5000.0, 1000.0, 0));
+    }
+
+    /// The funnel of the bundled W6 claim, each measure's extent across the eight waves (values,
+    /// intervals and the claimed value, in percent), as its panel draws them.
+    const FUNNEL: [(f64, f64); 5] = [(100.0, 100.0), (68.9, 75.7), (40.5, 48.4), (24.8, 32.2), (11.4, 17.1)];
+
+    #[test]
+    fn a_panel_shares_one_scale_and_each_chart_starts_where_its_values_are() {
+        let s = scale(Unit::Proportion, &FUNNEL);
+        let axes: Vec<_> = FUNNEL.iter().map(|&e| window(Unit::Proportion, &s, e)).collect();
+        for (&(lo, hi), &(a, b, step, _)) in FUNNEL.iter().zip(&axes) {
+            // The same height of values in every chart, each holding its own values.
+            assert!((b - a - s.steps as f64 * s.step).abs() < 1e-9 && step == s.step, "{axes:?}");
+            assert!(a <= lo && hi <= b && a >= 0.0 && b <= 100.0, "{lo}-{hi} in {a}-{b}");
+            // Ticks on round values.
+            assert!((a / step - (a / step).round()).abs() < 1e-9, "{a} by {step}");
+        }
+        // Considered: W5's 46.7% and W6's 44.2% are a fifth of the plot apart, not 2.5% of it.
+        let (a, b, ..) = axes[2];
+        assert!(2.5 / (b - a) > 0.15, "{a}-{b}");
+        // Aware, 100% each wave: a line at the top of the axis, at 100%.
+        assert_eq!(axes[0].1, 100.0);
+    }
+
+    #[test]
+    fn a_flat_share_alone_is_drawn_on_the_whole_scale() {
+        let s = scale(Unit::Proportion, &[(100.0, 100.0)]);
+        near(window(Unit::Proportion, &s, (100.0, 100.0)), (0.0, 100.0, 25.0, 0));
+        // A flat value of another unit is centred on itself.
+        let s = scale(Unit::Value, &[(5.0, 5.0)]);
+        let (lo, hi, ..) = window(Unit::Value, &s, (5.0, 5.0));
+        assert!(lo < 5.0 && 5.0 < hi && hi - lo <= 4.0, "{lo}-{hi}");
     }
 }

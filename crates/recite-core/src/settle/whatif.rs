@@ -37,8 +37,12 @@ pub struct Alternative {
     /// The catalog name it uses (a period, base, weight, column or measure); empty for
     /// `unweighted` and `nobase`.
     pub name: String,
-    /// What it changes, in words (`on W5 (March 2026)`, `without weights`).
+    /// What it changes, in words, naming columns and weights by the catalog's labels (`on W5
+    /// (March 2026), the period before`, `on Brand funnel: Corvana`, `without weights`).
     pub label: String,
+    /// The catalog's code for what the label names by its label (the column `s14r4`, the
+    /// weight `alt_weight`), for small type beside it; empty when the label names it by code.
+    pub code: String,
     /// The claim's own explanation names it as what the agent most likely computed instead.
     pub likely: bool,
     #[serde(skip)]
@@ -65,11 +69,18 @@ pub fn alternatives(
         kind,
         name: name.to_string(),
         label,
+        code: String::new(),
         likely: false,
         resolved,
         measure: None,
     };
-    if let Ok(study) = catalog.study(&r.study) {
+    let study = catalog.study(&r.study).ok();
+    // A column's label in the catalog (the cited table's), when it declares one.
+    let label_of = |column: &str| {
+        let table = study.and_then(|s| s.table(&r.rows.table).ok())?;
+        table.columns.get(column).map(|c| c.label.as_str()).filter(|l| !l.is_empty())
+    };
+    if let Some(study) = study {
         let own = study.periods.iter().position(|p| p.name == r.period);
         let mut near: Vec<(usize, usize)> = (0..study.periods.len())
             .filter(|&i| Some(i) != own)
@@ -78,16 +89,34 @@ pub fn alternatives(
         near.sort_unstable();
         let mut chosen: Vec<usize> = near.into_iter().take(MAX_PERIOD_ALTERNATIVES).map(|(_, i)| i).collect();
         chosen.sort_unstable();
-        for p in chosen.into_iter().map(|i| &study.periods[i]) {
-            out.push(alt(Kind::Period, &p.name, format!("on {}", p.name), explain::on_period(r, p)));
+        for i in chosen {
+            let p = &study.periods[i];
+            // The claim's neighbours said so: the period an agent most often confuses it with.
+            let next_to = match own {
+                Some(o) if i + 1 == o => ", the period before",
+                Some(o) if i == o + 1 => ", the period after",
+                _ => "",
+            };
+            out.push(alt(Kind::Period, &p.name, format!("on {}{next_to}", p.name), explain::on_period(r, p)));
         }
     }
-    // The explanations' variants, periods aside (listed above, all of them).
+    // The explanations' variants, periods aside (listed above, all of them), in the catalog's
+    // words: a column or a weight by its label (its code kept for small type), a base by name.
     for v in explain::variants(0, r, catalog, registry, &explain::Expansions::default()) {
-        match v.alternative() {
-            Some((Kind::Period | Kind::Measure, _)) | None => continue,
-            Some((kind, name)) => out.push(alt(kind, &name, v.what, v.resolved)),
-        }
+        let Some((kind, name)) = v.alternative() else { continue };
+        let (label, code) = match kind {
+            Kind::Period | Kind::Measure => continue,
+            Kind::Column if !v.resolved.column_label.is_empty() => {
+                (format!("on {}", v.resolved.column_label), name.clone())
+            }
+            Kind::Weight => match label_of(&name) {
+                Some(l) => (format!("weighted by {l}"), name.clone()),
+                None => (v.what, String::new()),
+            },
+            Kind::Base => (format!("on the base \u{201c}{name}\u{201d}"), String::new()),
+            _ => (v.what, String::new()),
+        };
+        out.push(Alternative { code, ..alt(kind, &name, label, v.resolved) });
     }
     if let [from] = claimed
         && let Some(own) = r.measures.iter().find(|m| &m.name == from)

@@ -440,7 +440,9 @@ function whatIfClaim(id, c, rc) {
     const button = el('button', { type: 'button', class: 'try', 'aria-label': `Re-run claim ${n} ${a.label}` }, 'Re-run');
     const head = el('th', { scope: 'row' });
     if (a.likely) head.append(el('span', { class: 'likely-tag' }, 'Most likely computed instead'));
+    // In the catalog's words; the code it names (a column, a weight) in small type.
     head.append(a.label);
+    if (a.code) head.append(' ', el('code', { class: 'code' }, a.code));
     const tr = el('tr', { class: 'alternative', 'data-kind': a.kind, 'data-name': a.name, 'data-id': a.id },
       head, el('td', { class: 'verdict' }), el('td', { class: 'recomputed' }), el('td', {}, button));
     if (a.likely) tr.dataset.likely = 'true';
