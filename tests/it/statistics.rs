@@ -731,7 +731,7 @@ fn agrees_with_r(dir: &Path, figures: &Figures) {
     let Figures { cases, ours } = figures;
     let cases_path = dir.join("cases.tsv");
     let out_path = dir.join("r.tsv");
-    std::fs::write(&cases_path, &cases).unwrap();
+    std::fs::write(&cases_path, cases).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/r/oracle.R");
     let run =
         std::process::Command::new("Rscript").arg(&script).arg(&cases_path).arg(&out_path).output().unwrap();
