@@ -41,7 +41,7 @@ const CLAIM: &str = "#b3261e";
 const GRID: &str = "#dde1e7";
 
 /// Writes the charts of the settlement's series (nothing when it has none) as one panel of
-/// small multiples: the charts of a unit share one scale ([`scale`]), so a move of 3 points is
+/// small multiples: the charts of a unit share one scale (`scale`), so a move of 3 points is
 /// as tall in each and the measures of a claim compare at a glance, while each chart's axis
 /// starts where its own values are.
 pub fn write(o: &mut String, s: &Settlement) {
