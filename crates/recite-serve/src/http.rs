@@ -189,7 +189,7 @@ async fn wrong_method(method: Method, uri: Uri) -> Problem {
 /// feature `agents`), protected by the token when there is one (the health checks and the
 /// Agent Card, among `public`, are not); every request, to any of them, first passes the
 /// site's `Host` and `Origin` checks ([`Site`](super::site::Site)), and its body must arrive
-/// within the time limit ([`extract::body_deadline`]).
+/// within the time limit (`extract::body_deadline`).
 pub fn app(
     svc: Arc<Service>,
     site: Arc<super::site::Site>,
