@@ -2338,3 +2338,35 @@ fn a_ballista_engine_without_the_feature_says_how_to_build_it() {
     let out = recite(&["check", EXAMPLES, "--engine", "local"]);
     assert_eq!(code(&out), code(&recite(&["check", EXAMPLES])));
 }
+
+/// A re-run of a saved report on plain files names the files it read, as the saved run did: the
+/// re-run scanner wraps the engine and must not fall back to "no files".
+#[test]
+fn a_pinned_rerun_of_a_saved_report_names_the_files_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("saved.json");
+    let out = recite(&[
+        "check",
+        "examples/citations/versant-w6-considered.json",
+        "--format",
+        "json",
+        "--output",
+        saved.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let first: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let files = first["inputs"][0]["claims"][0]["rerun"]["files"].clone();
+    assert_eq!(files[0]["name"], "versant_flat.parquet", "{files:#}");
+    let out = recite(&[
+        "check",
+        "examples/citations/versant-w6-considered.json",
+        "--format",
+        "json",
+        "--rerun-of",
+        saved.to_str().unwrap(),
+        "--pinned",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let again: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(again["inputs"][0]["claims"][0]["rerun"]["files"], files);
+}

@@ -319,7 +319,18 @@ fn permuting_rows_changes_nothing_and_duplicating_them_doubles_only_the_counts()
     reordered_layer(permuted.path(), |n| shuffled(n, n));
     let doubled = tempfile::tempdir().unwrap();
     reordered_layer(doubled.path(), |n| shuffled(n, 2 * n));
-    let exact = |s: &[Settlement]| serde_json::to_string(s).unwrap();
+    // Every bit of each settlement but the digests of the files read, which are other bytes.
+    let exact = |s: &[Settlement]| {
+        let mut v = serde_json::to_value(s).unwrap();
+        let mut named = 0;
+        for settlement in v.as_array_mut().unwrap() {
+            if let Some(rerun) = settlement.get_mut("rerun").and_then(Value::as_object_mut) {
+                named += usize::from(rerun.remove("files").is_some());
+            }
+        }
+        assert!(named > 0, "the settlements name the files they read");
+        v.to_string()
+    };
     // The grouped plan's two reductions; the summed plan agrees with them (the first test) and
     // is slow to build: a minute a run in a debug build.
     let engines = [("in process", Engine::new()), ("plan", Engine::new().with_reduction(Reduction::Plan))];

@@ -14,7 +14,10 @@ use crate::citation::Citation;
 use crate::extractor::{Extractor, Measure, Registry};
 use crate::version::{DataVersion, FileDigest, Found, Pin, PinSource};
 
-/// Where the resolver gets a table's columns from (the engine, in practice).
+/// Where the resolver gets a table's columns from (the engine, in practice). No method has a
+/// default: a scanner that wraps another (the service's warm table, a re-run of a saved report)
+/// must say what it does with versions and files, or a forgotten method would silently drop
+/// them from its reports.
 pub trait Schemas {
     /// The schema of a declared table, or why it cannot be read.
     fn schema(&self, study: &Study, table: &catalog::Table) -> Result<Arc<Schema>, TableError>;
@@ -22,44 +25,31 @@ pub trait Schemas {
     /// For a table that keeps versions (a Delta Lake table): the version `pin` names (`None`:
     /// the latest) and where to scan it; `Ok(None)` for a table without versions, or why the
     /// version cannot be read (not in the log, a log with a gap, a moment before the first
-    /// commit). By default no table has versions.
+    /// commit).
     fn version(
         &self,
         study: &Study,
         table: &catalog::Table,
         pin: Option<&Pin>,
-    ) -> Result<Option<Found>, TableError> {
-        let _ = (study, table, pin);
-        Ok(None)
-    }
+    ) -> Result<Option<Found>, TableError>;
 
     /// The moment the run re-runs every claim on a versioned table as of (`--as-of`), over any
-    /// pin; `None` by default.
-    fn as_of(&self) -> Option<&str> {
-        None
-    }
+    /// pin; `None` for none.
+    fn as_of(&self) -> Option<&str>;
 
     /// The version a saved ruling read of `table` of `study` where its claims read the latest
-    /// (a re-run on the pinned version, [`crate::saved`]); `None` by default: the latest.
-    fn saved_version(&self, study: &str, table: &str) -> Option<u64> {
-        let _ = (study, table);
-        None
-    }
+    /// (a re-run on the pinned version, [`crate::saved`]); `None`: the latest.
+    fn saved_version(&self, study: &str, table: &str) -> Option<u64>;
 
     /// The schema of a table at a version [`Schemas::version`] found (columns may come and go
     /// between versions). Only asked of a scanner whose `version` found one.
-    fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, TableError> {
-        Err(TableError::VersionsNotRead(found.location.clone()))
-    }
+    fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, TableError>;
 
     /// For a table of plain files on disk that keeps no versions, the files a scan of it reads,
     /// each by name (relative to the study's folder), size and digest, sorted by name: what
-    /// the settlement names as the data it ran on. Empty by default, for a table on object
-    /// storage or a server, and when a file cannot be read.
-    fn file_digests(&self, study: &Study, table: &catalog::Table) -> Vec<FileDigest> {
-        let _ = (study, table);
-        Vec::new()
-    }
+    /// the settlement names as the data it ran on. Empty for a table on object storage or a
+    /// server, and when a file cannot be read.
+    fn file_digests(&self, study: &Study, table: &catalog::Table) -> Vec<FileDigest>;
 }
 
 /// Why a scanner cannot give a table's schema or version.

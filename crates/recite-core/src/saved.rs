@@ -106,6 +106,10 @@ impl Schemas for OnSaved<'_> {
     fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, TableError> {
         self.scan.schema_at(found)
     }
+
+    fn file_digests(&self, study: &Study, table: &catalog::Table) -> Vec<crate::version::FileDigest> {
+        self.scan.file_digests(study, table)
+    }
 }
 
 impl Scan for OnSaved<'_> {

@@ -35,6 +35,34 @@ impl Schemas for FourRows {
     fn schema(&self, _: &Study, _: &catalog::Table) -> Result<Arc<Schema>, recite_core::resolve::TableError> {
         Ok(Arc::new(Schema::new(vec![Field::new("score", "Int64", true), Field::new("city", "Utf8", false)])))
     }
+    // Four rows in memory: no versions, no files.
+    fn version(
+        &self,
+        _: &Study,
+        _: &catalog::Table,
+        _: Option<&recite_core::version::Pin>,
+    ) -> Result<Option<recite_core::version::Found>, recite_core::resolve::TableError> {
+        Ok(None)
+    }
+
+    fn as_of(&self) -> Option<&str> {
+        None
+    }
+
+    fn saved_version(&self, _: &str, _: &str) -> Option<u64> {
+        None
+    }
+
+    fn schema_at(
+        &self,
+        found: &recite_core::version::Found,
+    ) -> Result<Arc<Schema>, recite_core::resolve::TableError> {
+        Err(recite_core::resolve::TableError::VersionsNotRead(found.location.clone()))
+    }
+
+    fn file_digests(&self, _: &Study, _: &catalog::Table) -> Vec<recite_core::version::FileDigest> {
+        Vec::new()
+    }
 }
 
 impl Scan for FourRows {

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use recite_core::catalog::{self, Study};
 use recite_core::resolve::{Schema, Schemas, TableError};
 use recite_core::scan::{EngineError, Job, JobKey, Kept, Outcome, Scan, ScanStats};
-use recite_core::version::{Found, Pin};
+use recite_core::version::{FileDigest, Found, Pin};
 use recite_engine::engine::Engine;
 
 /// Most runs kept, whatever their size.
@@ -225,6 +225,10 @@ impl Schemas for WarmScan<'_> {
 
     fn schema_at(&self, found: &Found) -> Result<Arc<Schema>, TableError> {
         Schemas::schema_at(self.engine, found)
+    }
+
+    fn file_digests(&self, study: &Study, table: &catalog::Table) -> Vec<FileDigest> {
+        Schemas::file_digests(self.engine, study, table)
     }
 }
 

@@ -63,6 +63,11 @@ impl Schemas for Engine {
         self.versions.find(&self.rt, table.location(study), pin)
     }
 
+    // The engine reads the latest unless told; a re-run of a saved ruling wraps it (`OnSaved`).
+    fn saved_version(&self, _: &str, _: &str) -> Option<u64> {
+        None
+    }
+
     fn as_of(&self) -> Option<&str> {
         self.as_of.as_deref()
     }
