@@ -285,6 +285,12 @@ impl Saved {
                     text(&m["after"]),
                     text(&m["why"])
                 ),
+                Some("file") => eprintln!(
+                    "  file {}: {} -> {}",
+                    text(&m["file"]),
+                    recite::saved::file_words(&m["before"]),
+                    recite::saved::file_words(&m["after"])
+                ),
                 Some("recomputed") => eprintln!(
                     "  {claim}{} recomputed {} -> {}",
                     text(&m["measure"]),

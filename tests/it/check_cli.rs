@@ -2370,3 +2370,65 @@ fn a_pinned_rerun_of_a_saved_report_names_the_files_it_read() {
     let again: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(again["inputs"][0]["claims"][0]["rerun"]["files"], files);
 }
+
+/// A re-run on the latest of a table of plain files that changed since the saved run names the
+/// file that moved, its size and digest then and now, and gives it as why the verdict changed.
+#[test]
+fn a_rerun_on_the_latest_names_the_file_that_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("data/scores");
+    std::fs::create_dir_all(&study).unwrap();
+    std::fs::write(
+        study.join("study.toml"),
+        "[study]\nname = \"Scores\"\n\n[[tables]]\nname = \"scores\"\npath = \"scores.csv\"\n\n\
+         [tables.columns.x]\nlabel = \"A score\"\n\n[[periods]]\nname = \"All\"\nfilter = \"TRUE\"\n\n\
+         [[bases]]\nname = \"All rows\"\nfilter = \"TRUE\"\n",
+    )
+    .unwrap();
+    let csv = study.join("scores.csv");
+    let rows = |shift: i64| -> String {
+        std::iter::once("x".to_string())
+            .chain((1..=100).map(|i| (i + shift).to_string()))
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    std::fs::write(&csv, rows(0)).unwrap();
+    let claim = dir.path().join("claim.json");
+    std::fs::write(
+        &claim,
+        r#"{"citation": {"study": "Scores", "period": "All", "base": {"name": "All rows", "n": 100},
+            "source": {"table": "scores", "column": "x", "function": "extractMean"}},
+            "result": {"mean": 50.5}}"#,
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let saved = dir.path().join("saved.json");
+    let args = ["check", claim.to_str().unwrap(), "--data", data.to_str().unwrap(), "--format", "json"];
+    let out = recite(&[&args[..], &["--output", saved.to_str().unwrap()]].concat());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let first: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let file = &first["inputs"][0]["claims"][0]["rerun"]["files"][0];
+    assert_eq!(file["name"], "scores.csv", "{first:#}");
+    assert_eq!(file["of"], "content");
+    // Every score ten higher: mean 60.5.
+    std::fs::write(&csv, rows(10)).unwrap();
+    let now = std::fs::read(&csv).unwrap();
+    let out = recite(&[&args[..], &["--rerun-of", saved.to_str().unwrap()]].concat());
+    let err = stderr(&out);
+    assert_eq!(code(&out), 1, "{err}");
+    let digest = |v: &Value| v["digest"].as_str().unwrap().chars().take(8).collect::<String>();
+    let again: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let after = &again["inputs"][0]["claims"][0]["rerun"]["files"][0];
+    assert_ne!(digest(file), digest(after));
+    assert_eq!(after["bytes"], now.len());
+    let line = format!(
+        "  file scores.csv: {} bytes, content {}… -> {} bytes, content {}…",
+        file["bytes"],
+        digest(file),
+        now.len(),
+        digest(after)
+    );
+    assert!(err.contains(&line), "{line}\n{err}");
+    assert!(err.contains("verdict REPRODUCED -> DISCREPANT, because file scores.csv was"), "{err}");
+}

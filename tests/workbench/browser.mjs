@@ -633,6 +633,18 @@ async function main() {
       }
       check(s.w5_w6, "a W6 claim's move from W5 was measured on its chart");
       s.drawn = at;
+      // Nothing drawn past a chart's edge: every label's box inside its drawing, as Chromium
+      // lays the text out ("claimed 1.0 (100%)" on one line ran past the right edge).
+      const outside = await page.$eval("#report", (f) => [...f.contentDocument.querySelectorAll(".chart svg")].flatMap((svg) => {
+        const [, , w, h] = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
+        const width = w || Number(svg.getAttribute("width"));
+        const height = h || Number(svg.getAttribute("height"));
+        return [...svg.querySelectorAll("text")].map((t) => ({ text: t.textContent, box: t.getBBox() }))
+          .filter(({ box }) => box.x < -0.5 || box.y < -0.5 || box.x + box.width > width + 0.5 || box.y + box.height > height + 0.5)
+          .map(({ text, box }) => `"${text}" at x ${box.x.toFixed(1)}–${(box.x + box.width).toFixed(1)} of ${width}`);
+      }));
+      s.labels_outside = outside.length;
+      equal(outside, [], "every chart label lies inside its drawing");
     });
 
     // (c) What if: the W6 claim on the previous wave.

@@ -130,18 +130,22 @@ impl Scan for OnSaved<'_> {
     }
 }
 
-/// What moved between two reports of the same inputs, claim by claim: the data version read
-/// (a versioned table's), the verdict, the base n recomputed, and each measure's recomputed
-/// value. A verdict that changed says why (`why`: the version moved and what it moved, and the
-/// claim's reasons now).
+/// What moved between two reports of the same inputs: first each file read (of a table of
+/// plain files, which keeps no versions) whose size or digest changed, came or went, once for
+/// the whole report; then claim by claim the data version read (a versioned table's), the
+/// verdict, the base n recomputed, and each measure's recomputed value. A verdict that changed
+/// says why (`why`: the version or the files it read moved and how, and the claim's reasons
+/// now).
 pub fn moved(before: &Value, after: &Value) -> Value {
     let (b, a) = (claims(before), claims(after));
-    let mut out = Vec::new();
+    let mut out = files_moved(&files_read(&b), &files_read(&a));
     if b.len() != a.len() {
         out.push(json!({ "what": "claims", "before": b.len(), "after": a.len() }));
     }
     for (n, (cb, ca)) in b.iter().zip(&a).enumerate() {
         let mut here: Vec<Value> = Vec::new();
+        // The files are named once above; a changed verdict names those its claim read.
+        let files_here = files_moved(&files_read(&[*cb]), &files_read(&[*ca]));
         let (vb, va) = (&cb["rerun"]["data_version"], &ca["rerun"]["data_version"]);
         if vb["version"] != va["version"] || vb["format"] != va["format"] {
             here.push(json!({
@@ -172,7 +176,7 @@ pub fn moved(before: &Value, after: &Value) -> Value {
             }
         }
         if cb["verdict"] != ca["verdict"] {
-            let mut why: Vec<String> = here.iter().map(moved_words).collect();
+            let mut why: Vec<String> = files_here.iter().chain(&here).map(moved_words).collect();
             if why.is_empty() {
                 why.push("nothing recomputed moved: the settlement's rules did".to_string());
             }
@@ -187,6 +191,50 @@ pub fn moved(before: &Value, after: &Value) -> Value {
         out.extend(here);
     }
     Value::Array(out)
+}
+
+/// The files the claims read (`rerun.files`), by name (each file's name is relative to its
+/// study's folder, and studies' tables are files of their own folders).
+fn files_read(claims: &[&Value]) -> BTreeMap<String, Value> {
+    let mut files = BTreeMap::new();
+    for file in claims.iter().filter_map(|c| c["rerun"]["files"].as_array()).flatten() {
+        if let Some(name) = file["name"].as_str() {
+            files.insert(name.to_string(), file.clone());
+        }
+    }
+    files
+}
+
+/// Each file read before or after whose size or digest is not the same in both, by name.
+fn files_moved(before: &BTreeMap<String, Value>, after: &BTreeMap<String, Value>) -> Vec<Value> {
+    let names: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let same =
+        |b: &Value, a: &Value| b["bytes"] == a["bytes"] && b["of"] == a["of"] && b["digest"] == a["digest"];
+    names
+        .into_iter()
+        .filter_map(|name| match (before.get(name), after.get(name)) {
+            (Some(b), Some(a)) if same(b, a) => None,
+            (b, a) => Some(json!({
+                "what": "file", "file": name,
+                "before": b.cloned().unwrap_or(Value::Null), "after": a.cloned().unwrap_or(Value::Null),
+            })),
+        })
+        .collect()
+}
+
+/// A file read, in words: "767652 bytes, Parquet footer 575a1b2c…", or that it was not read.
+pub fn file_words(f: &Value) -> String {
+    if f.is_null() {
+        return "not read".to_string();
+    }
+    let digest = f["digest"].as_str().unwrap_or("?");
+    let short: String = digest.chars().take(8).collect();
+    let of = match f["of"].as_str() {
+        Some("footer") => "Parquet footer",
+        Some("content") => "content",
+        _ => "digest",
+    };
+    format!("{} bytes, {of} {short}…", f["bytes"])
 }
 
 /// A report's `data_version` in words (`Delta version 2, committed …`), or that the table
@@ -214,6 +262,14 @@ fn moved_words(m: &Value) -> String {
                 text(&m["table"]),
                 text(&m["before"]),
                 text(&m["after"])
+            )
+        }
+        Some("file") => {
+            format!(
+                "file {} was {}, now {}",
+                text(&m["file"]),
+                file_words(&m["before"]),
+                file_words(&m["after"])
             )
         }
         Some("recomputed") => {
@@ -311,5 +367,34 @@ mod tests {
         b["inputs"][0]["claims"][0]["rerun"]["data_version"]["version"] = json!(3);
         assert!(!same_rulings(&a, &b));
         assert_eq!(moved(&a, &b)[0]["what"], json!("data version"));
+    }
+
+    #[test]
+    fn a_file_that_changed_is_named_once_and_in_each_changed_verdict() {
+        let file = |digest: &str| json!({ "name": "x.csv", "bytes": 120, "of": "content", "digest": digest });
+        let (mut a, mut b) = (report("REPRODUCED", 0.44, 4654), report("DISCREPANT", 0.41, 4654));
+        for (r, d) in [(&mut a, "0123456789abcdef"), (&mut b, "fedcba9876543210")] {
+            let claim = r["inputs"][0]["claims"][0].clone();
+            r["inputs"][0]["claims"] = json!([claim.clone(), claim]);
+            for c in r["inputs"][0]["claims"].as_array_mut().unwrap() {
+                c["rerun"]["files"] = json!([file(d)]);
+            }
+        }
+        let m = moved(&a, &b);
+        let whats: Vec<&str> = m.as_array().unwrap().iter().map(|e| e["what"].as_str().unwrap()).collect();
+        assert_eq!(whats, ["file", "verdict", "recomputed", "verdict", "recomputed"]);
+        assert_eq!(m[0]["file"], json!("x.csv"));
+        assert_eq!(
+            m[1]["why"],
+            json!(
+                "file x.csv was 120 bytes, content 01234567…, now 120 bytes, content fedcba98…; \
+                   Considered recomputed 0.44 then, 0.41 now"
+            )
+        );
+        // A file no longer read is named too, and the same files are not.
+        b["inputs"][0]["claims"][1]["rerun"]["files"] = json!([]);
+        b["inputs"][0]["claims"][0]["rerun"]["files"] = json!([]);
+        assert_eq!(moved(&a, &b)[0]["after"], Value::Null);
+        assert!(moved(&a, &a).as_array().unwrap().is_empty());
     }
 }

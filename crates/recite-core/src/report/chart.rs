@@ -33,6 +33,11 @@ const CLAIM_CHARS: usize = 10;
 /// Average width of a label's character at the chart's font size, to decide whether the
 /// periods' names fit side by side or are set at a slant.
 const CHAR_WIDTH: f64 = 6.2;
+/// The same in bold (the claimed value's label), to wrap it within [`RIGHT`]: "claimed 1.0
+/// (100%)" on one line ran past the drawing's edge.
+const BOLD_CHAR_WIDTH: f64 = 6.8;
+/// The claimed value's label's line height.
+const LINE: f64 = 12.0;
 
 /// The ink: the report's text colour. The claimed value's is the report's DISCREPANT red, on
 /// top of its own shape and dashes.
@@ -81,6 +86,23 @@ fn word(unit: Unit, v: f64) -> String {
 }
 
 /// `s` cut to `max` characters with an ellipsis.
+/// `label`'s words in lines that fit the room right of the plot (a word longer than a line
+/// keeps a line of its own).
+fn wrap(label: &str) -> Vec<String> {
+    let room = ((RIGHT - 8.0) / BOLD_CHAR_WIDTH).floor() as usize;
+    let mut lines: Vec<String> = Vec::new();
+    for word in label.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= room => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 fn short(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         None => s.to_string(),
@@ -350,15 +372,26 @@ width=\"{WIDTH:.0}\" height=\"{height:.0}\" font-family=\"system-ui, sans-serif\
             let d = (c.claimed.decimals - 2).clamp(0, 8) as usize;
             let _ = write!(label, " ({v:.d$}%)");
         }
+        // One line when it fits (the usual "claimed 44%"), else lines centred on the dashes.
+        let lines = wrap(&label);
+        let lx = left + plot_w + 6.0;
         let _ = write!(
             o,
             "<g class=\"chart-claimed\"><line x1=\"{left:.1}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"{CLAIM}\" \
-stroke-width=\"1.5\" stroke-dasharray=\"6 4\"></line><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{CLAIM}\" font-weight=\"700\">{}</text>",
+stroke-width=\"1.5\" stroke-dasharray=\"6 4\"></line><text x=\"{lx:.1}\" y=\"{:.1}\" fill=\"{CLAIM}\" font-weight=\"700\">",
             left + plot_w,
-            left + plot_w + 6.0,
-            yy + 4.0,
-            text(&label)
+            yy + 4.0 - (lines.len() - 1) as f64 * LINE / 2.0,
         );
+        match lines.as_slice() {
+            [one] => o.push_str(&text(one)),
+            _ => {
+                for (i, line) in lines.iter().enumerate() {
+                    let dy = if i == 0 { 0.0 } else { LINE };
+                    let _ = write!(o, "<tspan x=\"{lx:.1}\" dy=\"{dy:.0}\">{}</tspan>", text(line));
+                }
+            }
+        }
+        o.push_str("</text>");
         if let Some(i) = cited_i {
             let (xx, d) = (x(i), 7.0);
             let _ = write!(

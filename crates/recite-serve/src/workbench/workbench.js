@@ -526,6 +526,13 @@ function dataVersionFacts(facts, versions) {
 }
 
 // A pinned re-run's answer in a sentence: whether the ruling reproduced, on which versions.
+// A file a re-run read, in words (its size and digest), as the command line says it.
+function fileWords(f) {
+  if (!f) return 'not read';
+  const of = f.of === 'footer' ? 'Parquet footer' : f.of;
+  return `${f.bytes} bytes, ${of} ${String(f.digest).slice(0, 8)}…`;
+}
+
 function pinnedLine(x) {
   const on = x.pinned.map((p) => `${p.table} at Delta version ${p.version}`).join(', ') || 'no versioned table';
   return x.reproduced
@@ -552,9 +559,9 @@ async function rerun(id, on) {
   if (x.moved.length) {
     const rows = x.moved.map((m) => el('tr', {},
       el('td', {}, m.claim === undefined ? '' : el('a', { href: `#ruling-claim-${m.claim}` }, `Claim ${m.claim + 1}`)),
-      el('td', {}, m.measure ? `${m.what}: ${m.measure}` : m.what, m.why ? ` (${m.why})` : ''),
-      el('td', {}, JSON.stringify(m.before)),
-      el('td', {}, JSON.stringify(m.after))));
+      el('td', {}, m.measure ? `${m.what}: ${m.measure}` : m.file ? `file: ${m.file}` : m.what, m.why ? ` (${m.why})` : ''),
+      el('td', {}, m.what === 'file' ? fileWords(m.before) : JSON.stringify(m.before)),
+      el('td', {}, m.what === 'file' ? fileWords(m.after) : JSON.stringify(m.after))));
     parts.push(el('table', { class: 'moved' },
       el('caption', {}, 'What moved'),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Claim'), el('th', { scope: 'col' }, 'What'),
