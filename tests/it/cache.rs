@@ -622,23 +622,7 @@ fn an_mmap_edit_that_keeps_times_and_footer_is_noticed_under_cache_verify_conten
         Err(why) => return crate::support::say_skipped(test, &why),
     };
     let dir = tempfile::tempdir().unwrap();
-    let study = dir.path().join("data/mapped");
-    std::fs::create_dir_all(&study).unwrap();
-    std::fs::write(
-        study.join("study.toml"),
-        "[study]\nname = \"Mapped\"\n\n[[tables]]\nname = \"mapped\"\npath = \"x.parquet\"\n\n\
-         [tables.columns.x]\nlabel = \"A value\"\n\n[[periods]]\nname = \"All\"\nfilter = \"TRUE\"\n\n\
-         [[bases]]\nname = \"All rows\"\nfilter = \"TRUE\"\n",
-    )
-    .unwrap();
-    let claim = dir.path().join("claim.json");
-    std::fs::write(
-        &claim,
-        r#"{"citation": {"study": "Mapped", "period": "All", "base": {"name": "All rows", "n": 100},
-            "source": {"table": "mapped", "column": "x", "function": "extractMean"}},
-            "result": {"mean": 50.5}}"#,
-    )
-    .unwrap();
+    let (study, claim) = crate::support::a_mean_of_x(dir.path(), "Mapped", "x.parquet");
     let parquet = study.join("x.parquet");
     let script = dir.path().join("writer.py");
     std::fs::write(&script, MMAP_WRITER).unwrap();

@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::support::{code, command, recite, recite_stdin, root, run, run_bounded, stderr, stdout};
+use crate::support::{
+    a_mean_of_x, code, command, recite, recite_stdin, root, run, run_bounded, stderr, stdout,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -2376,15 +2378,7 @@ fn a_pinned_rerun_of_a_saved_report_names_the_files_it_read() {
 #[test]
 fn a_rerun_on_the_latest_names_the_file_that_moved() {
     let dir = tempfile::tempdir().unwrap();
-    let study = dir.path().join("data/scores");
-    std::fs::create_dir_all(&study).unwrap();
-    std::fs::write(
-        study.join("study.toml"),
-        "[study]\nname = \"Scores\"\n\n[[tables]]\nname = \"scores\"\npath = \"scores.csv\"\n\n\
-         [tables.columns.x]\nlabel = \"A score\"\n\n[[periods]]\nname = \"All\"\nfilter = \"TRUE\"\n\n\
-         [[bases]]\nname = \"All rows\"\nfilter = \"TRUE\"\n",
-    )
-    .unwrap();
+    let (study, claim) = a_mean_of_x(dir.path(), "Scores", "scores.csv");
     let csv = study.join("scores.csv");
     let rows = |shift: i64| -> String {
         std::iter::once("x".to_string())
@@ -2394,14 +2388,6 @@ fn a_rerun_on_the_latest_names_the_file_that_moved() {
             + "\n"
     };
     std::fs::write(&csv, rows(0)).unwrap();
-    let claim = dir.path().join("claim.json");
-    std::fs::write(
-        &claim,
-        r#"{"citation": {"study": "Scores", "period": "All", "base": {"name": "All rows", "n": 100},
-            "source": {"table": "scores", "column": "x", "function": "extractMean"}},
-            "result": {"mean": 50.5}}"#,
-    )
-    .unwrap();
     let data = dir.path().join("data");
     let saved = dir.path().join("saved.json");
     let args = ["check", claim.to_str().unwrap(), "--data", data.to_str().unwrap(), "--format", "json"];

@@ -159,3 +159,33 @@ pub fn must_finding_mismatches(expected: &[Value], input: &Value) -> Vec<String>
         found.iter().map(|f| format!("{} at {}: {}", f["rule"], f["locator"], f["message"])).collect();
     vec![format!("MUST findings: expected {want:?}, got {} ({})", got.len(), said.join(" | "))]
 }
+
+/// A study of one table with one column `x` under `root/data/FOLDER` (`name` "Mapped" in folder
+/// `mapped`), its file `file` left to the test to write, and a claim file `root/claim.json`
+/// citing the mean of `x` over the table's 100 rows, claimed 50.5 (the mean of 1..=100). Returns
+/// the study's folder and the claim's path; `--data root/data` reads it.
+pub fn a_mean_of_x(root: &Path, name: &str, file: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let table = name.to_lowercase();
+    let study = root.join("data").join(&table);
+    std::fs::create_dir_all(&study).unwrap();
+    std::fs::write(
+        study.join("study.toml"),
+        format!(
+            "[study]\nname = \"{name}\"\n\n[[tables]]\nname = \"{table}\"\npath = \"{file}\"\n\n\
+             [tables.columns.x]\nlabel = \"A value\"\n\n[[periods]]\nname = \"All\"\nfilter = \"TRUE\"\n\n\
+             [[bases]]\nname = \"All rows\"\nfilter = \"TRUE\"\n"
+        ),
+    )
+    .unwrap();
+    let claim = root.join("claim.json");
+    std::fs::write(
+        &claim,
+        format!(
+            r#"{{"citation": {{"study": "{name}", "period": "All", "base": {{"name": "All rows", "n": 100}},
+                "source": {{"table": "{table}", "column": "x", "function": "extractMean"}}}},
+                "result": {{"mean": 50.5}}}}"#
+        ),
+    )
+    .unwrap();
+    (study, claim)
+}
