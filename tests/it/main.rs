@@ -25,6 +25,7 @@ mod probe;
 #[cfg(feature = "agents")]
 mod probe_frameworks;
 mod readers;
+mod readme;
 mod report_schema;
 mod sav;
 mod scale;
