@@ -2418,3 +2418,26 @@ fn a_rerun_on_the_latest_names_the_file_that_moved() {
     assert!(err.contains(&line), "{line}\n{err}");
     assert!(err.contains("verdict REPRODUCED -> DISCREPANT, because file scores.csv was"), "{err}");
 }
+
+/// A table's file outside its study's folder is named relative to it, as study.toml names it,
+/// never by a folder of the machine the report was made on.
+#[test]
+fn a_file_outside_the_study_folder_is_named_relative_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, claim) = a_mean_of_x(dir.path(), "Outside", "../../outside.csv");
+    let rows: Vec<String> =
+        std::iter::once("x".to_string()).chain((1..=100).map(|i| i.to_string())).collect();
+    std::fs::write(dir.path().join("outside.csv"), rows.join("\n") + "\n").unwrap();
+    let data = dir.path().join("data");
+    let out =
+        recite(&["check", claim.to_str().unwrap(), "--data", data.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let files = &report["inputs"][0]["claims"][0]["rerun"]["files"];
+    assert_eq!(files[0]["name"], "../../outside.csv", "{files:#}");
+    let rerun = report["inputs"][0]["claims"][0]["rerun"].to_string();
+    assert!(
+        !rerun.contains(dir.path().to_str().unwrap()),
+        "the settlement names the scratch folder: {rerun}"
+    );
+}

@@ -159,7 +159,8 @@ pub enum DigestOf {
 /// (docs/cache.md): the same file gives the same entry on any machine, at any time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FileDigest {
-    /// The file, relative to its study's folder (absolute when it lies outside it).
+    /// The file, relative to its study's folder (`../…` when it lies outside it), or absolute
+    /// where study.toml names it by an absolute path.
     pub name: String,
     /// Its size in bytes.
     pub bytes: u64,

@@ -291,7 +291,8 @@ pub(in crate::engine) struct FileDigests(Mutex<HashMap<PathBuf, (Stamp, recite_c
 
 impl Identifier<'_> {
     /// The files a scan of the table at `location` (plain files on disk) reads, each by its name
-    /// relative to `root` (the study's folder), size and the cache's fingerprint of it (a
+    /// relative to `root` (the study's folder; `../…` for a file outside it that study.toml
+    /// names relative to it, the absolute path where it names it so), size and the cache's fingerprint of it (a
     /// Parquet footer, or the whole content: [`fingerprint`]), sorted by name. Empty for a
     /// table on object storage, a server or a Delta table, and when a file cannot be read (the
     /// scan says why). Taken once per file while its size, times and inode stay (`known`).
@@ -310,6 +311,10 @@ impl Identifier<'_> {
         {
             return Vec::new();
         }
+        // A location study.toml wrote relative to its folder (`../x.sav` too) names its files
+        // relative to it; one written absolute (as `catalog init` writes a file outside the
+        // output folder) keeps its absolute names: each file named as the catalog names it.
+        let written_relative = location.starts_with(root);
         let location = location.canonicalize().unwrap_or_else(|_| location.to_path_buf());
         let Some(mut files) = files_of(&location) else { return Vec::new() };
         files.extend(self.listed(&location).unwrap_or_default());
@@ -326,11 +331,18 @@ impl Identifier<'_> {
                 .map_or(0, |d| d.as_nanos());
             let stamp: Stamp =
                 (meta.len(), modified, meta.ctime(), meta.ctime_nsec(), meta.ino(), meta.dev(), verify);
+            // Named per call: two studies may read one file from different folders.
+            let name = match f.strip_prefix(&root) {
+                Ok(inside) => inside.to_path_buf(),
+                Err(_) if written_relative => pathdiff::diff_paths(&f, &root).unwrap_or_else(|| f.clone()),
+                Err(_) => f.clone(),
+            };
+            let name = name.display().to_string();
             let was = known.0.lock().ok().and_then(|m| m.get(&f).cloned());
             if let Some((was, digest)) = was
                 && was == stamp
             {
-                out.push(digest);
+                out.push(FileDigest { name, ..digest });
                 continue;
             }
             let Some(print) = fingerprint(&f, meta.len(), verify) else { return Vec::new() };
@@ -339,7 +351,6 @@ impl Identifier<'_> {
                 Some((_, hex)) => (DigestOf::Content, hex.to_string()),
                 None => (DigestOf::Content, print.clone()),
             };
-            let name = f.strip_prefix(&root).unwrap_or(&f).display().to_string();
             let digest = FileDigest { name, bytes: meta.len(), of, digest };
             if let Ok(mut m) = known.0.lock() {
                 m.insert(f, (stamp, digest.clone()));
