@@ -240,17 +240,23 @@ impl<'c> Planned<'c> {
         v
     }
 
-    /// What makes the variant's job the job it is, without building it: equal keys, equal jobs
-    /// (a finer key than [`JobKey`]: variants of claims on different columns that happen to
-    /// make one job are told apart here and found equal by their [`JobKey`]s). `own` numbers
-    /// [`own_column`] of `r`, the claim's resolution, among the batch's: equal numbers, equal
-    /// canonical forms.
-    pub fn key(&self, r: &Resolved, own: u64, extractor: &str) -> Canonical {
+    /// What makes the variant's job the job it is, without building it: equal keys, equal jobs.
+    /// `own` is the claim's own column ([`Own::of`]). Variants of claims on different columns
+    /// that make one job share a key where their columns are named alike (see [`Own`]).
+    pub fn key(&self, r: &Resolved, own: &Own, extractor: &str) -> Canonical {
         let rows = &r.rows;
         let (mut period, mut base) = (rows.period_filter.as_deref(), rows.base_filter.as_deref());
         let (mut weight, mut replicates) = (rows.weight.as_deref(), rows.replicates.is_some());
         let filled;
-        let mut column = Column::Own(own);
+        let named = |column| Column::Named {
+            location: &rows.location,
+            design: &rows.design,
+            study: &r.study,
+            table: &rows.table,
+            column,
+            extractor,
+        };
+        let mut column = if own.named { named(&rows.column) } else { Column::Own(own.id) };
         match &self.change {
             Change::Period(p) => period = Some(&p.filter),
             Change::Unweighted => (weight, replicates) = (None, false),
@@ -265,18 +271,37 @@ impl<'c> Planned<'c> {
                     filled = catalog::base_filter(b, sib);
                     base = Some(&filled);
                 }
-                column = Column::Sibling {
-                    location: &rows.location,
-                    design: &rows.design,
-                    study: &r.study,
-                    table: &rows.table,
-                    column: sib,
-                    extractor,
-                };
+                column = named(sib);
             }
         }
         // The replicate weights are the resolution's or none: which, is all that varies.
-        Canonical::of(&(column, period, base, weight, replicates.then_some(own)))
+        Canonical::of(&(column, period, base, weight, replicates.then_some(own.id)))
+    }
+}
+
+/// A claim's own column as its variants' keys name it: by a number among the batch's own
+/// columns (equal numbers, equal canonical forms of [`own_column`]), and, where its measures
+/// and missing codes are exactly what its names give a sibling ([`Expansions`]), by those
+/// names, so its variants share jobs with other claims' sibling variants.
+pub struct Own {
+    /// Its number.
+    pub id: u64,
+    /// Whether its names decide it.
+    pub named: bool,
+}
+
+impl Own {
+    /// `r`'s own column, numbered by `number` (given [`own_column`] of `r`).
+    pub fn of(
+        r: &Resolved,
+        catalog: &Catalog,
+        registry: &Registry,
+        expansions: &Expansions,
+        number: impl FnOnce(Canonical) -> u64,
+    ) -> Own {
+        let own = own_column(r);
+        let named = as_named(r, catalog, registry, expansions).is_some_and(|named| named == own);
+        Own { id: number(own), named }
     }
 }
 
@@ -286,9 +311,9 @@ impl<'c> Planned<'c> {
 enum Column<'a> {
     /// The claim's own ([`own_column`], numbered).
     Own(u64),
-    /// A sibling column of the same files, whose measures and missing codes its names decide
-    /// ([`Expansions`]).
-    Sibling {
+    /// A column of the same files whose measures and missing codes its names decide
+    /// ([`Expansions`]): a sibling, or the claim's own when [`Own::named`].
+    Named {
         location: &'a std::path::Path,
         design: &'a Option<(String, String)>,
         study: &'a str,
@@ -312,6 +337,32 @@ pub fn own_column(r: &Resolved) -> Canonical {
         &rows.replicates,
         &r.measures,
     ))
+}
+
+/// [`own_column`] of `r` as its names would give it ([`Expansions`], the catalog's missing
+/// codes): compared in canonical form, floats by their bits, as job keys compare them.
+fn as_named(
+    r: &Resolved,
+    catalog: &Catalog,
+    registry: &Registry,
+    expansions: &Expansions,
+) -> Option<Canonical> {
+    let table = catalog.study(&r.study).ok()?.table(&r.rows.table).ok()?;
+    let extractor = registry.get(&r.function).ok()?;
+    let none = catalog::Column::default();
+    let meta = table.columns.get(&r.rows.column).unwrap_or(&none);
+    let measures = expansions.of(extractor, (&r.study, &r.rows.table, &r.rows.column), meta)?;
+    let rows = &r.rows;
+    Some(Canonical::of(&(
+        &rows.location,
+        &rows.table,
+        &rows.design,
+        &rows.column,
+        &meta.missing,
+        &meta.missing_ranges,
+        &rows.replicates,
+        &*measures,
+    )))
 }
 
 /// The variants worth computing for one resolved claim, planned; `expansions` keeps the

@@ -436,24 +436,25 @@ impl<'a> Session<'a> {
         let wrong: Vec<(ResolutionKey, Arc<Resolution>)> = wrong.into_iter().collect();
         // Own columns numbered, so a variant's key holds a number, not their canonical form.
         let owns: Mutex<HashMap<Canonical, u64>> = Mutex::default();
+        let number = |own: Canonical| {
+            let mut owns = owns.lock().unwrap_or_else(PoisonError::into_inner);
+            let next = owns.len() as u64;
+            *owns.entry(own).or_insert(next)
+        };
         let planned: Vec<Option<Planned<'a>>> = wrong
             .par_iter()
             .map(|(key, res)| {
                 let r = res.resolved.as_ref().ok()?;
-                let own = explain::own_column(r);
-                let own = {
-                    let mut owns = owns.lock().unwrap_or_else(PoisonError::into_inner);
-                    let next = owns.len() as u64;
-                    *owns.entry(own).or_insert(next)
-                };
+                let own = explain::Own::of(r, catalog, registry, expansions, number);
                 let ps = explain::plans(r, catalog, registry, expansions)
                     .into_iter()
-                    .map(|p| (p.key(r, own, &r.function), p))
+                    .map(|p| (p.key(r, &own, &r.function), p))
                     .collect();
                 Some((key.clone(), ps))
             })
             .collect();
-        // Each distinct variant's job built from the first claim that plans it.
+        // Each distinct variant's job built once, from the first claim that plans it, and run
+        // in the order of the keys (which depends on the claims' resolutions alone).
         let mut first: HashMap<&Canonical, (&Resolved, &explain::Planned<'a>)> = HashMap::new();
         for ((_, res), found) in wrong.iter().zip(&planned) {
             let (Ok(r), Some((_, ps))) = (&res.resolved, found) else { continue };
@@ -461,40 +462,28 @@ impl<'a> Session<'a> {
                 first.entry(k).or_insert((r, p));
             }
         }
-        let first: Vec<(&Canonical, (&Resolved, &explain::Planned<'a>))> = first.into_iter().collect();
-        let built: Vec<(Canonical, JobKey, Job)> = first
-            .into_par_iter()
-            .map(|(k, (r, p))| {
-                let job = p.job(r);
-                (k.clone(), job.key(), job)
-            })
-            .collect();
-        let mut job_of: HashMap<Canonical, JobKey> = HashMap::with_capacity(built.len());
-        let mut jobs = Jobs::new();
-        for (k, jk, job) in built {
-            if !jobs.contains_key(&jk) {
-                jobs.insert(jk.clone(), job);
-            }
-            job_of.insert(k, jk);
-        }
+        let mut first: Vec<(&Canonical, (&Resolved, &explain::Planned<'a>))> = first.into_iter().collect();
+        first.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let jobs: Vec<Job> = first.par_iter().map(|(_, (r, p))| p.job(r)).collect();
+        let at: HashMap<&Canonical, usize> = first.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
         // Kept, not taken: freed with the session's other tables (`finish_in_background`).
-        let (sums, stats, _) = run_jobs(self.scan, jobs, Run::Again(self.kept.as_ref()))?;
+        let (sums, stats, _) = run_listed(self.scan, jobs, Run::Again(self.kept.as_ref()))?;
         // Each distinct variant valued once, however many resolutions share it.
         let method = self.opts.method();
-        sums.par_iter().for_each(|(_, s)| {
+        sums.par_iter().for_each(|s| {
             s.values(method);
         });
         let tried = wrong
             .iter()
-            .zip(planned)
+            .zip(&planned)
             .filter_map(|((_, res), found)| {
-                let (key, ps) = found?;
+                let (key, ps) = found.as_ref()?;
                 let with = ps
-                    .into_iter()
-                    .filter_map(|(k, p)| Some((p, Arc::clone(sums.get(job_of.get(&k)?)?))))
+                    .iter()
+                    .filter_map(|(k, p)| Some((p.clone(), Arc::clone(sums.get(*at.get(k)?)?))))
                     .collect();
                 let note = res.resolved.as_ref().ok().and_then(|r| explain::limits_note(r, catalog));
-                Some((key, (with, note)))
+                Some((key.clone(), (with, note)))
             })
             .collect();
         self.tried = Some(tried);
@@ -570,10 +559,20 @@ type RunOutput = (HashMap<JobKey, Arc<Summed>>, ScanStats, Option<crate::scan::K
 
 /// One run over distinct jobs, in key order.
 fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, EngineError> {
-    if jobs.is_empty() {
-        return Ok((HashMap::new(), ScanStats::default(), None));
-    }
     let (keys, jobs): (Vec<JobKey>, Vec<Job>) = jobs.into_iter().unzip();
+    let (sums, stats, kept) = run_listed(scan, jobs, run)?;
+    Ok((keys.into_iter().zip(sums).collect(), stats, kept))
+}
+
+/// One run over distinct jobs, in the order given: their sums in that order.
+fn run_listed(
+    scan: &dyn Scan,
+    jobs: Vec<Job>,
+    run: Run<'_>,
+) -> Result<(Vec<Arc<Summed>>, ScanStats, Option<crate::scan::Kept>), EngineError> {
+    if jobs.is_empty() {
+        return Ok((Vec::new(), ScanStats::default(), None));
+    }
     let (outcomes, stats, kept) = match run {
         Run::First { keep: true, anticipated } => scan.run_keeping(&jobs, anticipated),
         Run::First { keep: false, .. } => {
@@ -588,17 +587,17 @@ fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, Engi
     if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
         return Err(e.clone());
     }
-    let sums = keys
+    let sums = jobs
         .into_iter()
-        .zip(jobs.into_iter().zip(outcomes))
-        .map(|(k, (job, outcome))| {
+        .zip(outcomes)
+        .map(|(job, outcome)| {
             let summed = Summed {
                 outcome,
                 measures: job.measures,
                 estimates: OnceLock::new(),
                 values: OnceLock::new(),
             };
-            (k, Arc::new(summed))
+            Arc::new(summed)
         })
         .collect();
     Ok((sums, stats, kept))
