@@ -114,6 +114,9 @@ impl Summed {
 /// A variant as run, with its job's sums.
 type Ran<'a> = (explain::Planned<'a>, Arc<Summed>);
 
+/// The variants tried for one explained resolution, and [`explain::limits_note`] of it.
+type Explained<'a> = (Vec<Ran<'a>>, Option<String>);
+
 /// Most periods a claim's series holds: the nearest to the cited period in the study's order.
 /// Each is one more job for the first scan, so a study of monthly waves over years cannot make
 /// every claim cost a hundred.
@@ -257,7 +260,7 @@ pub struct Session<'a> {
     sums: HashMap<JobKey, Arc<Summed>>,
     /// The variants tried for each explained resolution, with their sums.
     /// With [`explain::limits_note`] of the resolution, said on each of its claims.
-    tried: Option<HashMap<ResolutionKey, (Vec<Ran<'a>>, Option<String>)>>,
+    tried: Option<HashMap<ResolutionKey, Explained<'a>>>,
     stats: ScanStats,
     /// What the settling run's scan kept of its rows, for the explaining run (explaining on);
     /// freed with the rest in [`Session::finish_in_background`].
@@ -557,6 +560,9 @@ enum Run<'k> {
 /// The job table of one run, and what the run kept of its rows.
 type RunOutput = (HashMap<JobKey, Arc<Summed>>, ScanStats, Option<crate::scan::Kept>);
 
+/// The sums of one run's jobs in their order, and what the run kept of its rows.
+type Listed = (Vec<Arc<Summed>>, ScanStats, Option<crate::scan::Kept>);
+
 /// One run over distinct jobs, in key order.
 fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, EngineError> {
     let (keys, jobs): (Vec<JobKey>, Vec<Job>) = jobs.into_iter().unzip();
@@ -565,11 +571,7 @@ fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, Engi
 }
 
 /// One run over distinct jobs, in the order given: their sums in that order.
-fn run_listed(
-    scan: &dyn Scan,
-    jobs: Vec<Job>,
-    run: Run<'_>,
-) -> Result<(Vec<Arc<Summed>>, ScanStats, Option<crate::scan::Kept>), EngineError> {
+fn run_listed(scan: &dyn Scan, jobs: Vec<Job>, run: Run<'_>) -> Result<Listed, EngineError> {
     if jobs.is_empty() {
         return Ok((Vec::new(), ScanStats::default(), None));
     }
