@@ -233,6 +233,11 @@ pub struct Fit {
 
 /// [`Fit`] of `claim` against `e`.
 pub fn fit(unit: Unit, e: &Estimate, claim: &Claimed) -> Fit {
+    fit_value(unit, e.value, claim)
+}
+
+/// [`fit`] against an estimate's value alone (a fit reads nothing else of it).
+pub fn fit_value(unit: Unit, value: f64, claim: &Claimed) -> Fit {
     let mut percent = reads_as_percent(unit, claim);
     // A bare 0 or 1 may also be the exact fraction (a funnel's `"Aware": 1` for 100%): it then
     // matches only that exact value, never half the range.
@@ -240,12 +245,12 @@ pub fn fit(unit: Unit, e: &Estimate, claim: &Claimed) -> Fit {
         && !claim.percent
         && claim.decimals <= 0
         && (claim.value == 0.0 || claim.value == 1.0)
-        && (e.value - claim.value).abs() <= 1e-12;
+        && (value - claim.value).abs() <= 1e-12;
     if exact_fraction {
         percent = false;
     }
     let scale = if percent { 100.0 } else { 1.0 };
-    let shown = e.value * scale;
+    let shown = value * scale;
     let tolerance = if exact_fraction { 0.0 } else { claim.half_unit() };
     let gap_abs = (shown - claim.value).abs();
     let matched = gap_abs <= tolerance + 1e-9 * claim.value.abs().max(1.0);

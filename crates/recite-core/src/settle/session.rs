@@ -78,8 +78,9 @@ pub type Jobs = BTreeMap<JobKey, Job>;
 /// Distinct resolutions with a claim not reproduced, by [`Resolution::key`], in key order.
 pub type Wrong = BTreeMap<ResolutionKey, Arc<Resolution>>;
 
-/// One wrong claim's resolution and its variants, each with its job key.
-type Variants = (ResolutionKey, Vec<(JobKey, explain::Variant)>);
+/// One wrong claim's resolution and its variants as planned, each with its key
+/// ([`explain::Planned::key`]).
+type Planned<'a> = (ResolutionKey, Vec<(Canonical, explain::Planned<'a>)>);
 
 /// What makes two resolutions the same: the canonical form of everything resolved.
 pub type ResolutionKey = Canonical;
@@ -90,6 +91,8 @@ struct Summed {
     outcome: Result<Outcome, EngineError>,
     measures: Vec<Measure>,
     estimates: OnceLock<Vec<Option<Estimate>>>,
+    /// The estimates' values alone: all a variant's explaining reads.
+    values: OnceLock<Vec<Option<f64>>>,
 }
 
 impl Summed {
@@ -99,10 +102,20 @@ impl Summed {
             Err(_) => Vec::new(),
         })
     }
+
+    fn values(&self, method: Method) -> &[Option<f64>] {
+        self.values.get_or_init(|| match &self.outcome {
+            Ok(o) => stats::values(&self.measures, &o.vars, &o.sums, method),
+            Err(_) => Vec::new(),
+        })
+    }
 }
 
 /// A variant as run, with its job's sums.
-type Ran = (explain::Variant, Arc<Summed>);
+type Ran<'a> = (explain::Planned<'a>, Arc<Summed>);
+
+/// The variants tried for one explained resolution, and [`explain::limits_note`] of it.
+type Explained<'a> = (Vec<Ran<'a>>, Option<String>);
 
 /// Most periods a claim's series holds: the nearest to the cited period in the study's order.
 /// Each is one more job for the first scan, so a study of monthly waves over years cannot make
@@ -246,7 +259,8 @@ pub struct Session<'a> {
     /// The job table: the sums of every job run.
     sums: HashMap<JobKey, Arc<Summed>>,
     /// The variants tried for each explained resolution, with their sums.
-    tried: Option<HashMap<ResolutionKey, Vec<Ran>>>,
+    /// With [`explain::limits_note`] of the resolution, said on each of its claims.
+    tried: Option<HashMap<ResolutionKey, Explained<'a>>>,
     stats: ScanStats,
     /// What the settling run's scan kept of its rows, for the explaining run (explaining on);
     /// freed with the rest in [`Session::finish_in_background`].
@@ -287,7 +301,9 @@ impl<'a> Session<'a> {
     /// to the system). Freed here when no thread can be started.
     pub fn finish_in_background(self) {
         let Session { memo, sums, tried, kept, ahead, .. } = self;
-        let tables = (memo, sums, tried, kept, ahead);
+        // The variants borrow the catalog; they hold no copies, so they go at once.
+        drop(tried);
+        let tables = (memo, sums, kept, ahead);
         // On an error the closure, and so the tables, is dropped here.
         let _ = std::thread::Builder::new().name("recite-free".into()).spawn(move || drop(tables));
     }
@@ -415,45 +431,62 @@ impl<'a> Session<'a> {
     /// another claim's mistake), so only distinct variant jobs are run: their number is bounded
     /// by the data layer, not by the claims.
     pub fn explain(&mut self, wrong: Wrong) -> Result<(), EngineError> {
-        // Built in parallel (each claim's variants walk its table's columns for siblings and
-        // serialize every key: 0.19 s for 10k wrong claims on one core), gathered in order.
+        // Planned in parallel (each claim's variants walk its table's columns for siblings),
+        // gathered in order. No variant's resolution is built: a variant is what it changes,
+        // keyed by what decides its job, so the ~20 a claim plans cost a key each, and the
+        // few thousand distinct jobs among them are built once.
         let (catalog, registry, expansions) = (self.catalog, self.registry, &self.expansions);
         let wrong: Vec<(ResolutionKey, Arc<Resolution>)> = wrong.into_iter().collect();
-        let built: Vec<Option<Variants>> = wrong
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, (key, res))| {
+        // Own columns numbered, so a variant's key holds a number, not their canonical form.
+        let owns: Mutex<HashMap<Canonical, u64>> = Mutex::default();
+        let number = |own: Canonical| {
+            let mut owns = owns.lock().unwrap_or_else(PoisonError::into_inner);
+            let next = owns.len() as u64;
+            *owns.entry(own).or_insert(next)
+        };
+        let planned: Vec<Option<Planned<'a>>> = wrong
+            .par_iter()
+            .map(|(key, res)| {
                 let r = res.resolved.as_ref().ok()?;
-                // A variant's job has no cells (`Variant::job`) and explaining reads no notes of
-                // its own: each of ~20 variants a claim copied its small-base cells for nothing.
-                let r = &Resolved { cells: Vec::new(), notes: Vec::new(), ..r.clone() };
-                let vs = explain::variants(i, r, catalog, registry, expansions)
+                let own = explain::Own::of(r, catalog, registry, expansions, number);
+                let ps = explain::plans(r, catalog, registry, expansions)
                     .into_iter()
-                    .map(|v| (v.key(), v))
+                    .map(|p| (p.key(r, &own, &r.function), p))
                     .collect();
-                Some((key, vs))
+                Some((key.clone(), ps))
             })
             .collect();
-        // The distinct jobs found by hash first: ~25 variants a claim share a few thousand
-        // jobs, and each look-up in the ordered table compared long keys byte by byte.
-        let mut distinct: HashMap<&JobKey, &explain::Variant> = HashMap::new();
-        for (k, v) in built.iter().flatten().flat_map(|(_, vs)| vs) {
-            distinct.entry(k).or_insert(v);
+        // Each distinct variant's job built once, from the first claim that plans it, and run
+        // in the order of the keys (which depends on the claims' resolutions alone).
+        let mut first: HashMap<&Canonical, (&Resolved, &explain::Planned<'a>)> = HashMap::new();
+        for ((_, res), found) in wrong.iter().zip(&planned) {
+            let (Ok(r), Some((_, ps))) = (&res.resolved, found) else { continue };
+            for (k, p) in ps {
+                first.entry(k).or_insert((r, p));
+            }
         }
-        let jobs: Jobs = distinct.into_iter().map(|(k, v)| (k.clone(), v.job())).collect();
-        let variants: Vec<Variants> = built.into_iter().flatten().collect();
+        let mut first: Vec<(&Canonical, (&Resolved, &explain::Planned<'a>))> = first.into_iter().collect();
+        first.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let jobs: Vec<Job> = first.par_iter().map(|(_, (r, p))| p.job(r)).collect();
+        let at: HashMap<&Canonical, usize> = first.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
         // Kept, not taken: freed with the session's other tables (`finish_in_background`).
-        let (sums, stats, _) = run_jobs(self.scan, jobs, Run::Again(self.kept.as_ref()))?;
-        // Each distinct variant estimated once, however many resolutions share it.
+        let (sums, stats, _) = run_listed(self.scan, jobs, Run::Again(self.kept.as_ref()))?;
+        // Each distinct variant valued once, however many resolutions share it.
         let method = self.opts.method();
-        sums.par_iter().for_each(|(_, s)| {
-            s.estimates(method);
+        sums.par_iter().for_each(|s| {
+            s.values(method);
         });
-        let tried = variants
-            .into_iter()
-            .map(|(key, vs)| {
-                let with = vs.into_iter().filter_map(|(k, v)| Some((v, Arc::clone(sums.get(&k)?)))).collect();
-                (key, with)
+        let tried = wrong
+            .iter()
+            .zip(&planned)
+            .filter_map(|((_, res), found)| {
+                let (key, ps) = found.as_ref()?;
+                let with = ps
+                    .iter()
+                    .filter_map(|(k, p)| Some((p.clone(), Arc::clone(sums.get(*at.get(k)?)?))))
+                    .collect();
+                let note = res.resolved.as_ref().ok().and_then(|r| explain::limits_note(r, catalog));
+                Some((key.clone(), (with, note)))
             })
             .collect();
         self.tried = Some(tried);
@@ -505,9 +538,13 @@ impl<'a> Session<'a> {
     /// happens before `explain` has run.
     pub fn explain_settled(&self, s: &mut Settlement, cit: &Citation, res: &Resolution) {
         let (Some(tried), Ok(r)) = (&self.tried, &res.resolved) else { return };
-        let tried = tried.get(res.key()).map(Vec::as_slice).unwrap_or_default();
-        explain_one(s, cit, tried, self.opts.method());
-        s.notes.extend(explain::limits_note(r, self.catalog));
+        let (tried, note) = match tried.get(res.key()) {
+            Some((tried, note)) => (tried.as_slice(), note.clone()),
+            // Not among those explained (an input changed between the passes): said as before.
+            None => (&[][..], explain::limits_note(r, self.catalog)),
+        };
+        explain_one(s, cit, r, tried, self.opts.method());
+        s.notes.extend(note);
     }
 }
 
@@ -523,12 +560,21 @@ enum Run<'k> {
 /// The job table of one run, and what the run kept of its rows.
 type RunOutput = (HashMap<JobKey, Arc<Summed>>, ScanStats, Option<crate::scan::Kept>);
 
+/// The sums of one run's jobs in their order, and what the run kept of its rows.
+type Listed = (Vec<Arc<Summed>>, ScanStats, Option<crate::scan::Kept>);
+
 /// One run over distinct jobs, in key order.
 fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, EngineError> {
-    if jobs.is_empty() {
-        return Ok((HashMap::new(), ScanStats::default(), None));
-    }
     let (keys, jobs): (Vec<JobKey>, Vec<Job>) = jobs.into_iter().unzip();
+    let (sums, stats, kept) = run_listed(scan, jobs, run)?;
+    Ok((keys.into_iter().zip(sums).collect(), stats, kept))
+}
+
+/// One run over distinct jobs, in the order given: their sums in that order.
+fn run_listed(scan: &dyn Scan, jobs: Vec<Job>, run: Run<'_>) -> Result<Listed, EngineError> {
+    if jobs.is_empty() {
+        return Ok((Vec::new(), ScanStats::default(), None));
+    }
     let (outcomes, stats, kept) = match run {
         Run::First { keep: true, anticipated } => scan.run_keeping(&jobs, anticipated),
         Run::First { keep: false, .. } => {
@@ -543,21 +589,37 @@ fn run_jobs(scan: &dyn Scan, jobs: Jobs, run: Run<'_>) -> Result<RunOutput, Engi
     if let Some(Err(e)) = outcomes.iter().find(|o| matches!(o, Err(EngineError::Internal(_)))) {
         return Err(e.clone());
     }
-    let sums = keys
+    let sums = jobs
         .into_iter()
-        .zip(jobs.into_iter().zip(outcomes))
-        .map(|(k, (job, outcome))| {
-            (k, Arc::new(Summed { outcome, measures: job.measures, estimates: OnceLock::new() }))
+        .zip(outcomes)
+        .map(|(job, outcome)| {
+            let summed = Summed {
+                outcome,
+                measures: job.measures,
+                estimates: OnceLock::new(),
+                values: OnceLock::new(),
+            };
+            Arc::new(summed)
         })
         .collect();
     Ok((sums, stats, kept))
 }
 
-/// Attaches the explanations of a claim not reproduced.
-fn explain_one(s: &mut Settlement, cit: &Citation, tried: &[Ran], method: Method) {
+/// Attaches the explanations of a claim not reproduced (resolved as `r`).
+fn explain_one(s: &mut Settlement, cit: &Citation, r: &Resolved, tried: &[Ran<'_>], method: Method) {
     let ok: Vec<explain::Tried> = tried
         .iter()
-        .filter_map(|(v, sums)| sums.outcome.as_ref().ok().map(|o| (v, o, sums.estimates(method))))
+        .filter_map(|(p, sums)| {
+            let outcome = sums.outcome.as_ref().ok()?;
+            Some(explain::Tried {
+                planned: p,
+                base: p.base(r),
+                function: &r.function,
+                measures: p.measures(r),
+                outcome,
+                values: sums.values(method),
+            })
+        })
         .collect();
     // The base n that failed: the citation's, or a result's `n` that differs from it.
     let claimed_n = s.base.as_ref().map_or(cit.base.n, |b| b.claimed_n);
