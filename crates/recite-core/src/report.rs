@@ -363,6 +363,20 @@ pub fn writer(
     }
 }
 
+/// [`writer`] onto a report [`Output`](stream::Output): the JSON report keeps a file output as
+/// a file, so its body moves there in the kernel; the other formats take it as any writer.
+pub fn writer_to(
+    format: ReportFormat,
+    options: WriterOptions,
+    out: stream::Output,
+) -> Box<dyn stream::Writer> {
+    match out {
+        out if format == ReportFormat::Json && !options.answers_only => Box::new(json::Writer::to(out)),
+        stream::Output::Other(w) => writer(format, options, w),
+        out => writer(format, options, Box::new(out)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::weight_total;
