@@ -17,6 +17,7 @@ use crate::settle::{ScanStats, Settlement, Verdict};
 pub mod answers;
 pub mod answers_only;
 pub mod chart;
+mod direct;
 pub mod escape;
 pub mod html;
 pub mod json;

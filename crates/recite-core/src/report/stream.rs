@@ -206,7 +206,7 @@ impl Write for Output {
 #[derive(Debug)]
 pub struct Spool {
     memory: Vec<u8>,
-    file: Option<std::fs::File>,
+    file: Option<SpoolFile>,
     len: u64,
     /// Bytes kept in memory: [`SPOOL_IN_MEMORY`] but in tests.
     limit: usize,
@@ -231,21 +231,26 @@ impl Spool {
 
     /// Copies everything written to `out` and empties the spool.
     pub fn drain_to(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        if let Some(mut f) = self.file.take() {
-            f.write_all(&self.memory)?;
-            f.rewind()?;
-            // In chunks of 1 MiB, not `io::copy`'s 8 KiB: a few reads and writes per MB.
-            let mut chunk = vec![0; 1 << 20];
-            loop {
-                match f.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => out.write_all(&chunk[..n])?,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
+        match self.file.take() {
+            Some(SpoolFile::Direct(mut d)) => {
+                d.write_all(&self.memory)?;
+                d.read_out(&mut |b| out.write_all(b))?;
+            }
+            Some(SpoolFile::Paged(mut f)) => {
+                f.write_all(&self.memory)?;
+                f.rewind()?;
+                // In chunks of 1 MiB, not `io::copy`'s 8 KiB: a few reads and writes per MB.
+                let mut chunk = vec![0; 1 << 20];
+                loop {
+                    match f.read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => out.write_all(&chunk[..n])?,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
                 }
             }
-        } else {
-            out.write_all(&self.memory)?;
+            None => out.write_all(&self.memory)?,
         }
         self.memory.clear();
         self.len = 0;
@@ -253,21 +258,75 @@ impl Spool {
     }
 
     /// [`drain_to`](Spool::drain_to) into a report's [`Output`]: a body in a temporary file
-    /// moves to an output file in the kernel, the same bytes without a pass through memory.
+    /// moves to an output file past the page cache (`report/direct.rs`), or in the kernel
+    /// (`copy_file_range`) where the spool could not be opened so, never read back through a
+    /// buffer and written again.
     pub fn drain_into(&mut self, out: &mut Output) -> io::Result<()> {
-        let (Some(f), Output::File(o)) = (&mut self.file, &mut *out) else { return self.drain_to(out) };
-        f.write_all(&self.memory)?;
-        f.rewind()?;
-        // File to buffered file: std flushes the buffer, then `copy_file_range` (`sendfile`, or
-        // reads and writes, where the kernel cannot).
-        let moved = io::copy(f, o)?;
-        if moved != self.len {
-            return Err(io::Error::other(format!("{moved} bytes of a {}-byte report body moved", self.len)));
+        if !matches!(out, Output::File(_)) || self.file.is_none() {
+            return self.drain_to(out);
         }
-        self.file = None;
+        match self.file.take() {
+            Some(SpoolFile::Direct(mut d)) => {
+                d.write_all(&self.memory)?;
+                let Output::File(buffered) = std::mem::replace(out, Output::Other(Box::new(io::sink()))) else {
+                    return Err(io::Error::other("the report's output changed"));
+                };
+                // Taken apart, not flushed: its bytes go with the body's first block.
+                let (mut file, unflushed) = buffered.into_parts();
+                let unflushed = unflushed.map_err(|_| io::Error::other("the report's output failed"))?;
+                let moved = super::direct::move_to(d, &mut file, &unflushed);
+                let mut buffered = io::BufWriter::with_capacity(1 << 16, file);
+                let moved = match moved {
+                    Ok(Ok(())) => Ok(()),
+                    // No O_DIRECT on the report's side: through the page cache.
+                    Ok(Err(d)) => {
+                        buffered.write_all(&unflushed).and_then(|_| d.read_out(&mut |b| buffered.write_all(b)))
+                    }
+                    Err(e) => Err(e),
+                };
+                *out = Output::File(buffered);
+                moved?;
+            }
+            Some(SpoolFile::Paged(mut f)) => {
+                let Output::File(o) = out else { return Err(io::Error::other("the report's output changed")) };
+                f.write_all(&self.memory)?;
+                f.rewind()?;
+                // File to buffered file: std flushes the buffer, then `copy_file_range`
+                // (`sendfile`, or reads and writes, where the kernel cannot).
+                let moved = io::copy(&mut f, o)?;
+                if moved != self.len {
+                    return Err(io::Error::other(format!("{moved} bytes of a {}-byte report body moved", self.len)));
+                }
+            }
+            None => {}
+        }
         self.memory = Vec::new();
         self.len = 0;
         Ok(())
+    }
+}
+
+/// A [`Spool`]'s temporary file: past the page cache where the temporary folder takes it
+/// (`report/direct.rs`), else an ordinary one.
+#[derive(Debug)]
+enum SpoolFile {
+    Paged(std::fs::File),
+    Direct(super::direct::DirectSpool),
+}
+
+impl SpoolFile {
+    fn create() -> io::Result<SpoolFile> {
+        Ok(match super::direct::DirectSpool::create() {
+            Some(d) => SpoolFile::Direct(d),
+            None => SpoolFile::Paged(tempfile::tempfile()?),
+        })
+    }
+
+    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
+        match self {
+            SpoolFile::Paged(f) => f.write_all(b),
+            SpoolFile::Direct(d) => d.write_all(b),
+        }
     }
 }
 
@@ -288,7 +347,7 @@ impl Write for Spool {
             let first = self.file.is_none();
             let f = match &mut self.file {
                 Some(f) => f,
-                None => self.file.insert(tempfile::tempfile()?),
+                None => self.file.insert(SpoolFile::create()?),
             };
             f.write_all(&self.memory)?;
             f.write_all(b)?;
