@@ -16,9 +16,10 @@ use crate::moca::MocaEvent;
 use crate::settle::ScanStats;
 
 /// Bytes a [`Spool`] keeps in memory before it moves to a temporary file: a report body of up
-/// to ~20k claims (a 10k-claim JSON report is 31 MB) is never written twice. Past it, writing
-/// the body to the file, reading it back and writing it again cost 40-80 ms of such a run.
-pub const SPOOL_IN_MEMORY: usize = 64 << 20;
+/// to ~12k claims (a 10k-claim JSON report is 34 MB) is never written twice. Past it the body
+/// goes past the page cache (`report/direct.rs`); 40, not 64 MiB, keeps a million claims
+/// under 300 MB with mimalloc's own overhead.
+pub const SPOOL_IN_MEMORY: usize = 40 << 20;
 
 /// What is known of an input before its claims: its name, format and conversation.
 #[derive(Debug, Clone, Copy)]
@@ -376,7 +377,7 @@ const BEHIND_PIECE: usize = 1 << 20;
 
 /// Buffers in flight to the spool's thread: what the run may be ahead of the writes, in pieces
 /// of about [`BEHIND_PIECE`] (a run's rendered buffers are ~1 MB).
-const BEHIND_QUEUE: usize = 8;
+const BEHIND_QUEUE: usize = 4;
 
 const FAILED: &str = "the report's body could not be written";
 
