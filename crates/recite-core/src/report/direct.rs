@@ -147,7 +147,10 @@ impl DirectSpool {
                 }
             }
             if got < want {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the report's spooled body came back short"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the report's spooled body came back short",
+                ));
             }
             f(&slot[..want])?;
             // Given back as it is read: the report and its spool never take twice its size on
@@ -222,7 +225,8 @@ mod tests {
             }
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("report.json");
-            let mut out = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+            let mut out =
+                OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
             let head: Vec<u8> = (0..opening).map(|i| b'a' + (i % 26) as u8).collect();
             out.write_all(&head[..flushed]).unwrap();
             match move_to(spool, &mut out, &head[flushed..]).unwrap() {

@@ -269,7 +269,8 @@ impl Spool {
         match self.file.take() {
             Some(SpoolFile::Direct(mut d)) => {
                 d.write_all(&self.memory)?;
-                let Output::File(buffered) = std::mem::replace(out, Output::Other(Box::new(io::sink()))) else {
+                let Output::File(buffered) = std::mem::replace(out, Output::Other(Box::new(io::sink())))
+                else {
                     return Err(io::Error::other("the report's output changed"));
                 };
                 // Taken apart, not flushed: its bytes go with the body's first block.
@@ -280,23 +281,28 @@ impl Spool {
                 let moved = match moved {
                     Ok(Ok(())) => Ok(()),
                     // No O_DIRECT on the report's side: through the page cache.
-                    Ok(Err(d)) => {
-                        buffered.write_all(&unflushed).and_then(|_| d.read_out(&mut |b| buffered.write_all(b)))
-                    }
+                    Ok(Err(d)) => buffered
+                        .write_all(&unflushed)
+                        .and_then(|_| d.read_out(&mut |b| buffered.write_all(b))),
                     Err(e) => Err(e),
                 };
                 *out = Output::File(buffered);
                 moved?;
             }
             Some(SpoolFile::Paged(mut f)) => {
-                let Output::File(o) = out else { return Err(io::Error::other("the report's output changed")) };
+                let Output::File(o) = out else {
+                    return Err(io::Error::other("the report's output changed"));
+                };
                 f.write_all(&self.memory)?;
                 f.rewind()?;
                 // File to buffered file: std flushes the buffer, then `copy_file_range`
                 // (`sendfile`, or reads and writes, where the kernel cannot).
                 let moved = io::copy(&mut f, o)?;
                 if moved != self.len {
-                    return Err(io::Error::other(format!("{moved} bytes of a {}-byte report body moved", self.len)));
+                    return Err(io::Error::other(format!(
+                        "{moved} bytes of a {}-byte report body moved",
+                        self.len
+                    )));
                 }
             }
             None => {}
@@ -399,10 +405,7 @@ enum Behind {
     /// Written here, not past [`BEHIND_AFTER`] yet.
     Here(Spool),
     /// Written by its thread, which gives the spool back (or the first error) when joined.
-    Thread {
-        tx: std::sync::mpsc::SyncSender<Vec<u8>>,
-        thread: std::thread::JoinHandle<io::Result<Spool>>,
-    },
+    Thread { tx: std::sync::mpsc::SyncSender<Vec<u8>>, thread: std::thread::JoinHandle<io::Result<Spool>> },
     /// Failed, and why (the error was given once; every later write gives this).
     Failed(String),
 }
@@ -439,7 +442,9 @@ impl SpoolBehind {
             Behind::Here(spool) => Ok(spool),
             Behind::Thread { tx, thread } => {
                 drop(tx);
-                thread.join().unwrap_or_else(|_| Err(io::Error::other("the report's writing thread panicked")))
+                thread
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("the report's writing thread panicked")))
             }
             Behind::Failed(why) => Err(io::Error::other(why)),
         }
