@@ -590,6 +590,17 @@ impl ReportOutput {
         })
     }
 
+    /// [`writer`](ReportOutput::writer) as a report output: the temporary file is kept as a
+    /// file, so a JSON body spooled past memory moves to it in the kernel.
+    pub fn output(&self) -> Result<recite::report::stream::Output> {
+        match &self.file {
+            Some((path, tmp)) => Ok(recite::report::stream::Output::file(
+                tmp.reopen().with_context(|| format!("cannot write the report to {}", path.display()))?,
+            )),
+            None => Ok(recite::report::stream::Output::Other(self.writer()?)),
+        }
+    }
+
     /// Renames the complete report over `--output FILE` (checked again first).
     pub fn commit(self, inputs: &[(u64, u64)]) -> Result<()> {
         match self.file {

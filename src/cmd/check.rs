@@ -133,7 +133,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let (color, layer) = (a.report.colored(), opts.data_layer.clone());
     let options = report::WriterOptions { answers_only: a.answers_only, color, layer: layer.clone() };
-    let mut w = report::writer(a.format.into(), options, out.writer()?);
+    let mut w = report::writer_to(a.format.into(), options, out.output()?);
     // A re-run of a saved report writes its JSON beside the report asked for, to compare.
     let saved = a.rerun.saved()?;
     let captured = saved.as_ref().map(|_| super::Captured::default());

@@ -17,6 +17,7 @@ use crate::settle::{ScanStats, Settlement, Verdict};
 pub mod answers;
 pub mod answers_only;
 pub mod chart;
+mod direct;
 pub mod escape;
 pub mod html;
 pub mod json;
@@ -360,6 +361,20 @@ pub fn writer(
         ReportFormat::Markdown => Box::new(markdown::Writer::new(out)),
         ReportFormat::Html => Box::new(html::Writer::new(out)),
         ReportFormat::Junit => Box::new(junit::Writer::new(out, layer)),
+    }
+}
+
+/// [`writer`] onto a report [`Output`](stream::Output): the JSON report keeps a file output as
+/// a file, so its body moves there in the kernel; the other formats take it as any writer.
+pub fn writer_to(
+    format: ReportFormat,
+    options: WriterOptions,
+    out: stream::Output,
+) -> Box<dyn stream::Writer> {
+    match out {
+        out if format == ReportFormat::Json && !options.answers_only => Box::new(json::Writer::to(out)),
+        stream::Output::Other(w) => writer(format, options, w),
+        out => writer(format, options, Box::new(out)),
     }
 }
 

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{Number, Value};
 
 use super::round::{DIFFERENCES, SIGNIFICANT, SIGNIFICANT_DIFFERENCES, round_significant};
-use super::stream::{self, Closing, InputHead, InputTail, Spool};
+use super::stream::{self, Closing, InputHead, InputTail, Output, SpoolBehind};
 use super::{ClaimReport, DataLayer, Report};
 
 /// The report as pretty JSON, with a final newline: [`Writer`] over a report in memory.
@@ -162,8 +162,8 @@ pub fn part_value(x: &impl serde::Serialize) -> Value {
 /// The JSON report, written input by input: the inputs go to a spool, and once the summary is
 /// known the opening is written, then the spooled inputs.
 pub struct Writer {
-    out: Box<dyn Write>,
-    body: Spool,
+    out: Output,
+    body: SpoolBehind,
     inputs: usize,
     claims: usize,
 }
@@ -171,18 +171,27 @@ pub struct Writer {
 impl Writer {
     /// A JSON report to `out`.
     pub fn new(out: Box<dyn Write>) -> Writer {
-        Writer { out, body: Spool::new(), inputs: 0, claims: 0 }
+        Writer::to(Output::Other(out))
+    }
+
+    /// A JSON report to `out`: into a file, a body past memory moves in the kernel.
+    pub fn to(out: Output) -> Writer {
+        Writer { out, body: SpoolBehind::new(), inputs: 0, claims: 0 }
     }
 }
 
 impl Writer {
     /// Writes one claim rendered by [`claim_text`], after its separator.
     fn rendered(&mut self, text: &[u8]) -> io::Result<()> {
-        let sep = if self.claims == 0 { ",\n      \"claims\": [\n        " } else { ",\n        " };
+        self.body.write_all(separator(self.claims).as_bytes())?;
         self.claims += 1;
-        self.body.write_all(sep.as_bytes())?;
         self.body.write_all(text)
     }
+}
+
+/// What goes before an input's claim number `i` (from 0): the key opening its claims, or a comma.
+fn separator(i: usize) -> &'static str {
+    if i == 0 { ",\n      \"claims\": [\n        " } else { ",\n        " }
 }
 
 /// One claim as it sits in the report's `claims` array: written by the typed writer, the
@@ -221,28 +230,30 @@ impl stream::Writer for Writer {
 
     fn claims(&mut self, cs: &[ClaimReport]) -> io::Result<()> {
         // A buffer per run of claims, not per claim: a fresh 4 KB buffer for each claim sent
-        // glibc's allocator through its consolidation of the small blocks freed meanwhile.
-        let rendered: Vec<(Vec<u8>, Vec<usize>)> = cs
+        // glibc's allocator through its consolidation of the small blocks freed meanwhile. Each
+        // buffer holds its claims' separators too, so it goes to the body as it is.
+        let first = self.claims;
+        let rendered: Vec<Vec<u8>> = cs
             .par_chunks(CLAIMS_PER_BUFFER)
-            .map(|run| {
+            .enumerate()
+            .map(|(k, run)| {
                 let mut out = Vec::with_capacity(run.len() * 4096);
-                let ends: Vec<usize> = run
-                    .iter()
-                    .map(|c| {
-                        claim_into(c, &mut out);
-                        out.len()
-                    })
-                    .collect();
-                (out, ends)
+                for (j, c) in run.iter().enumerate() {
+                    out.extend_from_slice(separator(first + k * CLAIMS_PER_BUFFER + j).as_bytes());
+                    claim_into(c, &mut out);
+                }
+                out
             })
             .collect();
-        for (out, ends) in &rendered {
-            let mut start = 0;
-            for &end in ends {
-                self.rendered(&out[start..end])?;
-                start = end;
-            }
-        }
+        self.claims += cs.len();
+        rendered.into_iter().try_for_each(|out| self.body.hand(out))
+    }
+
+    fn owned_claims(&mut self, cs: Vec<ClaimReport>) -> io::Result<()> {
+        self.claims(&cs)?;
+        // Freed on the pool, beside the next chunk's work: tens of allocations a claim, freed
+        // one by one on this thread, were a serial stretch of every chunk.
+        rayon::spawn(move || drop(cs));
         Ok(())
     }
 
@@ -273,7 +284,7 @@ impl stream::Writer for Writer {
             head.truncate(head.len() - "]\n}".len());
             self.out.write_all(head.as_bytes())?;
             self.out.write_all(b"\n")?;
-            self.body.drain_to(&mut self.out)?;
+            std::mem::take(&mut self.body).into_spool()?.drain_into(&mut self.out)?;
             self.out.write_all(b"\n  ]\n}\n")?;
         } else {
             self.out.write_all(head.as_bytes())?;
