@@ -391,7 +391,7 @@ fn failed() -> Behind {
     Behind::Failed(FAILED.to_string())
 }
 
-/// A [`Spool`] written behind the run: past [`BEHIND_AFTER`] bytes, a thread of its own writes
+/// A [`Spool`] written behind the run: past `BEHIND_AFTER` (4 MiB), a thread of its own writes
 /// what it is handed (to memory, then the temporary file) while the run settles and renders the
 /// next chunk. Writing a million claims' 3 GB body was otherwise a serial stretch on one core
 /// while the other waited. The bytes and their order are the spool's, whichever thread writes.
