@@ -56,6 +56,23 @@ fn data_layer(dir: &Path) -> PathBuf {
     let made =
         recite(&["catalog", "init", "tests/sav/labelled-bytecode.sav", "--out", spss.to_str().unwrap()]);
     assert_eq!(code(&made), 0, "catalog init: {}", stderr(&made));
+    // `catalog init` names the file relative to the study where the two share a folder (a
+    // checkout under /tmp, as CI's is), and reports name it as the study does: the absolute
+    // path, written `$ROOT/…`, reads the same wherever the checkout and the temporary folder are.
+    let toml = spss.join("study.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let sav = root().join("tests/sav/labelled-bytecode.sav");
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("path = ") {
+                format!("path = {:?}\n", sav.display().to_string())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&toml, text).unwrap();
     data
 }
 
