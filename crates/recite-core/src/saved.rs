@@ -144,8 +144,6 @@ pub fn moved(before: &Value, after: &Value) -> Value {
     }
     for (n, (cb, ca)) in b.iter().zip(&a).enumerate() {
         let mut here: Vec<Value> = Vec::new();
-        // The files are named once above; a changed verdict names those its claim read.
-        let files_here = files_moved(&files_read(&[*cb]), &files_read(&[*ca]));
         let (vb, va) = (&cb["rerun"]["data_version"], &ca["rerun"]["data_version"]);
         if vb["version"] != va["version"] || vb["format"] != va["format"] {
             here.push(json!({
@@ -176,6 +174,8 @@ pub fn moved(before: &Value, after: &Value) -> Value {
             }
         }
         if cb["verdict"] != ca["verdict"] {
+            // The files are named once above; a changed verdict names those its claim read.
+            let files_here = files_moved(&files_read(&[*cb]), &files_read(&[*ca]));
             let mut why: Vec<String> = files_here.iter().chain(&here).map(moved_words).collect();
             if why.is_empty() {
                 why.push("nothing recomputed moved: the settlement's rules did".to_string());
