@@ -15,6 +15,7 @@ use recite::claim;
 use recite::engine::{Engine, Job, ScanStats};
 use recite::extractor::Registry;
 use recite::resolve::{self, Resolved};
+use recite::scan::Reading;
 use recite::settle::pipeline::{self, Claim, Options};
 use recite::settle::{Cause, Settlement, Verdict};
 use recite::stats::{self, Interval};
@@ -329,6 +330,16 @@ fn job_of(rc: &Recite, citation: Value, tweak: impl FnOnce(&mut Resolved)) -> Jo
 /// moments. The grouped scan sums a job's rows per code as exact integers before they become
 /// floats, so however other jobs' flags split its groups, the floats are the same.
 fn same_sums(a: &recite::scan::Outcome, b: &recite::scan::Outcome, what: &str) {
+    same_values(a, b, what);
+    assert_eq!(a.sums.moments.len(), b.sums.moments.len(), "{what}");
+    for (k, x) in &a.sums.moments {
+        let y = b.sums.moments[k];
+        assert_eq!(x.to_bits(), y.to_bits(), "{what}: moment {k:?} {x} vs {y}");
+    }
+}
+
+/// [`same_sums`] but the second moments: what a variant's value and base n are made of.
+fn same_values(a: &recite::scan::Outcome, b: &recite::scan::Outcome, what: &str) {
     assert_eq!(a.sums.n, b.sums.n, "{what}: n");
     assert_eq!(a.sums.counts, b.sums.counts, "{what}: counts");
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -339,11 +350,6 @@ fn same_sums(a: &recite::scan::Outcome, b: &recite::scan::Outcome, what: &str) {
         a.sums.totals,
         b.sums.totals
     );
-    assert_eq!(a.sums.moments.len(), b.sums.moments.len(), "{what}");
-    for (k, x) in &a.sums.moments {
-        let y = b.sums.moments[k];
-        assert_eq!(x.to_bits(), y.to_bits(), "{what}: moment {k:?} {x} vs {y}");
-    }
 }
 
 #[test]
@@ -368,15 +374,28 @@ fn the_settling_scan_takes_the_other_weights_and_bases_along_so_their_variants_n
     // Without them, the variants on another weight or a base with a row condition of its own
     // (women) need a scan; with them, none does.
     let (plain, _, kept) = Scan::run_keeping(&rc.engine, &first, &[]);
-    let (_, stats) = Scan::run_again(&rc.engine, &variants, kept.as_ref());
+    let (_, stats) = Scan::run_again(&rc.engine, &variants, kept.as_ref(), Reading::Values);
     assert_eq!(stats.scans, 1);
     let (taken, stats, kept) = Scan::run_keeping(&rc.engine, &first, &ahead);
     assert_eq!((stats.scans, taken.len()), (1, 1), "nothing is returned for what was taken along");
     // What was asked for is the same, to the bit.
     same_sums(plain[0].as_ref().unwrap(), taken[0].as_ref().unwrap(), "the cited job");
-    let (served, stats) = Scan::run_again(&rc.engine, &variants, kept.as_ref());
+    let (served, stats) = Scan::run_again(&rc.engine, &variants, kept.as_ref(), Reading::Values);
     assert_eq!(stats.scans, 0, "every variant was taken along: {stats:?}");
     let (scanned, _) = Engine::new().run(&variants);
+    for ((a, b), what) in served.iter().zip(&scanned).zip(names) {
+        let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+        if what == "alt_weight" {
+            // A weight only taken along is summed without its squares: values and base n only.
+            same_values(a, b, what);
+            assert!(a.sums.moments.is_empty() && !b.sums.moments.is_empty(), "{what}: no moments");
+        } else {
+            same_sums(a, b, what);
+        }
+    }
+    // Read for its estimates, the variant on that weight is scanned, moments and all.
+    let (served, stats) = Scan::run_again(&rc.engine, &variants, kept.as_ref(), Reading::Estimates);
+    assert_eq!(stats.scans, 1, "{stats:?}");
     for ((a, b), what) in served.iter().zip(&scanned).zip(names) {
         same_sums(a.as_ref().unwrap(), b.as_ref().unwrap(), what);
     }
@@ -429,7 +448,7 @@ fn variants_a_flag_away_are_summed_from_the_settling_scans_groups_without_a_scan
         job_of(&rc, funnel("W6", ALL, 1, "main_weight", VERSANT), |r| r.rows.weight = None),
         job_of(&rc, funnel("W6", AWARE, 1, "main_weight", VERSANT), |r| r.rows.base_filter = None),
     ];
-    let (served, stats) = Scan::run_again(&rc.engine, &near, kept.as_ref());
+    let (served, stats) = Scan::run_again(&rc.engine, &near, kept.as_ref(), Reading::Estimates);
     assert_eq!(stats.scans, 0, "every variant was a flag away: {stats:?}");
     let (scanned, _) = Engine::new().run(&near);
     for ((a, b), what) in served.iter().zip(&scanned).zip(["W5 aware alt", "W6 all unweighted", "W6 no base"])
@@ -439,14 +458,14 @@ fn variants_a_flag_away_are_summed_from_the_settling_scans_groups_without_a_scan
     // A period no job cited is not among the flags (nor its rows, which the first scan did not
     // read): that job is scanned, the others still come from the groups.
     let far = [near[0].clone(), job_of(&rc, funnel("W4", AWARE, 1, "main_weight", VERSANT), |_| {})];
-    let (served, stats) = Scan::run_again(&rc.engine, &far, kept.as_ref());
+    let (served, stats) = Scan::run_again(&rc.engine, &far, kept.as_ref(), Reading::Estimates);
     assert_eq!(stats.scans, 1);
     let (scanned, _) = Engine::new().run(&far);
     for ((a, b), what) in served.iter().zip(&scanned).zip(["W5 aware alt", "W4 scanned"]) {
         same_sums(a.as_ref().unwrap(), b.as_ref().unwrap(), what);
     }
     // Nothing kept: everything is scanned.
-    let (_, stats) = Scan::run_again(&rc.engine, &near, None);
+    let (_, stats) = Scan::run_again(&rc.engine, &near, None, Reading::Estimates);
     assert_eq!(stats.scans, 1);
 }
 

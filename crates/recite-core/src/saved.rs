@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::catalog::{self, Study};
 use crate::resolve::{Schema, Schemas, TableError};
-use crate::scan::{EngineError, Job, Kept, Outcome, Scan, ScanStats};
+use crate::scan::{EngineError, Job, Kept, Outcome, Reading, Scan, ScanStats};
 use crate::version::{Found, Pin, UNVERSIONED_FORMAT};
 
 /// The version each versioned table's latest was when a saved report was settled, by study
@@ -125,8 +125,13 @@ impl Scan for OnSaved<'_> {
         self.scan.run_keeping(jobs, anticipated)
     }
 
-    fn run_again(&self, jobs: &[Job], kept: Option<&Kept>) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
-        self.scan.run_again(jobs, kept)
+    fn run_again(
+        &self,
+        jobs: &[Job],
+        kept: Option<&Kept>,
+        reading: Reading,
+    ) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
+        self.scan.run_again(jobs, kept, reading)
     }
 }
 

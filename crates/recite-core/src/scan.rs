@@ -43,11 +43,30 @@ pub trait Scan: Schemas + Sync {
 
     /// [`Scan::run`] for jobs over the same data as the run that returned `kept` (the
     /// explaining run after the settling one): a job whose rows `kept` holds is answered from
-    /// it, with the same sums a scan would give; the rest are scanned.
-    fn run_again(&self, jobs: &[Job], kept: Option<&Kept>) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
-        let _ = kept;
+    /// it, with the same sums a scan would give; the rest are scanned. `reading` says what the
+    /// caller reads of the outcomes: with [`Reading::Values`], a job answered from what was
+    /// taken along for the anticipated jobs may come back without its second moments.
+    fn run_again(
+        &self,
+        jobs: &[Job],
+        kept: Option<&Kept>,
+        reading: Reading,
+    ) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
+        let _ = (kept, reading);
         self.run(jobs)
     }
+}
+
+/// What the caller of [`Scan::run_again`] reads of its outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reading {
+    /// Everything a scan gives: the estimates, their intervals and effective bases.
+    Estimates,
+    /// The values and base n alone ([`crate::stats::values`], [`crate::stats::base_n`]): what
+    /// judging an explanation's variants reads. A weight the settling scan only took along
+    /// for them is summed without its squares (half the scan's extra work a row), so an
+    /// outcome on it has no [`Sums::moments`]; every value and count is a scan's, to the bit.
+    Values,
 }
 
 /// What a run kept of the rows it reduced ([`Scan::run_keeping`]); only the scan that made it

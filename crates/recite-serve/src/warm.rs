@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use recite_core::catalog::{self, Study};
 use recite_core::resolve::{Schema, Schemas, TableError};
-use recite_core::scan::{EngineError, Job, JobKey, Kept, Outcome, Scan, ScanStats};
+use recite_core::scan::{EngineError, Job, JobKey, Kept, Outcome, Reading, Scan, ScanStats};
 use recite_core::version::{FileDigest, Found, Pin};
 use recite_engine::engine::Engine;
 
@@ -55,8 +55,9 @@ enum Call {
     /// [`Scan::run_keeping`] of these jobs, taking these anticipated ones along.
     Keeping(Vec<JobKey>, Vec<JobKey>),
     /// [`Scan::run_again`] of these jobs after the settling run `Keeping` (whose kept groups
-    /// decide which of them are summed without a scan, and so what the run reports it read).
-    Again(Vec<JobKey>, Arc<Call>),
+    /// decide which of them are summed without a scan, and so what the run reports it read),
+    /// read as [`Reading`] says (values alone may lack second moments).
+    Again(Vec<JobKey>, Arc<Call>, Reading),
 }
 
 /// One run's result, and the identity of the tables it read.
@@ -255,12 +256,17 @@ impl Scan for WarmScan<'_> {
         (outcomes, stats, Some(Arc::new(settled) as Kept))
     }
 
-    fn run_again(&self, jobs: &[Job], kept: Option<&Kept>) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
+    fn run_again(
+        &self,
+        jobs: &[Job],
+        kept: Option<&Kept>,
+        reading: Reading,
+    ) -> (Vec<Result<Outcome, EngineError>>, ScanStats) {
         let Some(settled) = kept.and_then(|k| k.downcast_ref::<Settled>()) else {
             // Not a settling run of this table's: as the engine would, without its groups.
-            return Scan::run_again(self.engine, jobs, None);
+            return Scan::run_again(self.engine, jobs, None, reading);
         };
-        let call = Call::Again(keys(jobs), settled.call.clone());
+        let call = Call::Again(keys(jobs), settled.call.clone(), reading);
         let (outcomes, stats, _) = self.through(call, &[jobs], || {
             let groups = match &settled.kept {
                 Some(k) => Some(k.clone()),
@@ -268,7 +274,7 @@ impl Scan for WarmScan<'_> {
                 // that this run reads what it would have (its own result is already known).
                 None => Scan::run_keeping(self.engine, &settled.jobs, &settled.anticipated).2,
             };
-            let (o, s) = Scan::run_again(self.engine, jobs, groups.as_ref());
+            let (o, s) = Scan::run_again(self.engine, jobs, groups.as_ref(), reading);
             (o, s, ())
         });
         (outcomes, stats)
@@ -281,7 +287,7 @@ fn call_bytes(call: &Call) -> usize {
     match call {
         Call::Run(k) => of(k),
         Call::Keeping(k, a) => of(k) + of(a),
-        Call::Again(k, _) => of(k),
+        Call::Again(k, ..) => of(k),
     }
 }
 

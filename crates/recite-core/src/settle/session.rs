@@ -30,7 +30,7 @@ use crate::claim::{Claimed, DecimalMark};
 use crate::extractor::{Measure, Registry};
 use crate::resolve::{self, Resolved};
 use crate::scan::key::Canonical;
-use crate::scan::{EngineError, Job, JobKey, Outcome, Role, Scan, ScanStats};
+use crate::scan::{EngineError, Job, JobKey, Outcome, Reading, Role, Scan, ScanStats};
 use crate::settle::verdict::{Rerun, Series, SeriesPoint, Settlement, Verdict};
 use crate::settle::{compare, explain};
 use crate::stats::{self, DfRule, Estimate, Interval, Method};
@@ -582,7 +582,8 @@ fn run_listed(scan: &dyn Scan, jobs: Vec<Job>, run: Run<'_>) -> Result<Listed, E
             (o, s, None)
         }
         Run::Again(kept) => {
-            let (o, s) = scan.run_again(&jobs, kept);
+            // The explaining run: its variants are valued and their base n read, nothing more.
+            let (o, s) = scan.run_again(&jobs, kept, Reading::Values);
             (o, s, None)
         }
     };

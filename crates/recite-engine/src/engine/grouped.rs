@@ -43,6 +43,7 @@ use super::{
     Engine, EngineError, Filters, Job, Outcome, Outcomes, PlanChoice, Reduction, Role, ScanError, ScanPlan,
     ScanStats, Scanned, scan_error, table_of,
 };
+use crate::scan::Reading;
 pub(super) use accumulate::{Acc, BaseSums};
 use accumulate::{PeriodRun, Row, RowsKey, accumulate, finish, period_runs};
 use flags::{Flags, Layout, unpack};
@@ -303,16 +304,21 @@ impl KeptGroups {
     /// [`accumulate_distinct`] and [`finish`]. Not for replicate weights (their ranks are tapped
     /// from the rows during a scan), nor a job without a period when the scan read only its
     /// periods' rows. A filter that does not parse, or a code predicate that fails on the codes,
-    /// is left for a scan, which says why.
+    /// is left for a scan, which says why. A job on a weight the scan only took along (summed
+    /// without its squares, [`Cited::squared`]) is served when the caller reads values alone
+    /// (`reading`), its outcome then without second moments; else it is left for a scan.
     pub(in crate::engine) fn serve(
         &self,
         engine: &Engine,
         jobs: &[&Job],
+        reading: Reading,
     ) -> Vec<Option<Result<Outcome, EngineError>>> {
         let Ok(mut filters) = Filters::new(engine, &self.schema) else {
             return jobs.iter().map(|_| None).collect();
         };
         let mut cited = self.cited.clone();
+        let squared = self.cited.squared();
+        let unsquared = |p: &Plan| p.weight.is_some_and(|k| k >= squared);
         let mut plans: Vec<Option<Plan>> = jobs
             .iter()
             .map(|j| {
@@ -320,7 +326,8 @@ impl KeptGroups {
                 if r.replicates.is_some() || (r.period_filter.is_none() && self.period_rows_only) {
                     return None;
                 }
-                cited.plan_job(j, &mut filters).ok()
+                let plan = cited.plan_job(j, &mut filters).ok()?;
+                (reading == Reading::Values || !unsquared(&plan)).then_some(plan)
             })
             .collect();
         // Code predicates this scan did not meet, decided on the codes its groups hold.
@@ -359,7 +366,14 @@ impl KeptGroups {
             .zip(placed.par_iter().zip(job_key.par_iter()))
             .map(|(job, (plan, key))| {
                 let (plan, key) = (plan.as_ref().ok()?, (*key)?);
-                Some(finish(job, plan, &sums[key].1, &self.psus, designed))
+                let mut outcome = finish(job, plan, &sums[key].1, &self.psus, designed);
+                // Σw² of a weight taken along was never summed: no moments rather than zeros.
+                if unsquared(plan)
+                    && let Ok(o) = &mut outcome
+                {
+                    o.sums.moments.clear();
+                }
+                Some(outcome)
             })
             .collect()
     }
@@ -503,6 +517,9 @@ struct Cited {
     bases: Vec<Flags>,
     /// Per cited column, its code predicates (the conjuncts on it alone, [`split_base`]).
     codes: Vec<Vec<Expr>>,
+    /// How many of `weights` the jobs asked for, once others were taken along for later runs
+    /// ([`Cited::anticipate`]); `None`: all of them. See [`Cited::squared`].
+    asked_weights: Option<usize>,
     /// What a scan already run cited ([`Cited::freeze`]): a job whose column, weight or flag is
     /// not here is [`Unplanned::Full`]. Code predicates are still added: they are decided on
     /// the codes the scan's groups hold, not on its rows.
@@ -526,6 +543,7 @@ impl Cited {
     /// one per column). A piece that does not parse or fit a mask is left out (the later run
     /// scans for it); the bits of the jobs already planned do not move.
     fn anticipate(&mut self, jobs: &[&Job], filters: &mut Filters<'_>) {
+        self.asked_weights.get_or_insert(self.weights.len());
         // No new period: its flag would widen the rows read (`Cited::keep`).
         let periods_were_frozen = std::mem::replace(&mut self.periods.frozen, true);
         for job in jobs {
@@ -546,6 +564,14 @@ impl Cited {
             let _ = self.plan_job(job, filters);
         }
         self.periods.frozen = periods_were_frozen;
+    }
+
+    /// How many of the weights, the first ones, are summed with their squares (Σw and Σw²):
+    /// those the jobs asked for. A weight only taken along is summed as Σw alone, since the
+    /// later run reads its variants' values and base n only ([`Reading::Values`]): a third
+    /// fewer adds a row and column than its Σw² would cost.
+    fn squared(&self) -> usize {
+        self.asked_weights.unwrap_or(self.weights.len())
     }
 
     /// What a scan cited, frozen: later jobs are placed among its pieces only.
@@ -662,7 +688,7 @@ impl Cited {
                 "the grouped projection is out of layout".into(),
             )));
         }
-        Ok(Projection { select, layout, keep, scales: self.scales.clone() })
+        Ok(Projection { select, layout, keep, scales: self.scales.clone(), squared: self.squared() })
     }
 
     /// The rows worth reading: those in some cited period, when every job planned into this
@@ -720,6 +746,9 @@ struct Projection {
     keep: Option<Expr>,
     /// Per weight, the scale both reductions sum its terms at.
     scales: Vec<Scale>,
+    /// How many weights, the first ones, have their squares summed ([`Cited::squared`]; the
+    /// in-process reduction sums the others' Σw alone, the plan sums all).
+    squared: usize,
 }
 
 impl Engine {
@@ -740,7 +769,6 @@ impl Engine {
         let reg = self.register_at(location, self.place(location, jobs).0)?;
         let mut filters = Filters::new(self, &reg.schema)?;
         let (mut cited, plans) = Cited::plan(jobs, &mut filters);
-        let weights_asked = cited.weights.len();
         cited.anticipate(anticipated, &mut filters);
         // Jobs that did not fit a mask take another scan of their own (the summed one when
         // none fitted, e.g. a study of more than 62 cells), never an error: what else is in
@@ -795,7 +823,7 @@ impl Engine {
         let Reduced { merged, rows, psus, .. } = reduced;
         grams.merge();
         let by_column = rows_by_column(merged, &cited.bases);
-        let mut stats = cited.stats(jobs, rows, reason, weights_asked);
+        let mut stats = cited.stats(jobs, rows, reason, cited.squared());
         let psus: Vec<(String, String)> = psus.into_iter().collect();
         let passing = code_sets(&self.ctx, &reg.schema, &cited.columns, &cited.codes, &by_column)
             .map_err(|e| ScanError::Data(e.to_string()))?;
@@ -838,7 +866,7 @@ impl Engine {
         projection: Projection,
         grams: &super::gram::Grams,
     ) -> Result<Reduced, ScanError> {
-        let Projection { select, layout, keep, scales } = projection;
+        let Projection { select, layout, keep, scales, squared } = projection;
         if cited.columns.is_empty() {
             return Ok(Reduced::empty(0));
         }
@@ -859,7 +887,7 @@ impl Engine {
                 })
                 .map_err(|e| scan_error(&e));
         }
-        self.reduce_in_process(&reg.ctx, &reg.name, (keep, select), &layout, &scales, grams)
+        self.reduce_in_process(&reg.ctx, &reg.name, (keep, select), &layout, (&scales, squared), grams)
     }
 
     /// Each weight's [`Scale`] over the rows the grouped scan reads (`keep`): one aggregate, a
@@ -920,7 +948,7 @@ impl Engine {
         table: &str,
         (keep, select): (Option<Expr>, Vec<Expr>),
         layout: &Layout,
-        scales: &[Scale],
+        (scales, squared): (&[Scale], usize),
         grams: &super::gram::Grams,
     ) -> Result<Reduced, ScanError> {
         let n_columns = layout.columns();
@@ -936,7 +964,7 @@ impl Engine {
                 let layout = layout.clone();
                 let scales = scales.to_vec();
                 tasks.spawn(async move {
-                    let mut part = Partial::new(n_columns, scales);
+                    let mut part = Partial::new(n_columns, scales, squared);
                     while let Some(batch) = futures::StreamExt::next(&mut stream).await {
                         part.add(&batch?, &layout)?;
                     }

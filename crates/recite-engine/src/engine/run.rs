@@ -126,9 +126,14 @@ impl Scan for Engine {
         (outcomes, stats, Some(kept))
     }
 
-    fn run_again(&self, jobs: &[Job], kept: Option<&recite_core::scan::Kept>) -> (Outcomes, ScanStats) {
+    fn run_again(
+        &self,
+        jobs: &[Job],
+        kept: Option<&recite_core::scan::Kept>,
+        reading: recite_core::scan::Reading,
+    ) -> (Outcomes, ScanStats) {
         match kept.and_then(|k| k.downcast_ref::<Vec<Arc<grouped::KeptGroups>>>()) {
-            Some(kept) => Engine::run_again(self, jobs, kept),
+            Some(kept) => Engine::run_again(self, jobs, kept, reading),
             None => Engine::run(self, jobs),
         }
     }
@@ -235,8 +240,14 @@ impl Engine {
     /// kept grouped scan of its table (or absent) is summed from that scan's groups, exactly as
     /// a new scan would sum it; the others are scanned, as usual. A run with replicate weights
     /// is scanned whole (their ranks are taken from the rows), and an engine with a cache runs
-    /// every job through it.
-    pub(super) fn run_again(&self, jobs: &[Job], kept: &[Arc<grouped::KeptGroups>]) -> (Outcomes, ScanStats) {
+    /// every job through it. `reading`: what the caller reads of the outcomes (a weight only
+    /// taken along answers [`recite_core::scan::Reading::Values`] alone, [`grouped::KeptGroups::serve`]).
+    pub(super) fn run_again(
+        &self,
+        jobs: &[Job],
+        kept: &[Arc<grouped::KeptGroups>],
+        reading: recite_core::scan::Reading,
+    ) -> (Outcomes, ScanStats) {
         // With a cache, the variants go through it: their sums are written there for the next
         // run, which a sum taken from the kept groups would not be.
         if kept.is_empty() || self.cache.is_some() || jobs.iter().any(|j| j.rows.replicates.is_some()) {
@@ -247,7 +258,7 @@ impl Engine {
             let on: Vec<usize> =
                 (0..jobs.len()).filter(|&i| served[i].is_none() && groups.is_of(&jobs[i])).collect();
             let picked: Vec<&Job> = on.iter().map(|&i| &jobs[i]).collect();
-            for (i, out) in on.into_iter().zip(groups.serve(self, &picked)) {
+            for (i, out) in on.into_iter().zip(groups.serve(self, &picked, reading)) {
                 served[i] = out;
             }
         }
