@@ -457,7 +457,12 @@ impl Groups {
     /// groups, by index.
     fn add_narrow(&mut self, placed: &[(u32, u32)], terms: &[i128], lanes: Lanes) {
         /// The loop with the lanes' count known to the compiler.
-        fn by<const L: usize>(placed: &[(u32, u32)], terms: &[i128], counts: &mut [u64], pending: &mut [i128]) {
+        fn by<const L: usize>(
+            placed: &[(u32, u32)],
+            terms: &[i128],
+            counts: &mut [u64],
+            pending: &mut [i128],
+        ) {
             for &(r, g) in placed {
                 let (r, g) = (r as usize, g as usize);
                 counts[g] += 1;
@@ -478,7 +483,8 @@ impl Groups {
                 for &(r, g) in placed {
                     let (r, g) = (r as usize, g as usize);
                     self.counts[g] += 1;
-                    for (p, t) in self.pending[g * l..(g + 1) * l].iter_mut().zip(&terms[r * l..(r + 1) * l]) {
+                    for (p, t) in self.pending[g * l..(g + 1) * l].iter_mut().zip(&terms[r * l..(r + 1) * l])
+                    {
                         *p += t;
                     }
                 }
@@ -1208,8 +1214,10 @@ mod tests {
                 part.add(b, &layout).unwrap();
             }
             part.finish();
-            let mut got: Vec<_> =
-                part.groups(0, 2).map(|((pm, cm, key, _), e)| ((pm, cm, key), e.n, e.weighted, e.bad)).collect();
+            let mut got: Vec<_> = part
+                .groups(0, 2)
+                .map(|((pm, cm, key, _), e)| ((pm, cm, key), e.n, e.weighted, e.bad))
+                .collect();
             got.sort_by_key(|g| g.0);
             assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(&want) {
