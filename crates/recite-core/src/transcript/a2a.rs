@@ -29,6 +29,7 @@ mod parts;
 mod walk;
 
 pub use detect::{looks_like_a2a, version};
+pub(crate) use detect::is_a2a_payload;
 
 /// Rule of a [`Finding`] for an A2A object of the wrong structure (e.g. `parts` not an array).
 pub const RULE_A2A_MALFORMED: &str = "a2a/malformed";
