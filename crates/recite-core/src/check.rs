@@ -928,7 +928,8 @@ impl Lines {
                     findings: Vec::new(),
                 };
                 let mut d = transcript::plain::read_framed(&self.name, framed);
-                let parsed = d.items.iter_mut().map(|i| i.citation.take().map(|c| citation::parse(&c))).collect();
+                let parsed =
+                    d.items.iter_mut().map(|i| i.citation.take().map(|c| citation::parse(&c))).collect();
                 Some(Reading::General(d, parsed))
             })
             .collect();

@@ -119,7 +119,8 @@ mod tests {
         if !crate::transcript::is_plain_record(&value) {
             return None;
         }
-        let record = Record { value, line: Some(7), pointer: String::new(), object_lines: Vec::new(), first_line: 7 };
+        let record =
+            Record { value, line: Some(7), pointer: String::new(), object_lines: Vec::new(), first_line: 7 };
         let framed = Framed { framing: Framing::Sequence, records: vec![record], findings: Vec::new() };
         let d = plain::read_framed("f.jsonl", framed);
         let items = d

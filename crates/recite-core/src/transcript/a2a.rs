@@ -28,8 +28,8 @@ mod pair;
 mod parts;
 mod walk;
 
-pub use detect::{looks_like_a2a, version};
 pub(crate) use detect::is_a2a_payload;
+pub use detect::{looks_like_a2a, version};
 
 /// Rule of a [`Finding`] for an A2A object of the wrong structure (e.g. `parts` not an array).
 pub const RULE_A2A_MALFORMED: &str = "a2a/malformed";
