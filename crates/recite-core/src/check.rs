@@ -38,6 +38,8 @@ use crate::settle::session::{self, Jobs, Options as SettleOptions, Session, Sett
 use crate::settle::{Settlement, Verdict};
 use crate::transcript::{self, Document, Finding, Format, Item, Level, Locator, RULE_CONFORMANCE};
 
+mod line;
+
 /// Why an input was not read: the finding's rule and message.
 pub type Refusal = (&'static str, String);
 
@@ -198,13 +200,12 @@ pub fn run(
                     });
                     note(&h.settled);
                 }),
-                plan => ctx.each_chunk(s, plan, &mut |items: &[Item]| {
-                    let parsed = ctx.phases.time(Phase::Parse, || parse_all(items));
+                plan => ctx.each_chunk(s, plan, &mut |items: &[Item], parsed: &[Parsed]| {
                     let settled: Vec<Settled> = ctx.phases.time(Phase::Settle, || {
-                        items.par_iter().zip(&parsed).map(|(i, p)| ctx.settle_parsed(i, p, None)).collect()
+                        items.par_iter().zip(parsed).map(|(i, p)| ctx.settle_parsed(i, p, None)).collect()
                     });
                     note(&settled);
-                    free_behind((parsed, settled));
+                    free_behind(settled);
                 }),
             }
         }
@@ -269,8 +270,8 @@ impl Ctx<'_> {
             let (mut held, mut held_bytes) = (fits.then(Vec::new), 0);
             let plain = loop {
                 match self.phases.time(Phase::Parse, || lines.next_batch(LINES_PER_BATCH)) {
-                    Batch::Items(items, found, bytes) => {
-                        let (parsed, resolved) = self.collect_jobs(&items, &mut mine);
+                    Batch::Items(items, parsed, found, bytes) => {
+                        let resolved = self.collect_jobs(&parsed, &mut mine);
                         match &mut held {
                             Some(h) if held_bytes + bytes <= *budget => {
                                 held_bytes += bytes;
@@ -299,16 +300,16 @@ impl Ctx<'_> {
             Ok(bytes) => {
                 let doc = self.phases.time(Phase::Parse, || transcript::read_bytes(name, &bytes));
                 drop(bytes);
-                self.collect_jobs(&doc.items, jobs);
+                let parsed = self.phases.time(Phase::Parse, || parse_all(&doc.items));
+                self.collect_jobs(&parsed, jobs);
                 Plan::Whole
             }
         }
     }
 
-    /// Adds the jobs of `items` to `jobs`; their citations as parsed and resolved, in order.
-    fn collect_jobs(&self, items: &[Item], jobs: &mut Jobs) -> (Vec<Parsed>, Vec<Resolved>) {
-        let parsed = self.phases.time(Phase::Parse, || parse_all(items));
-        let resolved = self.phases.time(Phase::Resolve, || {
+    /// Adds the jobs of citations as parsed to `jobs`; their resolutions, in order.
+    fn collect_jobs(&self, parsed: &[Parsed], jobs: &mut Jobs) -> Vec<Resolved> {
+        self.phases.time(Phase::Resolve, || {
             let found: Vec<Resolved> = parsed
                 .par_iter()
                 .map(|p| match p {
@@ -318,30 +319,33 @@ impl Ctx<'_> {
                 .collect();
             found.iter().flatten().for_each(|res| self.session.want(res, jobs));
             found
-        });
-        (parsed, resolved)
+        })
     }
 
     /// Hands the items of an input that is read again to `f` in chunks, read as pass 1 planned
     /// (pass 2). A held input is not read: pass 2 settles its items where they are held.
-    fn each_chunk(&self, s: &Source, plan: &Plan, f: &mut dyn FnMut(&[Item])) {
+    fn each_chunk(&self, s: &Source, plan: &Plan, f: &mut dyn FnMut(&[Item], &[Parsed])) {
         let Source::File { name, path } = s else { return };
         match plan {
             Plan::Refused(_) | Plan::Lines(Some(_)) => {}
             Plan::Lines(None) => {
                 let Some(mut lines) = Lines::open(name, path, self.opts.max_input_size) else { return };
                 let chunk = self.opts.chunk.max(1);
-                while let Batch::Items(items, _, _) =
+                while let Batch::Items(items, parsed, _, _) =
                     self.phases.time(Phase::Parse, || lines.next_batch(chunk))
                 {
-                    f(&items);
-                    free_behind(items);
+                    f(&items, &parsed);
+                    free_behind((items, parsed));
                 }
             }
             Plan::Whole => {
                 if let Ok(bytes) = (self.opts.read)(path) {
                     let doc = self.phases.time(Phase::Parse, || transcript::read_bytes(name, &bytes));
-                    doc.items.chunks(self.opts.chunk.max(1)).for_each(f);
+                    for items in doc.items.chunks(self.opts.chunk.max(1)) {
+                        let parsed = self.phases.time(Phase::Parse, || parse_all(items));
+                        f(items, &parsed);
+                        free_behind(parsed);
+                    }
                 }
             }
         }
@@ -364,32 +368,28 @@ impl Ctx<'_> {
         }
     }
 
-    /// Settles a chunk of items in parallel, in order (their citations parsed and resolved
-    /// already when `held` is given); adds what they held and how much of it was checked to
+    /// Settles a chunk of items with their citations as parsed in parallel, in order (resolved
+    /// already when `resolved` is given); adds what they held and how much of it was checked to
     /// `coverage`.
     fn settle_chunk(
         &self,
         items: &[Item],
-        held: Option<(&[Parsed], &[Resolved])>,
+        parsed: &[Parsed],
+        resolved: Option<&[Resolved]>,
         coverage: &mut Coverage,
     ) -> Vec<ClaimReport> {
-        let settlements: Vec<Settlement> = match held {
-            Some((parsed, resolved)) => self.phases.time(Phase::Settle, || {
+        let settlements: Vec<Settlement> = match resolved {
+            Some(resolved) => self.phases.time(Phase::Settle, || {
                 (items, parsed, resolved)
                     .into_par_iter()
                     .map(|(i, p, r)| self.settle_parsed(i, p, r.as_ref()).0)
                     .collect()
             }),
-            None => {
-                let parsed = self.phases.time(Phase::Parse, || parse_all(items));
-                let settled = self.phases.time(Phase::Settle, || {
-                    items.par_iter().zip(&parsed).map(|(i, p)| self.settle_parsed(i, p, None).0).collect()
-                });
-                free_behind(parsed);
-                settled
-            }
+            None => self.phases.time(Phase::Settle, || {
+                items.par_iter().zip(parsed).map(|(i, p)| self.settle_parsed(i, p, None).0).collect()
+            }),
         };
-        self.phases.time(Phase::Settle, || self.claim_reports(items, settlements, coverage))
+        self.phases.time(Phase::Settle, || self.claim_reports(items, parsed, settlements, coverage))
     }
 
     /// [`Ctx::settle_chunk`] for items pass 2 settled (`settled`, in order): only the claims
@@ -412,25 +412,26 @@ impl Ctx<'_> {
                     s
                 })
                 .collect();
-            self.claim_reports(items, settlements, coverage)
+            self.claim_reports(items, parsed, settlements, coverage)
         })
     }
 
-    /// The claims of settled items, in order; adds what they held and how much of it was
-    /// checked to `coverage`.
+    /// The claims of settled items (with their citations as parsed), in order; adds what they
+    /// held and how much of it was checked to `coverage`.
     fn claim_reports(
         &self,
         items: &[Item],
+        parsed: &[Parsed],
         settlements: Vec<Settlement>,
         coverage: &mut Coverage,
     ) -> Vec<ClaimReport> {
-        let settled: Vec<(ClaimReport, Coverage)> = items
-            .par_iter()
+        let settled: Vec<(ClaimReport, Coverage)> = (items, parsed)
+            .into_par_iter()
             .zip(settlements)
-            .map(|(i, settlement)| {
+            .map(|((i, p), settlement)| {
                 let numbers = i.result.as_ref().map_or(0, |r| claim::leaves(r).len());
-                let parts =
-                    ClaimParts { result: i.result.is_some(), citation: i.citation.is_some(), numbers };
+                // A line's item carries its citation parsed only (`Item::citation` is `None`).
+                let parts = ClaimParts { result: i.result.is_some(), citation: p.is_some(), numbers };
                 let covered = Coverage::of_claim(parts, &settlement);
                 (ClaimReport { locator: i.locator.clone(), settlement }, covered)
             })
@@ -469,7 +470,7 @@ impl Ctx<'_> {
                             let kept = settled.by_ref().take(items.len()).collect();
                             self.settled_chunk(items, parsed, kept, &mut coverage)
                         } else {
-                            self.settle_chunk(items, Some((parsed, resolved)), &mut coverage)
+                            self.settle_chunk(items, parsed, Some(resolved), &mut coverage)
                         };
                         claims.iter().for_each(|c| ran.claim(c));
                         self.phases.time(Phase::Write, || w.owned_claims(claims))?;
@@ -489,9 +490,9 @@ impl Ctx<'_> {
                     let mut coverage = Coverage::default();
                     loop {
                         match self.phases.time(Phase::Parse, || lines.next_batch(self.opts.chunk.max(1))) {
-                            Batch::Items(items, found, _) => {
-                                let claims = self.settle_chunk(&items, None, &mut coverage);
-                                free_behind(items);
+                            Batch::Items(items, parsed, found, _) => {
+                                let claims = self.settle_chunk(&items, &parsed, None, &mut coverage);
+                                free_behind((items, parsed));
                                 claims.iter().for_each(|c| ran.claim(c));
                                 self.phases.time(Phase::Write, || w.owned_claims(claims))?;
                                 found.into_iter().for_each(|f| capped.push(f));
@@ -539,7 +540,9 @@ impl Ctx<'_> {
         let mut coverage = Coverage::default();
         let mut claims: Vec<ClaimReport> = Vec::with_capacity(d.items.len());
         for items in d.items.chunks(self.opts.chunk.max(1)) {
-            claims.extend(self.settle_chunk(items, None, &mut coverage));
+            let parsed = self.phases.time(Phase::Parse, || parse_all(items));
+            claims.extend(self.settle_chunk(items, &parsed, None, &mut coverage));
+            free_behind(parsed);
         }
         let mut audit = audit_answers(&d, &claims, moca.as_ref(), self.catalog);
         let mut findings = d.findings;
@@ -813,8 +816,9 @@ struct Lines {
 
 /// One batch of lines.
 enum Batch {
-    /// The items found, the readers' findings, and the bytes of the lines read.
-    Items(Vec<Item>, Vec<Finding>, usize),
+    /// The items found, their citations as parsed (in order; the items themselves carry none:
+    /// see [`line`]), the readers' findings, and the bytes of the lines read.
+    Items(Vec<Item>, Vec<Parsed>, Vec<Finding>, usize),
     /// The end of the file.
     End,
     /// Not JSON lines of plain pairs.
@@ -901,9 +905,12 @@ impl Lines {
             return Batch::End;
         }
         self.records += texts.len();
-        let read: Vec<Option<Document>> = texts
+        let read: Vec<Option<Reading>> = texts
             .par_iter()
             .map(|(line, text)| {
+                if let Some((item, cit)) = line::read(&self.name, *line, text) {
+                    return Some(Reading::Typed(item, cit));
+                }
                 let value: Value = serde_json::from_str(text).ok()?;
                 if !transcript::is_plain_record(&value) {
                     return None;
@@ -920,15 +927,40 @@ impl Lines {
                     records: vec![record],
                     findings: Vec::new(),
                 };
-                Some(transcript::plain::read_framed(&self.name, framed))
+                let mut d = transcript::plain::read_framed(&self.name, framed);
+                let parsed =
+                    d.items.iter_mut().map(|i| i.citation.take().map(|c| citation::parse(&c))).collect();
+                Some(Reading::General(d, parsed))
             })
             .collect();
-        let (mut items, mut findings) = (Vec::new(), too_large);
-        for d in read {
-            let Some(d) = d else { return Batch::NotPlain };
-            items.extend(d.items);
-            findings.extend(d.findings);
+        let (mut items, mut parsed, mut findings) = (Vec::with_capacity(read.len()), Vec::new(), too_large);
+        parsed.reserve(read.len());
+        for r in read {
+            match r {
+                None => return Batch::NotPlain,
+                Some(Reading::Typed(item, cit)) => {
+                    items.push(item);
+                    parsed.push(Some(Ok(cit)));
+                }
+                Some(Reading::General(d, p)) => {
+                    items.extend(d.items);
+                    parsed.extend(p);
+                    findings.extend(d.findings);
+                }
+            }
         }
-        Batch::Items(items, findings, bytes)
+        Batch::Items(items, parsed, findings, bytes)
     }
+}
+
+/// One line as [`Lines::next_batch`] read it.
+// One per line of a batch, moved once into the batch's vectors: boxing the typed claim would
+// allocate once more per line, what the typed reader is there to save.
+#[allow(clippy::large_enum_variant)]
+enum Reading {
+    /// Of the common shape: its item and citation, read typed ([`line::read`]).
+    Typed(Item, citation::Citation),
+    /// Read the general way: what the plain reader found, and the items' citations as parsed
+    /// (taken out of the items).
+    General(Document, Vec<Parsed>),
 }

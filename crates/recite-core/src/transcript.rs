@@ -349,6 +349,13 @@ pub fn is_plain_record(v: &Value) -> bool {
     !looks_like_agui(v) && !a2a::looks_like_a2a(v)
 }
 
+/// True when a line that is exactly `{"result": result, "citation": {…}}` is a plain record
+/// ([`is_plain_record`]): no AG-UI or A2A key beside the two, so only a result that is an A2A
+/// Task, Message or update would make it A2A.
+pub(crate) fn is_plain_result(result: &Value) -> bool {
+    !a2a::is_a2a_payload(result)
+}
+
 /// True when `v` is an AG-UI event, an array of them, or a saved-run fixture
 /// (`{"stream": [...]}` / `{"events": [...]}`).
 fn looks_like_agui(v: &Value) -> bool {

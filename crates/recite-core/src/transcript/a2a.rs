@@ -28,6 +28,7 @@ mod pair;
 mod parts;
 mod walk;
 
+pub(crate) use detect::is_a2a_payload;
 pub use detect::{looks_like_a2a, version};
 
 /// Rule of a [`Finding`] for an A2A object of the wrong structure (e.g. `parts` not an array).

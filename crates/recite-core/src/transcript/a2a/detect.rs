@@ -137,7 +137,7 @@ pub(super) fn wrapped(v: &Value) -> Option<(&'static str, &Value)> {
         .filter(|(_, x)| x.is_object())
 }
 
-pub(super) fn is_a2a_payload(v: &Value) -> bool {
+pub(crate) fn is_a2a_payload(v: &Value) -> bool {
     if !v.is_object() {
         return false;
     }
