@@ -17,11 +17,12 @@ import sys
 from collections import defaultdict
 
 BUILDS = {
+    "first command (cargo run)": ["-e", "normal,build", "-p", "recite"],
+    "every feature (CI)": ["-e", "normal,build,dev", "-p", "recite", "-p", "recite-core", "-p", "recite-engine", "-p", "recite-serve", "--features", "recite/ballista,recite/agents,recite/object-store,recite/delta,recite/postgres"],
     "tests (cargo test)": ["-e", "normal,build,dev", "-p", "recite", "-p", "recite-core",
                            "-p", "recite-engine", "-p", "recite-serve"],
     "Python extension (python/ci.sh)": ["-e", "normal,build", "-p", "recite-python",
                                         "--features", "share-test-build"],
-    "Delta/PostgreSQL tests": ["-e", "normal,build,dev", "-p", "recite", "--features", "delta,postgres"],
 }
 # The workspace's own packages differ on purpose (their features are what the builds choose).
 OWN = {"recite", "recite-core", "recite-engine", "recite-serve", "recite-python"}
