@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""CI's three builds share one DataFusion build: check that they ask for the same features.
+"""The builds a newcomer and CI run share one DataFusion build: check that they ask for the same
+features.
 
     python3 .ci/same_features.py
 
 Cargo compiles a crate again, and every crate above it, when a build asks for other features of
-it. CI builds the tests (the default features, the README's `cargo test`), the Python extension
-(python/, with `share-test-build`) and the Delta/PostgreSQL tests (`--features delta,postgres`);
-recite-engine's Cargo.toml ("One DataFusion build") asks for the union of their features in all
-three, so cargo compiles DataFusion once. This prints, from `cargo tree` (no build, seconds),
-every crate two of those builds would compile with different features, and exits 1 if there is
-one: a new dependency or feature broke the sharing (a fresh CI run would compile DataFusion two
-or three times, 15-20 minutes each on 2 cores). The fix is in that Cargo.toml section.
+it. Four builds matter: the README's first command (`cargo run`, the default features), its
+`cargo test` (the same plus the dev-dependencies), the Python extension (python/, with
+`share-test-build`) and CI's last step (every feature: Ballista, the agents, object stores,
+Delta Lake, PostgreSQL). recite-engine's Cargo.toml ("One DataFusion build") asks for the union
+of their features in all of them, so cargo compiles DataFusion once: `cargo test` after the first
+command compiles only the tests, and turning a feature on compiles only its own crates. This
+prints, from `cargo tree` (no build, seconds), every crate two of those builds would compile with
+different features, and exits 1 if there is one: a new dependency or feature broke the sharing
+(DataFusion compiled again, 15-20 minutes on 2 cores). The fix is in that Cargo.toml section.
 """
 import subprocess
 import sys
