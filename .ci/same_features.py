@@ -46,7 +46,29 @@ def features(args):
     return crates
 
 
+def profile_entries_match_the_lock():
+    """Every `[profile.dev.package.NAME]` or `NAME@VERSION` of Cargo.toml names a package of
+    Cargo.lock: cargo only warns when one matches nothing (after an upgrade, say), and the crate
+    it was for would silently be compiled unoptimised in the tests."""
+    import tomllib
+    with open("Cargo.toml", "rb") as f:
+        entries = tomllib.load(f).get("profile", {}).get("dev", {}).get("package", {})
+    with open("Cargo.lock", "rb") as f:
+        locked = {(p["name"], p["version"]) for p in tomllib.load(f)["package"]}
+    bad = 0
+    for spec in entries:
+        if spec == "*":
+            continue
+        name, _, version = spec.partition("@")
+        if not any(n == name and (not version or v == version) for n, v in locked):
+            bad += 1
+            print(f"Cargo.toml [profile.dev.package.\"{spec}\"] matches no package of Cargo.lock")
+    return bad
+
+
 def main():
+    if profile_entries_match_the_lock():
+        sys.exit("same_features.py: a profile entry names no locked package (above); update its name or version")
     sets = {name: features(args) for name, args in BUILDS.items()}
     names = list(sets)
     bad = 0
