@@ -110,7 +110,7 @@ enum Command {
 #[derive(Debug, Args)]
 pub struct LeftOut {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    args: Vec<String>,
+    _args: Vec<String>,
 }
 
 /// The error of a command this build leaves out: which feature brings it, and the command that
