@@ -1,27 +1,31 @@
 #!/usr/bin/env python3
-"""CI's three builds share one DataFusion build: check that they ask for the same features.
+"""The builds a newcomer and CI run share one DataFusion build: check that they ask for the same
+features.
 
     python3 .ci/same_features.py
 
 Cargo compiles a crate again, and every crate above it, when a build asks for other features of
-it. CI builds the tests (the default features, the README's `cargo test`), the Python extension
-(python/, with `share-test-build`) and the Delta/PostgreSQL tests (`--features delta,postgres`);
-recite-engine's Cargo.toml ("One DataFusion build") asks for the union of their features in all
-three, so cargo compiles DataFusion once. This prints, from `cargo tree` (no build, seconds),
-every crate two of those builds would compile with different features, and exits 1 if there is
-one: a new dependency or feature broke the sharing (a fresh CI run would compile DataFusion two
-or three times, 15-20 minutes each on 2 cores). The fix is in that Cargo.toml section.
+it. Four builds matter: the README's first command (`cargo run`, the default features), its
+`cargo test` (the same plus the dev-dependencies), the Python extension (python/, with
+`share-test-build`) and CI's last step (every feature: Ballista, the agents, object stores,
+Delta Lake, PostgreSQL). recite-engine's Cargo.toml ("One DataFusion build") asks for the union
+of their features in all of them, so cargo compiles DataFusion once: `cargo test` after the first
+command compiles only the tests, and turning a feature on compiles only its own crates. This
+prints, from `cargo tree` (no build, seconds), every crate two of those builds would compile with
+different features, and exits 1 if there is one: a new dependency or feature broke the sharing
+(DataFusion compiled again, 15-20 minutes on 2 cores). The fix is in that Cargo.toml section.
 """
 import subprocess
 import sys
 from collections import defaultdict
 
 BUILDS = {
+    "first command (cargo run)": ["-e", "normal,build", "-p", "recite"],
+    "every feature (CI)": ["-e", "normal,build,dev", "-p", "recite", "-p", "recite-core", "-p", "recite-engine", "-p", "recite-serve", "--features", "recite/ballista,recite/agents,recite/object-store,recite/delta,recite/postgres"],
     "tests (cargo test)": ["-e", "normal,build,dev", "-p", "recite", "-p", "recite-core",
                            "-p", "recite-engine", "-p", "recite-serve"],
     "Python extension (python/ci.sh)": ["-e", "normal,build", "-p", "recite-python",
                                         "--features", "share-test-build"],
-    "Delta/PostgreSQL tests": ["-e", "normal,build,dev", "-p", "recite", "--features", "delta,postgres"],
 }
 # The workspace's own packages differ on purpose (their features are what the builds choose).
 OWN = {"recite", "recite-core", "recite-engine", "recite-serve", "recite-python"}
@@ -42,7 +46,29 @@ def features(args):
     return crates
 
 
+def profile_entries_match_the_lock():
+    """Every `[profile.dev.package.NAME]` or `NAME@VERSION` of Cargo.toml names a package of
+    Cargo.lock: cargo only warns when one matches nothing (after an upgrade, say), and the crate
+    it was for would silently be compiled unoptimised in the tests."""
+    import tomllib
+    with open("Cargo.toml", "rb") as f:
+        entries = tomllib.load(f).get("profile", {}).get("dev", {}).get("package", {})
+    with open("Cargo.lock", "rb") as f:
+        locked = {(p["name"], p["version"]) for p in tomllib.load(f)["package"]}
+    bad = 0
+    for spec in entries:
+        if spec == "*":
+            continue
+        name, _, version = spec.partition("@")
+        if not any(n == name and (not version or v == version) for n, v in locked):
+            bad += 1
+            print(f"Cargo.toml [profile.dev.package.\"{spec}\"] matches no package of Cargo.lock")
+    return bad
+
+
 def main():
+    if profile_entries_match_the_lock():
+        sys.exit("same_features.py: a profile entry names no locked package (above); update its name or version")
     sets = {name: features(args) for name, args in BUILDS.items()}
     names = list(sets)
     bad = 0

@@ -89,10 +89,39 @@ enum Command {
     Cluster(cluster::Command),
     #[cfg(feature = "serve")]
     Serve(serve::Args),
+    /// The HTTP API and the workbench (not in this build: it needs the `serve` feature).
+    #[cfg(not(feature = "serve"))]
+    Serve(LeftOut),
     #[cfg(feature = "agents")]
     Mcp(mcp::Args),
+    /// The MCP tools over stdio (not in this build: it needs the `agents` feature).
+    #[cfg(not(feature = "agents"))]
+    Mcp(LeftOut),
     #[cfg(feature = "agents")]
     Probe(probe::Args),
+    /// Probes a live A2A agent (not in this build: it needs the `agents` feature).
+    #[cfg(not(feature = "agents"))]
+    Probe(LeftOut),
+}
+
+/// The arguments of a command this build leaves out with its cargo feature: taken as they come,
+/// so the error names the feature rather than an argument the command would have known.
+#[cfg(any(not(feature = "serve"), not(feature = "agents")))]
+#[derive(Debug, Args)]
+pub struct LeftOut {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    _args: Vec<String>,
+}
+
+/// The error of a command this build leaves out: which feature brings it, and the command that
+/// builds it.
+#[cfg(any(not(feature = "serve"), not(feature = "agents")))]
+fn left_out(command: &str, feature: &str) -> Result<ExitCode> {
+    anyhow::bail!(
+        "recite {command}: this recite was built without the `{feature}` cargo feature; run it with \
+         `cargo run --features {feature} -- {command} …`, or build it with \
+         `cargo build --release --features {feature}`"
+    )
 }
 
 /// Where the data layer and extractors are; shared by every subcommand that needs them.
@@ -493,10 +522,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Cluster(c) => cluster::run(c),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve::run(a),
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => left_out("serve", "serve"),
         #[cfg(feature = "agents")]
         Command::Mcp(a) => mcp::run(a),
         #[cfg(feature = "agents")]
         Command::Probe(a) => probe::run(a),
+        #[cfg(not(feature = "agents"))]
+        Command::Mcp(_) => left_out("mcp", "agents"),
+        #[cfg(not(feature = "agents"))]
+        Command::Probe(_) => left_out("probe", "agents"),
     }
 }
 

@@ -2341,6 +2341,23 @@ fn a_ballista_engine_without_the_feature_says_how_to_build_it() {
     assert_eq!(code(&out), code(&recite(&["check", EXAMPLES])));
 }
 
+/// `recite mcp` and `recite probe` in a build without `agents` (the README's) say which feature
+/// brings them and the command that builds it, whatever arguments follow, rather than clap's
+/// "unrecognized subcommand".
+#[cfg(not(feature = "agents"))]
+#[test]
+fn the_agents_commands_without_the_feature_say_how_to_build_them() {
+    for args in [vec!["mcp"], vec!["probe", "http://127.0.0.1:9/", "--max-calls", "3"]] {
+        let out = recite(&args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("`agents` cargo feature") && err.contains(&format!("cargo run --features agents -- {}", args[0])),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 /// A re-run of a saved report on plain files names the files it read, as the saved run did: the
 /// re-run scanner wraps the engine and must not fall back to "no files".
 #[test]

@@ -13,6 +13,7 @@ mod deadline;
 mod delta;
 mod engine_plans;
 mod explain;
+mod features;
 mod frameworks;
 mod golden;
 mod html_report;
