@@ -2352,7 +2352,8 @@ fn the_agents_commands_without_the_feature_say_how_to_build_them() {
         assert_eq!(code(&out), 2, "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("`agents` cargo feature") && err.contains(&format!("cargo run --features agents -- {}", args[0])),
+            err.contains("`agents` cargo feature")
+                && err.contains(&format!("cargo run --features agents -- {}", args[0])),
             "{args:?}: {err}"
         );
     }

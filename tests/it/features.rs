@@ -18,7 +18,8 @@ const LEFT_OUT: [(&str, bool, &str); 3] = [
 
 #[test]
 fn the_tests_a_missing_feature_leaves_out_say_skipped() {
-    let required = std::env::var_os("RECITE_REQUIRE_EVERY_FEATURE").is_some_and(|v| !v.is_empty() && v != "0");
+    let required =
+        std::env::var_os("RECITE_REQUIRE_EVERY_FEATURE").is_some_and(|v| !v.is_empty() && v != "0");
     let missing: Vec<&str> = LEFT_OUT.iter().filter(|(_, built, _)| !built).map(|(f, ..)| *f).collect();
     assert!(
         !required || missing.is_empty(),
