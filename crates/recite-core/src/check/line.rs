@@ -114,7 +114,7 @@ mod tests {
 
     /// The general path's reading of one line: the plain reader's items (citations parsed)
     /// and findings, or `None` when the line is not a plain record.
-    fn general(text: &str) -> Option<(Vec<(Item, Option<Result<Citation, Vec<citation::Problem>>>)>, usize)> {
+    fn general(text: &str) -> Option<(Vec<(Item, crate::check::Parsed)>, usize)> {
         let value: Value = serde_json::from_str(text).ok()?;
         if !crate::transcript::is_plain_record(&value) {
             return None;
