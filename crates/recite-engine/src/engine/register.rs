@@ -30,7 +30,9 @@ pub(crate) enum Place {
 }
 
 /// Why a table on object storage cannot be registered; worded to follow the table's location.
+/// A build without `object-store` registers none, so only `Scheme` is made there.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[cfg_attr(not(feature = "object-store"), allow(dead_code))]
 pub(super) enum ObjectTableError {
     /// The scheme is not one recite reads, or this build reads none (recite_core::redact's
     /// words, which say how to build one that does).
