@@ -15,6 +15,8 @@ prints, from `cargo tree` (no build, seconds), every crate two of those builds w
 different features, and exits 1 if there is one: a new dependency or feature broke the sharing
 (DataFusion compiled again, 15-20 minutes on 2 cores). The fix is in that Cargo.toml section.
 """
+import hashlib
+import json
 import subprocess
 import sys
 from collections import defaultdict
@@ -66,6 +68,52 @@ def profile_entries_match_the_lock():
     return bad
 
 
+UNIT_GRAPHS = {
+    "first command (cargo run)": ["build", "-p", "recite", "--bin", "recite"],
+    "tests (cargo test)": ["test", "--no-run"],
+    "every feature (CI)": ["test", "--no-run", "-p", "recite", "-p", "recite-engine", "-p", "recite-serve",
+                           "--features", "recite/ballista,recite/agents,recite/object-store,recite/delta,recite/postgres"],
+    "Python extension (python/ci.sh)": ["build", "-p", "recite-python", "--features", "share-test-build"],
+}
+
+
+def datafusion_units(args):
+    """DataFusion's compiled units in a build, each as a digest of itself (package, target, mode,
+    features, profile) and, recursively, of every unit it depends on: build scripts and
+    proc-macros included, which `cargo tree` merges with the rest. Needs nightly cargo."""
+    out = subprocess.run(["cargo", "+nightly", *args, "--locked", "-Z", "unstable-options", "--unit-graph"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    units = json.loads(out.stdout)["units"]
+    memo = {}
+
+    def digest(i):
+        if i not in memo:
+            u = units[i]
+            p = u["profile"]
+            own = json.dumps([u["pkg_id"], u["target"]["name"], u["mode"], sorted(u["features"]),
+                              p.get("opt_level"), p.get("debug_assertions"), p.get("overflow_checks")])
+            deps = "|".join(sorted(digest(d["index"]) for d in u["dependencies"]))
+            memo[i] = hashlib.sha1((own + deps).encode()).hexdigest()
+        return memo[i]
+
+    return {digest(i) for i, u in enumerate(units) if u["target"]["name"] == "datafusion" and u["mode"] == "build"}
+
+
+def unit_graphs_share_datafusion():
+    graphs = {name: datafusion_units(args) for name, args in UNIT_GRAPHS.items()}
+    if any(g is None for g in graphs.values()):
+        print("SKIPPED unit graphs: no nightly cargo (`cargo +nightly … --unit-graph`); only cargo tree was compared")
+        return 0
+    first = graphs["first command (cargo run)"]
+    bad = [name for name, g in graphs.items() if g != first]
+    for name in bad:
+        print(f"{name}: DataFusion's units differ from the first command's (a host unit under it, "
+              "a build script's or proc-macro's dependency, has other features)")
+    return len(bad)
+
+
 def main():
     if profile_entries_match_the_lock():
         sys.exit("same_features.py: a profile entry names no locked package (above); update its name or version")
@@ -79,6 +127,7 @@ def main():
                 if fa != fb:
                     bad += 1
                     print(f"{key[0]} {key[1]}: {a} only {sorted(fa - fb)}, {b} only {sorted(fb - fa)}")
+    bad += unit_graphs_share_datafusion()
     if bad:
         print(f"same_features.py: {bad} crates would be compiled twice (above); align them in "
               "crates/recite-engine/Cargo.toml, \"One DataFusion build\"", file=sys.stderr)
