@@ -59,8 +59,12 @@ def measure(repo, rev, keep, test, out_dir):
         t = time.monotonic()
         first = subprocess.run(FIRST, cwd=clone, env=env, capture_output=True, text=True)
         first_s = time.monotonic() - t
+        timings = work / "target/cargo-timings/cargo-timing.html"
+        if first.returncode not in (0, 1) or not timings.exists():
+            # 0 and 1 are verdicts (REPRODUCED, not reproduced); anything else is a failed build or run.
+            sys.exit(f"first_command.py: {rev}: the first command exited {first.returncode}:\n{first.stderr[-3000:]}")
         verdict = next((v for v in ("REPRODUCED", "DISCREPANT", "UNVERIFIABLE") if v in first.stdout), "no verdict")
-        html = (work / "target/cargo-timings/cargo-timing.html").read_text()
+        html = timings.read_text()
         (out_dir / f"first-command-{rev}.html").write_text(html)
         result = {"rev": rev, "first_s": first_s, "first_exit": first.returncode, "verdict": verdict,
                   "units": units_of(html)}
